@@ -1,0 +1,53 @@
+# The README's two commands: `make run` and `make test`. Both set up everything they need.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FLEET_DIR ?= $(CURDIR)/.fleet
+
+.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip >/dev/null
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/rocmtui $(ARGS)
+
+# System packages for the real local fleet (docker.io, registry, nginx, buildx ...).
+# Needs root; a no-op when everything is present.
+system:
+	@if [ "$$(id -u)" = 0 ]; then bash .ci/install-system >/dev/null; \
+	else echo "not root: skipping system packages (see .ci/install-system)"; fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check rocmtui tests bench
+	$(BIN)/ruff format --check rocmtui tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP) system
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+fleet-up: $(STAMP) system
+	$(BIN)/python -m rocmtui.devfleet up --dir $(FLEET_DIR)
+
+fleet-down: $(STAMP)
+	$(BIN)/python -m rocmtui.devfleet down --dir $(FLEET_DIR)
+
+demo: fleet-up
+	$(BIN)/rocmtui --config $(FLEET_DIR)/rocmtui.toml
+
+screenshots: $(STAMP) system
+	$(BIN)/python -m rocmtui.devfleet screenshots --dir $(FLEET_DIR) --out screenshots
+
+bench: $(STAMP) system
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+"""rocmtui: a terminal console for the rocm-bake BuildKit fleet."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Headless commands: thin shells over the core, for scripts, cron and people."""

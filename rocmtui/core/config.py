@@ -1,0 +1,350 @@
+"""The fleet file (TOML): found in the brief's documented order, validated strictly.
+
+Every error names the file, the line and the key, so an operator can fix it in one go.
+Paths inside the file are relative to the file; the built-in default is relative to the
+current directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
+DEFAULT_REGISTRY_URL = "http://localhost:8080"
+DEFAULT_WEBDAV_URL = "http://localhost:8081/"
+GFX_RE = re.compile(r"^gfx[0-9a-f]{3,5}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+
+class ConfigError(Exception):
+    """A fleet file that cannot be used. `str()` is one line naming file, line and key."""
+
+    def __init__(
+        self,
+        message: str,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.key = key
+        where = str(path) if path else "<built-in default>"
+        if line:
+            where += f":{line}"
+        super().__init__(f"{where}: {key + ': ' if key else ''}{message}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    """Zot or WebDAV: where it answers."""
+
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConfig:
+    """One BuildKit node of the fleet."""
+
+    name: str
+    docker_host: str | None = None
+    context: str | None = None
+    builder: str | None = None
+    gfx: str | None = None
+    local: bool = False  # the machine the console runs on: host CPU/memory/disk are shown
+
+    @property
+    def endpoint(self) -> str:
+        """What to show for where the node is reached."""
+        if self.context:
+            return f"context:{self.context}"
+        return self.docker_host or "default"
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    """The whole fleet file, typed and validated."""
+
+    source: Path | None  # None: the built-in default
+    bake_file: Path
+    refresh_seconds: float
+    stall_after_seconds: float
+    probe_deadline_seconds: float
+    registry: ServiceConfig
+    webdav: ServiceConfig
+    nodes: tuple[NodeConfig, ...]
+    read_only: bool = False
+    state_dir: Path | None = None
+    keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
+
+    def node(self, name: str) -> NodeConfig | None:
+        """The node called `name`, if configured."""
+        return next((n for n in self.nodes if n.name == name), None)
+
+
+_TOP_KEYS = {
+    "bake_file",
+    "refresh_seconds",
+    "stall_after_seconds",
+    "probe_deadline_seconds",
+    "registry",
+    "webdav",
+    "nodes",
+    "read_only",
+    "state_dir",
+    "keys",
+}
+_NODE_KEYS = {"name", "docker_host", "context", "builder", "gfx", "local"}
+_SERVICE_KEYS = {"url"}
+_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "fd://")
+
+
+def find_config(
+    explicit: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Path | None:
+    """The fleet file to read, in the documented order; None means the built-in default.
+
+    An explicit path or `$ROCMTUI_CONFIG` that does not exist is an error, not a fall-through:
+    the operator asked for that file.
+    """
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    for chosen in (explicit, env.get("ROCMTUI_CONFIG") or None):
+        if chosen:
+            path = Path(chosen)
+            path = path if path.is_absolute() else cwd / path
+            if not path.is_file():
+                raise ConfigError("no such fleet file", path)
+            return path
+    local = cwd / "rocmtui.toml"
+    if local.is_file():
+        return local
+    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    user = Path(xdg) / "rocmtui" / "config.toml"
+    return user if user.is_file() else None
+
+
+def default_config(cwd: Path | None = None) -> FleetConfig:
+    """The built-in default: the local Docker engine as the only node."""
+    cwd = Path.cwd() if cwd is None else cwd
+    return FleetConfig(
+        source=None,
+        bake_file=cwd / DEFAULT_BAKE_FILE,
+        refresh_seconds=2.0,
+        stall_after_seconds=900.0,
+        probe_deadline_seconds=3.0,
+        registry=ServiceConfig(DEFAULT_REGISTRY_URL),
+        webdav=ServiceConfig(DEFAULT_WEBDAV_URL),
+        nodes=(NodeConfig(name="local", docker_host=None, local=True),),
+    )
+
+
+def load_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> FleetConfig:
+    """Find and load the fleet file, or return the built-in default."""
+    path = find_config(explicit, env, cwd)
+    if path is None:
+        return default_config(cwd)
+    return parse_config(path)
+
+
+def parse_config(path: Path) -> FleetConfig:
+    """Read and validate one fleet file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError("not UTF-8 text", path, line) from None
+    text = text.removeprefix("\ufeff")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        bad_line = int(m.group(1)) if m else None
+        reason = re.sub(r" \(at line.*", "", msg)
+        raise ConfigError(f"not valid TOML: {reason}", path, bad_line) from None
+    return _Validator(path, text).fleet(data)
+
+
+class _Validator:
+    """Turns the parsed TOML into a `FleetConfig`, locating each bad key's line."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, key: str, table: str | None = None, index: int = 0) -> int | None:
+        """Best-effort line of `key` inside `[table]` (the index-th `[[table]]`), else None."""
+        current: str | None = None
+        seen = -1
+        key_re = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=")
+        header_re = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
+        for number, line in enumerate(self.lines, 1):
+            header = header_re.match(line)
+            if header:
+                current = header.group(1)
+                if current == table and line.lstrip().startswith("[["):
+                    seen += 1
+                elif current == table:
+                    seen = 0
+                continue
+            if current == table and (table is None or seen == index) and key_re.match(line):
+                return number
+        if table is not None:  # the key is missing: point at the table's header
+            seen = -1
+            for number, line in enumerate(self.lines, 1):
+                header = header_re.match(line)
+                if header and header.group(1) == table:
+                    seen += 1
+                    if seen == index:
+                        return number
+        return None
+
+    def fail(self, message: str, key: str, table: str | None = None, index: int = 0) -> ConfigError:
+        leaf = key.rsplit(".", 1)[-1]
+        return ConfigError(message, self.path, self.line_of(leaf, table, index), key)
+
+    def number(
+        self, data: Mapping[str, Any], key: str, default: float, minimum: float, maximum: float
+    ) -> float:
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(f"must be a number, not {type(value).__name__}", key)
+        if not minimum <= value <= maximum:
+            raise self.fail(f"must be between {minimum:g} and {maximum:g}, not {value}", key)
+        return float(value)
+
+    def unknown(
+        self,
+        data: Mapping[str, Any],
+        allowed: set[str],
+        prefix: str,
+        table: str | None = None,
+        index: int = 0,
+    ) -> None:
+        for key in data:
+            if key not in allowed:
+                hint = ", ".join(sorted(allowed))
+                raise self.fail(
+                    f"unknown key (expected one of: {hint})", prefix + key, table, index
+                )
+
+    def service(self, data: Mapping[str, Any], name: str, default: str) -> ServiceConfig:
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise self.fail("must be a table", name)
+        self.unknown(table, _SERVICE_KEYS, f"{name}.", name)
+        url = table.get("url", default)
+        if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+            raise self.fail(f"must be an http:// or https:// URL, not {url!r}", f"{name}.url", name)
+        return ServiceConfig(url=url)
+
+    def node(self, item: Any, index: int, names: set[str]) -> NodeConfig:
+        label = f"nodes[{index}]"
+        if not isinstance(item, dict):
+            raise self.fail("each [[nodes]] entry must be a table", label, "nodes", index)
+        self.unknown(item, _NODE_KEYS, f"{label}.", "nodes", index)
+        name = item.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise self.fail(
+                f"needs a name of letters, digits, '.', '_' or '-', not {name!r}",
+                f"{label}.name",
+                "nodes",
+                index,
+            )
+        label = f"nodes.{name}"
+        if name in names:
+            raise self.fail("duplicate node name", f"{label}.name", "nodes", index)
+        names.add(name)
+        strings: dict[str, str | None] = {}
+        for key in ("docker_host", "context", "builder", "gfx"):
+            value = item.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise self.fail("must be a non-empty string", f"{label}.{key}", "nodes", index)
+            strings[key] = value
+        if strings["docker_host"] and strings["context"]:
+            raise self.fail(
+                "give docker_host or context, not both", f"{label}.context", "nodes", index
+            )
+        host = strings["docker_host"]
+        if host and not host.startswith(_HOST_SCHEMES):
+            raise self.fail(
+                f"must start with one of {', '.join(_HOST_SCHEMES)}, not {host!r}",
+                f"{label}.docker_host",
+                "nodes",
+                index,
+            )
+        gfx = strings["gfx"]
+        if gfx and not GFX_RE.match(gfx):
+            raise self.fail(
+                f"must look like gfx950 or gfx1201, not {gfx!r}", f"{label}.gfx", "nodes", index
+            )
+        local = item.get("local")
+        if local is not None and not isinstance(local, bool):
+            raise self.fail("must be true or false", f"{label}.local", "nodes", index)
+        if local is None:  # a unix socket or the default engine is on this machine
+            local = (host is None and strings["context"] is None) or bool(
+                host and host.startswith("unix://")
+            )
+        return NodeConfig(
+            name=name,
+            docker_host=host,
+            context=strings["context"],
+            builder=strings["builder"],
+            gfx=gfx,
+            local=bool(local),
+        )
+
+    def fleet(self, data: dict[str, Any]) -> FleetConfig:
+        self.unknown(data, _TOP_KEYS, "")
+        base = self.path.parent
+        bake = data.get("bake_file", DEFAULT_BAKE_FILE)
+        if not isinstance(bake, str) or not bake:
+            raise self.fail("must be a path", "bake_file")
+        nodes_raw = data.get("nodes", [])
+        if not isinstance(nodes_raw, list) or not nodes_raw:
+            raise self.fail("at least one [[nodes]] entry is needed", "nodes")
+        names: set[str] = set()
+        nodes = tuple(self.node(item, i, names) for i, item in enumerate(nodes_raw))
+        read_only = data.get("read_only", False)
+        if not isinstance(read_only, bool):
+            raise self.fail("must be true or false", "read_only")
+        state_dir = data.get("state_dir")
+        if state_dir is not None and (not isinstance(state_dir, str) or not state_dir):
+            raise self.fail("must be a path", "state_dir")
+        keys = data.get("keys", {})
+        if not isinstance(keys, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in keys.items()
+        ):
+            raise self.fail('must be a table of binding id = "key" strings', "keys")
+        refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
+        return FleetConfig(
+            source=self.path,
+            bake_file=(base / bake).resolve(),
+            refresh_seconds=refresh,
+            stall_after_seconds=self.number(data, "stall_after_seconds", 900, 1, 7 * 86400),
+            probe_deadline_seconds=self.number(data, "probe_deadline_seconds", 3.0, 0.2, 120),
+            registry=self.service(data, "registry", DEFAULT_REGISTRY_URL),
+            webdav=self.service(data, "webdav", DEFAULT_WEBDAV_URL),
+            nodes=nodes,
+            read_only=read_only,
+            state_dir=(base / state_dir).resolve() if state_dir else None,
+            keys=dict(keys),
+        )

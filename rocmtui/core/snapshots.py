@@ -1,0 +1,142 @@
+"""Immutable snapshots that probes return and every display renders.
+
+A snapshot is taken once and never changed; the monitor publishes a new `FleetSnapshot` per
+refresh. Every snapshot carries the wall-clock time it was taken (`probed_at`, seconds since the
+epoch) so that any display can show its age; `last_ok_at` remembers the last good answer so a
+node that stopped answering can say since when.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rocmtui.core.states import (
+    HEALTHY_NODE_STATES,
+    HEALTHY_SERVICE_STATES,
+    NodeState,
+    ServiceState,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuilderInfo:
+    """One buildx builder node as `docker buildx ls --format json` (or the engine) reports it."""
+
+    name: str
+    driver: str
+    status: str  # buildx's own word: running, inactive, stopped, error ...
+    error: str | None = None
+    buildkit_version: str | None = None
+    platforms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostStats:
+    """CPU, memory, load and disk of the machine the console runs on (psutil)."""
+
+    cpu_percent: float
+    cpu_count: int
+    mem_percent: float
+    mem_used: int
+    mem_total: int
+    load1: float
+    load5: float
+    load15: float
+    disk_path: str
+    disk_percent: float
+    disk_free: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSnapshot:
+    """One BuildKit node: its engine, its builder, and (for the local node) the host."""
+
+    name: str
+    gfx: str | None
+    endpoint: str  # DOCKER_HOST or context name, for display (never holds credentials)
+    state: NodeState
+    probed_at: float
+    reason: str | None = None  # why down/unknown, one line, sanitised
+    latency: float | None = None  # seconds the engine took to answer
+    engine_version: str | None = None
+    api_version: str | None = None
+    os_arch: str | None = None
+    containers_running: int | None = None
+    builder: BuilderInfo | None = None
+    host: HostStats | None = None
+    last_ok_at: float | None = None
+    down_since: float | None = None
+
+    def age(self, now: float | None = None) -> float:
+        """Seconds since this snapshot was taken."""
+        return max(0.0, (time.time() if now is None else now) - self.probed_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSnapshot:
+    """Zot (registry) or WebDAV health."""
+
+    kind: str  # "registry" or "webdav"
+    url: str
+    state: ServiceState
+    probed_at: float
+    reason: str | None = None
+    latency: float | None = None
+    http_status: int | None = None
+    identity: str | None = None  # Docker-Distribution-Api-Version or DAV header, as answered
+    repositories: int | None = None  # registry catalog size, when readable
+    extras: tuple[tuple[str, str], ...] = ()  # e.g. ("livez", "ok"), ("readyz", "ok")
+    last_ok_at: float | None = None
+
+    def age(self, now: float | None = None) -> float:
+        """Seconds since this snapshot was taken."""
+        return max(0.0, (time.time() if now is None else now) - self.probed_at)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSnapshot:
+    """Everything one refresh learned: every node and both services."""
+
+    taken_at: float
+    nodes: tuple[NodeSnapshot, ...]
+    registry: ServiceSnapshot
+    webdav: ServiceSnapshot
+    duration: float = 0.0  # seconds the whole probe round took
+    problems: tuple[str, ...] = field(default=())  # extra reasons the fleet is unhealthy
+
+    @property
+    def healthy(self) -> bool:
+        """True when every node and both services are in a healthy state."""
+        return (
+            all(n.state in HEALTHY_NODE_STATES for n in self.nodes)
+            and self.registry.state in HEALTHY_SERVICE_STATES
+            and self.webdav.state in HEALTHY_SERVICE_STATES
+            and not self.problems
+        )
+
+    def node(self, name: str) -> NodeSnapshot | None:
+        """The node called `name`, if configured."""
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def to_json(self, now: float | None = None) -> dict[str, Any]:
+        """A JSON-ready dict; every status carries its `age` in seconds."""
+        now = time.time() if now is None else now
+
+        def with_age(obj: NodeSnapshot | ServiceSnapshot) -> dict[str, Any]:
+            data = asdict(obj)
+            data["state"] = str(obj.state)
+            data["age"] = round(obj.age(now), 3)
+            return data
+
+        return {
+            "taken_at": self.taken_at,
+            "age": round(max(0.0, now - self.taken_at), 3),
+            "duration": round(self.duration, 3),
+            "healthy": self.healthy,
+            "nodes": [with_age(n) for n in self.nodes],
+            "registry": with_age(self.registry),
+            "webdav": with_age(self.webdav),
+            "problems": list(self.problems),
+        }

@@ -1,0 +1,48 @@
+"""The state words of the brief's contract: shown on screen and written in JSON.
+
+Keep the string values stable; other people's scripts read them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class NodeState(StrEnum):
+    """A node's builder state."""
+
+    OK = "ok"
+    BUILDING = "building"
+    STALLED = "stalled"
+    DOWN = "down"
+    UNKNOWN = "unknown"
+
+
+class ServiceState(StrEnum):
+    """Zot / WebDAV health."""
+
+    OK = "ok"
+    AUTH = "auth"  # up, but answers 401: credentials needed
+    SLOW = "slow"  # answered correctly, but past the slow threshold
+    DEGRADED = "degraded"  # answered, but not as the service should (5xx, wrong identity, 405 ...)
+    DOWN = "down"  # no answer within the deadline, or refused
+
+
+class JobState(StrEnum):
+    """A bake job's state."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    STALLED = "stalled"
+    LOST = "lost"
+
+    @property
+    def finished(self) -> bool:
+        """True for the states a job never leaves."""
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.LOST)
+
+
+HEALTHY_NODE_STATES = frozenset({NodeState.OK, NodeState.BUILDING})
+HEALTHY_SERVICE_STATES = frozenset({ServiceState.OK})
