@@ -1,0 +1,102 @@
+#!/bin/sh
+# fake-compile COMPONENT VERSION -- print what a ROCm ninja build of COMPONENT prints, without
+# compiling anything: CMake's configure lines, `[i/N] Building HIP object ...` counters, a few
+# hipcc command lines several KB long, one compiler warning and a final link.
+#
+# Knobs (environment; the bake file passes its DEMO_* variables as build args):
+#   DEMO_STEPS           number of [i/N] lines (default 40)
+#   DEMO_SLEEP           seconds between lines, fractions allowed (default 0.05)
+#   DEMO_SILENT_SECONDS  go silent this long halfway through (default 0: never)
+#   DEMO_FAIL            COMPONENT or COMPONENT:STEP -- fail there with a compiler error
+#   DEMO_NONCE           any value; changing it defeats BuildKit's cache of this step
+# busybox sh only: POSIX shell, integer arithmetic, `sleep` takes fractions.
+set -eu
+
+comp=${1:?component}
+ver=${2:?version}
+steps=${DEMO_STEPS:-40}
+pause=${DEMO_SLEEP:-0.05}
+silent=${DEMO_SILENT_SECONDS:-0}
+fail=${DEMO_FAIL:-}
+arch=${GFX_ARCH:-gfx950}
+rocm=${ROCM_VERSION:-0}
+
+case $comp in
+  pytorch)
+    dir=caffe2/CMakeFiles/torch_hip.dir/__/aten/src/ATen/native/hip
+    srcdir=aten/src/ATen/native/hip
+    set -- Activation BinaryMulKernel Copy Distributions Embedding Indexing layer_norm_kernel \
+      Loss Normalization ReduceSumProdKernel Sort SoftMax TensorCompare UnaryOpsKernel \
+      UpSampleBilinear2d ;;
+  vllm)
+    dir=CMakeFiles/_rocm_C.dir/csrc/rocm
+    srcdir=csrc/rocm
+    set -- attention paged_attention_v1 paged_attention_v2 skinny_gemms custom_all_reduce \
+      layernorm_kernels activation_kernels cache_kernels pos_encoding_kernels ;;
+  *)
+    dir=CMakeFiles/${comp}_hip.dir/src
+    srcdir=src
+    set -- device_ops host_ops kernels utils ;;
+esac
+count=$#
+
+echo "-- The HIP compiler identification is Clang 20.0.0 (ROCm ${rocm})"
+echo "-- Building ${comp} ${ver} for ${arch}: ${steps} objects (nonce ${DEMO_NONCE:-none})"
+echo "-- sccache: ${SCCACHE_WEBDAV_ENDPOINT:-disabled}"
+
+incs=""
+for d in c10/hip c10/core aten/src aten/src/ATen aten/src/ATen/hip aten/src/THH \
+  third_party/fmt/include third_party/composable_kernel/include third_party/fbgemm/include \
+  third_party/kineto/libkineto/include third_party/protobuf/src third_party/pybind11/include \
+  third_party/XNNPACK/include third_party/cpuinfo/include third_party/onnx third_party/eigen \
+  third_party/gloo third_party/tensorpipe third_party/nlohmann/include torch/csrc/api/include \
+  build/aten/src build/third_party/gloo build/caffe2/aten/src build/third_party/ideep/include; do
+  incs="$incs -I/src/${comp}/$d -isystem /src/${comp}/build/$d"
+done
+defs="-DAT_PER_OPERATOR_HEADERS -DHAVE_MALLOC_USABLE_SIZE=1 -DHAVE_MMAP=1 -DHAVE_SHM_OPEN=1"
+defs="$defs -DHAVE_SHM_UNLINK=1 -DMINIZ_DISABLE_ZIP_READER_MTIME -DONNXIFI_ENABLE_EXT=1"
+defs="$defs -DONNX_ML=1 -DONNX_NAMESPACE=onnx_torch -DTORCH_HIP_BUILD_MAIN_LIB -DUSE_ROCM"
+defs="$defs -D__HIP_PLATFORM_AMD__=1 -DUSE_FLASH_ATTENTION -DUSE_MEM_EFF_ATTENTION"
+flags="-fPIC -D__HIP_NO_HALF_OPERATORS__=1 -D__HIP_NO_HALF_CONVERSIONS__=1 -O3 -std=c++17"
+flags="$flags --offload-arch=${arch} -fno-gpu-rdc -Wno-unused-command-line-argument"
+flags="$flags -mllvm -amdgpu-early-inline-all=true -mllvm -amdgpu-function-calls=false"
+
+total=$((steps + 1)) # ninja counts the final link as a step too
+fail_at=0
+case $fail in
+  "$comp") fail_at=$((steps / 2 + 1)) ;;
+  "$comp":*) fail_at=${fail#*:} ;;
+esac
+
+i=1
+while [ "$i" -le "$steps" ]; do
+  k=$(((i - 1) % count + 1))
+  eval "obj=\${$k}"
+  src="/src/${comp}/${srcdir}/${obj}.hip"
+  out="${dir}/${obj}.hip.o"
+  echo "[${i}/${total}] Building HIP object ${out}"
+  if [ $((i % 10)) -eq 3 ] || [ "$i" -eq "$fail_at" ]; then
+    echo "/opt/rocm/llvm/bin/clang++ ${defs}${incs} ${flags} -MD -MT ${out} -MF ${out}.d -o ${out} -x hip -c ${src}"
+  fi
+  if [ "$i" -eq $((steps / 3 + 1)) ]; then
+    echo "${src}:412:5: warning: loop not unrolled: the optimizer was unable to perform the requested transformation; the transformation might be disabled or specified as part of an unsupported transformation ordering [-Wpass-failed=transform-warning]"
+    echo "1 warning generated when compiling for ${arch}."
+  fi
+  if [ "$i" -eq "$fail_at" ]; then
+    echo "FAILED: ${out}"
+    echo "${src}:128:18: error: use of undeclared identifier '__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8'"
+    echo "1 error generated when compiling for ${arch}."
+    echo "ninja: build stopped: subcommand failed."
+    exit 1
+  fi
+  if [ "$i" -eq $((steps / 2)) ]; then
+    case $silent in
+      0 | 0.0 | "") ;;
+      *) sleep "$silent" ;;
+    esac
+  fi
+  sleep "$pause"
+  i=$((i + 1))
+done
+echo "[${total}/${total}] Linking HIP shared library lib/lib${comp}_hip.so"
+echo "-- ${comp} ${ver} built for ${arch}"
