@@ -1,0 +1,124 @@
+"""Helpers every probe shares: one-line reasons, deadlines, and abandonable threads.
+
+The docker SDK and psutil are blocking. A blocking call that hangs (an ssh:// host that never
+answers, a socket that accepts and stays silent, a dead NFS mount) cannot be cancelled in
+Python, so each one runs in a thread of its own that the caller *abandons* at the deadline:
+the awaiting coroutine returns on time and the thread finishes (or not) on its own. To keep
+a pile of stuck threads from growing without bound, `ThreadGate` runs at most one thread per
+key (one per node): while a key's previous thread is still stuck, no new one is started and
+the caller is told how long it has been stuck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# C0, DEL, C1 and the bidi controls that could reorder what an operator reads.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
+REASON_MAX = 160
+
+
+def one_line(text: object, limit: int = REASON_MAX) -> str:
+    """`text` as one short line, safe for a terminal: control characters become spaces."""
+    flat = " ".join(_CONTROL_RE.sub(" ", str(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A duration for reasons: `3s`, `0.5s`."""
+    return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds:.1f}s"
+
+
+class Stuck(Exception):
+    """A key's previous thread has not come back; no new one was started."""
+
+    def __init__(self, since: float) -> None:
+        self.since = since  # monotonic time the stuck thread started
+        super().__init__(f"stuck since {since}")
+
+
+@dataclass
+class _Running:
+    thread: threading.Thread
+    started: float  # monotonic
+
+
+class ThreadGate:
+    """Runs blocking calls in daemon threads, at most one in flight per key.
+
+    `await gate.run(key, fn, timeout)` returns fn's result, raises what fn raised, raises
+    `TimeoutError` when fn has not finished after `timeout` seconds (the thread is abandoned,
+    not killed; `on_abandon` may unblock it, e.g. by killing an ssh child), or raises `Stuck`
+    when the key's previous thread is still running. The number of live threads is bounded
+    by the number of distinct keys.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, _Running] = {}
+
+    def stuck_since(self, key: str) -> float | None:
+        """Monotonic start time of `key`'s thread if one is still running."""
+        with self._lock:
+            running = self._running.get(key)
+            return running.started if running and running.thread.is_alive() else None
+
+    def in_flight(self) -> int:
+        """How many threads this gate has running now (stuck ones included)."""
+        with self._lock:
+            return sum(1 for r in self._running.values() if r.thread.is_alive())
+
+    async def run(
+        self,
+        key: str,
+        fn: Callable[[], T],
+        timeout: float,
+        on_abandon: Callable[[], None] | None = None,
+    ) -> T:
+        """Run `fn` in a thread under `timeout`; see the class docstring."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def body() -> None:
+            try:
+                result = fn()
+            except BaseException as exc:  # delivered to the awaiting side
+                # InvalidStateError: the caller gave up at the same moment
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    future.set_exception(exc)
+            else:
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    future.set_result(result)
+            finally:
+                with self._lock:
+                    if self._running.get(key) is running:
+                        del self._running[key]
+
+        with self._lock:
+            previous = self._running.get(key)
+            if previous is not None and previous.thread.is_alive():
+                raise Stuck(previous.started)
+            thread = threading.Thread(target=body, name=f"probe:{key}", daemon=True)
+            running = _Running(thread, time.monotonic())
+            self._running[key] = running
+        thread.start()
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), max(0.0, timeout))
+        except TimeoutError:
+            if on_abandon is not None:
+                on_abandon()
+            raise
+
+
+def remaining(deadline_at: float) -> float:
+    """Seconds left until the monotonic `deadline_at` (never negative)."""
+    return max(0.0, deadline_at - time.monotonic())

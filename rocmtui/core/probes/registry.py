@@ -1,0 +1,190 @@
+"""The registry probe (Zot or any OCI distribution registry), over httpx.
+
+`GET /v2/` decides the state: 200 with `Docker-Distribution-Api-Version: registry/2.0` is `ok`
+(`slow` past the slow threshold); 401 with `WWW-Authenticate` is `auth` (up, credentials
+needed; Zot delays failed logins, so bad credentials look slow); 5xx, a missing identity
+header or any other answer is `degraded`; no answer is `down`. When up, the catalog gives the
+repository count and Zot's `/livez`, `/readyz` and `/metrics` are recorded in `extras` when
+they exist. Every request is bounded by the probe's one overall deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from rocmtui.core.probes._common import one_line, remaining
+from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
+from rocmtui.core.snapshots import ServiceSnapshot
+from rocmtui.core.states import ServiceState
+
+IDENTITY_HEADER = "docker-distribution-api-version"
+IDENTITY = "registry/2.0"
+SLOW_SECONDS = 1.0
+CATALOG_PAGE = 1000
+GOOD_STATES = frozenset({ServiceState.OK, ServiceState.SLOW, ServiceState.AUTH})
+
+
+def service_snapshot(
+    kind: str,
+    url: str,
+    state: ServiceState,
+    now: float,
+    previous: ServiceSnapshot | None,
+    **fields: object,
+) -> ServiceSnapshot:
+    """A ServiceSnapshot that carries `last_ok_at` over from `previous`."""
+    last_ok = now if state in GOOD_STATES else (previous.last_ok_at if previous else None)
+    return ServiceSnapshot(
+        kind=kind,
+        url=url,
+        state=state,
+        probed_at=now,
+        last_ok_at=last_ok,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _catalog_count(answer: Fetched) -> int | None:
+    if answer.status != 200:
+        return None
+    try:
+        data = json.loads(answer.body)
+    except ValueError:
+        return None
+    repos = data.get("repositories") if isinstance(data, dict) else None
+    return len(repos) if isinstance(repos, list) else None
+
+
+def _extra(name: str, answer: Fetched | BaseException) -> tuple[str, str] | None:
+    """One Zot extra: None when the endpoint does not exist (plain distribution)."""
+    if isinstance(answer, BaseException):
+        return None
+    if answer.status == 404:
+        return None
+    if name == "metrics":
+        return (name, "available" if answer.status == 200 else f"HTTP {answer.status}")
+    word = "ok" if answer.status == 200 else f"HTTP {answer.status}"
+    return (name, word)
+
+
+async def probe_registry(
+    url: str,
+    *,
+    deadline: float,
+    previous: ServiceSnapshot | None = None,
+    now: float | None = None,
+    clients: HttpClients | None = None,
+    slow_after: float = SLOW_SECONDS,
+) -> ServiceSnapshot:
+    """The registry's health within `deadline` seconds (never raises)."""
+    now = time.time() if now is None else now
+    deadline_at = time.monotonic() + deadline
+    own = clients is None
+    clients = clients or HttpClients()
+    base = url.rstrip("/")
+    try:
+        client = clients.get(base, deadline)
+        try:
+            answer = await fetch(client, "GET", f"{base}/v2/", remaining(deadline_at))
+        except FetchError as exc:
+            return service_snapshot(
+                "registry", url, ServiceState.DOWN, now, previous, reason=str(exc)
+            )
+        identity = answer.headers.get(IDENTITY_HEADER)
+        common: dict[str, object] = {
+            "latency": answer.latency,
+            "http_status": answer.status,
+            "identity": one_line(identity, 60) if identity else None,
+        }
+        if answer.status == 401:
+            if answer.headers.get("www-authenticate"):
+                return service_snapshot(
+                    "registry",
+                    url,
+                    ServiceState.AUTH,
+                    now,
+                    previous,
+                    reason="credentials required",
+                    **common,
+                )
+            return service_snapshot(
+                "registry",
+                url,
+                ServiceState.DEGRADED,
+                now,
+                previous,
+                reason="401 without WWW-Authenticate",
+                **common,
+            )
+        if answer.status >= 500:
+            return service_snapshot(
+                "registry",
+                url,
+                ServiceState.DEGRADED,
+                now,
+                previous,
+                reason=f"server error: HTTP {answer.status}",
+                **common,
+            )
+        if answer.status != 200:
+            where = answer.headers.get("location")
+            said = f"HTTP {answer.status}" + (f" to {where}" if where else "")
+            return service_snapshot(
+                "registry",
+                url,
+                ServiceState.DEGRADED,
+                now,
+                previous,
+                reason=one_line(f"not a registry: {said}"),
+                **common,
+            )
+        if (identity or "").strip() != IDENTITY:
+            return service_snapshot(
+                "registry",
+                url,
+                ServiceState.DEGRADED,
+                now,
+                previous,
+                reason=one_line(f"not a registry: {IDENTITY_HEADER} is {identity or 'missing'}"),
+                **common,
+            )
+        # Up: the catalog and Zot's extras, all at once, in whatever time is left.
+        left = remaining(deadline_at)
+        names = ("catalog", "livez", "readyz", "metrics")
+        paths = (f"/v2/_catalog?n={CATALOG_PAGE}", "/livez", "/readyz", "/metrics")
+        answers = await asyncio.gather(
+            *(
+                fetch(
+                    client, "GET", base + p, left, max_body=64 * 1024 if n != "catalog" else 1 << 20
+                )
+                for n, p in zip(names, paths, strict=True)
+            ),
+            return_exceptions=True,
+        )
+        catalog = answers[0]
+        repos = _catalog_count(catalog) if isinstance(catalog, Fetched) else None
+        extras = tuple(
+            e for n, a in zip(names[1:], answers[1:], strict=True) if (e := _extra(n, a))
+        )
+        state, reason = ServiceState.OK, None
+        if answer.latency > slow_after:
+            state, reason = ServiceState.SLOW, f"answered in {answer.latency:.1f}s"
+        if any(word != "ok" for name, word in extras if name in ("livez", "readyz")):
+            bad = ", ".join(f"{n} {w}" for n, w in extras if n != "metrics" and w != "ok")
+            state, reason = ServiceState.DEGRADED, one_line(f"not ready: {bad}")
+        return service_snapshot(
+            "registry",
+            url,
+            state,
+            now,
+            previous,
+            reason=reason,
+            repositories=repos,
+            extras=extras,
+            **common,
+        )
+    finally:
+        if own:
+            await clients.aclose()

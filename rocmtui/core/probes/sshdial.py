@@ -1,0 +1,166 @@
+"""ssh:// engines without paramiko: `ssh ... docker system dial-stdio` over a socketpair.
+
+The docker SDK's own ssh:// support needs paramiko (not installed here), ignores the client
+timeout, and its shell-out mode may prompt on the operator's tty. This adapter starts
+
+    ssh -o BatchMode=yes -o ConnectTimeout=N -T -x [-l USER] [-p PORT] -- HOST \
+        docker system dial-stdio
+
+in a session of its own (no controlling tty, so it can never prompt) with one end of a
+`socket.socketpair()` as its stdin/stdout. The SDK talks HTTP over the other end, which is a
+real socket, so the client timeout applies to every read; `kill()` ends the ssh children when
+a probe is abandoned, which unblocks the probe thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import socket
+import subprocess
+import threading
+import urllib.parse
+from typing import Any
+
+import requests.adapters
+import urllib3.connection
+import urllib3.connectionpool
+from docker.transport.basehttpadapter import BaseHTTPAdapter
+
+from rocmtui.core.probes._common import one_line
+
+SSH_BASE_URL = "http+docker://ssh"
+
+
+def ssh_argv(url: str, timeout: float) -> list[str]:
+    """The ssh command line that dials the engine behind `ssh://[user@]host[:port]`."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme != "ssh" or not parsed.hostname:
+        raise ValueError(f"not an ssh:// URL: {url!r}")
+    argv = [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"ConnectTimeout={max(1, math.ceil(timeout))}",
+        "-o",
+        f"ServerAliveInterval={max(1, math.ceil(timeout))}",
+        "-o",
+        "ServerAliveCountMax=1",
+        "-T",
+        "-x",
+    ]
+    if parsed.username:
+        argv += ["-l", parsed.username]
+    if parsed.port:
+        argv += ["-p", str(parsed.port)]
+    return [*argv, "--", parsed.hostname, "docker", "system", "dial-stdio"]
+
+
+class SSHDialer:
+    """Starts and tracks the ssh children of one probe."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        self.argv = ssh_argv(url, timeout)
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()
+
+    def dial(self, timeout: float) -> socket.socket:
+        """A connected socket whose other end is a fresh `ssh ... dial-stdio`."""
+        ours, theirs = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # no controlling tty: ssh cannot prompt
+                close_fds=True,
+            )
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        with self._lock:
+            self._procs.append(proc)
+        ours.settimeout(timeout)
+        return ours
+
+    def stderr_line(self) -> str | None:
+        """What an ssh child that already exited said on stderr (never blocks)."""
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            if proc.poll() is None or proc.stderr is None:
+                continue
+            os.set_blocking(proc.stderr.fileno(), False)
+            with contextlib.suppress(OSError, TypeError):
+                data = proc.stderr.read(4096) or b""
+                lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+                if lines:
+                    return one_line("ssh: " + lines[-1])
+        return None
+
+    def kill(self) -> None:
+        """End every ssh child (and anything it started) now."""
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+    def reap(self) -> None:
+        """Kill and wait for every child, closing its pipes."""
+        self.kill()
+        with self._lock:
+            procs, self._procs = self._procs, []
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+
+class _SSHConnection(urllib3.connection.HTTPConnection):
+    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._dialer = dialer
+        self._dial_timeout = timeout
+
+    def connect(self) -> None:
+        self.sock = self._dialer.dial(self._dial_timeout)
+
+
+class _SSHPool(urllib3.connectionpool.HTTPConnectionPool):
+    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout, maxsize=1)
+        self._dialer = dialer
+        self._dial_timeout = timeout
+
+    def _new_conn(self) -> _SSHConnection:
+        return _SSHConnection(self._dialer, self._dial_timeout)
+
+
+class SSHDialAdapter(BaseHTTPAdapter):  # type: ignore[misc]
+    """A requests adapter that reaches the engine through `SSHDialer`."""
+
+    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
+        self._pool = _SSHPool(dialer, timeout)
+        super().__init__()
+
+    def get_connection(self, url: str, proxies: Any = None) -> _SSHPool:
+        """Every request goes to the one pool (one ssh child at a time)."""
+        return self._pool
+
+    def request_url(self, request: Any, proxies: Any) -> str:
+        """The path only: there is no real host name to proxy for."""
+        return str(request.path_url)
+
+    def close(self) -> None:
+        """Close the pool's connections."""
+        self._pool.close()
+        requests.adapters.HTTPAdapter.close(self)
