@@ -1,0 +1,269 @@
+"""The fleet monitor: one probe round = every node and both services, concurrently.
+
+`probe_fleet(config)` runs one round and returns a `FleetSnapshot`; the whole round is
+bounded by `config.probe_deadline_seconds` plus `ROUND_MARGIN`, whatever any target does.
+`FleetMonitor` runs rounds every `refresh_seconds` for the console and publishes each
+snapshot to a callback; it never imports Textual (the console and the CLI share it).
+
+Node states from probes are `ok`, `down` or `unknown`. `building` and `stalled` come from
+the jobs, not from the engines: pass `node_overlay`, a function that receives each probed
+`NodeSnapshot` and returns it, or a copy made with `dataclasses.replace(snap, state=...)`.
+It runs on the event loop for every node of every round, so it must be quick and must not
+block; if it raises, the probed snapshot is kept as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.paths import state_dir
+from rocmtui.core.probes import (
+    DEFAULT_NODE_PROBER,
+    BuildxLs,
+    HttpClients,
+    NodeProber,
+    one_line,
+    probe_registry,
+    probe_webdav,
+)
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
+from rocmtui.core.states import NodeState, ServiceState
+
+NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
+Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
+
+ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
+MAX_BACKOFF = 30.0  # seconds between probes of a target that keeps failing
+BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Probers:
+    """The long-lived state behind probes: stuck threads, buildx cache, HTTP clients."""
+
+    nodes: NodeProber = field(default_factory=lambda: DEFAULT_NODE_PROBER)
+    http: HttpClients | None = None  # None: fresh clients each round (one-shot callers)
+
+
+def _placeholder_node(name: str, gfx: str | None, endpoint: str, now: float) -> NodeSnapshot:
+    return NodeSnapshot(name, gfx, endpoint, NodeState.DOWN, now, reason="probe round overran")
+
+
+async def _service(
+    kind: str,
+    url: str,
+    deadline: float,
+    previous: ServiceSnapshot | None,
+    now: float,
+    http: HttpClients | None,
+) -> ServiceSnapshot:
+    probe = probe_registry if kind == "registry" else probe_webdav
+    return await probe(url, deadline=deadline, previous=previous, now=now, clients=http)
+
+
+def _overlay(snapshot: NodeSnapshot, overlay: NodeOverlay | None) -> NodeSnapshot:
+    if overlay is None:
+        return snapshot
+    try:
+        return overlay(snapshot)
+    except Exception:
+        log.exception("node overlay failed for %s", snapshot.name)
+        return snapshot
+
+
+async def probe_fleet(
+    config: FleetConfig,
+    *,
+    now: float | None = None,
+    previous: FleetSnapshot | None = None,
+    node_overlay: NodeOverlay | None = None,
+    probers: Probers | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> FleetSnapshot:
+    """One probe round of the whole fleet, bounded by the probe deadline plus a margin.
+
+    `previous` carries `last_ok_at` / `down_since` over. Targets named in `skip` (node
+    names, "registry", "webdav") are not probed; their `previous` snapshot is reused as is
+    (its age shows how old it is). `node_overlay` is the jobs hook described in the module
+    docstring.
+    """
+    now = time.time() if now is None else now
+    started = time.monotonic()
+    probers = probers or Probers()
+    deadline = config.probe_deadline_seconds
+    disk = state_dir(config)
+    probers.nodes.host.prime()
+    prev_nodes = {n.name: n for n in previous.nodes} if previous else {}
+
+    tasks: dict[str, asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot]] = {}
+    for node in config.nodes:
+        if node.name in skip and node.name in prev_nodes:
+            continue
+        tasks[f"node:{node.name}"] = asyncio.ensure_future(
+            probers.nodes.probe(
+                node, deadline=deadline, previous=prev_nodes.get(node.name), now=now, disk_path=disk
+            )
+        )
+    services = (("registry", config.registry.url), ("webdav", config.webdav.url))
+    for kind, url in services:
+        old = getattr(previous, kind) if previous else None
+        if kind in skip and old is not None:
+            continue
+        tasks[kind] = asyncio.ensure_future(_service(kind, url, deadline, old, now, probers.http))
+    if tasks:
+        _, late = await asyncio.wait(tasks.values(), timeout=deadline + ROUND_MARGIN)
+        for task in late:  # each probe bounds itself; this is the belt to those braces
+            task.cancel()
+
+    def result(key: str) -> object:
+        task = tasks.get(key)
+        if task is None or not task.done() or task.cancelled() or task.exception():
+            return None
+        return task.result()
+
+    nodes: list[NodeSnapshot] = []
+    for node in config.nodes:
+        snap = result(f"node:{node.name}")
+        if not isinstance(snap, NodeSnapshot):
+            snap = prev_nodes.get(node.name) if node.name in skip else None
+        if not isinstance(snap, NodeSnapshot):
+            snap = _placeholder_node(node.name, node.gfx, one_line(node.endpoint, 120), now)
+        nodes.append(_overlay(snap, node_overlay))
+    svc: dict[str, ServiceSnapshot] = {}
+    for kind, url in services:
+        snap = result(kind)
+        if not isinstance(snap, ServiceSnapshot):
+            old = getattr(previous, kind) if previous else None
+            snap = old if kind in skip and old is not None else None
+        if not isinstance(snap, ServiceSnapshot):
+            snap = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason="probe round overran")
+        svc[kind] = snap
+    return FleetSnapshot(
+        taken_at=now,
+        nodes=tuple(nodes),
+        registry=svc["registry"],
+        webdav=svc["webdav"],
+        duration=time.monotonic() - started,
+    )
+
+
+@dataclass
+class _Backoff:
+    failures: int = 0
+    next_at: float = 0.0  # monotonic
+
+
+class FleetMonitor:
+    """Probes the fleet every `refresh_seconds` and publishes each `FleetSnapshot`.
+
+    Rounds never overlap: a tick that comes while a round is still running is dropped. A
+    target that keeps failing is probed less often (after n failures in a row, every
+    `refresh_seconds * 2**(n-1)` seconds, at most `MAX_BACKOFF`); in between, its last
+    snapshot is republished with its growing age. `publish` may be a plain function or a
+    coroutine function; an exception in it is logged and does not stop the monitor.
+    """
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        publish: Publish,
+        *,
+        node_overlay: NodeOverlay | None = None,
+        builder_refresh_seconds: float = BUILDER_REFRESH,
+    ) -> None:
+        self.config = config
+        self.publish = publish
+        self.node_overlay = node_overlay
+        self.probers = Probers(
+            nodes=NodeProber(builders=BuildxLs(refresh_seconds=builder_refresh_seconds)),
+            http=HttpClients(),
+        )
+        self.latest: FleetSnapshot | None = None
+        self.rounds = 0
+        self.dropped = 0  # ticks skipped because a round was still running
+        self._backoff: dict[str, _Backoff] = {}
+        self._wake = asyncio.Event()
+        self._running = False
+        self._round_lock = asyncio.Lock()
+
+    def request_refresh(self) -> None:
+        """Run a round as soon as the current one (if any) is done."""
+        self._wake.set()
+
+    def _skip(self) -> frozenset[str]:
+        now = time.monotonic()
+        return frozenset(k for k, b in self._backoff.items() if b.failures and b.next_at > now)
+
+    def _record(self, snapshot: FleetSnapshot, skipped: frozenset[str]) -> None:
+        now = time.monotonic()
+        outcomes = [(n.name, n.state is not NodeState.DOWN) for n in snapshot.nodes]
+        outcomes += [
+            ("registry", snapshot.registry.state is not ServiceState.DOWN),
+            ("webdav", snapshot.webdav.state is not ServiceState.DOWN),
+        ]
+        for key, good in outcomes:
+            if key in skipped:
+                continue
+            backoff = self._backoff.setdefault(key, _Backoff())
+            if good:
+                backoff.failures = 0
+            else:
+                backoff.failures += 1
+                delay = self.config.refresh_seconds * 2 ** (backoff.failures - 1)
+                backoff.next_at = now + min(MAX_BACKOFF, delay) - ROUND_MARGIN
+
+    async def round(self) -> FleetSnapshot:
+        """Run one round now (waiting for a running one first) and publish it."""
+        async with self._round_lock:
+            skipped = self._skip()
+            snapshot = await probe_fleet(
+                self.config,
+                previous=self.latest,
+                node_overlay=self.node_overlay,
+                probers=self.probers,
+                skip=skipped,
+            )
+            self._record(snapshot, skipped)
+            self.latest = snapshot
+            self.rounds += 1
+        try:
+            outcome = self.publish(snapshot)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            log.exception("publishing a fleet snapshot failed")
+        return snapshot
+
+    async def run(self) -> None:
+        """Probe until `stop()` (or cancellation); the first round starts at once."""
+        self._running = True
+        period = self.config.refresh_seconds
+        try:
+            while self._running:
+                started = time.monotonic()
+                await self.round()
+                elapsed = time.monotonic() - started
+                missed = int(elapsed // period)
+                self.dropped += missed
+                wait = period * (missed + 1) - elapsed
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+        finally:
+            self._running = False
+            if self.probers.http is not None:
+                await self.probers.http.aclose()
+
+    def stop(self) -> None:
+        """Ask `run()` to return after the current round."""
+        self._running = False
+        self._wake.set()
