@@ -1,0 +1,60 @@
+"""The real local fleet for tests and demos: dockerd engines, registry, WebDAV, forwarders.
+
+Not part of the console's core: it starts real processes (as root) on this machine. Every part
+returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage the whole
+three-node fleet, and `python -m rocmtui.devfleet up|down|status --dir DIR` does it from a shell.
+"""
+
+from rocmtui.devfleet.engine import (
+    API_VERSION,
+    BASE_IMAGE,
+    EngineHandle,
+    build_base_tar,
+    import_base,
+    launch_engine,
+    netns_add,
+    netns_del,
+    ping,
+    start_engine,
+    unique_netns_name,
+)
+from rocmtui.devfleet.fleet import (
+    DEFAULT_NODES,
+    DevFleet,
+    fleet_status,
+    start_fleet,
+    stop_fleet,
+)
+from rocmtui.devfleet.forward import ForwardHandle, start_port_forward
+from rocmtui.devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
+from rocmtui.devfleet.procs import FleetError, stop_all_started
+from rocmtui.devfleet.services import ServiceHandle, start_registry, start_webdav
+
+__all__ = [
+    "API_VERSION",
+    "BASE_IMAGE",
+    "DEFAULT_NODES",
+    "DevFleet",
+    "DripServer",
+    "EngineHandle",
+    "FleetError",
+    "ForwardHandle",
+    "HungTcpListener",
+    "HungUnixSocket",
+    "ServiceHandle",
+    "build_base_tar",
+    "fleet_status",
+    "import_base",
+    "launch_engine",
+    "netns_add",
+    "netns_del",
+    "ping",
+    "start_engine",
+    "start_fleet",
+    "start_port_forward",
+    "start_registry",
+    "start_webdav",
+    "stop_all_started",
+    "stop_fleet",
+    "unique_netns_name",
+]

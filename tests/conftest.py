@@ -1,0 +1,216 @@
+"""Shared fixtures: an isolated environment for every test, and the real local fleet.
+
+- autouse `_isolated_env`: HOME, XDG_* and DOCKER_CONFIG point at the test's temp dir;
+  ROCMTUI_CONFIG, ROCMTUI_STATE_DIR and DOCKER_HOST/DOCKER_CONTEXT are unset.
+- session `fleet`: a `rocmtui.devfleet.DevFleet` (three engines — snoc-strix in the host netns,
+  snoc-think and snoc-gaming each in a netns of their own — registry and WebDAV), with
+  `fleet.config_path` its rocmtui.toml. Shared: never stop or break its parts; use a factory.
+- `engine_factory`, `registry_factory`, `webdav_factory`: your own instance, to kill or
+  misconfigure; everything made is stopped at the end of the test.
+- `hung_unix_socket`, `hung_tcp_listener`, `drip_server`: hostile servers for probe tests.
+
+Everything started is stopped by pid in fixture teardown, again by an atexit safety net, and on
+SIGTERM/SIGHUP (turned into KeyboardInterrupt so pytest runs its teardowns).
+"""
+
+from __future__ import annotations
+
+import atexit
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocmtui.devfleet import (
+    DevFleet,
+    DripServer,
+    EngineHandle,
+    HungTcpListener,
+    HungUnixSocket,
+    ServiceHandle,
+    build_base_tar,
+    start_engine,
+    start_fleet,
+    start_registry,
+    start_webdav,
+    stop_all_started,
+)
+from tests.realparts import require
+
+atexit.register(stop_all_started)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let SIGTERM/SIGHUP unwind through pytest's teardowns instead of killing it outright."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, _interrupt)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Never the real home: config, state, cache, data and docker config live in a temp dir."""
+    root = tmp_path_factory.mktemp("env")
+    for var, sub in (
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_DATA_HOME", "data"),
+        ("DOCKER_CONFIG", "docker"),
+    ):
+        (root / sub).mkdir()
+        monkeypatch.setenv(var, str(root / sub))
+    for var in (
+        "ROCMTUI_CONFIG",
+        "ROCMTUI_STATE_DIR",
+        "DOCKER_HOST",
+        "DOCKER_CONTEXT",
+        "DOCKER_TLS_VERIFY",
+        "DOCKER_CERT_PATH",
+        "BUILDX_BUILDER",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session")
+def base_tar(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The busybox root-filesystem tar every engine imports as rocm-base:local (built once)."""
+    require("busybox")
+    return build_base_tar(tmp_path_factory.mktemp("base"))
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevFleet]:
+    """The shared real fleet: 3 engines (2 in their own netns), registry, WebDAV, forwarders."""
+    require("fleet")
+    workdir = tmp_path_factory.mktemp("fleet")
+    t0 = time.monotonic()
+    running = start_fleet(workdir)
+    running.extra["up_seconds"] = time.monotonic() - t0
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class _Stopper:
+    """Collects handles made during one test and stops them all (newest first) at its end."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def add(self, item: Any) -> Any:
+        self.items.append(item)
+        return item
+
+    def stop_all(self) -> None:
+        errors = []
+        for item in reversed(self.items):
+            try:
+                item.stop()
+            except Exception as exc:  # stop the rest, then report
+                errors.append(exc)
+        self.items.clear()
+        if errors:
+            raise errors[0]
+
+
+@pytest.fixture
+def engine_factory(
+    tmp_path_factory: pytest.TempPathFactory, base_tar: Path
+) -> Iterator[Callable[..., EngineHandle]]:
+    """`engine_factory(name="node", netns=True, gfx="gfx1201", import_base=True)` starts a
+    dockerd of your own (by default in a fresh netns, so killing it disturbs nobody) and
+    returns its EngineHandle once it answers; stopped (netns removed) at test end."""
+    require("dockerd", "netns")
+    stopper = _Stopper()
+    workdir = tmp_path_factory.mktemp("engines")
+    counter = iter(range(1000))
+
+    def make(
+        name: str | None = None,
+        netns: str | bool | None = True,
+        gfx: str | None = "gfx1201",
+        import_base: bool = True,
+    ) -> EngineHandle:
+        node = name or f"node{next(counter)}"
+        handle = start_engine(
+            workdir, node, netns, gfx, import_base_image=import_base, base_tar=base_tar
+        )
+        return stopper.add(handle)  # type: ignore[no-any-return]
+
+    try:
+        yield make
+    finally:
+        stopper.stop_all()
+
+
+@pytest.fixture
+def registry_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., ServiceHandle]]:
+    """`registry_factory(htpasswd=False)` starts a registry of your own on a free loopback port
+    (`.url`, `.port`; with htpasswd also `.username`/`.password`); stopped at test end."""
+    require("docker-registry")
+    stopper = _Stopper()
+
+    def make(htpasswd: bool = False) -> ServiceHandle:
+        if htpasswd:
+            require("htpasswd")
+        return stopper.add(start_registry(tmp_path_factory.mktemp("registry"), htpasswd))  # type: ignore[no-any-return]
+
+    try:
+        yield make
+    finally:
+        stopper.stop_all()
+
+
+@pytest.fixture
+def webdav_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., ServiceHandle]]:
+    """`webdav_factory(dav_ext=True)` starts nginx WebDAV of your own; `dav_ext=False` leaves
+    out the dav-ext module (PROPFIND answers 405). Stopped at test end."""
+    require("nginx")
+    stopper = _Stopper()
+
+    def make(dav_ext: bool = True) -> ServiceHandle:
+        if dav_ext:
+            require("nginx-dav-ext")
+        return stopper.add(start_webdav(tmp_path_factory.mktemp("webdav"), dav_ext))  # type: ignore[no-any-return]
+
+    try:
+        yield make
+    finally:
+        stopper.stop_all()
+
+
+@pytest.fixture
+def hung_unix_socket() -> Iterator[HungUnixSocket]:
+    """A unix socket that accepts and never answers (`.path`, `.docker_host`)."""
+    with HungUnixSocket() as server:
+        yield server
+
+
+@pytest.fixture
+def hung_tcp_listener() -> Iterator[HungTcpListener]:
+    """A 127.0.0.1 listener that accepts and never answers (`.port`, `.url`, `.docker_host`)."""
+    with HungTcpListener() as server:
+        yield server
+
+
+@pytest.fixture
+def drip_server() -> Iterator[DripServer]:
+    """An HTTP server sending one byte every 0.5 s forever (`.url`, `.port`)."""
+    with DripServer() as server:
+        yield server

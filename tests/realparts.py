@@ -1,0 +1,94 @@
+"""Is a real part available here? `require("dockerd")` skips the test when it is not — and fails
+it when ROCMTUI_REQUIRE_REAL=1 (CI), so a missing package can never pass as a skip there."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
+
+
+def _which(*tools: str) -> str | None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    return f"{', '.join(missing)} not on PATH" if missing else None
+
+
+def _root() -> str | None:
+    return None if os.geteuid() == 0 else "needs root"
+
+
+def _buildx() -> str | None:
+    if shutil.which("docker") is None:
+        return "docker CLI not on PATH"
+    try:
+        out = subprocess.run(
+            ["docker", "buildx", "version"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"docker buildx version: {exc}"
+    return None if out.returncode == 0 else f"docker buildx missing: {out.stderr.strip()[:200]}"
+
+
+def _netns() -> str | None:
+    return _root() or _which("ip", "nsenter")
+
+
+def _dav_ext() -> str | None:
+    return _which("nginx") or (None if DAV_EXT_MODULE.is_file() else f"{DAV_EXT_MODULE} missing")
+
+
+_CHECKS: dict[str, Callable[[], str | None]] = {
+    "root": _root,
+    "dockerd": lambda: _root() or _which("dockerd", "containerd", "runc"),
+    "docker": lambda: _which("docker"),
+    "docker-buildx": _buildx,
+    "docker-registry": lambda: _which("docker-registry"),
+    "htpasswd": lambda: _which("htpasswd"),
+    "nginx": lambda: _which("nginx"),
+    "nginx-dav-ext": _dav_ext,
+    "busybox": lambda: _which("busybox"),
+    "tmux": lambda: _which("tmux"),
+    "netns": _netns,
+}
+
+
+def _fleet() -> str | None:
+    """Everything the session fleet (three engines, registry, WebDAV) needs."""
+    for part in ("root", "dockerd", "docker-registry", "nginx-dav-ext", "busybox", "netns"):
+        reason = _CHECKS[part]()
+        if reason:
+            return f"{part}: {reason}"
+    return None
+
+
+_CHECKS["fleet"] = _fleet
+
+
+@functools.cache
+def missing(what: str) -> str | None:
+    """Why real part `what` is unavailable, or None when it is there (cached per session)."""
+    if what not in _CHECKS:
+        raise ValueError(f"unknown real part {what!r}; known: {', '.join(sorted(_CHECKS))}")
+    return _CHECKS[what]()
+
+
+def require(*what: str) -> None:
+    """Skip (or, with ROCMTUI_REQUIRE_REAL=1, fail) unless every named real part is available.
+
+    Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
+    busybox, tmux, netns, and fleet (all the session fleet needs).
+    """
+    for name in what:
+        reason = missing(name)
+        if reason:
+            message = f"real part {name!r} unavailable: {reason}"
+            if os.environ.get("ROCMTUI_REQUIRE_REAL") == "1":
+                pytest.fail(message, pytrace=False)
+            pytest.skip(message)
