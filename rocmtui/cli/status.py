@@ -1,17 +1,215 @@
-"""`rocmtui status` (placeholder until its issue lands: registers the command, refuses to run)."""
+"""`rocmtui status [--json]`: one probe round of the fleet, for people or for scripts.
+
+Exit 0 when every node and both services are healthy, 1 when anything is not, 2 for a usage
+or fleet-file error (raised as ConfigError and reported by `rocmtui.cli.main`). The table view
+imports rich only when it is drawn; the JSON view is `FleetSnapshot.to_json()`. Textual is
+never imported.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
+import time
+from typing import TYPE_CHECKING
+
+from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
+from rocmtui.core.monitor import probe_fleet
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
+from rocmtui.core.states import NodeState, ServiceState
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+# The same symbols as the console (rocmtui.app.model), so a state reads without colour too.
+NODE_SYMBOLS = {
+    NodeState.OK: "✓",
+    NodeState.BUILDING: "▶",
+    NodeState.STALLED: "‼",
+    NodeState.DOWN: "✗",
+    NodeState.UNKNOWN: "?",
+}
+SERVICE_SYMBOLS = {
+    ServiceState.OK: "✓",
+    ServiceState.AUTH: "⊙",
+    ServiceState.SLOW: "◔",
+    ServiceState.DEGRADED: "▲",
+    ServiceState.DOWN: "✗",
+}
+STATE_STYLES = {
+    "ok": "green",
+    "building": "cyan",
+    "stalled": "yellow",
+    "down": "bold red",
+    "unknown": "magenta",
+    "auth": "yellow",
+    "slow": "yellow",
+    "degraded": "yellow",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `status` subcommand."""
-    sub.add_parser("status", help="(not yet built)")
+    parser = sub.add_parser(
+        "status",
+        help="probe every node, the registry and WebDAV once",
+        description="Probe every node, the registry and WebDAV once. Exit 0 when all is "
+        "healthy, 1 when anything is not, 2 for a usage or fleet-file error.",
+    )
+    parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Not built yet."""
-    print("rocmtui status: not built yet", file=sys.stderr)
-    return 2
+    """Probe once and print; the exit code says whether the fleet is healthy."""
+    config = config_from(args)
+    snapshot = asyncio.run(probe_fleet(config))
+    if args.json:
+        sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
+    else:
+        render(snapshot)
+    sys.stdout.flush()
+    return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A compact age: 4s, 3m12s, 2h05m, 3d04h."""
+    if seconds is None:
+        return "—"
+    s = int(max(0.0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def fmt_latency(seconds: float | None) -> str:
+    """Milliseconds below a second, seconds above."""
+    if seconds is None:
+        return "—"
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
+def fmt_bytes(n: int) -> str:
+    """Binary units, one decimal."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{n} B"
+        value /= 1024
+    return f"{n} B"
+
+
+def _state(word: str, symbol: str) -> Text:
+    from rich.text import Text
+
+    return Text(f"{symbol} {word}", style=STATE_STYLES.get(word, ""), no_wrap=True)
+
+
+def _reason(snap: NodeSnapshot, now: float) -> str:
+    reason = snap.reason or ""
+    if snap.state is NodeState.DOWN:
+        since = f"down for {fmt_age(now - snap.down_since)}" if snap.down_since else ""
+        last = f"last ok {fmt_age(now - snap.last_ok_at)} ago" if snap.last_ok_at else ""
+        extra = ", ".join(x for x in (since, last) if x and snap.down_since != snap.probed_at)
+        return f"{reason} ({extra})" if extra else reason
+    if snap.builder is not None and snap.builder.error:
+        return reason or f"builder: {snap.builder.error}"
+    return reason
+
+
+def _service_detail(svc: ServiceSnapshot) -> str:
+    parts = [svc.identity] if svc.identity else []
+    if svc.repositories is not None:
+        parts.append(f"{svc.repositories} repos")
+    parts += [f"{name} {word}" for name, word in svc.extras]
+    return ", ".join(parts) or "—"
+
+
+def _host_line(snapshot: FleetSnapshot) -> str | None:
+    h = next((n.host for n in snapshot.nodes if n.host is not None), None)
+    if h is None:  # every local node is this one machine: one line is enough
+        return None
+    return (
+        f"this host: cpu {h.cpu_percent:.0f}% of {h.cpu_count} · mem {h.mem_percent:.0f}% "
+        f"({fmt_bytes(h.mem_used)} of {fmt_bytes(h.mem_total)}) · load {h.load1:.2f} "
+        f"{h.load5:.2f} {h.load15:.2f} · disk {h.disk_percent:.0f}% used on {h.disk_path} "
+        f"({fmt_bytes(h.disk_free)} free)"
+    )
+
+
+def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None = None) -> None:
+    """Print the snapshot as tables (rich; every cell is Text, never markup).
+
+    Reasons go under each table rather than in a column, so the tables fit 80 columns.
+    Piped output is drawn 160 columns wide so nothing is cut in a log or a cron mail.
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    now = time.time() if now is None else now
+    console = Console(highlight=False, soft_wrap=False, width=width)
+    if width is None and not console.is_terminal:
+        console.width = 160
+
+    def table(title: str, columns: tuple[str, ...]) -> Table:
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in columns:
+            fixed = column in ("state", "latency", "age", "gfx")
+            t.add_column(column, no_wrap=fixed, overflow="fold")
+        return t
+
+    nodes = table(
+        "Nodes", ("node", "gfx", "state", "engine · buildkit", "builder", "latency", "age")
+    )
+    reasons: list[Text] = []
+    for n in snapshot.nodes:
+        buildkit = n.builder.buildkit_version if n.builder else None
+        engine = " · ".join(x for x in (n.engine_version, buildkit) if x) or "—"
+        builder = f"{n.builder.name} {n.builder.status}" if n.builder else "—"
+        nodes.add_row(
+            Text(n.name),
+            Text(n.gfx or "—"),
+            _state(str(n.state), NODE_SYMBOLS.get(n.state, "?")),
+            Text(engine),
+            Text(builder),
+            Text(fmt_latency(n.latency)),
+            Text(fmt_age(n.age(now))),
+        )
+        why = _reason(n, now)
+        if why:
+            reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
+    console.print(nodes)
+    for line in reasons:
+        console.print(line)
+    host = _host_line(snapshot)
+    if host:
+        console.print(Text(host))
+    console.print()
+    services = table("Services", ("service", "url", "state", "latency", "detail", "age"))
+    reasons = []
+    for svc in (snapshot.registry, snapshot.webdav):
+        services.add_row(
+            Text(svc.kind),
+            Text(svc.url),
+            _state(str(svc.state), SERVICE_SYMBOLS.get(svc.state, "?")),
+            Text(fmt_latency(svc.latency)),
+            Text(_service_detail(svc)),
+            Text(fmt_age(svc.age(now))),
+        )
+        if svc.reason:
+            symbol = SERVICE_SYMBOLS.get(svc.state, "?")
+            http = f" (HTTP {svc.http_status})" if svc.http_status else ""
+            reasons.append(Text(f"  {symbol} {svc.kind}: {svc.reason}{http}"))
+    console.print(services)
+    for line in reasons:
+        console.print(line)
+    verdict = "healthy" if snapshot.healthy else "NOT healthy"
+    style = "green" if snapshot.healthy else "bold red"
+    console.print(Text(f"{verdict} · probed in {snapshot.duration:.2f} s", style=style))
