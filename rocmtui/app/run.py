@@ -1,12 +1,24 @@
-"""Start the console (placeholder until the console issue lands)."""
+"""Start the console: `rocmtui` with no subcommand (rocmtui/cli/main.py calls `run_console`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from rocmtui.core.config import load_config
+
 
 def run_console(args: argparse.Namespace) -> int:
-    """Not built yet."""
-    print("rocmtui: the console is not built yet; try `rocmtui status`", file=sys.stderr)
-    return 2
+    """Open the console on the fleet file the arguments name; print what keeps running."""
+    config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
+    from rocmtui.app.app import RocmTui
+    from rocmtui.app.dialogs.quit import farewell
+
+    app = RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
+    running = app.run()
+    if app.return_code not in (None, 0):
+        return int(app.return_code or 1)
+    message = farewell(running or [])
+    if message:
+        print(message, file=sys.stderr)
+    return 0

@@ -1,0 +1,95 @@
+"""The App only starts things: the fleet screen, the keymap from the fleet file, the palette."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import BindingType
+from textual.screen import Screen
+
+from rocmtui.app import keys
+from rocmtui.app.backend import FleetBackend
+from rocmtui.app.model import JobView, keep_running
+from rocmtui.app.screens.fleet import FleetScreen
+from rocmtui.app.screens.help import HelpScreen
+from rocmtui.app.screens.logs import LogsScreen
+from rocmtui.core.config import FleetConfig
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
+
+
+class RocmTui(App[list[JobView]]):
+    """The console. Returns, on exit, the builds that keep running."""
+
+    CSS_PATH = [STYLES / "console.tcss", STYLES / "dialogs.tcss"]  # noqa: RUF012
+    TITLE = "rocmtui"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        *,
+        backend: FleetBackend | None = None,
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.read_only = read_only or config.read_only
+        self.backend = backend or FleetBackend(config, read_only=self.read_only)
+        self.backend.read_only = self.read_only
+        self.clock = clock
+        self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
+        self.fleet_screen = FleetScreen()
+        self.logs_screen = LogsScreen()
+
+    def on_mount(self) -> None:
+        """Keys from the fleet file, then the fleet screen."""
+        self.set_keymap(self.keymap)
+        self.install_screen(self.logs_screen, name="logs")
+        self.push_screen(self.fleet_screen)
+        for problem in self.keymap_problems:
+            self.notify(problem, title="Fleet file", severity="warning", markup=False)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The palette lists the catalog's actions of this screen (never dangerous ones when
+        read-only), then Textual's own."""
+        scope = {"fleet": "fleet", "logs": "logs"}.get(screen.id or "", "")
+        for entry in keys.entries(("app", scope), self.read_only):
+            target = self if entry.scope == "app" else screen
+            key = keys.display_key(entry.key, self.keymap, entry.id)
+            yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
+        yield from super().get_system_commands(screen)
+
+    def action_help(self) -> None:
+        """`?`: the keys."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.keymap, self.read_only))
+
+    async def action_quit(self) -> None:
+        """`q`: quit; builds keep running and the console says which."""
+        running = keep_running(self.fleet_screen.data.jobs)
+        if not running:
+            self.exit([])
+            return
+        from rocmtui.app.dialogs.confirm import ConfirmDialog
+        from rocmtui.app.dialogs.quit import quit_question
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(running)
+
+        self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)
+
+
+def _runner(target: App[Any] | Screen[Any], action: str) -> Callable[[], object]:
+    async def run() -> None:
+        await target.run_action(action)
+
+    return run

@@ -1,0 +1,1 @@
+"""Modal dialogs: bake, confirmations, quit."""

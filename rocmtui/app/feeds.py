@@ -1,0 +1,108 @@
+"""The loops that feed the fleet screen: each runs in a named thread worker and posts messages.
+
+A loop never touches widgets. It sleeps on an Event so a "refresh now" or shutdown wakes it at
+once, never overlaps its own rounds (one worker per feed, `exclusive=True`), and turns each
+failure into a `PanelFailed` for the panel it feeds; the next round tries again, backing off.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from textual.message import Message
+from textual.worker import get_current_worker
+
+from rocmtui.app.backend import FleetBackend
+from rocmtui.app.messages import BakeLoaded, FleetUpdated, JobsUpdated, PanelFailed
+from rocmtui.app.model import BakeView
+from rocmtui.core.snapshots import FleetSnapshot
+
+Post = Callable[[Message], object]
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failure, as the operator should read it."""
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, ImportError):
+        return f"not available in this build: {exc.name or exc}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+class Feeds:
+    """Owns the wake-up event and the loops; the screen starts them as workers."""
+
+    def __init__(self, backend: FleetBackend, post: Post) -> None:
+        self.backend = backend
+        self.post = post
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+
+    def poke(self) -> None:
+        """Run every loop's next round now."""
+        self.wake.set()
+
+    def stop(self) -> None:
+        """Ask every loop to end (the workers are also cancelled by the screen)."""
+        self.stopping.set()
+        self.wake.set()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait for the next round; False when the loop should end."""
+        worker = get_current_worker()
+        deadline = time.monotonic() + seconds
+        while not (self.stopping.is_set() or worker.is_cancelled):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            if self.wake.wait(min(left, 0.5)):
+                self.wake.clear()
+                return True
+        return False
+
+    def fleet_loop(self) -> None:
+        """Probe rounds every `refresh_seconds`; a failed round says so in the nodes panel."""
+        refresh = self.backend.config.refresh_seconds
+        previous: FleetSnapshot | None = None
+        failures = 0
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            try:
+                previous = self.backend.probe(previous)
+                self.post(FleetUpdated(previous))
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                self.post(PanelFailed("nodes", f"probe round failed: {describe(exc)}"))
+                self.post(PanelFailed("services", f"probe round failed: {describe(exc)}"))
+            backoff = min(30.0, refresh * (2 ** min(failures, 4))) if failures else refresh
+            if not self._sleep(max(0.0, backoff - (time.monotonic() - started))):
+                break
+        self.backend.close()
+
+    def jobs_loop(self) -> None:
+        """Re-read the job store (and the active jobs' progress) every refresh."""
+        refresh = self.backend.config.refresh_seconds
+        failures = 0
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            try:
+                self.post(JobsUpdated(self.backend.jobs()))
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                self.post(PanelFailed("jobs", f"job store: {describe(exc)}"))
+            backoff = min(30.0, refresh * (2 ** min(failures, 4))) if failures else refresh
+            if not self._sleep(max(0.0, backoff - (time.monotonic() - started))):
+                break
+
+    def load_bake(self) -> None:
+        """Read the bake file once (the variables panel shows why if it cannot)."""
+        try:
+            self.post(BakeLoaded(self.backend.load_bake()))
+        except Exception as exc:
+            path = self.backend.config.bake_file
+            self.post(BakeLoaded(BakeView(path=path, error=f"{path.name}: {describe(exc)}")))

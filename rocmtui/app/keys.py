@@ -1,0 +1,103 @@
+"""Keys as data: one catalog feeds the footer, the `?` help screen and the command palette.
+
+Every entry has an id (so the fleet file's `[keys]` table can remap it through Textual's keymap),
+a default key, a description, the screen it belongs to, and a `dangerous` flag. Read-only mode
+hides dangerous entries here and the backend refuses them where they are carried out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAction:
+    """One key of the console."""
+
+    id: str
+    key: str  # Textual key string; several keys separated by commas
+    action: str  # Textual action on the scope's screen
+    description: str
+    scope: str  # "app", "fleet", "logs"
+    dangerous: bool = False
+    show: bool = True  # shown in the footer (help and palette always list it)
+
+
+CATALOG: tuple[KeyAction, ...] = (
+    KeyAction("app.quit", "q", "quit", "Quit", "app"),
+    KeyAction("app.help", "question_mark", "help", "Keys", "app"),
+    KeyAction("fleet.bake", "b", "bake", "Bake…", "fleet", dangerous=True),
+    KeyAction("fleet.rebuild", "r", "rebuild", "Rebuild", "fleet", dangerous=True),
+    KeyAction("fleet.log", "l", "open_log", "Log", "fleet"),
+    KeyAction("fleet.cancel", "c", "cancel_job", "Cancel", "fleet", dangerous=True),
+    KeyAction("fleet.logs", "v", "show_logs", "Log panes", "fleet"),
+    KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),
+    KeyAction("logs.back", "escape", "back", "Back", "logs"),
+    KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
+    KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
+    KeyAction("logs.close", "x", "close_pane", "Close pane", "logs"),
+    KeyAction("logs.outline", "o", "toggle_outline", "Steps", "logs"),
+    KeyAction("logs.cancel", "c", "cancel_job", "Cancel", "logs", dangerous=True),
+    KeyAction("logs.rebuild", "r", "rebuild", "Rebuild", "logs", dangerous=True),
+)
+BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
+DANGEROUS_ACTIONS: dict[str, frozenset[str]] = {
+    scope: frozenset(k.action for k in CATALOG if k.scope == scope and k.dangerous)
+    for scope in ("app", "fleet", "logs")
+}
+
+# Keys that the log view widget (rocmtui/app/widgets/logview.py) binds itself; listed in help so
+# the whole keyboard is on one page. Not remappable from here: the widget owns them.
+LOG_VIEW_KEYS: tuple[tuple[str, str], ...] = (
+    ("/", "find (regex)"),
+    ("n / N", "next / previous match"),
+    ("f", "follow on/off"),
+    ("w", "wrap on/off"),
+    ("g / G", "top / bottom"),
+)
+
+
+def bindings(scope: str) -> list[Binding]:
+    """Textual bindings for one scope, each with its catalog id (the keymap's handle)."""
+    return [
+        Binding(k.key, k.action, k.description, show=k.show, id=k.id)
+        for k in CATALOG
+        if k.scope == scope
+    ]
+
+
+def entries(scopes: Iterable[str], read_only: bool) -> list[KeyAction]:
+    """Catalog entries of the given scopes; read-only mode leaves out dangerous ones."""
+    wanted = set(scopes)
+    return [k for k in CATALOG if k.scope in wanted and not (read_only and k.dangerous)]
+
+
+def check_keymap(keymap: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Split the fleet file's `[keys]` table into usable entries and complaints about the rest."""
+    good: dict[str, str] = {}
+    bad: list[str] = []
+    for binding_id, key in keymap.items():
+        if binding_id not in BY_ID:
+            bad.append(f"[keys] {binding_id}: no such key id (see ? for the list)")
+        elif not key.strip() or any(not part.strip() for part in key.split(",")):
+            bad.append(f"[keys] {binding_id}: empty key")
+        else:
+            good[binding_id] = key.strip()
+    return good, bad
+
+
+def display_key(key: str, keymap: Mapping[str, str] | None = None, binding_id: str = "") -> str:
+    """How a key reads on the help screen ("question_mark" -> "?")."""
+    if keymap and binding_id in keymap:
+        key = keymap[binding_id]
+    names = {
+        "question_mark": "?",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+        "escape": "esc",
+        "enter": "⏎",
+    }
+    return ",".join(names.get(part, part) for part in key.split(","))

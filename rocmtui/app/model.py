@@ -1,0 +1,270 @@
+"""What the console renders: immutable views of jobs, progress and the bake file, plus formatting.
+
+The core's records are being extended by other hands; the console renders these small frozen
+views instead, built from the core's objects in `rocmtui.app.backend`, so a field the core adds or
+renames changes one adapter, not every widget. Nothing here does I/O or imports Textual.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
+from rocmtui.core.states import JobState, NodeState, ServiceState
+
+# State word -> a symbol, so the state reads without colour (NO_COLOR, a monochrome terminal).
+NODE_SYMBOLS: dict[str, str] = {
+    NodeState.OK: "✓",
+    NodeState.BUILDING: "▶",
+    NodeState.STALLED: "‼",
+    NodeState.DOWN: "✗",
+    NodeState.UNKNOWN: "?",
+}
+SERVICE_SYMBOLS: dict[str, str] = {
+    ServiceState.OK: "✓",
+    ServiceState.AUTH: "⊙",
+    ServiceState.SLOW: "◔",
+    ServiceState.DEGRADED: "▲",
+    ServiceState.DOWN: "✗",
+}
+JOB_SYMBOLS: dict[str, str] = {
+    JobState.RUNNING: "▶",
+    JobState.SUCCEEDED: "✓",
+    JobState.FAILED: "✗",
+    JobState.CANCELLED: "⊘",
+    JobState.STALLED: "‼",
+    JobState.LOST: "?",
+}
+# State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
+SEVERITY: dict[str, str] = {
+    "ok": "good",
+    "succeeded": "good",
+    "building": "busy",
+    "running": "busy",
+    "stalled": "alarm",
+    "down": "bad",
+    "failed": "bad",
+    "lost": "bad",
+    "degraded": "warn",
+    "slow": "warn",
+    "auth": "warn",
+    "cancelled": "muted",
+    "unknown": "muted",
+}
+# Sort order of nodes: what needs the operator first (a stalled node sits on top).
+NODE_RANK: dict[str, int] = {"stalled": 0, "down": 1, "unknown": 2, "building": 3, "ok": 4}
+SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressView:
+    """A running or finished job's progress, as the core's progress model reports it."""
+
+    step: str | None = None
+    steps_done: int = 0
+    steps_total: int = 0
+    cached: int = 0
+    ninja_done: int | None = None
+    ninja_total: int | None = None
+    rate: float | None = None  # compile lines per second
+    eta: float | None = None  # seconds
+    last_output_at: float | None = None
+    error_step: str | None = None
+    steps: tuple[StepView, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """One BuildKit step of a job: its number, name, status word and duration."""
+
+    number: str
+    name: str
+    status: str  # running, done, cached, error, canceled
+    duration: float | None = None
+    first_line: int | None = None  # line in the log where the step starts, when known
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One bake job as the job store records it (whoever started it)."""
+
+    id: str
+    target: str
+    arch: str | None
+    node: str
+    state: str
+    started_at: float
+    user: str = ""
+    ended_at: float | None = None
+    log_path: Path | None = None
+    exit_code: int | None = None
+    digest: str | None = None
+    push: bool = False
+    evidence: str | None = None
+    progress: ProgressView | None = None
+
+    @property
+    def active(self) -> bool:
+        """Still running (or stalled): a build that keeps going when the console quits."""
+        return self.state in (JobState.RUNNING, JobState.STALLED)
+
+    def duration(self, now: float) -> float:
+        """Seconds from start to end (or to `now` while it runs)."""
+        return max(0.0, (self.ended_at or now) - self.started_at)
+
+
+@dataclass(frozen=True, slots=True)
+class VariableView:
+    """One bake variable: its effective value and where it comes from."""
+
+    name: str
+    value: str
+    default: str
+    source: str  # "default" or "env" (or whatever the core names it)
+    secret: bool = False
+
+    @property
+    def overridden(self) -> bool:
+        """True when the environment, not the bake file, decides the value."""
+        return self.source not in ("default", "")
+
+
+@dataclass(frozen=True, slots=True)
+class BakeView:
+    """What the bake file offers: targets, pushing targets, arches and variables."""
+
+    path: Path
+    targets: tuple[str, ...] = ()
+    pushing_targets: frozenset[str] = frozenset()
+    arches: tuple[str, ...] = ()
+    variables: tuple[VariableView, ...] = ()
+    error: str | None = None  # why the file could not be read (shown in the panel)
+
+
+@dataclass(frozen=True, slots=True)
+class BakePlan:
+    """One bake the operator is about to start: the command and what bake resolves."""
+
+    target: str
+    arch: str
+    node: str
+    push: bool
+    command: tuple[str, ...] = ()
+    resolved: tuple[str, ...] = ()  # `bake --print` lines for this plan
+    changed: frozenset[int] = frozenset()  # indexes of `resolved` lines that differ from defaults
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleData:
+    """Everything the fleet screen renders at one moment."""
+
+    fleet: FleetSnapshot | None = None
+    jobs: tuple[JobView, ...] = ()
+    bake: BakeView | None = None
+    latency: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- formatting (pure functions)
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A compact age: 4s, 3m12s, 2h05m, 3d04h."""
+    if seconds is None:
+        return "—"
+    s = int(max(0.0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def fmt_clock(epoch: float | None) -> str:
+    """Wall-clock time of day, in the operator's time zone (UTC in tests)."""
+    if epoch is None:
+        return "—"
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def fmt_latency(seconds: float | None) -> str:
+    """Latency in milliseconds, or a dash."""
+    return "—" if seconds is None else f"{seconds * 1000:.0f}ms"
+
+
+def fmt_bytes(n: int | None) -> str:
+    """Bytes in the largest unit that keeps three digits."""
+    if n is None:
+        return "—"
+    value = float(n)
+    for unit in ("B", "K", "M", "G", "T"):
+        if value < 1000 or unit == "T":
+            return f"{value:.0f}{unit}" if unit == "B" else f"{value:.1f}{unit}"
+        value /= 1024
+    return f"{value:.1f}T"
+
+
+def fmt_counter(progress: ProgressView | None) -> str:
+    """`[1234/5678] 12.3/s ETA 4m10s`, or the step count when no compile counter is seen."""
+    if progress is None:
+        return ""
+    parts: list[str] = []
+    if progress.ninja_total:
+        parts.append(f"[{progress.ninja_done or 0}/{progress.ninja_total}]")
+        if progress.rate:
+            parts.append(f"{progress.rate:.1f}/s")
+        if progress.eta is not None:
+            parts.append(f"ETA {fmt_age(progress.eta)}")
+    elif progress.steps_total:
+        parts.append(f"steps {progress.steps_done}/{progress.steps_total}")
+    return " ".join(parts)
+
+
+def sparkline(values: Sequence[float], width: int = 16) -> str:
+    """Block-character sparkline of the last `width` values (relative to their own max)."""
+    tail = list(values)[-width:]
+    if not tail:
+        return ""
+    top = max(tail) or 1.0
+    last = len(SPARK_BLOCKS) - 1
+    return "".join(SPARK_BLOCKS[min(last, round(v / top * last))] for v in tail)
+
+
+def effective_node_state(node: NodeSnapshot, jobs: Iterable[JobView]) -> str:
+    """The node's state word with the job store's view folded in.
+
+    The monitor probes engines; the job store knows what runs where. A node with a stalled job
+    is `stalled` and one with a running job is `building`, unless the engine itself is down.
+    """
+    state = str(node.state)
+    if state in (NodeState.DOWN, NodeState.UNKNOWN, NodeState.STALLED):
+        return state
+    mine = [j for j in jobs if j.node == node.name and j.active]
+    if any(j.state == JobState.STALLED for j in mine):
+        return NodeState.STALLED
+    if mine:
+        return NodeState.BUILDING
+    return state
+
+
+def running_job_on(node: str, jobs: Iterable[JobView]) -> JobView | None:
+    """The newest active job on `node` (stalled first: it is the one that needs attention)."""
+    mine = [j for j in jobs if j.node == node and j.active]
+    mine.sort(key=lambda j: (j.state != JobState.STALLED, -j.started_at))
+    return mine[0] if mine else None
+
+
+def last_job_on(node: str, jobs: Iterable[JobView]) -> JobView | None:
+    """The newest job of any state on `node`: what a rebuild from that node repeats."""
+    mine = sorted((j for j in jobs if j.node == node), key=lambda j: -j.started_at)
+    return mine[0] if mine else None
+
+
+def keep_running(jobs: Iterable[JobView]) -> list[JobView]:
+    """Jobs that go on after the console quits (they never belonged to it)."""
+    return [j for j in jobs if j.active]

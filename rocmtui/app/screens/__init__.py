@@ -1,0 +1,1 @@
+"""Screens: the fleet screen, the log panes, help."""

@@ -1,0 +1,378 @@
+"""The fleet screen: coordinates the panels, the feeds, the dialogs and the log panes.
+
+It holds the latest `ConsoleData`, re-renders panels when a feed reports, and turns the
+operator's keys into core actions run in workers. Panels render; this screen decides.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
+
+from rocmtui.app import keys
+from rocmtui.app.dialogs.bake import BakeDialog, BakeRequest
+from rocmtui.app.dialogs.confirm import ConfirmDialog
+from rocmtui.app.feeds import Feeds, describe
+from rocmtui.app.messages import (
+    BakeLoaded,
+    CancelRequested,
+    FleetUpdated,
+    JobStarted,
+    JobsUpdated,
+    LogRequested,
+    PanelFailed,
+)
+from rocmtui.app.model import BakePlan, ConsoleData, JobView, fmt_age, last_job_on, running_job_on
+from rocmtui.app.text import clean
+from rocmtui.app.widgets.common import Palette
+from rocmtui.app.widgets.fleet import (
+    FleetPanel,
+    JobsPanel,
+    NodesPanel,
+    ServicesPanel,
+    VariablesPanel,
+)
+from rocmtui.core.states import JobState
+
+if TYPE_CHECKING:
+    from rocmtui.app.app import RocmTui
+
+HISTORY = 32  # latency samples kept per service
+
+
+class FleetScreen(Screen[None]):
+    """Nodes, services, jobs and variables on one screen; the keys that act on them."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("fleet"))
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 (Textual's type)
+
+    def __init__(self) -> None:
+        super().__init__(id="fleet")
+        self.data = ConsoleData()
+        self.history: dict[str, deque[float]] = {}
+        self.stalled_seen: set[str] = set()
+        self._palette: Palette | None = None
+        self._last_fleet_at: float | None = None
+        self.feeds: Feeds | None = None
+
+    @property
+    def console(self) -> RocmTui:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Status line, the four panels, the footer."""
+        yield Static("", id="statusbar", markup=False)
+        with Container(id="panels"):
+            yield NodesPanel(id="nodes")
+            yield ServicesPanel(id="services")
+            yield JobsPanel(id="jobs")
+            yield VariablesPanel(id="variables")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start the feeds (unless a test feeds recorded data) and the age ticker."""
+        refresh = self.console.config.refresh_seconds
+        for panel in self.query(FleetPanel):
+            panel.late_after = max(
+                3 * refresh, refresh + self.console.config.probe_deadline_seconds
+            )
+        self.render_status()
+        if self.console.live:
+            self.feeds = Feeds(self.console.backend, self.post_message)
+            self.run_worker(
+                self.feeds.load_bake,
+                name="bake-file",
+                group="bake",
+                thread=True,
+                exit_on_error=False,
+            )
+            self.run_worker(
+                self.feeds.fleet_loop,
+                name="fleet-monitor",
+                group="monitor",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+            self.run_worker(
+                self.feeds.jobs_loop,
+                name="job-store",
+                group="jobs",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+            self.set_interval(max(1.0, refresh), self.render_all, name="age-ticker")
+        self.query_one("#nodes-table").focus()
+
+    def on_unmount(self) -> None:
+        """Let the loops end with the console."""
+        if self.feeds is not None:
+            self.feeds.stop()
+
+    # ---------------------------------------------------------------- rendering
+
+    @property
+    def palette(self) -> Palette:
+        """Theme colours for the state words (resolved once)."""
+        if self._palette is None:
+            self._palette = Palette.from_app(self.app)
+        return self._palette
+
+    def render_all(self) -> None:
+        """Re-render every panel at the current time (only changed cells repaint)."""
+        now = self.console.clock()
+        for panel in self.query(FleetPanel):
+            panel.show(self.data, now, self.palette)
+        self.render_status()
+
+    def render_status(self) -> None:
+        """One line: fleet file, health summary, age of the last round, read-only."""
+        now = self.console.clock()
+        config = self.console.config
+        line = Text()
+        line.append(" rocmtui ", style="bold reverse")
+        line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
+        fleet = self.data.fleet
+        if fleet is None:
+            line.append(" · waiting for the first probe round…", style=self.palette.muted)
+        else:
+            age = now - fleet.taken_at
+            late = age > 3 * config.refresh_seconds + config.probe_deadline_seconds
+            stalled = [j for j in self.data.jobs if j.state == JobState.STALLED]
+            word, style = (
+                ("healthy", self.palette.good) if fleet.healthy else ("attention", self.palette.bad)
+            )
+            if stalled:
+                word, style = f"{len(stalled)} stalled", self.palette.alarm
+            line.append(" · ")
+            line.append(f" {word} ", style=style)
+            running = sum(1 for j in self.data.jobs if j.active)
+            line.append(f" · {running} building · probed {fmt_age(age)} ago")
+            if late:
+                line.append(" (late: probes are not answering)", style=self.palette.warn)
+        if self.console.read_only:
+            line.append(" · READ-ONLY", style=self.palette.warn)
+        self.query_one("#statusbar", Static).update(line)
+
+    # ---------------------------------------------------------------- feed messages
+
+    @on(FleetUpdated)
+    def _fleet(self, message: FleetUpdated) -> None:
+        snap = message.snapshot
+        for svc in (snap.registry, snap.webdav):
+            if svc.latency is not None:
+                self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
+        latency = {k: tuple(v) for k, v in self.history.items()}
+        self.data = replace(self.data, fleet=snap, latency=latency)
+        for name in ("nodes", "services"):
+            self.query_one(f"#{name}", FleetPanel).show_fault(None)
+        self.render_all()
+
+    @on(JobsUpdated)
+    def _jobs(self, message: JobsUpdated) -> None:
+        self.data = replace(self.data, jobs=message.jobs)
+        self.query_one("#jobs", FleetPanel).show_fault(None)
+        self.alarm_new_stalls(message.jobs)
+        self.render_all()
+        self.console.logs_screen.update_jobs(message.jobs)
+
+    @on(BakeLoaded)
+    def _bake(self, message: BakeLoaded) -> None:
+        self.data = replace(self.data, bake=message.bake)
+        panel = self.query_one("#variables", FleetPanel)
+        panel.show_fault(message.bake.error)
+        self.render_all()
+
+    @on(PanelFailed)
+    def _failed(self, message: PanelFailed) -> None:
+        self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
+
+    def alarm_new_stalls(self, jobs: tuple[JobView, ...]) -> None:
+        """A job that just went stalled rings the bell and raises a notification, once."""
+        stalled = {j.id: j for j in jobs if j.state == JobState.STALLED}
+        for job_id in stalled.keys() - self.stalled_seen:
+            job = stalled[job_id]
+            self.app.bell()
+            last = job.progress.last_output_at if job.progress else None
+            silent = fmt_age(self.console.clock() - (last or job.started_at))
+            self.notify(
+                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
+                f"has printed nothing for {silent}",
+                title="Build stalled",
+                severity="error",
+                timeout=30,
+                markup=False,
+            )
+        self.stalled_seen = set(stalled)
+
+    # ---------------------------------------------------------------- worker errors
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place where a worker that died shows up on screen."""
+        worker = event.worker
+        if event.state != WorkerState.ERROR or worker.error is None:
+            return
+        panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
+        reason = f"{worker.name}: {describe(worker.error)}"
+        if panel:
+            self.query_one(f"#{panel}", FleetPanel).show_fault(reason)
+        else:
+            self.notify(reason, title="Failed", severity="error", markup=False)
+
+    # ---------------------------------------------------------------- keys
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides dangerous keys (and the backend refuses them anyway)."""
+        return not (self.console.read_only and action in keys.DANGEROUS_ACTIONS["fleet"])
+
+    def selection(self) -> tuple[str | None, JobView | None]:
+        """(node, job) the cursor is on: a job row names both; a node row names its node."""
+        focused = self.focused
+        jobs = self.query_one("#jobs", JobsPanel)
+        nodes = self.query_one("#nodes", NodesPanel)
+        if focused is jobs.table and jobs.selected_key:
+            job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
+            return (job.node if job else None), job
+        node = nodes.selected_key
+        if node is None:
+            return None, None
+        job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
+        return node, job
+
+    def action_bake(self) -> None:
+        """`b`: the bake dialog, on the selected node."""
+        node, _ = self.selection()
+        self.open_bake(BakeRequest(node=node))
+
+    def action_rebuild(self) -> None:
+        """`r`: the same target, one arch, on that node: the dialog opens ready, Enter starts."""
+        node, job = self.selection()
+        target = job.target if job else None
+        arch = job.arch if job else None
+        if node is not None and arch is None and self.data.fleet is not None:
+            snap = self.data.fleet.node(node)
+            arch = snap.gfx if snap else None
+        self.open_bake(BakeRequest(node=node, target=target, arch=arch, ready=True))
+
+    def open_bake(self, request: BakeRequest) -> None:
+        """Push the bake dialog (refused in read-only mode)."""
+        if self.console.read_only:
+            self.notify("Read-only console: builds cannot be started here.", severity="warning")
+            return
+        if self.data.bake is None or not self.data.bake.targets:
+            why = self.data.bake.error if self.data.bake else "the bake file is still loading"
+            self.notify(f"No bake targets: {why}", severity="warning", markup=False)
+            return
+
+        def chosen(plan: BakePlan | None) -> None:
+            if plan is not None:
+                self.launch(plan)
+
+        self.app.push_screen(BakeDialog(self.data, request), chosen)
+
+    def action_open_log(self) -> None:
+        """`l`: the log pane of the selected job (or of the node's running job)."""
+        _, job = self.selection()
+        if job is None:
+            self.notify("No job here to show.", severity="information")
+            return
+        self.post_message(LogRequested(job.id))
+
+    def action_show_logs(self) -> None:
+        """`v`: the log panes already open."""
+        self.app.push_screen(self.console.logs_screen)
+
+    def action_refresh(self) -> None:
+        """Probe and re-read now."""
+        if self.feeds is not None:
+            self.feeds.poke()
+
+    def action_cancel_job(self) -> None:
+        """`c`: cancel the selected running job, after a confirmation."""
+        _, job = self.selection()
+        if job is None or not job.active:
+            self.notify("Select a running job to cancel.", severity="information")
+            return
+        self.confirm_cancel(job)
+
+    def confirm_cancel(self, job: JobView) -> None:
+        """Ask, then cancel through the core."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(CancelRequested(job.id))
+
+        text = (
+            f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
+            f"({clean(job.id)})?"
+        )
+        self.app.push_screen(ConfirmDialog(text, "y", "Cancel the build"), answered)
+
+    # ---------------------------------------------------------------- intents
+
+    @on(LogRequested)
+    def _log(self, message: LogRequested) -> None:
+        job = next((j for j in self.data.jobs if j.id == message.job_id), None)
+        if job is None:
+            self.notify("That job is not in the job store (yet).", severity="warning")
+            return
+        self.console.logs_screen.open_job(job)
+        if self.app.screen is not self.console.logs_screen:
+            self.app.push_screen(self.console.logs_screen)
+
+    @on(CancelRequested)
+    def _cancel_requested(self, message: CancelRequested) -> None:
+        self.cancel(message.job_id)
+
+    @work(thread=True, name="launch", group="actions", exit_on_error=False)
+    def launch(self, plan: BakePlan) -> None:
+        """Start a build through the core (blocks: a worker)."""
+        try:
+            job = self.console.backend.launch(plan)
+        except Exception as exc:
+            self.app.call_from_thread(
+                self.notify, describe(exc), title="Bake refused", severity="error", markup=False
+            )
+            return
+        self.post_message(JobStarted(job))
+
+    @on(JobStarted)
+    def _started(self, message: JobStarted) -> None:
+        job = message.job
+        self.notify(
+            f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}: "
+            f"job {clean(job.id)}",
+            title="Build started",
+            markup=False,
+        )
+        self.data = replace(self.data, jobs=(job, *[j for j in self.data.jobs if j.id != job.id]))
+        self.render_all()
+        self.post_message(LogRequested(job.id))
+        if self.feeds is not None:
+            self.feeds.poke()
+
+    @work(thread=True, name="cancel", group="actions", exit_on_error=False)
+    def cancel(self, job_id: str) -> None:
+        """Cancel through the core (waits for the grace period: a worker)."""
+        try:
+            self.console.backend.cancel(job_id)
+        except Exception as exc:
+            self.app.call_from_thread(
+                self.notify, describe(exc), title="Cancel failed", severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self.notify, f"Job {clean(job_id)} cancelled.", markup=False)
+        if self.feeds is not None:
+            self.feeds.poke()

@@ -1,0 +1,165 @@
+"""The log panes: one tab per job, several open at once, kept while the console runs.
+
+The screen is installed once and pushed over the fleet screen; escape pops it and the panes go on
+following in the background, so coming back shows each log where it is now.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from rocmtui.app import keys
+from rocmtui.app.model import JobView
+from rocmtui.app.text import clean
+from rocmtui.app.widgets.logpane import LogPane
+
+if TYPE_CHECKING:
+    from rocmtui.app.app import RocmTui
+
+
+def pane_id(job_id: str) -> str:
+    """A widget id for a job id (ids allow letters, digits, '-' and '_')."""
+    return "job-" + re.sub(r"[^A-Za-z0-9_-]", "_", job_id)
+
+
+class LogsScreen(Screen[None]):
+    """Tabs of log panes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))
+
+    def __init__(self) -> None:
+        super().__init__(id="logs")
+        self.panes: dict[str, LogPane] = {}
+        self._pending: list[TabPane] = []  # panes opened before the screen was first shown
+        self._pending_active: str | None = None
+
+    @property
+    def console(self) -> RocmTui:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Tabs (empty until a log is opened) and the footer."""
+        yield Static(Text("No log open: select a job and press l.", style="dim"), id="logs-empty")
+        yield TabbedContent(id="log-tabs")
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode hides dangerous keys here too."""
+        if self.console.read_only and action in keys.DANGEROUS_ACTIONS["logs"]:
+            return False
+        if (
+            action
+            in ("close_pane", "next_pane", "prev_pane", "toggle_outline", "cancel_job", "rebuild")
+            and not self.panes
+        ):
+            return None
+        return True
+
+    def open_job(self, job: JobView) -> None:
+        """Show the job's pane, adding it when it is not open yet."""
+        tabs = self.query_one(TabbedContent) if self.is_mounted else None
+        pid = pane_id(job.id)
+        if job.id not in self.panes:
+            pane = LogPane(job, id=f"{pid}-pane")
+            self.panes[job.id] = pane
+            title = Content(f"{clean(job.target, 24)} {clean(job.arch or '', 10)}")
+            tab = TabPane(title, pane, id=pid)
+            if tabs is not None:
+                tabs.add_pane(tab)
+            else:
+                self._pending.append(tab)
+        if tabs is not None:
+            tabs.active = pid
+        else:
+            self._pending_active = pid
+        self._show_empty()
+
+    def on_mount(self) -> None:
+        """Add panes opened before the screen was first shown."""
+        tabs = self.query_one(TabbedContent)
+        pending, self._pending = list(self._pending), []
+        for tab in pending:
+            tabs.add_pane(tab)
+        if self._pending_active:
+            tabs.active = self._pending_active
+        self._show_empty()
+
+    def _show_empty(self) -> None:
+        if self.is_mounted:
+            self.query_one("#logs-empty").display = not self.panes
+
+    def update_jobs(self, jobs: tuple[JobView, ...]) -> None:
+        """Fresh state and progress for the open panes."""
+        now = self.console.clock()
+        by_id = {j.id: j for j in jobs}
+        for job_id, pane in self.panes.items():
+            if job_id in by_id and pane.is_mounted:
+                pane.update_job(by_id[job_id], now)
+
+    def current(self) -> LogPane | None:
+        """The pane on show."""
+        if not self.panes:
+            return None
+        active = self.query_one(TabbedContent).active
+        return next((p for j, p in self.panes.items() if pane_id(j) == active), None)
+
+    def action_back(self) -> None:
+        """Back to the fleet screen; panes keep following."""
+        self.app.pop_screen()
+
+    def action_next_pane(self) -> None:
+        """Next tab."""
+        self._cycle(1)
+
+    def action_prev_pane(self) -> None:
+        """Previous tab."""
+        self._cycle(-1)
+
+    def _cycle(self, step: int) -> None:
+        ids = [pane_id(j) for j in self.panes]
+        if not ids:
+            return
+        tabs = self.query_one(TabbedContent)
+        index = ids.index(tabs.active) if tabs.active in ids else 0
+        tabs.active = ids[(index + step) % len(ids)]
+
+    async def action_close_pane(self) -> None:
+        """Close the pane on show (the build goes on)."""
+        pane = self.current()
+        if pane is None:
+            return
+        del self.panes[pane.job.id]
+        await self.query_one(TabbedContent).remove_pane(pane_id(pane.job.id))
+        self._show_empty()
+
+    def action_toggle_outline(self) -> None:
+        """Show or hide the step outline."""
+        pane = self.current()
+        if pane is not None:
+            pane.toggle_outline()
+
+    def action_cancel_job(self) -> None:
+        """Cancel this pane's job, after a confirmation (the fleet screen does it)."""
+        pane = self.current()
+        if pane is not None and pane.job.active:
+            self.console.fleet_screen.confirm_cancel(pane.job)
+
+    def action_rebuild(self) -> None:
+        """The single-arch rebuild of this pane's job."""
+        pane = self.current()
+        if pane is not None:
+            from rocmtui.app.dialogs.bake import BakeRequest
+
+            job = pane.job
+            self.console.fleet_screen.open_bake(
+                BakeRequest(node=job.node, target=job.target, arch=job.arch, ready=True)
+            )

@@ -1,0 +1,1 @@
+"""Widgets that render immutable snapshots and send intents up as messages."""

@@ -1,0 +1,152 @@
+"""Shared pieces of the fleet screen's panels: a panel that can show its own fault, a table that
+updates only the cells that changed, and the colours of the state words taken from the theme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from rocmtui.app.model import SEVERITY
+from rocmtui.app.text import clean
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """Rich styles for each severity, resolved from the current theme's variables.
+
+    Cells are rich `Text` (outside text must never be markup), so the theme's `$success`,
+    `$error` ... are resolved here once per theme instead of in the stylesheet.
+    """
+
+    good: Style
+    busy: Style
+    alarm: Style
+    bad: Style
+    warn: Style
+    muted: Style
+    accent: Style
+
+    @classmethod
+    def from_app(cls, app: App[object]) -> Palette:
+        """Resolve the palette from the app's theme."""
+        v = app.get_css_variables()
+
+        def color(name: str, fallback: str) -> str:
+            value = v.get(name, fallback)
+            return value[:7] if value.startswith("#") else fallback
+
+        return cls(
+            good=Style(color=color("text-success", "green")),
+            busy=Style(color=color("text-primary", "cyan"), bold=True),
+            alarm=Style(
+                color=color("foreground", "white"), bgcolor=color("error", "red"), bold=True
+            ),
+            bad=Style(color=color("text-error", "red"), bold=True),
+            warn=Style(color=color("text-warning", "yellow")),
+            muted=Style(dim=True),
+            accent=Style(color=color("text-accent", "yellow"), bold=True),
+        )
+
+    def for_state(self, word: str) -> Style:
+        """The style of a state word (ok, building, stalled, down ...)."""
+        style: Style = getattr(self, SEVERITY.get(word, "muted"))
+        return style
+
+
+def state_cell(word: str, symbol: str, palette: Palette) -> Text:
+    """A state word with its symbol: reads with colour, without colour, and in a screen reader."""
+    return Text(f"{symbol} {clean(word, 12)}", style=palette.for_state(word), no_wrap=True)
+
+
+class Panel(Vertical):
+    """A titled panel with a fault line: a failure behind this panel is shown here, not raised."""
+
+    DEFAULT_CSS = """
+    Panel > .panel--fault { display: none; }
+    Panel.-faulty > .panel--fault { display: block; }
+    """
+
+    def __init__(self, title: str, *, id: str) -> None:
+        super().__init__(id=id)
+        self.border_title = title
+        self._fault = Static("", classes="panel--fault", markup=False)
+
+    def compose(self) -> ComposeResult:
+        """The fault line sits above the panel's content."""
+        yield self._fault
+
+    def show_fault(self, reason: str | None) -> None:
+        """Show (or clear, with None) why this panel's data is missing or stale."""
+        self.set_class(reason is not None, "-faulty")
+        self._fault.update(Text("⚠ " + clean(reason or "", 300)))
+
+    @property
+    def fault(self) -> str | None:
+        """The fault on show, if any."""
+        return str(self._fault.render()) if self.has_class("-faulty") else None
+
+
+Row = tuple[str, Sequence[Text]]
+
+
+def _same(a: Text, b: Text) -> bool:
+    """Whether two cells would paint the same (rich's `Text ==` ignores the base style)."""
+    return a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
+class SnapshotTable(DataTable[Text]):
+    """A DataTable filled from a list of rows, repainting only the cells whose text changed.
+
+    Over ssh every byte is latency: a 2 s refresh that rewrote whole tables would cost kilobytes
+    a second. Rows are keyed, so the cursor stays on the same node or job across refreshes.
+    """
+
+    def __init__(self, columns: Sequence[str], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=1)
+        self._column_names = tuple(columns)
+        self._keys: list[str] = []
+        self._cells: dict[str, tuple[Text, ...]] = {}
+
+    def on_mount(self) -> None:
+        """Columns are fixed for the widget's life."""
+        for name in self._column_names:
+            self.add_column(name, key=name)
+
+    @property
+    def row_keys(self) -> list[str]:
+        """Keys of the rows in display order."""
+        return list(self._keys)
+
+    @property
+    def selected_key(self) -> str | None:
+        """The key of the row under the cursor."""
+        if not self._keys:
+            return None
+        return self._keys[min(max(self.cursor_row, 0), len(self._keys) - 1)]
+
+    def show_rows(self, rows: Sequence[Row]) -> None:
+        """Make the table show exactly `rows`, touching as little of the screen as possible."""
+        keys = [key for key, _ in rows]
+        if keys != self._keys:
+            selected = self.selected_key
+            self.clear()
+            for key, cells in rows:
+                self.add_row(*cells, key=key)
+            self._keys = keys
+            self._cells = {key: tuple(cells) for key, cells in rows}
+            if selected in keys:
+                self.move_cursor(row=keys.index(selected), animate=False)
+            return
+        for key, cells in rows:
+            old = self._cells.get(key, ())
+            for index, (name, cell) in enumerate(zip(self._column_names, cells, strict=False)):
+                if index >= len(old) or _same(old[index], cell) is False:
+                    self.update_cell(key, name, cell, update_width=True)
+            self._cells[key] = tuple(cells)

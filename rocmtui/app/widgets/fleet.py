@@ -1,0 +1,326 @@
+"""The fleet screen's four panels: nodes, services, jobs and pinned variables.
+
+Each panel renders one immutable `ConsoleData` at a given `now` and sends intents up as messages;
+none of them does I/O or keeps state beyond what is on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import DataTable
+
+from rocmtui.app.messages import LogRequested
+from rocmtui.app.model import (
+    JOB_SYMBOLS,
+    NODE_RANK,
+    NODE_SYMBOLS,
+    SERVICE_SYMBOLS,
+    ConsoleData,
+    JobView,
+    effective_node_state,
+    fmt_age,
+    fmt_bytes,
+    fmt_clock,
+    fmt_counter,
+    fmt_latency,
+    running_job_on,
+    sparkline,
+)
+from rocmtui.app.text import clean, safe
+from rocmtui.app.widgets.common import Palette, Panel, Row, SnapshotTable, state_cell
+from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
+from rocmtui.core.states import JobState, NodeState
+
+EMPTY = Text("")
+
+
+class FleetPanel(Panel):
+    """A panel holding one keyed table; subclasses turn `ConsoleData` into rows."""
+
+    COLUMNS: Sequence[str] = ()
+    TITLE = ""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(self.TITLE, id=id)
+        self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table")
+        self.late_after = 6.0  # seconds; the screen sets it from the refresh interval
+
+    def compose(self) -> ComposeResult:
+        """Fault line, then the table."""
+        yield from super().compose()
+        yield self.table
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """The rows for this data (subclasses)."""
+        raise NotImplementedError
+
+    def show(self, data: ConsoleData, now: float, palette: Palette) -> None:
+        """Render; a failure to render is this panel's fault, shown here, never raised."""
+        try:
+            self.table.show_rows(self.rows(data, now, palette))
+        except Exception as exc:  # outside data we did not foresee: say so, keep the console
+            self.show_fault(f"cannot show this panel: {type(exc).__name__}: {exc}")
+
+    @property
+    def selected_key(self) -> str | None:
+        """The key (node name, job id ...) of the row under the cursor."""
+        return self.table.selected_key
+
+    def age_cell(self, age: float, palette: Palette) -> Text:
+        """The age of a status; late data says so instead of freezing."""
+        if age > self.late_after:
+            return Text(f"late {fmt_age(age)}", style=palette.warn, no_wrap=True)
+        return Text(fmt_age(age), style=palette.muted, no_wrap=True)
+
+
+class NodesPanel(FleetPanel):
+    """Every node: state, arch, the job running there with its progress, versions, host load."""
+
+    TITLE = "Nodes"
+    COLUMNS = (
+        "State",
+        "Node",
+        "GFX",
+        "Job",
+        "Output",
+        "Engine",
+        "BuildKit",
+        "Builder",
+        "Host",
+        "Age",
+    )
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """One row per node; stalled first, then down, so trouble is at the top."""
+        if data.fleet is None:
+            return []
+        order = {n.name: i for i, n in enumerate(data.fleet.nodes)}
+        nodes = sorted(
+            data.fleet.nodes,
+            key=lambda n: (NODE_RANK.get(effective_node_state(n, data.jobs), 9), order[n.name]),
+        )
+        return [(n.name, self.node_cells(n, data.jobs, now, palette)) for n in nodes]
+
+    def node_cells(
+        self, node: NodeSnapshot, jobs: Sequence[JobView], now: float, palette: Palette
+    ) -> list[Text]:
+        """The cells of one node's row."""
+        state = effective_node_state(node, jobs)
+        job = running_job_on(node.name, jobs)
+        builder = node.builder
+        builder_cell = EMPTY
+        if builder is not None:
+            word = clean(builder.status, 20)
+            style = palette.good if word == "running" else palette.warn
+            builder_cell = Text(word, style=style)
+            if builder.error:
+                builder_cell.append(" " + clean(builder.error, 60), style=palette.bad)
+        return [
+            state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
+            safe(node.name, "bold", 40),
+            safe(node.gfx or "—", "", 10),
+            self.job_cell(node, state, job, now, palette),
+            self.output_cell(state, job, now, palette),
+            safe(node.engine_version or "—", "", 24),
+            safe(builder.buildkit_version if builder and builder.buildkit_version else "—"),
+            builder_cell,
+            self.host_cell(node, palette),
+            self.age_cell(node.age(now), palette),
+        ]
+
+    def job_cell(
+        self,
+        node: NodeSnapshot,
+        state: str,
+        job: JobView | None,
+        now: float,
+        palette: Palette,
+    ) -> Text:
+        """What runs there, or why the node is down and since when."""
+        if state in (NodeState.DOWN, NodeState.UNKNOWN):
+            since = node.down_since or node.last_ok_at
+            cell = Text(style=palette.bad if state == NodeState.DOWN else palette.muted)
+            if since is not None:
+                cell.append(f"since {fmt_clock(since)} ({fmt_age(now - since)}) ")
+            cell.append(clean(node.reason or "no answer", 160))
+            return cell
+        if job is None:
+            return Text("idle", style=palette.muted)
+        cell = Text()
+        cell.append(clean(job.target, 40), style="bold")
+        cell.append(" " + clean(job.arch or "", 10))
+        counter = fmt_counter(job.progress)
+        if counter:
+            cell.append(" " + counter, style=palette.accent)
+        if job.progress and job.progress.step:
+            cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
+        return cell
+
+    def output_cell(self, state: str, job: JobView | None, now: float, palette: Palette) -> Text:
+        """Age of the running job's last output line; loud when stalled."""
+        if job is None or job.progress is None or job.progress.last_output_at is None:
+            return EMPTY
+        age = fmt_age(now - job.progress.last_output_at)
+        if state == NodeState.STALLED or job.state == JobState.STALLED:
+            return Text(f"silent {age}", style=palette.alarm)
+        return Text(age, style=palette.muted)
+
+    def host_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
+        """CPU, memory and disk of the local node."""
+        host = node.host
+        if host is None:
+            return EMPTY
+        cell = Text(no_wrap=True)
+        for label, pct in (("cpu", host.cpu_percent), ("mem", host.mem_percent)):
+            style = palette.warn if pct >= 90 else ""
+            cell.append(f"{label} {pct:.0f}% ", style=style)
+        style = palette.bad if host.disk_percent >= 95 else ""
+        cell.append(
+            f"disk {host.disk_percent:.0f}% ({fmt_bytes(host.disk_free)} free)", style=style
+        )
+        return cell
+
+    @on(DataTable.RowSelected)
+    def _open_running_log(self, event: DataTable.RowSelected) -> None:
+        """Enter on a node opens the log of the job running there."""
+        event.stop()
+        app_data: ConsoleData | None = getattr(self.screen, "data", None)
+        key = event.row_key.value
+        if app_data is not None and key is not None:
+            job = running_job_on(key, app_data.jobs)
+            if job is not None:
+                self.post_message(LogRequested(job.id))
+
+
+class ServicesPanel(FleetPanel):
+    """Zot and WebDAV: state, latency and its history, repository count."""
+
+    TITLE = "Services"
+    COLUMNS = ("State", "Service", "Latency", "History", "Repos", "Answer", "Age")
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """Registry first, then WebDAV."""
+        if data.fleet is None:
+            return []
+        out: list[Row] = []
+        for label, svc in (("zot", data.fleet.registry), ("webdav", data.fleet.webdav)):
+            out.append((svc.kind, self.service_cells(label, svc, data, now, palette)))
+        return out
+
+    def service_cells(
+        self, label: str, svc: ServiceSnapshot, data: ConsoleData, now: float, palette: Palette
+    ) -> list[Text]:
+        """The cells of one service's row."""
+        word = str(svc.state)
+        name = Text(label, style="bold")
+        name.append(" " + clean(svc.url, 60), style=palette.muted)
+        if svc.reason:
+            answer = safe(svc.reason, palette.for_state(word), 160)
+        else:
+            parts = [f"HTTP {svc.http_status}" if svc.http_status else ""]
+            parts.append(clean(svc.identity or "", 40))
+            parts += [f"{clean(k, 12)} {clean(v, 12)}" for k, v in svc.extras]
+            answer = Text(" · ".join(p for p in parts if p), style=palette.muted)
+        history = data.latency.get(svc.kind, ())
+        return [
+            state_cell(word, SERVICE_SYMBOLS.get(word, "?"), palette),
+            name,
+            Text(fmt_latency(svc.latency)),
+            Text(sparkline(history), style=palette.busy),
+            Text("—" if svc.repositories is None else str(svc.repositories)),
+            answer,
+            self.age_cell(svc.age(now), palette),
+        ]
+
+
+class JobsPanel(FleetPanel):
+    """Recent and running jobs from the job store, whoever started them."""
+
+    TITLE = "Jobs"
+    COLUMNS = ("State", "Job", "Target", "Arch", "Node", "User", "Started", "Took", "Progress")
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """Active jobs first (stalled on top), then the rest newest first."""
+        jobs = sorted(
+            data.jobs,
+            key=lambda j: (j.state != JobState.STALLED, not j.active, -j.started_at),
+        )
+        return [(j.id, self.job_cells(j, now, palette)) for j in jobs[:50]]
+
+    def job_cells(self, job: JobView, now: float, palette: Palette) -> list[Text]:
+        """The cells of one job's row."""
+        word = str(job.state)
+        return [
+            state_cell(word, JOB_SYMBOLS.get(word, "?"), palette),
+            safe(job.id, palette.muted, 24),
+            safe(job.target, "bold", 40),
+            safe(job.arch or "—", "", 10),
+            safe(job.node, "", 30),
+            safe(job.user or "—", "", 20),
+            Text(fmt_clock(job.started_at)),
+            Text(fmt_age(job.duration(now))),
+            self.result_cell(job, now, palette),
+        ]
+
+    def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
+        """Progress while it runs; exit code, digest or failing step once it ends."""
+        progress = job.progress
+        if job.active:
+            cell = Text(fmt_counter(progress), style=palette.accent)
+            if progress and progress.last_output_at is not None:
+                silent = fmt_age(now - progress.last_output_at)
+                style = palette.alarm if job.state == JobState.STALLED else palette.muted
+                cell.append(f" out {silent} ago", style=style)
+            if job.evidence:
+                cell.append(" " + clean(job.evidence, 80), style=palette.muted)
+            return cell
+        cell = Text(style=palette.muted)
+        if job.exit_code is not None:
+            cell.append(f"exit {job.exit_code}")
+        if job.digest:
+            cell.append(" " + clean(job.digest, 80)[:19])
+        if progress and progress.error_step:
+            cell.append(" at " + clean(progress.error_step, 80), style=palette.bad)
+        elif job.evidence and job.state != JobState.SUCCEEDED:
+            cell.append(" " + clean(job.evidence, 80))
+        return cell
+
+    @on(DataTable.RowSelected)
+    def _open_log(self, event: DataTable.RowSelected) -> None:
+        """Enter on a job opens its log pane."""
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(LogRequested(event.row_key.value))
+
+
+class VariablesPanel(FleetPanel):
+    """Pinned bake variables: effective value and source; overrides marked, secrets redacted."""
+
+    TITLE = "Variables"
+    COLUMNS = ("Variable", "Value", "Source", "Default")
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """One row per variable, in the bake file's order."""
+        if data.bake is None:
+            return []
+        if data.bake.error:
+            self.show_fault(data.bake.error)
+        rows: list[Row] = []
+        for var in data.bake.variables:
+            overridden = var.overridden
+            if var.secret:
+                value = Text("•••••• (redacted)", style=palette.muted)
+                default = Text("••••••" if overridden and var.default else "", style=palette.muted)
+            else:
+                value = safe(var.value, palette.accent if overridden else "", 80)
+                default = safe(var.default, palette.muted, 60) if overridden else EMPTY
+            source = Text(
+                f"● {clean(var.source, 16)}" if overridden else clean(var.source, 16),
+                style=palette.accent if overridden else palette.muted,
+            )
+            rows.append((var.name, [safe(var.name, "bold", 40), value, source, default]))
+        return rows

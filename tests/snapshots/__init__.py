@@ -1,0 +1,1 @@
+"""Recorded fleet data for the console's Pilot and SVG snapshot tests."""
