@@ -1,17 +1,44 @@
-"""`rocmtui cancel` (placeholder until its issue lands: registers the command, refuses to run)."""
+"""`rocmtui cancel JOB [--grace SECONDS]`: stop a running build and record `cancelled`.
+
+SIGTERM to the job's whole process group, SIGKILL after the grace period, then any process
+left in the job's session. Exit codes: 0 cancelled, 1 the job had already ended, 2 no such job.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `cancel` subcommand."""
-    sub.add_parser("cancel", help="(not yet built)")
+    parser = sub.add_parser(
+        "cancel",
+        help="cancel a running build",
+        description="Cancel a running build: SIGTERM to its process group, SIGKILL after a "
+        "grace period; `cancelled` is recorded.",
+    )
+    parser.add_argument("job", metavar="JOB", help="job id, unique prefix or suffix")
+    parser.add_argument(
+        "--grace", type=float, default=10.0, metavar="SECONDS", help="wait before SIGKILL"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Not built yet."""
-    print("rocmtui cancel: not built yet", file=sys.stderr)
-    return 2
+    """Cancel the job."""
+    from rocmtui.core.jobs import JobNotFound, JobNotRunning, cancel_job
+
+    config = config_from(args)
+    try:
+        record = cancel_job(config, args.job, grace=max(0.0, args.grace))
+    except JobNotRunning as exc:
+        print(f"rocmtui cancel: {exc}", file=sys.stderr)
+        return EXIT_UNHEALTHY
+    except LookupError as exc:
+        assert isinstance(exc, JobNotFound | LookupError)
+        print(f"rocmtui cancel: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{record.id} {record.state}")
+    return EXIT_OK

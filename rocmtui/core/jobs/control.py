@@ -1,0 +1,244 @@
+"""A job's live state, and cancel.
+
+The stored state is what was recorded; the state to show is computed on every read:
+- recorded end (succeeded, failed, cancelled, lost): that;
+- the supervisor's flock is held: `running`, or `stalled` when the log has not grown for the
+  fleet file's `stall_after_seconds` (from the log's mtime, so it goes back to `running` the
+  moment output resumes);
+- nobody holds the flock and no outcome was recorded: `lost` (and recorded as such), never
+  `running`.
+
+Cancel: SIGTERM to the job's process group (the supervisor's own session and group), SIGKILL to
+bake's processes after a grace period, then any straggler in the job's *session* (helpers such
+as docker's ssh connection put themselves in a group of their own), each pid checked against
+its start time so a reused pid is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.evidence import format_age, stall_evidence
+from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat
+from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore
+from rocmtui.core.states import JobState
+
+DEFAULT_GRACE = 10.0
+LOST_MESSAGE = "the supervisor is gone and recorded no outcome"
+
+
+class JobNotRunning(Exception):
+    """Cancel asked for a job that has already ended."""
+
+    def __init__(self, record: JobRecord) -> None:
+        super().__init__(f"job {record.id} already ended: {record.state}")
+        self.record = record
+
+
+def silent_seconds(record: JobRecord, now: float | None = None) -> float | None:
+    """Seconds since the job's log last changed (None when there is no log)."""
+    try:
+        mtime = os.stat(record.log_path).st_mtime
+    except OSError:
+        return None
+    return max(0.0, (time.time() if now is None else now) - mtime)
+
+
+def is_alive(record: JobRecord) -> bool:
+    """True while the job's supervisor lives (it holds the job's flock)."""
+    return locks.is_locked(record.lock_path)
+
+
+def live_record(
+    store: JobStore,
+    record: JobRecord,
+    stall_after: float,
+    now: float | None = None,
+    config: FleetConfig | None = None,
+    with_evidence: bool = False,
+) -> JobRecord:
+    """`record` with `state` as it is now (see the module doc); a job found lost is recorded
+    as lost. With `with_evidence`, a stalled job's evidence is gathered and stored."""
+    now = time.time() if now is None else now
+    if record.ended_at is not None:
+        return record
+    if is_alive(record):
+        silent = silent_seconds(record, now)
+        if silent is None or silent < stall_after:
+            return replace(record, state=JobState.RUNNING, evidence=None)
+        if with_evidence:
+            node = config.node(record.node) if config else None
+            evidence = stall_evidence(record.log_path, silent, node)
+            record = store.update(record.id, evidence=evidence, evidence_at=now)
+        elif record.evidence is None or (record.evidence_at or 0) < now - silent:
+            record = replace(record, evidence=f"silent {format_age(silent)}")
+        return replace(record, state=JobState.STALLED)
+    # nobody holds the lock: the supervisor may have recorded an outcome just now
+    fresh = store.get(record.id)
+    if fresh.ended_at is not None:
+        return fresh
+    try:
+        last_sign = max(fresh.started_at, os.stat(fresh.log_path).st_mtime)
+    except OSError:
+        last_sign = fresh.started_at
+    return store.update(
+        fresh.id,
+        only_if_unfinished=True,
+        state=JobState.LOST,
+        ended_at=min(now, last_sign),
+        message=LOST_MESSAGE,
+    )
+
+
+def _stall_after(config: FleetConfig | None, stall_after: float | None) -> float:
+    if stall_after is not None:
+        return stall_after
+    return config.stall_after_seconds if config is not None else 900.0
+
+
+def list_jobs(
+    config: FleetConfig | None = None,
+    store: JobStore | None = None,
+    limit: int | None = 100,
+    with_evidence: bool = False,
+    stall_after: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[JobRecord]:
+    """Jobs newest first, each with its live state (what `rocmtui jobs` shows)."""
+    store = store or JobStore.for_config(config, env)
+    after = _stall_after(config, stall_after)
+    now = time.time()
+    return [
+        live_record(store, r, after, now, config, with_evidence) for r in store.list(limit=limit)
+    ]
+
+
+def get_job(
+    ref: str,
+    config: FleetConfig | None = None,
+    store: JobStore | None = None,
+    with_evidence: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> JobRecord:
+    """The job named by an id, unique prefix or suffix, with its live state."""
+    store = store or JobStore.for_config(config, env)
+    record = store.resolve(ref)
+    return live_record(store, record, _stall_after(config, None), None, config, with_evidence)
+
+
+def stalled_jobs(
+    store: JobStore | None, config: FleetConfig, with_evidence: bool = False
+) -> list[JobRecord]:
+    """Running jobs silent for longer than the fleet file's `stall_after_seconds`.
+
+    `rocmtui status` exits 1 while this is non-empty. Cheap without evidence (a lock check and
+    a stat per unfinished job).
+    """
+    store = store or JobStore.for_config(config)
+    now = time.time()
+    out = []
+    for record in store.list(limit=None, unfinished_only=True):
+        live = live_record(store, record, config.stall_after_seconds, now, config, with_evidence)
+        if live.state is JobState.STALLED:
+            out.append(live)
+    return out
+
+
+def _wait(condition: object, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():  # type: ignore[operator]
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+def _kill_each(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def job_pids(record: JobRecord) -> list[int]:
+    """Live processes of the job: its session and group, started no earlier than the
+    supervisor (a reused session number from before is never matched)."""
+    sid = record.supervisor_pid
+    if not sid or record.supervisor_start is None:
+        return []
+    return job_processes(sid, sid, record.supervisor_start)
+
+
+def cancel_job(
+    config: FleetConfig | None,
+    ref: str,
+    grace: float = DEFAULT_GRACE,
+    store: JobStore | None = None,
+    env: Mapping[str, str] | None = None,
+) -> JobRecord:
+    """Cancel a running job; returns its final record (state `cancelled`).
+
+    SIGTERM to the process group; after `grace` seconds SIGKILL to bake's processes (the
+    supervisor then records the outcome); SIGKILL to whatever is left of the session after
+    that. Raises `JobNotRunning` for a job that has already ended.
+    """
+    store = store or JobStore.for_config(config, env)
+    record = store.resolve(ref)
+    if record.ended_at is not None:
+        raise JobNotRunning(record)
+    # a supervisor that is alive but has not written its pid yet is a few ms from doing so
+    if is_alive(record) and not record.supervisor_pid:
+        _wait(lambda: store.get(record.id).supervisor_pid, 3.0)
+    record = store.update(record.id, cancel_requested_at=time.time())
+    sup = record.supervisor_pid
+    sup_alive = is_same_process(sup, record.supervisor_start)
+    if sup and sup_alive:
+        stat = proc_stat(sup)
+        if stat is not None and stat.pgid == sup:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(sup, signal.SIGTERM)
+    else:
+        _kill_each(job_pids(record), signal.SIGTERM)
+
+    def bake_gone() -> bool:
+        return not any(p != sup for p in job_pids(record))
+
+    if not _wait(lambda: not is_alive(record) or bake_gone(), grace):
+        _kill_each([p for p in job_pids(record) if p != sup], signal.SIGKILL)
+    # the supervisor records `cancelled` once bake is gone; give it a moment, then insist
+    if not _wait(lambda: not is_alive(record), 5.0):
+        _kill_each(job_pids(record), signal.SIGKILL)
+        _wait(lambda: not is_alive(record), 5.0)
+    leftovers = job_pids(record)
+    if leftovers:
+        _kill_each(leftovers, signal.SIGKILL)
+        _wait(lambda: not job_pids(record), 5.0)
+    final = store.update(
+        record.id,
+        only_if_unfinished=True,
+        state=JobState.CANCELLED,
+        ended_at=time.time(),
+        message="cancelled; the supervisor was killed before it could record it",
+    )
+    return final
+
+
+__all__ = [
+    "JobNotFound",
+    "JobNotRunning",
+    "cancel_job",
+    "get_job",
+    "is_alive",
+    "job_pids",
+    "list_jobs",
+    "live_record",
+    "silent_seconds",
+    "stalled_jobs",
+]

@@ -1,0 +1,255 @@
+"""What a job's log and its processes say: the failed step's name, and stall evidence.
+
+Only the tail of a log is read (a PyTorch log runs to hundreds of MB). The step names come from
+the progress parser (`rocmtui.core.progress`) fed that tail; BuildKit's closing summary
+(` > [stage 3/4] RUN ...:`) is the fallback when the step began before the tail. Text taken
+from the log is sanitised and shortened before it is stored or shown.
+
+Stall evidence separates a hung build from a quiet-but-busy one: how long the log has been
+silent, which BuildKit step is still open, the CPU the local engine's process tree is using
+(a RUN step's processes are children of the engine), and for a node with a named builder
+whether buildx reports it running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rocmtui.core.config import NodeConfig
+
+TAIL_BYTES = 4 * 1024 * 1024
+MAX_STEP_TEXT = 160
+_SUMMARY_RE = re.compile(r"^ > (\[[^\]]+\] .*?):?\s*$")
+_STEP_HEAD_RE = re.compile(r"^#(\d+) (\[[^\]]+\] .*)$")
+_STEP_ERROR_RE = re.compile(r"^#(\d+) ERROR")
+
+
+def _clean(text: str) -> str:
+    """One safe, short line of display text from log content."""
+    try:
+        from rocmtui.core.sanitize import sanitize_line
+
+        text = sanitize_line(text)
+    except ImportError:  # pragma: no cover - the sanitiser is another module of the project
+        text = "".join(ch for ch in text if ch.isprintable())
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_STEP_TEXT else text[: MAX_STEP_TEXT - 1] + "…"
+
+
+def read_tail(path: Path, limit: int = TAIL_BYTES) -> tuple[list[str], float | None]:
+    """The last `limit` bytes of a log as lines (the first, probably cut, line dropped when the
+    read did not start at 0), and the file's mtime."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            mtime = os.fstat(fh.fileno()).st_mtime
+            start = max(0, size - limit)
+            fh.seek(start)
+            data = fh.read(limit)
+    except OSError:
+        return [], None
+    lines = data.decode("utf-8", "replace").splitlines()
+    if start > 0 and lines:
+        lines = lines[1:]
+    return lines, mtime
+
+
+def _tracker_snapshot(lines: list[str], now: float) -> Any | None:
+    """Feed lines to the project's progress parser; None if it is unavailable or fails."""
+    try:
+        from rocmtui.core.progress import ProgressTracker
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        tracker = ProgressTracker()
+        for line in lines:
+            tracker.feed_line(line, now)
+        return tracker.snapshot()
+    except Exception:  # a parser bug must not stop a job being recorded
+        return None
+
+
+def _step_text(value: Any) -> str | None:
+    """A step (or its name) from the progress model as display text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value or None
+    for attr in ("name", "title", "label"):
+        name = getattr(value, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    return str(value)
+
+
+def error_step_of(log_path: Path) -> str | None:
+    """The name of the build step that failed, from the log's tail; None when not found."""
+    lines, _ = read_tail(log_path)
+    snap = _tracker_snapshot(lines, time.time())
+    name = _step_text(getattr(snap, "error_step", None)) if snap is not None else None
+    if name:
+        return _clean(name)
+    heads: dict[str, str] = {}
+    failed: str | None = None
+    summary: str | None = None
+    for line in lines:
+        head = _STEP_HEAD_RE.match(line)
+        if head:
+            heads[head.group(1)] = head.group(2)
+        err = _STEP_ERROR_RE.match(line)
+        if err:
+            failed = err.group(1)
+        summ = _SUMMARY_RE.match(line)
+        if summ and summary is None:
+            summary = summ.group(1)
+    if failed and failed in heads:
+        return _clean(heads[failed])
+    if summary:
+        return _clean(summary)
+    return None
+
+
+def open_step_of(lines: list[str]) -> str | None:
+    """The BuildKit step still running at the end of these lines (parser first)."""
+    snap = _tracker_snapshot(lines, time.time())
+    if snap is not None:
+        name = _step_text(getattr(snap, "current_step", None))
+        if name:
+            return _clean(name)
+    open_steps: dict[str, str] = {}
+    for line in lines:
+        head = _STEP_HEAD_RE.match(line)
+        if head:
+            open_steps[head.group(1)] = head.group(2)
+            continue
+        m = re.match(r"^#(\d+) (DONE|CACHED|ERROR|CANCELED)", line)
+        if m:
+            open_steps.pop(m.group(1), None)
+    if open_steps:
+        return _clean(list(open_steps.values())[-1])
+    return None
+
+
+def format_age(seconds: float) -> str:
+    """Short human age: 45s, 16m, 3h05m, 2d04h."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+
+
+def engine_pid(node: NodeConfig) -> int | None:
+    """The dockerd serving a local node's unix socket (matched on its command line)."""
+    import psutil
+
+    host = node.docker_host or "unix:///var/run/docker.sock"
+    if not host.startswith("unix://"):
+        return None
+    sock = host[len("unix://") :]
+    default = sock in ("/var/run/docker.sock", "/run/docker.sock")
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if proc.info["name"] != "dockerd":
+                continue
+            cmd = " ".join(proc.info["cmdline"] or [])
+        except (psutil.Error, TypeError):
+            continue
+        if sock in cmd or (default and "-H" not in cmd and "--host" not in cmd):
+            return int(proc.pid)
+    return None
+
+
+def tree_cpu_percent(pid: int, interval: float = 0.5) -> float | None:
+    """CPU use (100 = one core) of `pid` and all its descendants over `interval` seconds."""
+    import psutil
+
+    def total() -> float | None:
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return None
+        busy = 0.0
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            busy += times.user + times.system
+        return busy
+
+    before = total()
+    start = time.monotonic()
+    time.sleep(interval)
+    after = total()
+    if before is None or after is None:
+        return None
+    # processes that ended in between take their time with them: never report below zero
+    return max(0.0, (after - before) / (time.monotonic() - start) * 100.0)
+
+
+def builder_status(node: NodeConfig, env: Mapping[str, str], timeout: float = 5.0) -> str | None:
+    """buildx's status word for the node's named builder (e.g. "running"), or None."""
+    if not node.builder:
+        return None
+    child_env = dict(env)
+    if node.docker_host:
+        child_env["DOCKER_HOST"] = node.docker_host
+        child_env.pop("DOCKER_CONTEXT", None)
+    elif node.context:
+        child_env["DOCKER_CONTEXT"] = node.context
+        child_env.pop("DOCKER_HOST", None)
+    try:
+        out = subprocess.run(
+            ["docker", "buildx", "inspect", "--", node.builder],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "no answer"
+    for line in out.splitlines():
+        if line.strip().lower().startswith("status:"):
+            return _clean(line.split(":", 1)[1].strip())
+    return None
+
+
+def stall_evidence(
+    log_path: Path,
+    silent_for: float,
+    node: NodeConfig | None,
+    env: Mapping[str, str] | None = None,
+    cpu_interval: float = 0.5,
+) -> str:
+    """One short line of evidence for a silent job, e.g.
+    "silent 16m; step [demo-vllm 2/2] RUN fake-compile still open; engine busy 180% CPU"."""
+    parts = [f"silent {format_age(silent_for)}"]
+    lines, _ = read_tail(log_path, 256 * 1024)
+    step = open_step_of(lines)
+    if step:
+        parts.append(f"step {step} still open")
+    if node is not None and node.local:
+        pid = engine_pid(node)
+        cpu = tree_cpu_percent(pid, cpu_interval) if pid else None
+        if cpu is None:
+            parts.append("engine process not found")
+        else:
+            parts.append(f"engine {'busy' if cpu >= 5 else 'idle'} {cpu:.0f}% CPU")
+    if node is not None and node.builder:
+        status = builder_status(node, os.environ if env is None else env)
+        if status:
+            parts.append(f"builder {node.builder} {status}")
+    return "; ".join(parts)

@@ -1,0 +1,349 @@
+"""The job store: one folder per job and an SQLite index shared by every console and command.
+
+Layout under the state folder (`paths.state_dir`):
+
+    jobs.sqlite            the index (WAL, busy timeout): one row per job
+    jobs/<id>/log          bake's stdout and stderr, plus a header and footer we write
+    jobs/<id>/metadata.json  bake's --metadata-file (image digest)
+    jobs/<id>/record.json  the row as JSON, replaced atomically (tmp + rename) on every change
+    jobs/<id>/lock         flock held by the job's supervisor for its whole life
+
+The stored `state` is what the supervisor (or cancel, or a reader that found the supervisor
+gone) recorded; the state to show is computed on read by `control.job_state`, because
+`stalled` and `lost` depend on the clock and on the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.paths import state_dir
+from rocmtui.core.states import JobState
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
+
+_COLUMNS = """
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    node TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    push INTEGER NOT NULL,
+    overrides TEXT NOT NULL,
+    command TEXT NOT NULL,
+    user TEXT NOT NULL,
+    host TEXT NOT NULL,
+    bake_file TEXT NOT NULL,
+    job_dir TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    supervisor_pid INTEGER,
+    supervisor_start INTEGER,
+    bake_pid INTEGER,
+    bake_start INTEGER,
+    exit_code INTEGER,
+    digest TEXT,
+    state TEXT NOT NULL,
+    error_step TEXT,
+    message TEXT,
+    evidence TEXT,
+    evidence_at REAL,
+    cancel_requested_at REAL
+"""
+
+
+class JobNotFound(LookupError):
+    """No job matches the id or prefix given."""
+
+
+class AmbiguousJob(LookupError):
+    """A prefix matches more than one job."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One job as recorded (the stored state; see `control.job_state` for the live one).
+
+    `overrides` and `command` are stored redacted: they are for people to read, never re-run.
+    `command` is the environment assignments that matter followed by bake's argument list.
+    """
+
+    id: str
+    target: str
+    arch: str
+    node: str
+    endpoint: str
+    push: bool
+    overrides: dict[str, str]
+    command: tuple[str, ...]
+    user: str
+    host: str
+    bake_file: str
+    job_dir: str
+    started_at: float
+    state: JobState = JobState.RUNNING
+    ended_at: float | None = None
+    supervisor_pid: int | None = None
+    supervisor_start: int | None = None
+    bake_pid: int | None = None
+    bake_start: int | None = None
+    exit_code: int | None = None
+    digest: str | None = None
+    error_step: str | None = None
+    message: str | None = None  # why it failed to start, was lost, or was cancelled
+    evidence: str | None = None  # last stall evidence, e.g. "silent 16m; engine busy 180% CPU"
+    evidence_at: float | None = None
+    cancel_requested_at: float | None = None
+
+    @property
+    def path(self) -> Path:
+        """The job's folder."""
+        return Path(self.job_dir)
+
+    @property
+    def log_path(self) -> Path:
+        """bake's output (and our header/footer)."""
+        return self.path / "log"
+
+    @property
+    def metadata_path(self) -> Path:
+        """bake's --metadata-file."""
+        return self.path / "metadata.json"
+
+    @property
+    def record_path(self) -> Path:
+        """The atomically replaced JSON copy of the row."""
+        return self.path / "record.json"
+
+    @property
+    def lock_path(self) -> Path:
+        """The flock the supervisor holds while it lives."""
+        return self.path / "lock"
+
+    def duration(self, now: float | None = None) -> float:
+        """Seconds from start to end (or to now while unfinished)."""
+        end = self.ended_at if self.ended_at is not None else (time.time() if now is None else now)
+        return max(0.0, end - self.started_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of the stored fields."""
+        data = asdict(self)
+        data["state"] = str(self.state)
+        data["command"] = list(self.command)
+        return data
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(JobRecord))
+
+
+def _row_to_record(row: sqlite3.Row) -> JobRecord:
+    data = {key: row[key] for key in row.keys() if key in _FIELD_NAMES}  # noqa: SIM118
+    data["push"] = bool(data["push"])
+    data["overrides"] = json.loads(data["overrides"])
+    data["command"] = tuple(json.loads(data["command"]))
+    try:
+        data["state"] = JobState(data["state"])
+    except ValueError:
+        data["state"] = JobState.LOST
+    return JobRecord(**data)
+
+
+def _record_to_row(record: JobRecord) -> dict[str, Any]:
+    data = {name: getattr(record, name) for name in _FIELD_NAMES}
+    data["push"] = int(record.push)
+    data["overrides"] = json.dumps(record.overrides, sort_keys=True)
+    data["command"] = json.dumps(list(record.command))
+    data["state"] = str(record.state)
+    return data
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON so a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def new_job_id(now: float | None = None) -> str:
+    """A short, sortable, unique-enough id: UTC minute plus 16 random bits (checked on insert)."""
+    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+class JobStore:
+    """The SQLite index and job folders under one state folder. Safe to use from many
+    processes at once; each call opens its own connection, so it is also safe across threads.
+    """
+
+    def __init__(self, root: Path | str | FleetConfig) -> None:
+        """`root` is the state folder, or a fleet config whose state folder to use."""
+        self.root = state_dir(root) if isinstance(root, FleetConfig) else Path(root)
+        self.jobs_dir = self.root / "jobs"
+        self.db_path = self.root / "jobs.sqlite"
+        self._ready = False
+
+    @classmethod
+    def for_config(
+        cls, config: FleetConfig | None = None, env: Mapping[str, str] | None = None
+    ) -> JobStore:
+        """The store in the state folder the fleet file (and environment) point at."""
+        return cls(state_dir(config, env))
+
+    @contextlib.contextmanager
+    def connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection; with `write`, inside BEGIN IMMEDIATE (other writers wait, readers go
+        on) and committed on success."""
+        self._ensure()
+        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if write:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            else:
+                yield conn
+        finally:
+            conn.close()
+
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({_COLUMNS})")
+                conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+        finally:
+            conn.close()
+        self._ready = True
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create(self, make: Any) -> JobRecord:
+        """Allocate a fresh id and folder, then insert `make(job_id, job_dir)` (a JobRecord).
+
+        The id is checked against the index inside the write transaction, so two launches in
+        the same minute never share one.
+        """
+        with self.connect(write=True) as conn:
+            for _ in range(50):
+                job_id = new_job_id()
+                job_dir = self.jobs_dir / job_id
+                taken = conn.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                if taken is None and not job_dir.exists():
+                    break
+            else:  # pragma: no cover - 50 collisions of 16 random bits in one minute
+                raise RuntimeError("could not allocate a job id")
+            job_dir.mkdir(mode=0o755)
+            record: JobRecord = make(job_id, job_dir)
+            row = _record_to_row(record)
+            names = ", ".join(row)
+            marks = ", ".join(f":{k}" for k in row)
+            conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
+            write_json_atomic(record.record_path, record.to_json())
+        return record
+
+    def update(self, job_id: str, only_if_unfinished: bool = False, **changes: Any) -> JobRecord:
+        """Change some fields of a job; the row and record.json change together.
+
+        With `only_if_unfinished`, nothing changes once an end time is recorded (so a late
+        writer never overwrites the outcome another process already recorded).
+        """
+        unknown = set(changes) - set(_FIELD_NAMES)
+        if unknown:
+            raise ValueError(f"unknown job fields: {sorted(unknown)}")
+        with self.connect(write=True) as conn:
+            row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise JobNotFound(job_id)
+            record = _row_to_record(row)
+            if only_if_unfinished and record.ended_at is not None:
+                return record
+            record = replace(record, **changes)
+            data = _record_to_row(record)
+            sets = ", ".join(f"{k} = :{k}" for k in changes)
+            conn.execute(f"UPDATE jobs SET {sets} WHERE id = :id", data)
+            write_json_atomic(record.record_path, record.to_json())
+        return record
+
+    # -- reading -------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> JobRecord:
+        """The job with exactly this id."""
+        with self.connect() as conn:
+            row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise JobNotFound(job_id)
+        return _row_to_record(row)
+
+    def resolve(self, ref: str) -> JobRecord:
+        """The job named by a full id, a unique prefix, or a unique random suffix (`ab12`)."""
+        ref = ref.strip()
+        if not ref or not re.fullmatch(r"[0-9a-f-]+", ref):
+            raise JobNotFound(f"not a job id: {ref!r}")
+        with self.connect() as conn:
+            exact = conn.execute("SELECT * FROM jobs WHERE id = ?", (ref,)).fetchone()
+            if exact is not None:
+                return _row_to_record(exact)
+            rows = conn.execute(
+                "SELECT * FROM jobs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 2",
+                (len(ref), ref),
+            ).fetchall()
+            if not rows and "-" not in ref:
+                rows = conn.execute(
+                    "SELECT * FROM jobs WHERE id LIKE ? ORDER BY started_at DESC LIMIT 2",
+                    (f"%-{ref}",),
+                ).fetchall()
+        if not rows:
+            raise JobNotFound(f"no job matches {ref!r}")
+        if len(rows) > 1:
+            raise AmbiguousJob(f"{ref!r} matches more than one job ({rows[0]['id']}, ...)")
+        return _row_to_record(rows[0])
+
+    def list(self, limit: int | None = 100, unfinished_only: bool = False) -> list[JobRecord]:
+        """Jobs newest first."""
+        sql = "SELECT * FROM jobs"
+        if unfinished_only:
+            sql += " WHERE ended_at IS NULL"
+        sql += " ORDER BY started_at DESC, id DESC"
+        params: tuple[int, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (limit,)
+        with self.connect() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [_row_to_record(r) for r in rows]

@@ -1,0 +1,255 @@
+"""The small process that owns one build: `python -m rocmtui.core.jobs.supervisor ...`.
+
+Started by `launch.launch_job` in a new session with stdin /dev/null and stdout/stderr on the
+job's log, holding (by inheritance) the job's lock and its target slot lock. It forks once so the
+launcher can reap the first process at once (a long-lived console never collects zombies), then
+the grandchild makes its own session (so the group id is its own pid), starts `docker buildx
+bake` as its child in that group, tells the waiting first process "started", and waits.
+
+When bake ends it records exit code, end time, digest (from bake's metadata file) and state,
+writes a footer line into the log, and exits; exiting drops both locks. The outcome comes only
+from the exit code and the metadata file, never from what the build printed.
+
+bake gets SIGTERM if the supervisor dies (PR_SET_PDEATHSIG): a build nobody records would
+hold the machine and push unseen, so a lost supervisor takes its build down with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from rocmtui.core.jobs.procs import start_time
+from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.states import JobState
+
+READY = b"R"
+FAILED_TO_START = b"F"
+EXIT_CODE_NOT_STARTED = 127
+_PR_SET_PDEATHSIG = 1
+
+
+def digest_from_metadata(path: Path, target: str) -> str | None:
+    """The image digest bake wrote for `target` (`containerimage.digest`), if any.
+
+    bake's metadata file maps each target to its build's metadata; a single-target file may
+    also hold the keys at the top level, so both shapes are read.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    candidates = [data.get(target), data, *data.values()]
+    for entry in candidates:
+        if isinstance(entry, dict):
+            digest = entry.get("containerimage.digest")
+            if isinstance(digest, str) and digest.startswith("sha256:"):
+                return digest
+    return None
+
+
+def _set_pdeathsig() -> None:
+    """In bake's child before exec: SIGTERM when the supervisor dies."""
+    import ctypes
+
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the supervisor died before prctl took effect
+        os._exit(EXIT_CODE_NOT_STARTED)
+
+
+def _log(message: str) -> None:
+    """A line of our own in the job's log (stdout is the log file)."""
+    with contextlib.suppress(OSError):
+        os.write(1, f"\n# rocmtui: {message}\n".encode())
+
+
+def _format_duration(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+class Supervisor:
+    """Runs bake for one job and records how it ended."""
+
+    def __init__(self, store: JobStore, job_id: str, argv: Sequence[str], push: bool) -> None:
+        self.store = store
+        self.job_id = job_id
+        self.argv = list(argv)
+        self.push = push
+        self.signals: list[int] = []
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.signals.append(signum)
+
+    def start(self) -> JobRecord:
+        """Start bake as our child; record both pids with their start times."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        env = dict(os.environ)
+        if env.pop("ROCMTUI_SUPERVISOR_UNSET_PYTHONPATH", None):
+            env.pop("PYTHONPATH", None)
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            close_fds=True,  # the lock descriptors stay with the supervisor only
+            env=env,
+            preexec_fn=_set_pdeathsig,  # safe: the supervisor is single-threaded
+        )
+        me = os.getpid()
+        return self.store.update(
+            self.job_id,
+            supervisor_pid=me,
+            supervisor_start=start_time(me),
+            bake_pid=self.proc.pid,
+            bake_start=start_time(self.proc.pid),
+        )
+
+    def wait(self) -> int:
+        """Wait for bake; a stray SIGTERM/SIGINT (not from `cancel`) is passed on to bake."""
+        assert self.proc is not None
+        handled = 0
+        while True:
+            try:
+                return self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+            if len(self.signals) > handled:
+                handled = len(self.signals)
+                record = self.store.get(self.job_id)
+                if record.cancel_requested_at is None:  # not a group-wide cancel: forward
+                    with contextlib.suppress(ProcessLookupError):
+                        self.proc.send_signal(self.signals[-1])
+
+    def finish(self, returncode: int, record: JobRecord) -> JobRecord:
+        """Record the outcome (unless another process, e.g. cancel, already did)."""
+        from rocmtui.core.jobs.evidence import error_step_of
+
+        exit_code = returncode if returncode >= 0 else 128 - returncode
+        latest = self.store.get(self.job_id)
+        digest = digest_from_metadata(latest.metadata_path, latest.target)
+        message = None
+        error_step = None
+        if latest.cancel_requested_at is not None or self.signals:
+            state = JobState.CANCELLED
+            message = "cancelled" if latest.cancel_requested_at else "stopped by a signal"
+        elif exit_code == 0 and self.push and digest is None:
+            state = JobState.FAILED
+            message = "bake exited 0 but its metadata file names no pushed image digest"
+        elif exit_code == 0:
+            state = JobState.SUCCEEDED
+        else:
+            state = JobState.FAILED
+            error_step = error_step_of(latest.log_path)
+        ended = time.time()
+        _log(
+            f"job {self.job_id} {state} (bake exit code {exit_code}) after "
+            f"{_format_duration(ended - latest.started_at)}"
+            + (f"; digest {digest}" if digest else "")
+        )
+        return self.store.update(
+            self.job_id,
+            only_if_unfinished=True,
+            state=state,
+            exit_code=exit_code,
+            ended_at=ended,
+            digest=digest,
+            error_step=error_step,
+            message=message,
+        )
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="rocmtui.core.jobs.supervisor")
+    parser.add_argument("--store", required=True, help="the state folder")
+    parser.add_argument("--job", required=True, help="the job id")
+    parser.add_argument("--push", action="store_true", help="the build pushes an image")
+    parser.add_argument("--slot-fd", type=int, help="inherited descriptor of the slot lock")
+    parser.add_argument("bake", nargs=argparse.REMAINDER, help="-- bake's argument list")
+    args = parser.parse_args(argv)
+    if args.bake and args.bake[0] == "--":
+        args.bake = args.bake[1:]
+    if not args.bake:
+        parser.error("no bake command given")
+    return args
+
+
+def _grandchild(args: argparse.Namespace, ready_w: int) -> int:
+    os.setsid()  # our own session and group: cancel signals exactly this group
+    store = JobStore(Path(args.store))
+    sup = Supervisor(store, args.job, args.bake, args.push)
+    try:
+        record = sup.start()
+    except OSError as exc:
+        _log(f"could not start bake: {exc.strerror or exc}")
+        store.update(
+            args.job,
+            only_if_unfinished=True,
+            state=JobState.FAILED,
+            exit_code=EXIT_CODE_NOT_STARTED,
+            ended_at=time.time(),
+            message=f"could not start bake: {exc.strerror or exc}",
+            supervisor_pid=os.getpid(),
+            supervisor_start=start_time(os.getpid()),
+        )
+        with contextlib.suppress(OSError):
+            os.write(ready_w, FAILED_TO_START)
+        return 1
+    with contextlib.suppress(OSError):
+        os.write(ready_w, READY)
+    os.close(ready_w)
+    returncode = sup.wait()
+    try:
+        sup.finish(returncode, record)
+    except Exception as exc:  # the job then reads as lost; say why in its log
+        _log(f"supervisor could not record the outcome: {type(exc).__name__}: {exc}")
+        return 1
+    finally:
+        if args.slot_fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(args.slot_fd, 0)  # the next holder never reads us as its holder
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: fork, let the first process report "started" and exit, supervise."""
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        code = 1
+        try:
+            code = _grandchild(args, ready_w)
+        finally:
+            os._exit(code)
+    # the first process: wait (bounded) for the grandchild's word, then go
+    os.close(ready_w)
+    readable, _, _ = select.select([ready_r], [], [], 30.0)
+    word = os.read(ready_r, 1) if readable else b""
+    return 0 if word == READY else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
