@@ -1,0 +1,346 @@
+"""What bake will really use: `docker buildx bake --print`, run with the launch environment.
+
+The static reader (`bakefile`) says what is written; this module asks buildx, which evaluates
+variables, functions, `inherits` and `matrix` exactly and needs no daemon. Every check compares
+against it.
+
+Hazards designed against (HAZARDS.md, "Secrets and commands"):
+- An environment variable named like a bake variable silently overrides it, so bake always runs
+  with `bake_environment(...)`: a short allow-list from the caller's environment plus explicit
+  overrides, and never a variable of the bake file unless it is an explicit override.
+- Argument lists only, never a shell, and `--` before target names.
+- A hard deadline: buildx (and the docker CLI that runs it as a child) is started in a session of
+  its own and the whole process group is killed when the deadline passes.
+- Secret values that reach an error message are redacted (by name and by value).
+
+bake runs in the bake file's own directory (`bake_workdir`): the `context` paths of a bake file
+are relative to the directory bake runs in, and rocm-bake.hcl's are written relative to itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable, plain_string
+
+#: Names kept from the caller's environment: what the docker CLI and buildx need to find their
+#: config, plugins, engine and builder, reach an ssh:// engine, and write temporary files.
+#: BUILDX_BUILDER and BUILDKIT_PROGRESS are not kept: the caller passes --builder/--progress.
+KEEP_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "TMPDIR",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "XDG_RUNTIME_DIR",
+        "SSH_AUTH_SOCK",
+        "DOCKER_CONFIG",
+        "DOCKER_HOST",
+        "DOCKER_CONTEXT",
+        "DOCKER_TLS_VERIFY",
+        "DOCKER_CERT_PATH",
+        "BUILDX_CONFIG",
+    }
+)
+KEEP_PREFIXES = ("LC_",)
+#: PATH when the caller's environment has none.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: The target the resolve overlay defines (bake target names allow only [A-Za-z0-9_-]).
+RESOLVE_TARGET = "rocmtui-resolve-variables"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ERROR_AT = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+),\d+(?:-\d+(?:,\d+)?)?: (?P<msg>.*)$")
+_MAX_MESSAGE = 400
+
+
+class BuildxMissing(BakeError):
+    """The docker CLI or its buildx plugin is not installed: the truth cannot be asked for."""
+
+
+def bake_workdir(path: Path | str) -> Path:
+    """The directory bake runs in for `path`: the bake file's own directory."""
+    return Path(path).absolute().parent
+
+
+def bake_environment(
+    base: Mapping[str, str],
+    overrides: Mapping[str, str],
+    *,
+    bake_variables: Iterable[str] = (),
+) -> dict[str, str]:
+    """The scrubbed environment to run bake with: `KEEP_NAMES` (and `LC_*`) from `base`, then
+    `overrides` on top. Any name in `bake_variables` is taken only from `overrides`, so a file
+    that declares, say, `HOME` as a variable is not overridden by the caller's HOME either."""
+    declared = frozenset(bake_variables)
+    env = {
+        k: v
+        for k, v in base.items()
+        if (k in KEEP_NAMES or k.startswith(KEEP_PREFIXES)) and k not in declared
+    }
+    env.setdefault("PATH", DEFAULT_PATH)
+    env.update(overrides)
+    return env
+
+
+def _secret_values(env: Mapping[str, str]) -> Any:
+    from rocmtui.core.redact import Redactor
+
+    return Redactor(env)
+
+
+def _one_line(text: str, env: Mapping[str, str]) -> str:
+    """A buildx message as one short, safe line: secrets redacted, controls removed."""
+    from rocmtui.core.sanitize import sanitize_line
+
+    text = _secret_values(env).redact_text(" ".join(text.split()))
+    return str(sanitize_line(text, _MAX_MESSAGE))
+
+
+def _buildx_error(stderr: str, path: Path, env: Mapping[str, str]) -> BakeError:
+    """buildx's own message (its last `ERROR:` line), placed at FILE:LINE when it names one."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln[len("ERROR:") :].strip() for ln in lines if ln.startswith("ERROR:")]
+    message = errors[-1] if errors else (lines[-1] if lines else "failed with no message")
+    if "is not a docker command" in message or (
+        "unknown command" in message and "buildx" in message
+    ):
+        return BuildxMissing("docker buildx is not installed", path)
+    m = _ERROR_AT.match(message)
+    if m is not None:
+        where = Path(m.group("file"))
+        where = where if where.is_absolute() else bake_workdir(path) / where
+        return BakeError(_one_line(m.group("msg"), env), where, int(m.group("line")))
+    return BakeError(_one_line(f"docker buildx bake: {message}", env), path)
+
+
+def _run_print(
+    files: Sequence[Path], targets: Sequence[str], env: Mapping[str, str], timeout: float
+) -> dict[str, Any]:
+    """Run `docker buildx bake -f F... --print -- TARGETS...` under a hard deadline."""
+    path = files[0]
+    docker = shutil.which("docker", path=env.get("PATH", DEFAULT_PATH))
+    if docker is None:
+        raise BuildxMissing("the docker CLI is not on PATH", path)
+    argv = [docker, "buildx", "bake"]
+    for f in files:
+        argv += ["-f", str(Path(f).absolute())]
+    argv += ["--print", "--", *targets]
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=bake_workdir(path),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # so the deadline can kill docker *and* its buildx child
+        )
+    except OSError as exc:
+        raise BuildxMissing(f"cannot run docker: {exc.strerror or exc}", path) from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise BakeError(
+            f"docker buildx bake --print gave no answer within {timeout:g} s (stopped)", path
+        ) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    stderr = err.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise _buildx_error(stderr, path, env)
+    try:
+        data = json.loads(out.decode("utf-8", "replace"))
+    except ValueError:
+        raise BakeError("docker buildx bake --print did not print JSON", path) from None
+    if not isinstance(data, dict):
+        raise BakeError("docker buildx bake --print printed something other than an object", path)
+    return data
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's whole process group, then reap the child."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired, ValueError):
+        proc.communicate(timeout=5)
+
+
+def bake_print(
+    path: Path | str, targets: Sequence[str], env: Mapping[str, str], timeout: float = 10.0
+) -> dict[str, Any]:
+    """`docker buildx bake -f PATH --print -- TARGETS...` with exactly `env`, as parsed JSON
+    (`{"group": {...}, "target": {...}}`). Raises BakeError with buildx's own message (or
+    BuildxMissing when docker or buildx is not installed) and on the deadline."""
+    return _run_print([Path(path)], list(targets), env, timeout)
+
+
+def _overlay_text(names: Sequence[str]) -> str:
+    """One target whose args hold every variable, JSON-encoded (see resolved_variables)."""
+    args = "\n".join(f"    {name} = jsonencode({name})" for name in names)
+    return f'target "{RESOLVE_TARGET}" {{\n  args = {{\n{args}\n  }}\n}}\n'
+
+
+def _from_json(encoded: str) -> str | None:
+    """A jsonencode()d value as bake would pass it as a string arg (None for null)."""
+    value = json.loads(encoded)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return encoded.strip()  # buildx's own formatting of the number
+    return json.dumps(value, separators=(",", ":"))
+
+
+def resolved_variables(
+    path: Path | str,
+    variable_names: Iterable[str],
+    env: Mapping[str, str],
+    timeout: float = 10.0,
+) -> dict[str, str]:
+    """What bake really resolves each variable to under `env`.
+
+    Done exactly, by bake itself: a temporary overlay bake file defines one target whose `args`
+    map every variable to itself (`NAME = jsonencode(NAME)`), `--print` runs with both files
+    and that target, and the args are read back. jsonencode keeps every type readable (a list
+    or a null default cannot be an arg as is) and is decoded to what `NAME = NAME` would give:
+    strings as they are, numbers and bools as bake prints them, lists and objects as compact
+    JSON. A variable whose value is null is absent from the result (bake passes nothing for
+    it); so are names that are not plain identifiers.
+    """
+    path = Path(path)
+    names = sorted({n for n in variable_names if _IDENTIFIER.match(n)})
+    if not names:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="rocmtui-resolve-") as tmp:
+        overlay = Path(tmp) / "resolve.hcl"
+        overlay.write_text(_overlay_text(names), encoding="utf-8")
+        data = _run_print([path, overlay], [RESOLVE_TARGET], env, timeout)
+    try:
+        args = data["target"][RESOLVE_TARGET].get("args") or {}
+    except (KeyError, TypeError, AttributeError):
+        raise BakeError("docker buildx bake --print lost the resolve target", path) from None
+    out: dict[str, str] = {}
+    for name in names:
+        encoded = args.get(name)
+        if isinstance(encoded, str):
+            try:
+                value = _from_json(encoded)
+            except ValueError:
+                value = encoded
+            if value is not None:
+                out[name] = value
+    return out
+
+
+# --- effective values ---------------------------------------------------------------------------
+
+SOURCE_DEFAULT = "default"
+SOURCE_ENVIRONMENT = "environment"
+
+
+@dataclass(frozen=True)
+class EffectiveVariable:
+    """One variable as bake will use it under a given environment.
+
+    `source` is "environment" when the environment holds a variable of exactly this name (bake's
+    precedence: it beats the default), else "default". `value` is None when it is unknown: not
+    resolved by buildx and not a literal the static reader can vouch for (a template such as
+    `"${REGISTRY}/x"`, a number overridden from the environment), or null; `resolved` says
+    whether buildx computed it. When `secret` (the name looks like a credential) `value`,
+    `default` and `default_source` are redacted, and any secret's value is redacted inside
+    every other variable's text too.
+    """
+
+    name: str
+    default_source: str
+    default: str | None
+    value: str | None
+    source: str
+    secret: bool
+    line: int = 0
+    resolved: bool = False
+
+
+def shell_overrides(bake: BakeFile, base: Mapping[str, str]) -> dict[str, str]:
+    """The entries of `base` that a plain `docker buildx bake` run with it would take as
+    variable overrides: exactly those named like one of the file's variables."""
+    return {name: base[name] for name in bake.variables if name in base}
+
+
+def _static_value(var: BakeVariable, env: Mapping[str, str]) -> str | None:
+    """What the static reader can vouch for without buildx (None: unknown)."""
+    if var.name not in env:
+        return var.default
+    source = var.default_source.strip()
+    # bake parses an override by the default's type: a string (or no default, or null) takes
+    # the environment value as it is; a number, bool or list is parsed -- leave that to buildx.
+    if source in ("", "null") or source.startswith('"'):
+        return env[var.name]
+    return None
+
+
+def effective_variables(
+    bake: BakeFile,
+    env: Mapping[str, str],
+    resolved: Mapping[str, str] | None = None,
+) -> list[EffectiveVariable]:
+    """Every variable of `bake` (file order) with its effective value under `env`, the exact
+    environment bake runs with (see `bake_environment`). `resolved` is `resolved_variables(...)`
+    for that same environment; without it, values come from the static reader where it can
+    vouch for them and are None (unresolved) where it cannot -- never a guess."""
+    from rocmtui.core.redact import Redactor, is_secret_name
+
+    rows: list[tuple[BakeVariable, str | None]] = []
+    secrets: dict[str, str] = {}
+    for var in bake.variables.values():
+        value = resolved.get(var.name) if resolved is not None else _static_value(var, env)
+        rows.append((var, value))
+        if is_secret_name(var.name):
+            for text in (value, var.default, plain_string(var.default_source)):
+                if text:
+                    secrets.setdefault(text, var.name)
+    redactor = Redactor(env, secrets.keys())
+    out: list[EffectiveVariable] = []
+    for var, value in rows:
+        secret = is_secret_name(var.name)
+        if secret:
+            hidden = f"<redacted:{var.name}>"
+            shown_value = hidden if value else value
+            default = hidden if var.default else var.default
+            default_source = hidden if var.default_source else ""
+        else:
+            shown_value = redactor.redact_text(value) if value is not None else None
+            default = redactor.redact_text(var.default) if var.default is not None else None
+            default_source = redactor.redact_text(var.default_source)
+        out.append(
+            EffectiveVariable(
+                name=var.name,
+                default_source=default_source,
+                default=default,
+                value=shown_value,
+                source=SOURCE_ENVIRONMENT if var.name in env else SOURCE_DEFAULT,
+                secret=secret,
+                line=var.line,
+                resolved=resolved is not None,
+            )
+        )
+    return out
