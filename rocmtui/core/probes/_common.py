@@ -36,7 +36,7 @@ def one_line(text: object, limit: int = REASON_MAX) -> str:
 
 def fmt_seconds(seconds: float) -> str:
     """A duration for reasons: `3s`, `0.5s`."""
-    return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds:.1f}s"
+    return f"{round(seconds, 1):g}s"
 
 
 class Stuck(Exception):

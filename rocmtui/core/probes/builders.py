@@ -140,6 +140,14 @@ def builder_from_record(
     )
 
 
+def _cut_short(record: Mapping[str, Any]) -> bool:
+    """True when buildx reported the builder only as cancelled (by our deadline)."""
+    errors = [record.get("Err")] + [
+        n.get("Err") for n in record.get("Nodes") or [] if isinstance(n, dict)
+    ]
+    return any(isinstance(e, str) and "context canceled" in e for e in errors)
+
+
 @dataclass
 class _Listing:
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -192,6 +200,8 @@ class BuildxLs:
         text, error = await self._run(env, timeout)
         now = time.monotonic()
         for name, record in parse_ls(text).items():
+            if error and _cut_short(record):
+                continue  # our own SIGTERM cancelled this one: it says nothing about the builder
             listing.records[name] = record
             listing.seen_at[name] = now
         listing.error = error
@@ -215,6 +225,16 @@ class BuildxLs:
             )
         except OSError as exc:
             return "", one_line(f"cannot run {self._docker} buildx: {exc.strerror}")
+        try:
+            return await self._collect(proc, timeout)
+        finally:  # cancelled (the caller's loop ended): never leave buildx running
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+    async def _collect(
+        self, proc: asyncio.subprocess.Process, timeout: float
+    ) -> tuple[str, str | None]:
         out = bytearray()
         err = bytearray()
 

@@ -1,0 +1,230 @@
+"""Node probes against real dockerd engines (the shared fleet and engines of our own), hung
+sockets, a dripping "engine", docker contexts, buildx builders and an ssh:// engine reached
+through a mock ssh (no ssh host runs here). Bounds are the deadline plus a generous margin."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.config import NodeConfig, parse_config
+from rocmtui.core.probes import BuildxLs, NodeProber, buildkit_for_engine, probe_node
+from rocmtui.core.states import NodeState
+from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
+from tests.realparts import require
+
+DEADLINE = 2.0
+MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion
+
+
+def wait_until(check: Callable[[], object], timeout: float, what: str) -> None:
+    """Poll `check` until truthy or fail after `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > end:
+            pytest.fail(f"{what} not met within {timeout}s")
+        time.sleep(0.05)
+
+
+def docker(*args: str) -> str:
+    """Run the docker CLI (in the test's DOCKER_CONFIG); its stdout."""
+    done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_fleet_nodes_all_ok(fleet: DevFleet) -> None:
+    config = parse_config(fleet.config_path)
+    snaps = await asyncio.gather(*(probe_node(n, deadline=DEADLINE) for n in config.nodes))
+    assert len(snaps) == 3
+    for node, snap in zip(config.nodes, snaps, strict=True):
+        assert snap.state is NodeState.OK, snap
+        assert snap.name == node.name and snap.gfx == node.gfx
+        assert snap.engine_version and snap.engine_version.startswith("20.10")
+        assert snap.api_version == "1.41" and snap.os_arch == "linux/amd64"
+        assert snap.containers_running is not None and snap.latency is not None
+        assert snap.builder is not None and snap.builder.status == "running"
+        assert snap.builder.driver == "docker" and snap.builder.name == "default"
+        assert snap.builder.buildkit_version == buildkit_for_engine(snap.engine_version)
+        assert snap.last_ok_at == snap.probed_at and snap.down_since is None
+        # host figures only for the node the console runs on
+        assert (snap.host is not None) == node.local
+    local = next(s for s in snaps if s.host is not None)
+    assert local.host is not None and local.host.mem_total > 0 and local.host.cpu_count >= 1
+    assert Path(local.host.disk_path).exists()
+
+
+async def test_buildkit_version_matches_buildx(fleet: DevFleet) -> None:
+    """The version derived from the engine is the word `buildx ls` itself prints."""
+    require("docker-buildx")
+    engine = fleet.local_engine
+    env = {**os.environ, "DOCKER_HOST": engine.docker_host}
+    out = subprocess.run(
+        ["docker", "buildx", "ls", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    ).stdout
+    snap = await probe_node(NodeConfig("x", docker_host=engine.docker_host), deadline=DEADLINE)
+    assert snap.builder is not None and snap.builder.buildkit_version
+    assert f'"Version":"{snap.builder.buildkit_version}"' in out
+
+
+async def test_stopped_engine_is_down_within_one_deadline(
+    engine_factory: Callable[..., EngineHandle],
+) -> None:
+    engine = engine_factory(import_base=False)
+    node = NodeConfig("victim", docker_host=engine.docker_host, gfx="gfx1201")
+    first = await probe_node(node, deadline=DEADLINE)
+    assert first.state is NodeState.OK
+    engine.stop()
+    started = time.monotonic()
+    snap = await probe_node(node, deadline=DEADLINE, previous=first)
+    assert time.monotonic() - started < DEADLINE + MARGIN
+    assert snap.state is NodeState.DOWN
+    assert snap.reason in ("no such socket", "connection refused")
+    assert snap.last_ok_at == first.probed_at and snap.down_since == snap.probed_at
+    again = await probe_node(node, deadline=DEADLINE, previous=snap)
+    assert again.down_since == snap.down_since  # down since the first failed probe
+
+
+@pytest.mark.parametrize("kind", ["unix", "tcp"])
+async def test_hung_engine_is_bounded(kind: str) -> None:
+    server = HungUnixSocket() if kind == "unix" else HungTcpListener()
+    with server:
+        node = NodeConfig(f"hung-{kind}", docker_host=server.docker_host)
+        started = time.monotonic()
+        snap = await probe_node(node, deadline=DEADLINE)
+        took = time.monotonic() - started
+        assert server.accepted >= 1
+    assert snap.state is NodeState.DOWN
+    assert snap.reason == f"no answer in {DEADLINE:g}s"
+    assert took < DEADLINE + MARGIN
+
+
+async def test_stuck_probe_thread_is_abandoned_not_repeated() -> None:
+    """A dripping "engine" keeps the SDK reading forever (every byte resets its timeout):
+    the probe returns at the deadline, and the next probe starts no second thread."""
+    prober = NodeProber()
+    with DripServer() as drip:
+        node = NodeConfig("drip", docker_host=f"tcp://{drip.address}")
+        started = time.monotonic()
+        first = await prober.probe(node, deadline=1.0)
+        assert time.monotonic() - started < 1.0 + MARGIN
+        assert first.state is NodeState.DOWN and first.reason == "no answer in 1s"
+        assert prober.gate.in_flight() == 1
+        second = await prober.probe(node, deadline=1.0, previous=first)
+        assert second.state is NodeState.DOWN
+        assert second.reason and "previous probe still stuck" in second.reason
+        assert second.down_since == first.down_since
+        assert prober.gate.in_flight() == 1  # still one thread, not two
+    # the drip server is gone: the stuck thread ends on its own
+    wait_until(lambda: prober.gate.in_flight() == 0, 10, "the stuck thread to end")
+
+
+async def test_context_node(fleet: DevFleet) -> None:
+    require("docker")
+    engine = fleet.local_engine
+    docker("context", "create", "probe-ctx", "--docker", f"host={engine.docker_host}")
+    snap = await probe_node(NodeConfig("c", context="probe-ctx"), deadline=DEADLINE)
+    assert snap.state is NodeState.OK, snap
+    assert snap.endpoint == "context:probe-ctx"
+    assert snap.builder is not None and snap.builder.name == "probe-ctx"
+    missing = await probe_node(NodeConfig("m", context="no-such-ctx"), deadline=DEADLINE)
+    assert missing.state is NodeState.UNKNOWN
+    assert missing.reason == "no docker context named 'no-such-ctx'"
+
+
+async def test_named_builders_share_one_buildx_process(fleet: DevFleet, tmp_path: Path) -> None:
+    """buildx lists every context as a docker-driver builder: a running one, one whose engine
+    is gone (Err at builder level) and one that hangs. One `buildx ls` serves all nodes."""
+    require("docker-buildx")
+    engine = fleet.local_engine
+    docker("context", "create", "good-b", "--docker", f"host={engine.docker_host}")
+    docker("context", "create", "gone-b", "--docker", f"host=unix://{tmp_path}/none.sock")
+    with HungUnixSocket() as hung:
+        docker("context", "create", "hung-b", "--docker", f"host={hung.docker_host}")
+        builders = BuildxLs()
+        prober = NodeProber(builders=builders)
+        nodes = [
+            NodeConfig(f"n-{b}", docker_host=engine.docker_host, builder=b)
+            for b in ("good-b", "gone-b", "hung-b", "no-such-b")
+        ]
+        started = time.monotonic()
+        snaps = await asyncio.gather(*(prober.probe(n, deadline=DEADLINE) for n in nodes))
+        took = time.monotonic() - started
+    assert took < DEADLINE + MARGIN
+    assert builders.runs == 1
+    good, gone, hung_snap, nosuch = snaps
+    assert good.state is NodeState.OK and good.builder is not None
+    assert good.builder.status == "running" and good.builder.driver == "docker"
+    assert good.builder.buildkit_version and "linux/amd64" in good.builder.platforms
+    # the engine answers, but the builder the node must build with is broken: down
+    assert gone.state is NodeState.DOWN and gone.builder is not None
+    assert gone.builder.status == "error" and "Cannot connect" in (gone.builder.error or "")
+    assert gone.reason and gone.reason.startswith("builder gone-b:")
+    # buildx hung on this one: not known, but the engine is fine
+    assert hung_snap.builder is not None and hung_snap.builder.status == "unknown"
+    assert hung_snap.state is NodeState.OK
+    assert nosuch.builder is not None and nosuch.builder.status in ("unknown", "missing")
+
+
+async def test_named_builder_missing(fleet: DevFleet) -> None:
+    require("docker-buildx")
+    engine = fleet.local_engine
+    node = NodeConfig("n", docker_host=engine.docker_host, builder="no-such-builder")
+    snap = await NodeProber().probe(node, deadline=DEADLINE + 3)
+    assert snap.builder is not None and snap.builder.status == "missing"
+    assert snap.state is NodeState.DOWN
+    assert snap.reason == "builder no-such-builder: no buildx builder named 'no-such-builder'"
+
+
+def mock_ssh(bindir: Path, body: str) -> Path:
+    """Write a fake `ssh` (no ssh host can run here): records its argv, then runs `body`."""
+    bindir.mkdir(exist_ok=True)
+    script = bindir / "ssh"
+    script.write_text(f'#!/bin/sh\necho "$@" > {bindir}/argv\necho $$ > {bindir}/pid\n{body}\n')
+    script.chmod(0o755)
+    return bindir
+
+
+async def test_ssh_engine_via_mock_ssh(
+    fleet: DevFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require("docker")
+    engine = fleet.local_engine
+    bindir = mock_ssh(tmp_path / "bin", f"exec docker -H {engine.docker_host} system dial-stdio")
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    snap = await probe_node(NodeConfig("s", docker_host="ssh://ci@snoc-think:2222"), deadline=3)
+    assert snap.state is NodeState.OK, snap
+    argv = (bindir / "argv").read_text().split()
+    assert "BatchMode=yes" in argv and argv[-4:] == ["snoc-think", "docker", "system", "dial-stdio"]
+    assert argv[argv.index("-l") + 1] == "ci" and argv[argv.index("-p") + 1] == "2222"
+
+
+async def test_ssh_refused_and_hung_via_mock_ssh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused = mock_ssh(
+        tmp_path / "refused", 'echo "ci@h: Permission denied (publickey)." >&2\nexit 255'
+    )
+    monkeypatch.setenv("PATH", f"{refused}:{os.environ['PATH']}")
+    snap = await probe_node(NodeConfig("r", docker_host="ssh://ci@h"), deadline=DEADLINE)
+    assert snap.state is NodeState.DOWN
+    assert snap.reason == "ssh: ci@h: Permission denied (publickey)."
+
+    hung = mock_ssh(tmp_path / "hung", "exec sleep 600")
+    monkeypatch.setenv("PATH", f"{hung}:{os.environ['PATH']}")
+    started = time.monotonic()
+    snap = await probe_node(NodeConfig("h", docker_host="ssh://ci@h"), deadline=DEADLINE)
+    assert time.monotonic() - started < DEADLINE + MARGIN
+    assert snap.state is NodeState.DOWN and snap.reason == f"no answer in {DEADLINE:g}s"
+    pid = int((hung / "pid").read_text())
+    wait_until(lambda: not Path(f"/proc/{pid}").exists(), 10, "the hung ssh to be killed")
