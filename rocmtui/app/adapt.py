@@ -1,12 +1,14 @@
 """Adapters from the core's records to the console's frozen views (blocking; called by workers).
 
-The core is written in parallel with the console; this module is where the console meets its
-exact names, read defensively (`getattr` with defaults) so a renamed field degrades one column
-instead of crashing a panel.
+This is where the console meets the core's exact names. What the console shows is what it
+starts: the variables panel resolves values under the environment a launch from this console
+uses (a scrubbed environment plus the operator's variables named like bake variables, passed as
+explicit overrides), and the bake dialog prints and launches with exactly that environment.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -20,109 +22,107 @@ from rocmtui.app.model import (
     StepView,
     VariableView,
 )
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config import FleetConfig
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
+PRINT_TIMEOUT = 20.0
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
-    value = getattr(obj, name, default) if not isinstance(obj, Mapping) else obj.get(name)
+    value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
     return default if value is None else value
 
 
-def _str(value: Any) -> str:
-    return "" if value is None else str(value)
+def env_overrides(bake: BakeFile, env: Mapping[str, str]) -> dict[str, str]:
+    """The operator's variables named like bake variables (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bakeprint import shell_overrides
+
+    found = shell_overrides(bake, env)
+    found.pop(ARCH_VARIABLE, None)
+    return found
 
 
 # ---------------------------------------------------------------------------- bake file
 
 
-def bake_view(path: Path, bake: Any, variables: Iterable[Any]) -> BakeView:
-    """The bake file as the console shows it."""
-    targets = _get(bake, "targets", {})
-    names = tuple(targets) if not isinstance(targets, str) else ()
-    pushing = frozenset(_get(bake, "pushing_targets", ()) or ())
-    arches = tuple(_get(bake, "arches", ()) or ())
+def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> BakeView:
+    """Targets, arches and every variable's effective value, resolved by bake itself."""
+    from rocmtui.core import bakeprint
+
+    overrides = env_overrides(bake, env)
+    launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
+    error = None
+    try:
+        resolved = bakeprint.resolved_variables(
+            bake.path, bake.variables, launch_env, timeout=PRINT_TIMEOUT
+        )
+    except Exception as exc:  # buildx missing or slow: static values, and say so
+        resolved = None
+        error = f"values not resolved by bake ({type(exc).__name__}: {exc}); showing defaults"
+    variables = bakeprint.effective_variables(bake, launch_env, resolved)
     views = tuple(
         VariableView(
-            name=_str(_get(v, "name")),
-            value=_str(_get(v, "value", "")),
-            default=_str(_get(v, "default", "")),
-            source=_str(_get(v, "source", "default")),
-            secret=bool(_get(v, "secret", False)),
+            name=v.name,
+            value=v.value if v.value is not None else (v.default_source or "?"),
+            default=v.default if v.default is not None else v.default_source,
+            source="env" if v.source == bakeprint.SOURCE_ENVIRONMENT else "default",
+            secret=v.secret,
         )
         for v in variables
     )
+    targets = tuple(name for name in bake.targets if not name.startswith("_"))
     return BakeView(
-        path=path, targets=names, pushing_targets=pushing, arches=arches, variables=views
+        path=bake.path,
+        targets=targets,
+        pushing_targets=bake.pushing_targets,
+        arches=bake.arches,
+        variables=views,
+        error=error,
     )
 
 
 def plan(
     config: FleetConfig,
-    bake: Any,
+    bake: BakeFile,
     target: str,
     arch: str,
     node: str,
     push: bool,
     env: Mapping[str, str],
 ) -> BakePlan:
-    """Resolve a plan: the exact command line and `bake --print` with and without the arch."""
+    """The exact command, and `bake --print` for it; lines that differ from the defaults marked."""
     from rocmtui.core import bakeprint
+    from rocmtui.core.jobs import build_command
+    from rocmtui.core.redact import Redactor
 
-    command: tuple[str, ...] = ()
-    try:
-        from rocmtui.core.jobs import build_command
-
-        command = tuple(build_command(config, target=target, arch=arch, node_name=node, push=push))
-    except ImportError:
-        command = (
-            "docker",
-            "buildx",
-            "bake",
-            "--file",
-            str(config.bake_file),
-            *(["--push"] if push else []),
-            "--",
-            target,
-        )
-    overrides = {"GFX_ARCH": arch}
-    launch_env = bakeprint.bake_environment(env, overrides)
-    default_env = bakeprint.bake_environment(env, {})
-    timeout = 20.0
-    resolved = _print_lines(bakeprint.bake_print(config.bake_file, [target], launch_env, timeout))
-    baseline = _print_lines(bakeprint.bake_print(config.bake_file, [target], default_env, timeout))
+    overrides = env_overrides(bake, env)
+    pushes = push or target in bake.pushing_targets
+    command = tuple(build_command(config, target, arch, node, pushes, overrides))
+    launch_env = bakeprint.bake_environment(
+        env, {**overrides, ARCH_VARIABLE: arch}, bake_variables=bake.variables
+    )
+    default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
+    redactor = Redactor(env)  # secrets by name and by value; overrides are not secret
+    resolved = _print_lines(bakeprint.bake_print(bake.path, [target], launch_env, PRINT_TIMEOUT))
+    baseline = _print_lines(bakeprint.bake_print(bake.path, [target], default_env, PRINT_TIMEOUT))
     base = set(baseline)
     changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
     return BakePlan(
         target=target,
         arch=arch,
         node=node,
-        push=push,
+        push=pushes,
         command=command,
-        resolved=tuple(resolved),
+        resolved=tuple(redactor.redact_text(line) for line in resolved),
         changed=changed,
     )
 
 
 def _print_lines(printed: Any) -> list[str]:
-    """`bake --print` output (text, dict or a result object) as JSON lines."""
-    import json
-
-    for name in ("text", "stdout", "output"):
-        inner = getattr(printed, name, None)
-        if isinstance(inner, str):
-            printed = inner
-            break
-    else:
-        data = getattr(printed, "data", None) or getattr(printed, "json", None)
-        if data is not None and not callable(data):
-            printed = data
-    if isinstance(printed, bytes):
-        printed = printed.decode("utf-8", "replace")
-    if not isinstance(printed, str):
-        printed = json.dumps(printed, indent=2, sort_keys=True, default=str)
-    lines: list[str] = printed.splitlines()
+    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up)."""
+    text = json.dumps(printed, indent=2, sort_keys=True, default=str)
+    lines: list[str] = text.splitlines()
     return lines
 
 
@@ -130,138 +130,127 @@ def _print_lines(printed: Any) -> list[str]:
 
 
 class ProgressCache:
-    """Per-job progress trackers fed incrementally from each log's new bytes."""
+    """Per-job progress trackers, fed incrementally with each log's new lines.
+
+    The tracker keeps counters, not lines, and each round reads only what was appended (at
+    most MAX_PROGRESS_READ bytes), so following a long build costs little and memory is flat.
+    """
 
     def __init__(self) -> None:
         self._trackers: dict[str, tuple[Any, int]] = {}
 
-    def progress(self, job_id: str, log_path: Path | None) -> ProgressView | None:
-        """Feed the job's new log bytes to its tracker and return the current progress."""
+    def progress(
+        self, job_id: str, target: str, log_path: Path | None, now: float
+    ) -> ProgressView | None:
+        """Feed the job's new log lines to its tracker and return the current progress."""
+        from rocmtui.core.progress import ProgressTracker
+
         if log_path is None:
             return None
-        try:
-            from rocmtui.core.progress import ProgressTracker
-        except ImportError:
-            return None
         tracker, offset = self._trackers.get(job_id, (None, 0))
-        if tracker is None:
-            tracker = ProgressTracker()
         try:
-            size = os.stat(log_path).st_size
-            if size < offset:  # truncated or replaced: start over
-                tracker, offset = ProgressTracker(), 0
-            if size > offset:
+            info = os.stat(log_path)
+        except OSError:
+            return None
+        if tracker is None or info.st_size < offset:  # new, or truncated/replaced: start over
+            tracker, offset = ProgressTracker(targets=(target,)), 0
+        if info.st_size > offset:
+            try:
                 with open(log_path, "rb") as fh:
                     fh.seek(offset)
                     chunk = fh.read(MAX_PROGRESS_READ)
-                cut = chunk.rfind(b"\n") + 1  # feed whole lines only
-                if cut:
-                    _feed(tracker, chunk[:cut])
-                    offset += cut
-        except OSError:
-            pass
+            except OSError:
+                chunk = b""
+            cut = chunk.rfind(b"\n") + 1  # whole lines only; split on \n alone (a bare \r
+            if cut:  # may sit inside a BuildKit line)
+                tracker.feed(chunk[:cut].decode("utf-8", "replace").split("\n")[:-1], now)
+                offset += cut
         self._trackers[job_id] = (tracker, offset)
-        return progress_view(_snapshot(tracker))
+        return progress_view(tracker.snapshot(now), info.st_mtime)
 
     def forget_except(self, keep: Iterable[str]) -> None:
-        """Drop trackers of jobs no longer listed (memory stays bounded)."""
+        """Drop trackers of jobs no longer followed (memory stays bounded)."""
         wanted = set(keep)
         for job_id in list(self._trackers):
             if job_id not in wanted:
                 del self._trackers[job_id]
 
 
-def _feed(tracker: Any, data: bytes) -> None:
-    for name in ("feed_bytes", "feed"):
-        method = getattr(tracker, name, None)
-        if method is not None:
-            try:
-                method(data)
-            except TypeError:
-                for line in data.decode("utf-8", "replace").splitlines():
-                    method(line)
-            return
+def _step_label(step: Any) -> str:
+    return f"#{step.number} {step.title or step.name}"
 
 
-def _snapshot(tracker: Any) -> Any:
-    for name in ("snapshot", "progress", "result"):
-        attr = getattr(tracker, name, None)
-        if attr is not None:
-            return attr() if callable(attr) else attr
-    return tracker
-
-
-def progress_view(progress: Any) -> ProgressView | None:
-    """The core's JobProgress as a ProgressView."""
-    if progress is None:
-        return None
-    ninja = _get(progress, "ninja")
+def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView:
+    """The core's JobProgress as a ProgressView (the log's mtime is the last output time)."""
     steps = tuple(
         StepView(
-            number=_str(_get(s, "number", _get(s, "id", ""))),
-            name=_str(_get(s, "name", "")),
-            status=_str(_get(s, "status", "")),
-            duration=_get(s, "duration"),
-            first_line=_get(s, "first_line"),
+            number=f"#{s.number}",
+            name=str(s.title or s.name),
+            status=str(s.status),
+            duration=s.duration
+            if s.duration is not None
+            else (s.ended - s.started if s.ended is not None and s.started is not None else None),
+            first_line=s.first_line,
         )
-        for s in (_get(progress, "steps", ()) or ())
+        for s in progress.steps
+        if not s.internal or s.status == "error"
     )
-    current = _get(progress, "current_step")
+    ninja = progress.ninja
+    last = max((t for t in (progress.last_output, log_mtime) if t is not None), default=None)
     return ProgressView(
-        step=_str(_get(current, "name", current)) if current is not None else None,
-        steps_done=int(_get(progress, "steps_done", _get(progress, "done", 0))),
-        steps_total=int(_get(progress, "steps_total", _get(progress, "total", 0))),
-        cached=int(_get(progress, "cached", 0)),
-        ninja_done=_get(ninja, "done", _get(progress, "ninja_done")),
-        ninja_total=_get(ninja, "total", _get(progress, "ninja_total")),
-        rate=_get(ninja, "rate", _get(progress, "rate")),
-        eta=_get(ninja, "eta", _get(progress, "eta")),
-        last_output_at=_get(progress, "last_output_at", _get(progress, "last_output")),
-        error_step=_get(progress, "error_step"),
+        step=_step_label(progress.current) if progress.current is not None else None,
+        steps_done=int(progress.steps_done),
+        steps_total=int(progress.steps_total),
+        cached=int(progress.steps_cached),
+        ninja_done=ninja.done if ninja else None,
+        ninja_total=ninja.total if ninja else None,
+        rate=ninja.rate if ninja else None,
+        eta=ninja.eta_seconds if ninja else None,
+        last_output_at=last,
+        error_step=_step_label(progress.error_step) if progress.error_step is not None else None,
         steps=steps,
     )
 
 
 def job_view(record: Any, progress: ProgressView | None) -> JobView:
     """The core's JobRecord as a JobView."""
-    log = _get(record, "log_path")
     return JobView(
-        id=_str(_get(record, "id", _get(record, "job_id", ""))),
-        target=_str(_get(record, "target", "")),
-        arch=_get(record, "arch"),
-        node=_str(_get(record, "node", _get(record, "node_name", ""))),
-        state=_str(_get(record, "state", "lost")),
-        started_at=float(_get(record, "started_at", 0.0)),
-        user=_str(_get(record, "user", "")),
-        ended_at=_get(record, "ended_at"),
-        log_path=Path(log) if log else None,
-        exit_code=_get(record, "exit_code"),
-        digest=_get(record, "digest"),
-        push=bool(_get(record, "push", False)),
-        evidence=_get(record, "evidence"),
+        id=str(record.id),
+        target=str(record.target),
+        arch=record.arch,
+        node=str(record.node),
+        state=str(record.state),
+        started_at=float(record.started_at),
+        user=str(record.user or ""),
+        ended_at=record.ended_at,
+        log_path=Path(record.log_path),
+        exit_code=record.exit_code,
+        digest=record.digest,
+        push=bool(record.push),
+        evidence=record.evidence,
+        error_step=record.error_step,
+        message=record.message,
         progress=progress,
     )
 
 
 def list_jobs(config: FleetConfig, cache: ProgressCache, now: float) -> tuple[JobView, ...]:
-    """Every job in the store (newest first) with progress for the active ones."""
-    from rocmtui.core.jobs import JobStore
+    """Every job in the store (newest first, live state) with progress for the active ones."""
+    from rocmtui.core.jobs import list_jobs as core_list_jobs
 
-    store = JobStore(config)
-    records = list(store.list())
     views = []
-    active_ids = []
-    for record in records[:100]:
+    followed: list[str] = []
+    for record in core_list_jobs(config, limit=100, with_evidence=True):
         view = job_view(record, None)
-        if view.active or view.state == "failed":
-            active_ids.append(view.id)
-            view = job_view(record, cache.progress(view.id, view.log_path))
+        if view.active:
+            followed.append(view.id)
+            view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
         views.append(view)
-    cache.forget_except(active_ids)
+    cache.forget_except(followed)
     return tuple(views)
 
 
-def launch(config: FleetConfig, bake: Any, plan: BakePlan, env: Mapping[str, str]) -> JobView:
+def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str, str]) -> JobView:
     """Start a plan through the core; the core refuses what it must (locks, names, login)."""
     from rocmtui.core.jobs import launch_job
 
@@ -272,15 +261,15 @@ def launch(config: FleetConfig, bake: Any, plan: BakePlan, env: Mapping[str, str
         arch=plan.arch,
         node_name=plan.node,
         push=plan.push,
-        yes=True,  # the dialog already asked twice for a pushing target
-        env=dict(env),
-        overrides={},
+        yes=True,  # the dialog asked a second time, with its own key, for a pushing target
+        env=env,
+        overrides=env_overrides(bake, env),
     )
     return job_view(record, None)
 
 
 def cancel(config: FleetConfig, job_id: str) -> None:
-    """Cancel a job through the core."""
-    from rocmtui.core.jobs import cancel as cancel_job
+    """Cancel a job through the core (SIGTERM to its group, SIGKILL after the grace period)."""
+    from rocmtui.core.jobs import cancel_job
 
     cancel_job(config, job_id)

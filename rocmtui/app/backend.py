@@ -13,7 +13,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from rocmtui.app import adapt
@@ -39,55 +38,74 @@ class FleetBackend:
         self.read_only = read_only or config.read_only
         self.env = dict(os.environ if env is None else env)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._monitor: Any = None
+        self._stopped = False
         self._loop_lock = threading.Lock()
         self._progress = adapt.ProgressCache()
         self._bake: Any = None
 
     # ------------------------------------------------------------------ fleet probes
 
-    def probe(self, previous: FleetSnapshot | None) -> FleetSnapshot:
-        """One probe round of every node and both services (blocks up to the probe deadline).
+    def run_monitor(self, publish: Callable[[FleetSnapshot], object]) -> None:
+        """Run the core's FleetMonitor until `stop_monitor()`; blocks (a worker thread).
 
-        The probes are asyncio code; they run on a private loop in the calling worker thread so
-        that their connection bookkeeping never stalls the UI loop (HAZARDS: speed traps).
+        The probes are asyncio code; they run on a private loop in this worker thread so that
+        their connection bookkeeping never stalls the UI loop (HAZARDS: speed traps).
         """
-        from rocmtui.core.monitor import probe_fleet
+        from rocmtui.core.monitor import FleetMonitor
 
-        with self._loop_lock:
-            if self._loop is None or self._loop.is_closed():
-                self._loop = asyncio.new_event_loop()
-            deadline = self.config.probe_deadline_seconds * 3 + 5
-            coro = asyncio.wait_for(probe_fleet(self.config, previous=previous), deadline)
-            result: FleetSnapshot = self._loop.run_until_complete(coro)
-            return result
+        loop = asyncio.new_event_loop()
 
-    def close(self) -> None:
-        """Close the private probe loop (from the thread that used it, or after it ended)."""
+        def publish_none(snapshot: FleetSnapshot) -> None:
+            publish(snapshot)
+
+        monitor = FleetMonitor(self.config, publish_none)
         with self._loop_lock:
-            if self._loop is not None and not self._loop.is_running():
-                self._loop.close()
-            self._loop = None
+            if self._stopped:
+                loop.close()
+                return
+            self._loop, self._monitor = loop, monitor
+        try:
+            loop.run_until_complete(monitor.run())
+        finally:
+            with self._loop_lock:
+                self._loop = self._monitor = None
+            loop.close()
+
+    def refresh_now(self) -> None:
+        """Ask the monitor for a round now (thread-safe)."""
+        with self._loop_lock:
+            if self._loop is not None and self._monitor is not None:
+                self._loop.call_soon_threadsafe(self._monitor.request_refresh)
+
+    def stop_monitor(self) -> None:
+        """Ask the monitor to return after its current round (thread-safe)."""
+        with self._loop_lock:
+            self._stopped = True
+            if self._loop is not None and self._monitor is not None:
+                self._loop.call_soon_threadsafe(self._monitor.stop)
 
     # ------------------------------------------------------------------ bake file
 
     def load_bake(self) -> BakeView:
-        """Targets, arches and the effective variables (with their sources)."""
+        """Targets, arches and the effective variables (resolved by bake, with their sources)."""
         from rocmtui.core.bakefile import load_bake
 
-        path = Path(self.config.bake_file)
-        bake = load_bake(path)
+        bake = load_bake(self.config.bake_file)
         self._bake = bake
-        try:
-            from rocmtui.core.bakeprint import effective_variables
-
-            variables = effective_variables(bake, self.env)
-        except ImportError:
-            variables = []
-        return adapt.bake_view(path, bake, variables)
+        return adapt.bake_view(self.config, bake, self.env)
 
     def plan(self, target: str, arch: str, node: str, push: bool) -> BakePlan:
         """The exact command, and what `bake --print` resolves with that environment."""
-        return adapt.plan(self.config, self._bake, target, arch, node, push, self.env)
+        return adapt.plan(self.config, self.bake(), target, arch, node, push, self.env)
+
+    def bake(self) -> Any:
+        """The loaded bake file (loaded now if the panel has not done it yet)."""
+        if self._bake is None:
+            from rocmtui.core.bakefile import load_bake
+
+            self._bake = load_bake(self.config.bake_file)
+        return self._bake
 
     # ------------------------------------------------------------------ jobs
 
@@ -99,14 +117,10 @@ class FleetBackend:
         """Start the plan detached through the core; refused in read-only mode."""
         if self.read_only:
             raise ReadOnlyError("read-only console: starting builds is disabled")
-        return adapt.launch(self.config, self._bake, plan, self.env)
+        return adapt.launch(self.config, self.bake(), plan, self.env)
 
     def cancel(self, job_id: str) -> None:
         """Cancel a job through the core; refused in read-only mode."""
         if self.read_only:
             raise ReadOnlyError("read-only console: cancelling builds is disabled")
         adapt.cancel(self.config, job_id)
-
-
-# A function that produces data for the screen: the signature workers call.
-Fetch = Callable[[], object]

@@ -17,7 +17,6 @@ from textual.worker import get_current_worker
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.messages import BakeLoaded, FleetUpdated, JobsUpdated, PanelFailed
 from rocmtui.app.model import BakeView
-from rocmtui.core.snapshots import FleetSnapshot
 
 Post = Callable[[Message], object]
 
@@ -44,11 +43,13 @@ class Feeds:
     def poke(self) -> None:
         """Run every loop's next round now."""
         self.wake.set()
+        self.backend.refresh_now()
 
     def stop(self) -> None:
         """Ask every loop to end (the workers are also cancelled by the screen)."""
         self.stopping.set()
         self.wake.set()
+        self.backend.stop_monitor()
 
     def _sleep(self, seconds: float) -> bool:
         """Wait for the next round; False when the loop should end."""
@@ -64,24 +65,12 @@ class Feeds:
         return False
 
     def fleet_loop(self) -> None:
-        """Probe rounds every `refresh_seconds`; a failed round says so in the nodes panel."""
-        refresh = self.backend.config.refresh_seconds
-        previous: FleetSnapshot | None = None
-        failures = 0
-        while not self.stopping.is_set():
-            started = time.monotonic()
-            try:
-                previous = self.backend.probe(previous)
-                self.post(FleetUpdated(previous))
-                failures = 0
-            except Exception as exc:
-                failures += 1
-                self.post(PanelFailed("nodes", f"probe round failed: {describe(exc)}"))
-                self.post(PanelFailed("services", f"probe round failed: {describe(exc)}"))
-            backoff = min(30.0, refresh * (2 ** min(failures, 4))) if failures else refresh
-            if not self._sleep(max(0.0, backoff - (time.monotonic() - started))):
-                break
-        self.backend.close()
+        """The core's monitor: rounds every `refresh_seconds`, each bounded by the deadline."""
+        try:
+            self.backend.run_monitor(lambda snap: self.post(FleetUpdated(snap)))
+        except Exception as exc:
+            self.post(PanelFailed("nodes", f"fleet monitor stopped: {describe(exc)}"))
+            self.post(PanelFailed("services", f"fleet monitor stopped: {describe(exc)}"))
 
     def jobs_loop(self) -> None:
         """Re-read the job store (and the active jobs' progress) every refresh."""

@@ -104,6 +104,8 @@ class JobView:
     digest: str | None = None
     push: bool = False
     evidence: str | None = None
+    error_step: str | None = None
+    message: str | None = None  # why it failed to start, was lost, or was cancelled
     progress: ProgressView | None = None
 
     @property

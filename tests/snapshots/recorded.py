@@ -186,7 +186,7 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
             last_output_at=now - (1000 if stalled else 2),
             steps=steps,
         ),
-        evidence="no output for 16m40s; builder container still running" if stalled else None,
+        evidence="silent 16m40s; builder container still running" if stalled else None,
     )
     vllm = JobView(
         id="20251130-1120-vllm-gfx950",
@@ -231,7 +231,7 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
         ended_at=now - 11000,
         user="ben",
         exit_code=1,
-        progress=ProgressView(error_step="#9 RUN fake-compile vllm 0.33.0"),
+        error_step="#9 RUN fake-compile vllm 0.33.0",
     )
     return (pytorch, vllm, done, failed)
 

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Label, Select, Static
+from textual.widgets import Button, Label, Select, Static
 
 from rocmtui.app.dialogs.confirm import ConfirmDialog
 from rocmtui.app.feeds import describe
@@ -111,8 +111,13 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                     compact=True,
                     id="bake-node",
                 )
-                yield Checkbox(
-                    "push", value=target in bake.pushing_targets, id="bake-push", compact=True
+                yield Label("push")
+                yield Select(
+                    [("no", False), ("yes", True)],
+                    value=target in bake.pushing_targets,
+                    allow_blank=False,
+                    compact=True,
+                    id="bake-push",
                 )
             yield Static("", id="bake-command", markup=False)
             with VerticalScroll(id="bake-resolved"):
@@ -143,10 +148,15 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         if any(v is Select.BLANK or v is None for v in values):
             return None
         target, arch, node = (str(v) for v in values)
-        return target, arch, node, self.query_one("#bake-push", Checkbox).value
+        return target, arch, node, bool(self.query_one("#bake-push", Select).value)
+
+    @on(Select.Changed, "#bake-target")
+    def _target_changed(self, event: Select.Changed) -> None:
+        """A pushing target turns push on (it pushes whatever the switch says)."""
+        if event.value in self.bake.pushing_targets:
+            self.query_one("#bake-push", Select).value = True
 
     @on(Select.Changed)
-    @on(Checkbox.Changed)
     def refresh_plan(self) -> None:
         """Re-resolve whenever a field changes."""
         chosen = self.choice()
@@ -251,5 +261,5 @@ class BakeDialog(ModalScreen[BakePlan | None]):
 
     def action_toggle_push(self) -> None:
         """`p`: push on/off."""
-        box = self.query_one("#bake-push", Checkbox)
-        box.value = not box.value
+        box = self.query_one("#bake-push", Select)
+        box.value = not bool(box.value)

@@ -283,10 +283,11 @@ class JobsPanel(FleetPanel):
             cell.append(f"exit {job.exit_code}")
         if job.digest:
             cell.append(" " + clean(job.digest, 80)[:19])
-        if progress and progress.error_step:
-            cell.append(" at " + clean(progress.error_step, 80), style=palette.bad)
-        elif job.evidence and job.state != JobState.SUCCEEDED:
-            cell.append(" " + clean(job.evidence, 80))
+        error_step = job.error_step or (progress.error_step if progress else None)
+        if error_step:
+            cell.append(" at " + clean(error_step, 80), style=palette.bad)
+        elif job.message and job.state != JobState.SUCCEEDED:
+            cell.append(" " + clean(job.message, 80))
         return cell
 
     @on(DataTable.RowSelected)
