@@ -1,0 +1,4 @@
+target "odd" {
+  dockerfile = "Dockerfile.odd"
+  context = "."
+}
