@@ -16,14 +16,21 @@ What bake will really use comes from buildx: see `rocmtui.core.bakeprint`.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.bakescan import MAX_NESTING, BlockHeader, Scan, scan
+from rocmtui.core.bakescan import (
+    MAX_NESTING,
+    BlockHeader,
+    Scan,
+    literal,
+    plain_string,
+    scan,
+    to_source,
+)
 
 #: Bake files larger than this are refused unread (python-hcl2 takes seconds on huge input).
 MAX_BAKE_BYTES = 1 << 20
@@ -35,9 +42,6 @@ _BOM = b"\xef\xbb\xbf"
 _PARSE_LOCK = threading.Lock()  # python-hcl2 shares one cached Lark parser between callers
 _CACHE_LOCK = threading.Lock()
 _CACHE: dict[Path, tuple[tuple[int, int, int], BakeFile]] = {}
-_PLAIN_STRING = re.compile(r'^"((?:[^"\\$%]|\\.|\$(?!\{)|%(?!\{))*)"$', re.DOTALL)
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
-_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 _PUSH_OUTPUT = re.compile(r"(^|[\s,\"])(type=registry|push=true)\b")
 
 
@@ -193,10 +197,10 @@ def _parse(text: str, path: Path, found: Scan) -> dict[str, Any]:
         with _PARSE_LOCK:
             data = hcl2.loads(text, serialization_options=options)
     except RecursionError:
-        raise BakeError("nested too deeply to parse", path, found.max_depth_line) from None
+        raise BakeError("nested too deeply to parse", path, _deep_line(text, found)) from None
     except VisitError as exc:
         if isinstance(exc.orig_exc, RecursionError):
-            raise BakeError("nested too deeply to parse", path, found.max_depth_line) from None
+            raise BakeError("nested too deeply to parse", path, _deep_line(text, found)) from None
         raise BakeError(f"cannot read: {exc.orig_exc}", path) from None
     except UnexpectedInput as exc:
         raise _syntax_error(exc, path, found) from None
@@ -205,6 +209,15 @@ def _parse(text: str, path: Path, found: Scan) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BakeError("not a bake file (no blocks)", path)
     return data
+
+
+def _deep_line(text: str, found: Scan) -> int:
+    """Where a parser recursion most likely came from: the deepest brackets, or else (a long
+    operator chain has no brackets) the longest line."""
+    if found.max_depth > 4:
+        return found.max_depth_line
+    lengths = [len(line) for line in text.split("\n")]
+    return lengths.index(max(lengths)) + 1
 
 
 def _syntax_error(exc: Any, path: Path, found: Scan) -> BakeError:
@@ -263,67 +276,12 @@ def _blocks(data: dict[str, Any], kind: str) -> list[tuple[str, dict[str, Any]]]
     return out
 
 
-def plain_string(source: Any) -> str | None:
-    """The value of a string literal as python-hcl2 returns it (`'"a\\\\nb"'` -> "a\\nb"), or
-    None when `source` is anything else (a template, heredoc, number, expression)."""
-    if not isinstance(source, str):
-        return None
-    m = _PLAIN_STRING.match(source)
-    if m is None or source.startswith('"<<'):  # a heredoc, kept as `"<<EOT\n...EOT"`
-        return None
-
-    def unescape(e: re.Match[str]) -> str:
-        code = e.group(1) or e.group(2)
-        if code:
-            return chr(int(code, 16)) if int(code, 16) <= 0x10FFFF else "\ufffd"
-        return _SIMPLE_ESCAPES.get(e.group(3), "\\" + e.group(3))
-
-    return _ESCAPE.sub(unescape, m.group(1))
-
-
 def _unquote(source: Any) -> str:
     """Text inside a string's quotes (decoded when plain, as written when a template)."""
     plain = plain_string(source)
     if plain is not None:
         return plain
     return _label(source) if isinstance(source, str) else to_source(source)
-
-
-def _number(value: float | int) -> str:
-    """A number the way bake prints it (integral values without a fraction)."""
-    if (
-        isinstance(value, float)
-        and math.isfinite(value)
-        and value.is_integer()
-        and abs(value) < 1e21
-    ):
-        return str(int(value))
-    return str(value)
-
-
-def to_source(value: Any) -> str:
-    """python-hcl2's value back into HCL text (strings are source text already)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _number(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(to_source(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = [f"{k} = {to_source(v)}" for k, v in value.items() if k != "__is_block__"]
-        return "{ " + ", ".join(items) + " }" if items else "{}"
-    return str(value)
-
-
-def literal(value: Any) -> str | None:
-    """The value bake gives a plain string, number or bool default; None for anything else."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _number(value)
-    return plain_string(value)
 
 
 def _strings(value: Any) -> tuple[str, ...]:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable, plain_string
+from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable
+from rocmtui.core.bakescan import plain_string
 
 #: Names kept from the caller's environment: what the docker CLI and buildx need to find their
 #: config, plugins, engine and builder, reach an ssh:// engine, and write temporary files.

@@ -12,13 +12,16 @@ tracking strings, `${...}` templates, heredocs, comments and brackets, and recor
 - the opener still unclosed at the end of the file (block, string or heredoc), if any,
 - the first closing bracket that matches nothing (after which the scan stops trusting itself).
 
-It never raises and never evaluates anything.
+It never raises and never evaluates anything. The module also holds the helpers that read
+python-hcl2's source-text values: `plain_string`, `literal` and `to_source`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Deeper bracket nesting than this is refused before the parser sees it (python-hcl2 hits
 #: Python's recursion limit between 120 and 200 nested objects; a real bake file needs < 10).
@@ -30,6 +33,9 @@ _STRING_SPECIAL = re.compile(r'[\\"$%\n]')
 _HEREDOC = re.compile(r"<<-?([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\r?\n")
 _HEADER = re.compile(r'^\s*([A-Za-z_][A-Za-z0-9_-]*)((?:\s+(?:"[^"\n]*"|[A-Za-z_][\w-]*))*)\s*$')
 _LABEL = re.compile(r'"([^"\n]*)"|([A-Za-z_][\w-]*)')
+_PLAIN_STRING = re.compile(r'^"((?:[^"\\$%]|\\.|\$(?!\{)|%(?!\{))*)"$', re.DOTALL)
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 _DEFAULT = re.compile(r"^\s*default\s*=(.*)$", re.DOTALL)
 _CLOSES = {"}": "{", "]": "[", ")": "("}
 
@@ -175,3 +181,61 @@ def _header(out: Scan, head: str, line: int) -> bool:
     labels = tuple(a if a or b == "" else b for a, b in _LABEL.findall(m.group(2)))
     out.blocks.append(BlockHeader(m.group(1), labels, line))
     return True
+
+
+# --- HCL value text (python-hcl2's strings are source text) ------------------------------
+
+
+def plain_string(source: Any) -> str | None:
+    """The value of a string literal as python-hcl2 returns it (`'"a\\\\nb"'` -> "a\\nb"), or
+    None when `source` is anything else (a template, heredoc, number, expression)."""
+    if not isinstance(source, str):
+        return None
+    m = _PLAIN_STRING.match(source)
+    if m is None or source.startswith('"<<'):  # a heredoc, kept as `"<<EOT\n...EOT"`
+        return None
+
+    def unescape(e: re.Match[str]) -> str:
+        code = e.group(1) or e.group(2)
+        if code:
+            return chr(int(code, 16)) if int(code, 16) <= 0x10FFFF else "\ufffd"
+        return _SIMPLE_ESCAPES.get(e.group(3), "\\" + e.group(3))
+
+    return _ESCAPE.sub(unescape, m.group(1))
+
+
+def _number(value: float | int) -> str:
+    """A number the way bake prints it (integral values without a fraction)."""
+    if (
+        isinstance(value, float)
+        and math.isfinite(value)
+        and value.is_integer()
+        and abs(value) < 1e21
+    ):
+        return str(int(value))
+    return str(value)
+
+
+def to_source(value: Any) -> str:
+    """python-hcl2's value back into HCL text (strings are source text already)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _number(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(to_source(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = [f"{k} = {to_source(v)}" for k, v in value.items() if k != "__is_block__"]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    return str(value)
+
+
+def literal(value: Any) -> str | None:
+    """The value bake gives a plain string, number or bool default; None for anything else."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _number(value)
+    return plain_string(value)

@@ -1,0 +1,7 @@
+variable "ROCM_VERSION" {
+  default = "7.2.2"
+}
+
+target "pytorch" {
+  tags = ["a" "b"]
+}

@@ -1,0 +1,3 @@
+variable "ROCM_VERSION" {
+  default = "7.2.2
+}
