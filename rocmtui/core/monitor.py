@@ -203,8 +203,7 @@ class FleetMonitor:
         now = time.monotonic()
         return frozenset(k for k, b in self._backoff.items() if b.failures and b.next_at > now)
 
-    def _record(self, snapshot: FleetSnapshot, skipped: frozenset[str]) -> None:
-        now = time.monotonic()
+    def _record(self, snapshot: FleetSnapshot, skipped: frozenset[str], started: float) -> None:
         outcomes = [(n.name, n.state is not NodeState.DOWN) for n in snapshot.nodes]
         outcomes += [
             ("registry", snapshot.registry.state is not ServiceState.DOWN),
@@ -219,11 +218,13 @@ class FleetMonitor:
             else:
                 backoff.failures += 1
                 delay = self.config.refresh_seconds * 2 ** (backoff.failures - 1)
-                backoff.next_at = now + min(MAX_BACKOFF, delay) - ROUND_MARGIN
+                # from the round's start, so a delay of one period means "the next round"
+                backoff.next_at = started + min(MAX_BACKOFF, delay) - 0.05
 
     async def round(self) -> FleetSnapshot:
         """Run one round now (waiting for a running one first) and publish it."""
         async with self._round_lock:
+            started = time.monotonic()
             skipped = self._skip()
             snapshot = await probe_fleet(
                 self.config,
@@ -232,7 +233,7 @@ class FleetMonitor:
                 probers=self.probers,
                 skip=skipped,
             )
-            self._record(snapshot, skipped)
+            self._record(snapshot, skipped, started)
             self.latest = snapshot
             self.rounds += 1
         try:

@@ -1,0 +1,154 @@
+"""One probe round over the real fleet (`probe_fleet`) and the refresh loop (`FleetMonitor`):
+healthy, one node dead or hung while the rest answer on time, a stopped registry, rounds that
+never overlap, back-off for a failing target, and the jobs overlay hook."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig, parse_config
+from rocmtui.core.monitor import FleetMonitor, probe_fleet
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
+from rocmtui.core.states import NodeState, ServiceState
+from rocmtui.devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
+
+DEADLINE = 2.0
+MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion
+
+
+def fleet_config(fleet: DevFleet, *extra: NodeConfig, **changes: object) -> FleetConfig:
+    """The fleet's own rocmtui.toml, with extra nodes and field changes."""
+    config = parse_config(fleet.config_path)
+    changes.setdefault("probe_deadline_seconds", DEADLINE)
+    return dataclasses.replace(config, nodes=config.nodes + extra, **changes)  # type: ignore[arg-type]
+
+
+async def test_all_healthy(fleet: DevFleet) -> None:
+    config = fleet_config(fleet)
+    snap = await probe_fleet(config)
+    assert snap.healthy, snap
+    assert [n.state for n in snap.nodes] == [NodeState.OK] * 3
+    assert snap.registry.state is ServiceState.OK and snap.webdav.state is ServiceState.OK
+    assert snap.duration < DEADLINE + MARGIN
+    data = snap.to_json()
+    assert data["healthy"] is True and all("age" in n for n in data["nodes"])
+
+
+async def test_dead_and_hung_nodes_do_not_delay_the_round(
+    fleet: DevFleet, engine_factory: Callable[..., EngineHandle]
+) -> None:
+    stopped = engine_factory(import_base=False)
+    stopped.stop()
+    with HungUnixSocket() as hung_unix, HungTcpListener() as hung_tcp:
+        config = fleet_config(
+            fleet,
+            NodeConfig("stopped", docker_host=stopped.docker_host),
+            NodeConfig("hung-unix", docker_host=hung_unix.docker_host),
+            NodeConfig("hung-tcp", docker_host=hung_tcp.docker_host),
+        )
+        started = time.monotonic()
+        snap = await probe_fleet(config)
+        took = time.monotonic() - started
+    assert took < DEADLINE + MARGIN
+    states = {n.name: n.state for n in snap.nodes}
+    assert states == {
+        "snoc-strix": NodeState.OK,
+        "snoc-think": NodeState.OK,
+        "snoc-gaming": NodeState.OK,
+        "stopped": NodeState.DOWN,
+        "hung-unix": NodeState.DOWN,
+        "hung-tcp": NodeState.DOWN,
+    }
+    assert not snap.healthy
+    assert snap.node("hung-tcp").reason == f"no answer in {DEADLINE:g}s"  # type: ignore[union-attr]
+
+
+async def test_stopped_registry_is_down(
+    fleet: DevFleet, registry_factory: Callable[..., ServiceHandle]
+) -> None:
+    registry = registry_factory()
+    registry.stop()
+    config = fleet_config(fleet, registry=ServiceConfig(registry.url))
+    snap = await probe_fleet(config)
+    assert snap.registry.state is ServiceState.DOWN
+    assert snap.webdav.state is ServiceState.OK
+    assert all(n.state is NodeState.OK for n in snap.nodes)
+    assert not snap.healthy
+
+
+async def run_monitor(monitor: FleetMonitor, published: list[FleetSnapshot], rounds: int) -> None:
+    """Run `monitor` until it has published `rounds` snapshots (or fail after a while)."""
+    task = asyncio.ensure_future(monitor.run())
+    try:
+        end = time.monotonic() + 60
+        while len(published) < rounds:
+            assert time.monotonic() < end, f"only {len(published)} rounds published"
+            assert not task.done(), task
+            await asyncio.sleep(0.05)
+    finally:
+        monitor.stop()
+        await asyncio.wait_for(task, DEADLINE + 10)
+
+
+async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
+    """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
+    with HungUnixSocket() as hung:
+        config = fleet_config(
+            fleet,
+            NodeConfig("hung", docker_host=hung.docker_host),
+            refresh_seconds=0.2,
+            probe_deadline_seconds=1.0,
+        )
+        published: list[FleetSnapshot] = []
+        monitor = FleetMonitor(config, published.append)
+        await run_monitor(monitor, published, 3)
+    for before, after in itertools.pairwise(published):
+        assert after.taken_at >= before.taken_at + before.duration - 0.01
+    assert monitor.dropped > 0
+    assert monitor.latest is published[-1]
+
+
+async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path) -> None:
+    config = fleet_config(
+        fleet,
+        NodeConfig("gone", docker_host=f"unix://{tmp_path}/none.sock"),
+        refresh_seconds=0.2,
+    )
+    published: list[FleetSnapshot] = []
+
+    async def publish(snapshot: FleetSnapshot) -> None:  # a coroutine publisher works too
+        published.append(snapshot)
+
+    monitor = FleetMonitor(config, publish)
+    await run_monitor(monitor, published, 12)
+    gone_probes = {s.node("gone").probed_at for s in published}  # type: ignore[union-attr]
+    strix_probes = {s.node("snoc-strix").probed_at for s in published}  # type: ignore[union-attr]
+    assert len(strix_probes) == len(published)  # a healthy node: every round
+    assert len(gone_probes) < len(published) - 3  # a failing one: less and less often
+    last = published[-1].node("gone")
+    assert last is not None and last.state is NodeState.DOWN
+    assert last.down_since == published[0].node("gone").down_since  # type: ignore[union-attr]
+
+
+async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
+    def overlay(snap: NodeSnapshot) -> NodeSnapshot:
+        if snap.name == "snoc-think" and snap.state is NodeState.OK:
+            return dataclasses.replace(snap, state=NodeState.BUILDING)
+        if snap.name == "snoc-gaming":
+            raise RuntimeError("a broken overlay must not break the round")
+        return snap
+
+    published: list[FleetSnapshot] = []
+    monitor = FleetMonitor(fleet_config(fleet), published.append, node_overlay=overlay)
+    snap = await monitor.round()
+    assert published == [snap]
+    states = {n.name: n.state for n in snap.nodes}
+    assert states["snoc-think"] is NodeState.BUILDING
+    assert states["snoc-gaming"] is NodeState.OK
+    assert snap.healthy  # building is a healthy state
+    await monitor.probers.http.aclose()  # type: ignore[union-attr]
