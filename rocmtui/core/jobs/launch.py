@@ -107,25 +107,31 @@ def _bake_path(config: FleetConfig, bake: Any) -> Path:
 # -- environment and command --------------------------------------------------------------------
 
 
-_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "DOCKER_CONFIG",
-         "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY",
-         "BUILDX_CONFIG", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR")  # fmt: skip
+def bake_workdir(path: Path) -> Path:
+    """Where bake runs: the bake file's folder (its context paths are relative to it)."""
+    from rocmtui.core.bakeprint import bake_workdir as project_rule
+
+    return Path(project_rule(path))
 
 
-def _scrubbed(env: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
-    try:
-        from rocmtui.core.bakeprint import bake_environment
-    except ImportError:  # until core.bakeprint lands: keep only what docker itself needs
-        kept = {k: v for k, v in env.items() if k in _KEEP or k.startswith("LC_")}
-        return {**kept, **overrides}
-    return dict(bake_environment(env, overrides))
+def _scrubbed(
+    env: Mapping[str, str], overrides: Mapping[str, str], declared: Iterable[str]
+) -> dict[str, str]:
+    from rocmtui.core.bakeprint import bake_environment
+
+    return dict(bake_environment(env, overrides, bake_variables=declared))
 
 
 def node_environment(
-    node: NodeConfig, arch: str, env: Mapping[str, str], overrides: Mapping[str, str]
+    node: NodeConfig,
+    arch: str,
+    env: Mapping[str, str],
+    overrides: Mapping[str, str],
+    declared: Iterable[str] = (),
 ) -> dict[str, str]:
-    """bake's whole environment for a job: scrubbed launch env + overrides + arch + engine."""
-    child = _scrubbed(env, {**overrides, ARCH_VARIABLE: arch})
+    """bake's whole environment for a job: the scrubbed launch environment (no variable the
+    bake file declares, unless overridden explicitly) + overrides + arch + the node's engine."""
+    child = _scrubbed(env, {**overrides, ARCH_VARIABLE: arch}, declared)
     child[ARCH_VARIABLE] = arch
     if node.docker_host:
         child["DOCKER_HOST"] = node.docker_host
@@ -358,7 +364,7 @@ def launch_job(
         raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}")
     node = _pick_node(config, node_name)
     _check_overrides(bake, overrides)
-    child_env = node_environment(node, arch, env, overrides)
+    child_env = node_environment(node, arch, env, overrides, _names(bake.variables))
     pushes = push or _target_pushes(bake, target)
     if pushes:
         if not yes:
@@ -442,7 +448,7 @@ def launch_job(
             stderr=log_fd,
             pass_fds=(job_fd, slot_fd),
             start_new_session=True,
-            cwd=bake_file.parent,
+            cwd=bake_workdir(bake_file),
             env=_supervisor_env(child_env),
         )
         try:
