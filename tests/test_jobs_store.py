@@ -1,0 +1,200 @@
+"""The job index, its records and its locks, with real files, real SQLite and real processes
+holding the locks (no engine needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.jobs import AmbiguousJob, JobNotFound, JobRecord, JobStore, live_record, locks
+from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat, start_time
+from rocmtui.core.jobs.store import new_job_id, write_json_atomic
+from rocmtui.core.states import JobState
+from tests.test_jobs_support import wait_for
+
+HOLD_LOCK = (
+    "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+    "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
+)
+
+
+def make_job(store: JobStore, target: str = "demo-base", **extra: object) -> JobRecord:
+    """Insert a job record as the launcher would (no process behind it)."""
+
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        (job_dir / "log").write_bytes(b"# header\n")
+        return JobRecord(
+            id=job_id,
+            target=target,
+            arch="gfx1201",
+            node="snoc-think",
+            endpoint="unix:///x.sock",
+            push=False,
+            overrides={"DEMO_STEPS": "3"},
+            command=("docker", "buildx", "bake", "--", target),
+            user="tester",
+            host="here",
+            bake_file="/x/demo.hcl",
+            job_dir=str(job_dir),
+            started_at=time.time(),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    return store.create(make)
+
+
+def hold_lock(path: Path) -> subprocess.Popen[str]:
+    """A real process holding an flock on `path` until killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_ids_are_short_sortable_and_unique(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    ids = [make_job(store).id for _ in range(30)]
+    assert len(set(ids)) == 30
+    assert all(re.fullmatch(r"\d{8}-\d{4}-[0-9a-f]{4}", i) for i in ids)
+    assert new_job_id(0).startswith("19700101-0000-")
+    assert [r.id for r in store.list()] == ids[::-1]  # newest first
+
+
+def test_index_is_wal_and_record_json_matches_row(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    job = make_job(store)
+    with sqlite3.connect(store.db_path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    updated = store.update(job.id, exit_code=3, state=JobState.FAILED, ended_at=time.time())
+    on_disk = json.loads(job.record_path.read_text())
+    assert on_disk == updated.to_json()
+    assert on_disk["state"] == "failed" and on_disk["exit_code"] == 3
+    # a finished job is never overwritten by a late writer
+    late = store.update(job.id, only_if_unfinished=True, state=JobState.CANCELLED)
+    assert late.state is JobState.FAILED and store.get(job.id).state is JobState.FAILED
+    assert not list(job.path.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_atomic_write_never_shows_half_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "record.json"
+    write_json_atomic(path, {"a": 1})
+    inode = path.stat().st_ino
+    write_json_atomic(path, {"a": "x" * 100_000})
+    assert path.stat().st_ino != inode  # replaced by rename, not rewritten in place
+    assert json.loads(path.read_text())["a"] == "x" * 100_000
+
+
+def test_resolve_by_id_prefix_and_suffix(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    a, b = make_job(store), make_job(store)
+    assert store.resolve(a.id).id == a.id
+    assert store.resolve(a.id[-4:]).id == a.id
+    common = a.id[:4]  # the year: both ids start with it
+    with pytest.raises(AmbiguousJob):
+        store.resolve(common)
+    with pytest.raises(JobNotFound):
+        store.resolve("ffff-not")
+    with pytest.raises(JobNotFound):
+        store.resolve("%")
+
+
+def test_lock_tells_liveness_and_a_dead_holder_reads_as_lost(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    job = make_job(store)
+    holder = hold_lock(job.lock_path)
+    try:
+        assert locks.is_locked(job.lock_path)
+        assert live_record(store, job, stall_after=900).state is JobState.RUNNING
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert not locks.is_locked(job.lock_path)
+    lost = live_record(store, job, stall_after=900)
+    assert lost.state is JobState.LOST and lost.ended_at is not None
+    assert store.get(job.id).state is JobState.LOST  # recorded, so every reader agrees
+
+
+def test_silence_makes_stalled_and_new_output_makes_running(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    job = make_job(store)
+    holder = hold_lock(job.lock_path)
+    try:
+        old = time.time() - 120
+        os.utime(job.log_path, (old, old))
+        stalled = live_record(store, job, stall_after=60)
+        assert stalled.state is JobState.STALLED and stalled.evidence == "silent 2m"
+        with open(job.log_path, "ab") as fh:
+            fh.write(b"more output\n")
+        assert live_record(store, job, stall_after=60).state is JobState.RUNNING
+        assert store.get(job.id).state is JobState.RUNNING  # stalled is never stored
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_slot_lock_is_exclusive_across_processes_and_released_on_death(tmp_path: Path) -> None:
+    slot = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "demo-base", "gfx1201")
+    other = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "demo-base", "gfx950")
+    assert slot != other
+    holder = hold_lock(slot)
+    try:
+        assert locks.take_slot(slot) is None
+        fd = locks.take_slot(other)
+        assert fd is not None
+        os.close(fd)
+    finally:
+        holder.kill()
+        holder.wait()
+    fd = locks.take_slot(slot)
+    assert fd is not None
+    locks.write_holder(fd, {"job_id": "x", "user": "u", "started_at": 1.0})
+    held = locks.read_holder(slot)
+    assert held is not None and held.job_id == "x" and held.user == "u"
+    os.close(fd)
+
+
+def test_pid_reuse_is_detected_by_start_time() -> None:
+    me = os.getpid()
+    mine = start_time(me)
+    assert mine is not None and is_same_process(me, mine)
+    assert not is_same_process(me, mine + 1)  # same number, another process's start time
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert proc_stat(child.pid) is None or proc_stat(child.pid).start != mine  # type: ignore[union-attr]
+
+
+def test_job_processes_finds_a_session_and_its_helpers(tmp_path: Path) -> None:
+    # a session leader with a child that moved to a process group of its own (like docker's
+    # ssh helper): scanning by session finds both
+    script = (
+        "import os, subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], "
+        "process_group=0); print(p.pid, flush=True); time.sleep(600)"
+    )
+    leader = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert leader.stdout is not None
+        helper = int(leader.stdout.readline())
+        found = wait_for(
+            "both processes",
+            lambda: (p := job_processes(leader.pid, leader.pid)) and len(p) == 2 and p,
+            10,
+        )
+        assert sorted(found) == sorted([leader.pid, helper])
+        assert proc_stat(helper).pgid != leader.pid  # type: ignore[union-attr]
+    finally:
+        for pid in job_processes(leader.pid, leader.pid):
+            os.kill(pid, signal.SIGKILL)
+        leader.wait()
