@@ -97,6 +97,7 @@ def test_atomic_write_never_shows_half_a_file(tmp_path: Path) -> None:
 def test_resolve_by_id_prefix_and_suffix(tmp_path: Path) -> None:
     store = JobStore(tmp_path)
     a, b = make_job(store), make_job(store)
+    assert store.resolve(b.id[-4:]).id == b.id
     assert store.resolve(a.id).id == a.id
     assert store.resolve(a.id[-4:]).id == a.id
     common = a.id[:4]  # the year: both ids start with it
