@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 
 MARK_EVERY = 64  # lines per mark: 8 bytes of index per 64 lines
@@ -59,7 +60,9 @@ def _marks_in(buf: bytes, base: int, nl_before: int, out: array[int]) -> int:
     m = _lines_re(first).match(buf)
     assert m is not None  # n >= first newlines, so `first` whole lines are there
     out.append(base + m.end())
-    out.extend(base + x.end() for x in _lines_re(MARK_EVERY).finditer(buf, m.end()))
+    # stop after the last whole block: a failing search over the remainder would be quadratic
+    blocks = _lines_re(MARK_EVERY).finditer(buf, m.end())
+    out.extend(base + x.end() for x in islice(blocks, (n - first) // MARK_EVERY))
     return n
 
 
