@@ -10,13 +10,16 @@
 - `hung_unix_socket`, `hung_tcp_listener`, `drip_server`: hostile servers for probe tests.
 
 Everything started is stopped by pid in fixture teardown, again by an atexit safety net, and on
-SIGTERM/SIGHUP (turned into KeyboardInterrupt so pytest runs its teardowns).
+SIGTERM/SIGHUP (turned into KeyboardInterrupt so pytest runs its teardowns); parts of a session
+killed outright are recorded in a ledger and stopped by the next session.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,13 +35,20 @@ from rocmtui.devfleet import (
     HungUnixSocket,
     ServiceHandle,
     build_base_tar,
+    close_ledger,
+    reap,
     start_engine,
     start_fleet,
     start_registry,
     start_webdav,
     stop_all_started,
+    use_ledger,
 )
 from tests.realparts import require
+
+#: Every part a test session starts is also recorded here, so a session killed hard (SIGKILL,
+#: OOM) is cleaned up by the next one; ledgers of sessions still running are left alone.
+LEDGERS = Path(tempfile.gettempdir()) / "rocmtui-devfleet-ledgers"
 
 atexit.register(stop_all_started)
 
@@ -48,10 +58,20 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Let SIGTERM/SIGHUP unwind through pytest's teardowns instead of killing it outright."""
+    """Reap what dead sessions left; let SIGTERM/SIGHUP unwind through pytest's teardowns
+    instead of killing it outright."""
+    if os.geteuid() == 0:  # only root can have started (and can stop) fleet parts
+        reap(LEDGERS)
+        use_ledger(LEDGERS)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) in (signal.SIG_DFL, None):
             signal.signal(sig, _interrupt)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session is over: stop anything a teardown missed, then drop this session's ledger."""
+    stop_all_started()
+    close_ledger()
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,7 @@ from rocmtui.devfleet import (
     ServiceHandle,
     ping,
     procs,
+    reap,
 )
 from rocmtui.devfleet.engine import NETNS_DIR, docker_api
 from tests import realparts
@@ -304,3 +305,29 @@ def test_require_skips_or_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     realparts.missing.cache_clear()
     with pytest.raises(ValueError):
         realparts.missing("no-such-part")
+
+
+def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
+    require("dockerd", "netns", "docker-registry")
+    ledgers = tmp_path / "ledgers"
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from rocmtui.devfleet import use_ledger, start_engine, start_registry\n"
+        f"use_ledger(Path({str(ledgers)!r}))\n"
+        f"e = start_engine(Path({str(tmp_path)!r}), 'victim', True, import_base_image=False)\n"
+        f"r = start_registry(Path({str(tmp_path / 'reg')!r}))\n"
+        "print(e.pid, e.netns, r.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    engine_pid, netns, registry_pid = out.stdout.split()
+    assert procs.alive(int(engine_pid)) and procs.alive(int(registry_pid))  # orphaned, running
+    assert reap(ledgers) == 2
+    assert not procs.alive(int(engine_pid)) and not procs.alive(int(registry_pid))
+    assert not (NETNS_DIR / netns).exists()
+    assert not list(ledgers.glob("*.json"))
+    assert not procs.mounts_under(tmp_path)

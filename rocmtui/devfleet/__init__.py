@@ -27,7 +27,8 @@ from rocmtui.devfleet.fleet import (
 )
 from rocmtui.devfleet.forward import ForwardHandle, start_port_forward
 from rocmtui.devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
-from rocmtui.devfleet.procs import FleetError, stop_all_started
+from rocmtui.devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from rocmtui.devfleet.procs import FleetError
 from rocmtui.devfleet.services import ServiceHandle, start_registry, start_webdav
 
 __all__ = [
@@ -43,12 +44,14 @@ __all__ = [
     "HungUnixSocket",
     "ServiceHandle",
     "build_base_tar",
+    "close_ledger",
     "fleet_status",
     "import_base",
     "launch_engine",
     "netns_add",
     "netns_del",
     "ping",
+    "reap",
     "start_engine",
     "start_fleet",
     "start_port_forward",
@@ -57,4 +60,5 @@ __all__ = [
     "stop_all_started",
     "stop_fleet",
     "unique_netns_name",
+    "use_ledger",
 ]

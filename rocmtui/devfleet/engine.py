@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import procs
+from rocmtui.devfleet import ledger, procs
 from rocmtui.devfleet.procs import FleetError
 
 BASE_IMAGE = "rocm-base:local"
@@ -228,7 +228,7 @@ class EngineHandle:
                 popen=self._popen,
             )
         finally:
-            procs.unregister_live(id(self))
+            ledger.forget(self)
             if not self.alive():
                 procs.unmount_under(self.data_root, self.exec_root, self.run_dir)
             if self.netns and self.owns_netns:
@@ -329,7 +329,7 @@ def launch_engine(
         owns_netns=owns,
         _popen=popen,
     )
-    procs.register_live(id(handle), handle.stop)
+    ledger.remember(handle, "engine")
     return handle
 
 

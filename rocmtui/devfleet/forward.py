@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import procs
+from rocmtui.devfleet import ledger, procs
 from rocmtui.devfleet.procs import FleetError
 
 CLONE_NEWNET = 0x40000000
@@ -141,7 +141,7 @@ class ForwardHandle:
         try:
             procs.stop_pids([(self.pid, self.start_time)], grace=grace, popen=self._popen)
         finally:
-            procs.unregister_live(id(self))
+            ledger.forget(self)
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able record for fleet.json."""
@@ -187,7 +187,7 @@ def start_port_forward(
     finally:
         os.close(wfd)
     handle = ForwardHandle(netns, maps, popen.pid, procs.start_time(popen.pid), log, popen)
-    procs.register_live(id(handle), handle.stop)
+    ledger.remember(handle, "forward")
     try:
         # The child writes "ready" once bound; EOF without it means it died.
         with os.fdopen(rfd, "rb") as ready:

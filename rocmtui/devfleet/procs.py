@@ -24,9 +24,6 @@ T = TypeVar("T")
 #: Short root for unix sockets and exec roots: a unix socket path must stay under 108 bytes.
 SHORT_ROOT = Path("/tmp")
 
-#: Processes started by this Python process and not yet stopped: the atexit safety net's list.
-_LIVE: dict[int, Callable[[], None]] = {}
-
 
 class FleetError(RuntimeError):
     """A dev-fleet part failed to start or stop; the message says which and quotes its log."""
@@ -247,22 +244,3 @@ def free_port() -> int:
 def short_dir(prefix: str = "rt") -> Path:
     """A fresh short directory under /tmp for unix sockets (paths must stay under 100 bytes)."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=SHORT_ROOT))
-
-
-def register_live(key: int, stop: Callable[[], None]) -> None:
-    """Remember a started part so `stop_all_started` (the atexit safety net) can stop it."""
-    _LIVE[key] = stop
-
-
-def unregister_live(key: int) -> None:
-    """Forget a part once it is stopped."""
-    _LIVE.pop(key, None)
-
-
-def stop_all_started() -> None:
-    """Stop every part this process started and has not stopped yet (newest first)."""
-    for key in reversed(list(_LIVE)):
-        stop = _LIVE.pop(key, None)
-        if stop is not None:
-            with contextlib.suppress(Exception):
-                stop()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import procs
+from rocmtui.devfleet import ledger, procs
 from rocmtui.devfleet.procs import FleetError
 
 SERVICE_START_TIMEOUT = 30.0
@@ -63,7 +63,7 @@ class ServiceHandle:
                 popen=self._popen,
             )
         finally:
-            procs.unregister_live(id(self))
+            ledger.forget(self)
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able record for fleet.json."""
@@ -122,7 +122,7 @@ def _start_with_free_port(
             log=log,
             _popen=popen,
         )
-        procs.register_live(id(handle), handle.stop)
+        ledger.remember(handle, "service")
 
         def died(p: subprocess.Popen[bytes] = popen, lg: Path = log) -> str | None:
             return f"exited {p.returncode}: {procs.log_tail(lg)}" if p.poll() is not None else None
