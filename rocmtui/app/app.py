@@ -45,6 +45,7 @@ class RocmTui(App[list[JobView]]):
         self.backend.read_only = self.read_only
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
         self.logs_screen = LogsScreen()

@@ -1,0 +1,285 @@
+"""Pilot tests of the fleet screen on recorded data: state, messages, keys, read-only, faults."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import time
+from dataclasses import replace
+
+import pytest
+from rich.console import Console
+
+from rocmtui.app.backend import FleetBackend, ReadOnlyError
+from rocmtui.app.dialogs.bake import BakeDialog, BakeRequest
+from rocmtui.app.dialogs.confirm import ConfirmDialog
+from rocmtui.app.messages import FleetUpdated, JobsUpdated, PanelFailed
+from rocmtui.app.model import BakePlan
+from rocmtui.app.screens.help import HelpScreen, help_table
+from rocmtui.app.screens.logs import LogsScreen
+from rocmtui.app.widgets.fleet import FleetPanel
+from rocmtui.core.snapshots import HostStats
+from tests.snapshots import recorded
+from tests.snapshots.harness import feed, recorded_app
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def cells(app: object, panel: str) -> list[list[str]]:
+    """The plain text of every cell of a panel's table, row by row."""
+    table = app.fleet_screen.query_one(f"#{panel}", FleetPanel).table  # type: ignore[attr-defined]
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_stalled_node_is_first_and_loud() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, stalled=True)
+        nodes = cells(app, "nodes")
+        assert nodes[0][0] == "‼ stalled" and nodes[0][1] == "snoc-think"
+        assert "silent 16m40s" in nodes[0][4]
+        assert "[12345/23456] 11.4/s ETA 16m15s" in nodes[0][3]
+        jobs = cells(app, "jobs")
+        assert jobs[0][0] == "‼ stalled"
+        status = str(app.fleet_screen.query_one("#statusbar").render())
+        assert "1 stalled" in status
+        assert [n.title for n in app._notifications] == ["Build stalled"]
+
+
+async def test_stall_rings_once_per_new_stall(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = recorded_app()
+    rings: list[int] = []
+    monkeypatch.setattr(app, "bell", lambda: rings.append(1))
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, stalled=False)
+        assert rings == []
+        for _ in range(3):  # the same stall reported three times rings once
+            app.fleet_screen.post_message(JobsUpdated(recorded.jobs(stalled=True)))
+            await pilot.pause()
+        assert rings == [1]
+
+
+async def test_down_node_says_since_when_and_why() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, think_down=True)
+        row = next(r for r in cells(app, "nodes") if r[1] == "snoc-think")
+        assert row[0] == "✗ down"
+        assert "since 11:25:52 (4m08s)" in row[3]
+        assert "Connection refused" in row[3]
+        # the others still show their own state
+        assert [r[0] for r in cells(app, "nodes") if r[1] != "snoc-think"] == ["▶ building", "✓ ok"]
+
+
+async def test_late_data_says_so() -> None:
+    now = [recorded.NOW]
+    app = recorded_app()
+    app.clock = lambda: now[0]
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        assert not any("late" in r[-1] for r in cells(app, "nodes"))
+        now[0] += 60  # no probe round for a minute
+        app.fleet_screen.render_all()
+        await pilot.pause()
+        assert all(r[-1].startswith("late 1m0") for r in cells(app, "nodes"))
+        assert "late" in str(app.fleet_screen.query_one("#statusbar").render())
+
+
+async def test_hostile_values_are_text_not_markup_or_escapes() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, hostile=True)
+        row = next(r for r in cells(app, "variables") if r[0] == "EVIL")
+        assert row[1].startswith("[/] [link=http://x]y[/link]")
+        assert "\x1b" not in row[1] and "\x07" not in row[1]
+        secret = next(r for r in cells(app, "variables") if r[0] == "HF_TOKEN")
+        assert "SECRET" not in "".join(secret) and "redacted" in secret[1]
+        assert next(r for r in cells(app, "variables") if r[0] == "VLLM_VERSION")[2] == "● env"
+
+
+async def test_a_fault_stays_in_its_panel() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        app.fleet_screen.post_message(PanelFailed("jobs", "job store: database is locked"))
+        await pilot.pause()
+        jobs = app.fleet_screen.query_one("#jobs", FleetPanel)
+        assert jobs.fault is not None and "database is locked" in jobs.fault
+        assert app.fleet_screen.query_one("#nodes", FleetPanel).fault is None
+        # a node snapshot the panel cannot render: the nodes panel says so, the rest goes on
+        snap = recorded.fleet()
+        bad_host = HostStats(None, 1, 1, 1, 1, 1, 1, 1, "/", 1, 1)  # type: ignore[arg-type]
+        broken = replace(snap, nodes=(replace(snap.nodes[0], host=bad_host), *snap.nodes[1:]))
+        app.fleet_screen.post_message(FleetUpdated(broken))
+        await pilot.pause()
+        fault = app.fleet_screen.query_one("#nodes", FleetPanel).fault
+        assert fault is not None and "cannot show this panel" in fault
+        assert cells(app, "services")[0][1].startswith("zot")
+        assert app.is_running
+
+
+async def test_enter_on_jobs_opens_panes_and_escape_keeps_them() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        app.fleet_screen.query_one("#jobs-table").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        vllm, pytorch = "20251130-1120-vllm-gfx950", "20251130-1101-pytorch-gfx1201"
+        assert list(app.logs_screen.panes) == [vllm]  # newest running job on top
+        await pilot.press("escape")
+        await pilot.press("down", "l")
+        await pilot.pause()
+        assert list(app.logs_screen.panes) == [vllm, pytorch]
+        current = app.logs_screen.current()
+        assert current is not None and current.job.id == pytorch
+        await pilot.press("right_square_bracket")
+        current = app.logs_screen.current()
+        assert current is not None and current.job.id == vllm
+        await pilot.press("x")
+        await pilot.pause()
+        assert list(app.logs_screen.panes) == [pytorch]
+
+
+async def test_rebuild_is_r_then_enter_with_the_job_prefilled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = recorded_app()
+    started: list[BakePlan] = []
+    monkeypatch.setattr(app.fleet_screen, "launch", started.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        app.fleet_screen.query_one("#jobs-table").focus()
+        await pilot.press("down", "r")  # the second job: pytorch on snoc-think
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, BakeDialog)
+        assert dialog.choice() == ("demo-pytorch", "gfx1201", "snoc-think", False)
+        assert app.focused is not None and app.focused.id == "bake-start"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [(p.target, p.arch, p.node, p.push) for p in started] == [
+            ("demo-pytorch", "gfx1201", "snoc-think", False)
+        ]
+
+
+async def test_pushing_target_needs_a_second_explicit_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = recorded_app()
+    started: list[BakePlan] = []
+    monkeypatch.setattr(app.fleet_screen, "launch", started.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, BakeDialog)
+        dialog.query_one("#bake-target").value = "demo-pytorch-push"
+        await pilot.pause()
+        assert dialog.choice() is not None and dialog.choice()[3] is True  # type: ignore[index]
+        dialog.query_one("#bake-start").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("enter")  # Enter is not the confirmation key
+        await pilot.press("escape")
+        await pilot.pause()
+        assert started == [] and isinstance(app.screen, BakeDialog)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert [(p.target, p.push) for p in started] == [("demo-pytorch-push", True)]
+
+
+async def test_read_only_hides_and_refuses() -> None:
+    app = recorded_app(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        shown = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert not {"bake", "rebuild", "cancel_job"} & shown
+        assert "open_log" in shown
+        await pilot.press("b", "r", "c")
+        await pilot.pause()
+        assert app.screen is app.fleet_screen
+        app.fleet_screen.open_bake(BakeRequest())
+        await pilot.pause()
+        assert app.screen is app.fleet_screen
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Bake…" not in commands and "Log" in commands
+        with pytest.raises(ReadOnlyError):
+            app.backend.launch(BakePlan("demo-base", "gfx950", "snoc-strix", False))
+        with pytest.raises(ReadOnlyError):
+            app.backend.cancel("anything")
+
+
+def test_read_only_backend_refuses_even_without_the_console() -> None:
+    backend = FleetBackend(recorded.config(read_only=True))
+    with pytest.raises(ReadOnlyError):
+        backend.launch(BakePlan("demo-base", "gfx950", "snoc-strix", False))
+
+
+async def test_keys_are_remapped_from_the_fleet_file() -> None:
+    app = recorded_app(keys={"fleet.logs": "L", "nonsense.id": "z"})
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("L")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        assert any("nonsense.id" in str(n.message) for n in app._notifications)
+
+
+async def test_help_lists_the_catalog() -> None:
+    app = recorded_app(keys={"fleet.bake": "B"})
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=120, record=True, file=io.StringIO())
+        console.print(help_table(app.screen.keymap, app.screen.read_only))
+        text = console.export_text()
+        assert "fleet.rebuild" in text and "logs.close" in text
+        assert re.search(r"B +Bake… !", text)  # the remapped key, marked dangerous
+
+
+async def test_quit_says_which_builds_keep_running() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        question = str(app.screen.query_one("#confirm-question").render())
+        assert (
+            "20251130-1101-pytorch-gfx1201" in question and "20251130-1120-vllm-gfx950" in question
+        )
+        await pilot.press("q")
+        await pilot.pause()
+    assert [j.id for j in app.return_value or []] == [
+        "20251130-1101-pytorch-gfx1201",
+        "20251130-1120-vllm-gfx950",
+    ]
+
+
+async def test_quit_with_nothing_running_is_immediate() -> None:
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, with_jobs=False)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == []
+
+
+def test_styles_ship_inside_the_package() -> None:
+    from rocmtui.app.app import STYLES
+
+    assert (STYLES / "console.tcss").is_file() and (STYLES / "dialogs.tcss").is_file()
+    assert os.path.realpath(STYLES).endswith("styles")
