@@ -191,6 +191,18 @@ def bake_print(
     return _run_print([Path(path)], list(targets), env, timeout)
 
 
+def resolved_names(bake: BakeFile, env: Mapping[str, str], timeout: float = 10.0) -> frozenset[str]:
+    """Every name bake accepts as a target under `env`: the file's targets and groups plus the
+    targets its matrix blocks make (`pytorch-gfx1201` from `pytorch-arch`), as buildx names
+    them. One `--print` of every label."""
+    labels = sorted(bake.names())
+    if not labels:
+        return frozenset()
+    data = bake_print(bake.path, labels, env, timeout)
+    made = set(data.get("target") or {}) | set(data.get("group") or {})
+    return frozenset(made | set(labels))
+
+
 def _overlay_text(names: Sequence[str]) -> str:
     """One target whose args hold every variable, JSON-encoded (see resolved_variables)."""
     args = "\n".join(f"    {name} = jsonencode({name})" for name in names)

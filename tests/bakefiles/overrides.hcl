@@ -30,6 +30,10 @@ variable "REGISTRY_PASSWORD" {
   default = ""
 }
 
+variable "API_TOKEN_TTL" {
+  default = 30
+}
+
 variable "lower_case" {
   default = "case-matters"
 }
