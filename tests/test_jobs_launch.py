@@ -1,0 +1,169 @@
+"""Launch: what is refused before anything starts, and secrets that must not leak (a real build
+on the fleet shows that a bake-named variable in the environment does not change the build)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocmtui.core.bakefile import load_bake
+from rocmtui.core.config import load_config
+from rocmtui.core.jobs import LaunchError, LaunchRefused, build_command, launch_job, list_jobs
+from rocmtui.core.jobs.launch import docker_config_hosts, node_environment
+from tests.realparts import require
+from tests.test_jobs_support import (
+    DEMO_BAKE,
+    job_json,
+    lock_dir,  # noqa: F401 - fixture
+    run_cli,
+    wait_state,
+    write_config,
+)
+
+EVIL_VERSION = "9.9.9-evil"
+TOKEN = "tok-5ecret-v4lue-do-not-leak"
+
+
+def offline_config(tmp_path: Path) -> Path:
+    """A fleet file on the demo bake file with one node whose engine is never contacted."""
+    path = tmp_path / "rocmtui.toml"
+    path.write_text(
+        f"bake_file = {json.dumps(str(DEMO_BAKE))}\nstate_dir = "
+        f'{json.dumps(str(tmp_path / "state"))}\n\n[[nodes]]\nname = "snoc-think"\n'
+        'docker_host = "unix:///nonexistent/d.sock"\ngfx = "gfx1201"\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["no-such-target"], 2, "no target"),
+        (["--", "--allow=fs.read=/"], 2, "no target"),
+        (["demo-base", "--arch", "gfx9999"], 2, "unknown arch"),
+        (["demo-base", "--node", "elsewhere"], 2, "no node"),
+        (["demo-base", "--set", "NOT_A_VARIABLE=1"], 2, "not a variable"),
+        (["demo-base", "--set", "demo-base.tags=x"], 2, "VAR=VALUE"),
+        (["demo-base", "--set", "GFX_ARCH=gfx1201"], 2, "--arch"),
+        (["demo-pytorch-push"], 1, "--yes"),
+        (["demo-base", "--push"], 1, "--yes"),
+    ],
+)
+def test_refused_before_anything_starts(
+    tmp_path: Path,
+    lock_dir: Path,  # noqa: F811
+    args: list[str],
+    code: int,
+    says: str,
+) -> None:
+    config = offline_config(tmp_path)
+    out = run_cli(config, "bake", *args)
+    assert out.returncode == code, out.stderr
+    assert says in out.stderr
+    assert out.stdout == ""
+    assert list_jobs(load_config(config)) == []
+
+
+def test_login_presence_is_read_from_keys_only(tmp_path: Path) -> None:
+    folder = tmp_path / "docker"
+    folder.mkdir()
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "auths": {"https://127.0.0.1:5000/v1/": {"auth": "c2VjcmV0"}, "zot:8080": {}},
+                "credHelpers": {"ghcr.io": "pass"},
+                "credsStore": "secretservice",
+            }
+        )
+    )
+    assert docker_config_hosts({"DOCKER_CONFIG": str(folder)}) == {
+        "127.0.0.1:5000",
+        "zot:8080",
+        "ghcr.io",
+    }
+    assert docker_config_hosts({"DOCKER_CONFIG": str(tmp_path / "none")}) == set()
+
+
+def test_command_is_an_argument_list_with_dashdash_before_the_target(tmp_path: Path) -> None:
+    config = load_config(offline_config(tmp_path))
+    command = build_command(config, "demo-base", "gfx1201", "snoc-think", push=True)
+    assert command[:2] == ["GFX_ARCH=gfx1201", "DOCKER_HOST=unix:///nonexistent/d.sock"]
+    assert command[-2:] == ["--", "demo-base"] and "--push" in command
+    assert "--progress=plain" in command and "--metadata-file" in command
+
+
+def test_bake_environment_is_scrubbed_and_overrides_are_explicit(tmp_path: Path) -> None:
+    config = load_config(offline_config(tmp_path))
+    bake = load_bake(DEMO_BAKE)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/root",
+        "PYTORCH_VERSION": EVIL_VERSION,
+        "HF_TOKEN": TOKEN,
+        "DOCKER_HOST": "tcp://somewhere:2375",
+    }
+    node = config.node("snoc-think")
+    assert node is not None
+    child = node_environment(node, "gfx1201", env, {"DEMO_STEPS": "3"}, bake.variables)
+    assert child["GFX_ARCH"] == "gfx1201" and child["DEMO_STEPS"] == "3"
+    assert child["DOCKER_HOST"] == "unix:///nonexistent/d.sock"  # the node's, not the caller's
+    assert "PYTORCH_VERSION" not in child and "HF_TOKEN" not in child
+    with pytest.raises(LaunchRefused):
+        launch_job(config, bake, "demo-pytorch-push", "gfx1201", "snoc-think", env=env)
+    with pytest.raises(LaunchError):
+        launch_job(config, bake, "demo-base", "gfx1201", "snoc-think", overrides={"HOME": "/"})
+
+
+@pytest.mark.fleet
+def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
+    tmp_path: Path,
+    fleet: Any,
+    lock_dir: Path,  # noqa: F811
+) -> None:
+    require("docker-buildx")
+    config = write_config(tmp_path, fleet)
+    env = {**os.environ, "PYTORCH_VERSION": EVIL_VERSION, "HF_TOKEN": TOKEN}
+    out = run_cli(
+        config,
+        "bake",
+        "demo-pytorch",
+        "--arch",
+        "gfx1201",
+        "--node",
+        "snoc-think",
+        "--set",
+        "DEMO_STEPS=6",
+        "--set",
+        f"DEMO_NONCE={os.getpid()}-{os.urandom(4).hex()}",
+        "--set",
+        f"DEMO_FAIL={TOKEN}",  # a secret value in an override is redacted by value
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    job_id = out.stdout.strip()
+    job = job_json(config, job_id)
+    # bake's own environment never held them
+    environ = Path(f"/proc/{job['bake_pid']}/environ").read_bytes().split(b"\0")
+    names = {item.split(b"=", 1)[0] for item in environ}
+    assert b"PYTORCH_VERSION" not in names and b"HF_TOKEN" not in names
+    done = wait_state(config, job_id, ["succeeded", "failed", "lost"])
+    assert done["state"] == "succeeded", done
+    job_dir = Path(done["job_dir"])
+    log = (job_dir / "log").read_text(errors="replace")
+    assert "Building pytorch 2.15.0" in log and EVIL_VERSION not in log  # the pinned version
+    header = "\n".join(line for line in log.splitlines() if line.startswith("# "))
+    stored = [
+        header,
+        (job_dir / "record.json").read_text(),
+        "\n".join(sqlite3.connect(tmp_path / "state" / "jobs.sqlite").iterdump()),
+        run_cli(config, "jobs").stdout,
+        run_cli(config, "jobs", "--json").stdout,
+    ]
+    for text in stored:
+        assert TOKEN not in text and EVIL_VERSION not in text
+    assert "DEMO_FAIL" in done["overrides"] and "redacted" in done["overrides"]["DEMO_FAIL"]
