@@ -25,6 +25,7 @@ from rocmtui.core.config import NodeConfig
 
 TAIL_BYTES = 4 * 1024 * 1024
 MAX_STEP_TEXT = 160
+BUSY_CPU = 25.0  # percent of one core for the engine's process tree to count as busy
 _SUMMARY_RE = re.compile(r"^ > (\[[^\]]+\] .*?):?\s*$")
 _STEP_HEAD_RE = re.compile(r"^#(\d+) (\[[^\]]+\] .*)$")
 _STEP_ERROR_RE = re.compile(r"^#(\d+) ERROR")
@@ -119,7 +120,7 @@ def open_step_of(lines: list[str]) -> str | None:
     """The BuildKit step still running at the end of these lines (parser first)."""
     snap = _tracker_snapshot(lines, time.time())
     if snap is not None:
-        name = _step_text(getattr(snap, "current_step", None))
+        name = _step_text(getattr(snap, "current", None))
         if name:
             return _clean(name)
     open_steps: dict[str, str] = {}
@@ -240,6 +241,7 @@ def stall_evidence(
     lines, _ = read_tail(log_path, 256 * 1024)
     step = open_step_of(lines)
     if step:
+        step = step if len(step) <= 60 else step[:59] + "…"
         parts.append(f"step {step} still open")
     if node is not None and node.local:
         pid = engine_pid(node)
@@ -247,7 +249,8 @@ def stall_evidence(
         if cpu is None:
             parts.append("engine process not found")
         else:
-            parts.append(f"engine {'busy' if cpu >= 5 else 'idle'} {cpu:.0f}% CPU")
+            # an idle dockerd ticks along at a few percent; a compile keeps cores busy
+            parts.append(f"engine {'busy' if cpu >= BUSY_CPU else 'idle'} {cpu:.0f}% CPU")
     if node is not None and node.builder:
         status = builder_status(node, os.environ if env is None else env)
         if status:
