@@ -90,6 +90,8 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
         assert ping(engine.socket), engine.name
         status, body = docker_api(engine.socket, "GET", f"/v1.41/images/{BASE_IMAGE}/json")
         assert status == 200, (engine.name, body[:200])
+        env = json.loads(body)["Config"]["Env"]
+        assert "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" in env
     for name in fleet.netns_names:
         assert (NETNS_DIR / name).exists()
     config = parse_config(fleet.config_path)
@@ -331,3 +333,34 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     assert not (NETNS_DIR / netns).exists()
     assert not list(ledgers.glob("*.json"))
     assert not procs.mounts_under(tmp_path)
+
+
+def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    require("docker-buildx")
+    engine: EngineHandle = engine_factory()
+    marker = f"devfleet-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nRUN echo {marker} && sleep 300\n")
+    env = {**os.environ, "DOCKER_HOST": engine.docker_host}
+    client = subprocess.Popen(
+        ["docker", "buildx", "build", "--progress=plain", "."],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        # The RUN step's `sleep 300` runs under runc, below dockerd.
+        wait_until(
+            lambda: [p for p in procs.pids_mentioning("sleep 300") if p in engine.pids],
+            timeout=120,
+            what="RUN step running",
+        )
+        tree = engine.pids
+        engine.stop()
+        assert not [p for p in tree if procs.alive(p)]
+        assert not procs.pids_mentioning(str(engine.exec_root))
+        assert not procs.pids_mentioning(str(engine.data_root))
+    finally:
+        client.kill()
+        client.wait()

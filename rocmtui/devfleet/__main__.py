@@ -39,7 +39,7 @@ def _all_alive(fleet: DevFleet) -> bool:
     return all(p is not None and p.alive() for p in parts)
 
 
-def cmd_up(workdir: Path) -> int:
+def cmd_up(workdir: Path, bake_file: Path | None = None) -> int:
     """Start the fleet (or report the one already running) and print where its config is."""
     existing = DevFleet.load(workdir)
     if existing is not None:
@@ -50,7 +50,7 @@ def cmd_up(workdir: Path) -> int:
         print("a previous dev fleet is partly gone: stopping what is left", file=sys.stderr)
         stop_fleet(workdir)
     try:
-        fleet = start_fleet(workdir)
+        fleet = start_fleet(workdir, bake_file=bake_file)
     except FleetError as exc:
         print(f"devfleet up failed: {exc}", file=sys.stderr)
         return 1
@@ -100,12 +100,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rocmtui.devfleet", description=__doc__)
     ap.add_argument("command", choices=["up", "down", "status", "screenshots"])
     ap.add_argument("--dir", type=Path, default=Path(".fleet"), help="fleet dir (default .fleet)")
+    ap.add_argument(
+        "--bake-file",
+        type=Path,
+        default=None,
+        help="bake_file of the written rocmtui.toml (default: the repository's bake/rocm-bake.hcl)",
+    )
     args = ap.parse_args(argv)
     workdir = args.dir.resolve()
     if args.command in ("up", "down") and os.geteuid() != 0:
         print("the dev fleet needs root (dockerd, network namespaces)", file=sys.stderr)
         return 2
-    return {"up": cmd_up, "down": cmd_down, "status": cmd_status}[args.command](workdir)
+    if args.command == "up":
+        return cmd_up(workdir, args.bake_file.resolve() if args.bake_file else None)
+    return {"down": cmd_down, "status": cmd_status}[args.command](workdir)
 
 
 if __name__ == "__main__":

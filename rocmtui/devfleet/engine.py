@@ -154,7 +154,7 @@ def import_base(sock: Path, tar: Path, ref: str = BASE_IMAGE) -> None:
             ("fromSrc", "-"),
             ("repo", repo),
             ("tag", tag),
-            ("changes", "ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin"),
+            ("changes", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
             ("changes", 'CMD ["/bin/sh"]'),
         ]
     )

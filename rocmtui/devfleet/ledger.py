@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +31,8 @@ class Part(Protocol):
 
 _LIVE: dict[int, tuple[str, Part]] = {}
 _LEDGER: Path | None = None
+# Parts are started and stopped from several threads at once (DevFleet.stop).
+_LOCK = threading.RLock()
 
 
 def use_ledger(directory: Path) -> Path:
@@ -44,13 +47,19 @@ def use_ledger(directory: Path) -> Path:
 def close_ledger() -> None:
     """Stop writing the ledger; remove its file when nothing recorded in it still runs."""
     global _LEDGER
-    if _LEDGER is not None and not _LIVE:
-        with contextlib.suppress(OSError):
-            _LEDGER.unlink()
-    _LEDGER = None
+    with _LOCK:
+        if _LEDGER is not None and not _LIVE:
+            with contextlib.suppress(OSError):
+                _LEDGER.unlink()
+        _LEDGER = None
 
 
 def _write() -> None:
+    with _LOCK:
+        _write_locked()
+
+
+def _write_locked() -> None:
     if _LEDGER is None:
         return
     data = {
@@ -66,24 +75,25 @@ def _write() -> None:
 
 def remember(part: Part, kind: str) -> None:
     """Note a started part (`kind`: engine, service or forward)."""
-    _LIVE[id(part)] = (kind, part)
-    _write()
+    with _LOCK:
+        _LIVE[id(part)] = (kind, part)
+        _write_locked()
 
 
 def forget(part: Part) -> None:
     """Note that a part is stopped."""
-    if _LIVE.pop(id(part), None) is not None:
-        _write()
+    with _LOCK:
+        if _LIVE.pop(id(part), None) is not None:
+            _write_locked()
 
 
 def stop_all_started() -> None:
     """Stop every part this process started and has not stopped yet, newest first."""
-    for key in reversed(list(_LIVE)):
-        entry = _LIVE.pop(key, None)
-        if entry is not None:
-            with contextlib.suppress(Exception):
-                entry[1].stop()
-    _write()
+    with _LOCK:
+        entries = list(_LIVE.values())
+    for _, part in reversed(entries):
+        with contextlib.suppress(Exception):
+            part.stop()  # stop() forgets the part itself
 
 
 def _rebuild(kind: str, record: dict[str, Any]) -> Part:
