@@ -11,6 +11,7 @@ the caller is told how long it has been stuck.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import concurrent.futures
 import contextlib
@@ -49,12 +50,13 @@ class Stuck(Exception):
 
 @dataclass
 class _Running:
-    thread: threading.Thread
-    started: float  # monotonic
+    started: float  # monotonic; the entry exists exactly while the thread runs
 
 
 class ThreadGate:
-    """Runs blocking calls in daemon threads, at most one in flight per key.
+    """Runs blocking calls in threads of their own, at most one in flight per key.
+
+    The threads are daemonic: the process never waits for an abandoned one at exit.
 
     `await gate.run(key, fn, timeout)` returns fn's result, raises what fn raised, raises
     `TimeoutError` when fn has not finished after `timeout` seconds (the thread is abandoned,
@@ -71,12 +73,12 @@ class ThreadGate:
         """Monotonic start time of `key`'s thread if one is still running."""
         with self._lock:
             running = self._running.get(key)
-            return running.started if running and running.thread.is_alive() else None
+            return running.started if running else None
 
     def in_flight(self) -> int:
         """How many threads this gate has running now (stuck ones included)."""
         with self._lock:
-            return sum(1 for r in self._running.values() if r.thread.is_alive())
+            return len(self._running)
 
     async def run(
         self,
@@ -105,12 +107,13 @@ class ThreadGate:
 
         with self._lock:
             previous = self._running.get(key)
-            if previous is not None and previous.thread.is_alive():
+            if previous is not None:
                 raise Stuck(previous.started)
-            thread = threading.Thread(target=body, name=f"probe:{key}", daemon=True)
-            running = _Running(thread, time.monotonic())
+            running = _Running(time.monotonic())
             self._running[key] = running
-        thread.start()
+        # The low-level start does not wait for the new thread to be scheduled, which
+        # `threading.Thread.start` does (~2 ms each under GIL contention, x100 nodes).
+        _thread.start_new_thread(body, ())
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), max(0.0, timeout))
         except TimeoutError:

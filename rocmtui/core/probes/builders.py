@@ -140,12 +140,16 @@ def builder_from_record(
     )
 
 
+# What buildx 0.13.1 says about a builder it was still waiting for when it got our SIGTERM.
+_CANCEL_MARKERS = ("context canceled", "SIGTERM", "SIGINT", "forcing shutdown")
+
+
 def _cut_short(record: Mapping[str, Any]) -> bool:
     """True when buildx reported the builder only as cancelled (by our deadline)."""
     errors = [record.get("Err")] + [
         n.get("Err") for n in record.get("Nodes") or [] if isinstance(n, dict)
     ]
-    return any(isinstance(e, str) and "context canceled" in e for e in errors)
+    return any(isinstance(e, str) and any(m in e for m in _CANCEL_MARKERS) for e in errors)
 
 
 @dataclass

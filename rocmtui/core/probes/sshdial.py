@@ -9,7 +9,8 @@ timeout, and its shell-out mode may prompt on the operator's tty. This adapter s
 in a session of its own (no controlling tty, so it can never prompt) with one end of a
 `socket.socketpair()` as its stdin/stdout. The SDK talks HTTP over the other end, which is a
 real socket, so the client timeout applies to every read; `kill()` ends the ssh children when
-a probe is abandoned, which unblocks the probe thread.
+a probe is abandoned, which unblocks the probe thread. This module imports nothing heavy (it is
+used on the event loop); the requests adapter lives in `sshadapter`, used in probe threads.
 """
 
 from __future__ import annotations
@@ -22,16 +23,8 @@ import socket
 import subprocess
 import threading
 import urllib.parse
-from typing import Any
-
-import requests.adapters
-import urllib3.connection
-import urllib3.connectionpool
-from docker.transport.basehttpadapter import BaseHTTPAdapter
 
 from rocmtui.core.probes._common import one_line
-
-SSH_BASE_URL = "http+docker://ssh"
 
 
 def ssh_argv(url: str, timeout: float) -> list[str]:
@@ -123,44 +116,3 @@ class SSHDialer:
                 proc.wait(timeout=2)
             if proc.stderr is not None:
                 proc.stderr.close()
-
-
-class _SSHConnection(urllib3.connection.HTTPConnection):
-    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._dialer = dialer
-        self._dial_timeout = timeout
-
-    def connect(self) -> None:
-        self.sock = self._dialer.dial(self._dial_timeout)
-
-
-class _SSHPool(urllib3.connectionpool.HTTPConnectionPool):
-    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout, maxsize=1)
-        self._dialer = dialer
-        self._dial_timeout = timeout
-
-    def _new_conn(self) -> _SSHConnection:
-        return _SSHConnection(self._dialer, self._dial_timeout)
-
-
-class SSHDialAdapter(BaseHTTPAdapter):  # type: ignore[misc]
-    """A requests adapter that reaches the engine through `SSHDialer`."""
-
-    def __init__(self, dialer: SSHDialer, timeout: float) -> None:
-        self._pool = _SSHPool(dialer, timeout)
-        super().__init__()
-
-    def get_connection(self, url: str, proxies: Any = None) -> _SSHPool:
-        """Every request goes to the one pool (one ssh child at a time)."""
-        return self._pool
-
-    def request_url(self, request: Any, proxies: Any) -> str:
-        """The path only: there is no real host name to proxy for."""
-        return str(request.path_url)
-
-    def close(self) -> None:
-        """Close the pool's connections."""
-        self._pool.close()
-        requests.adapters.HTTPAdapter.close(self)
