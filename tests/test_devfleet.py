@@ -25,9 +25,13 @@ from rocmtui.devfleet import (
     HungTcpListener,
     HungUnixSocket,
     ServiceHandle,
+    netns_add,
+    netns_del,
     ping,
     procs,
     reap,
+    start_port_forward,
+    unique_netns_name,
 )
 from rocmtui.devfleet.engine import NETNS_DIR, docker_api
 from tests import realparts
@@ -241,6 +245,44 @@ def test_screenshots_subcommand_placeholder() -> None:
     assert "not available yet" in out.stderr
 
 
+def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
+    require("netns", "busybox")
+    import http.server
+    import threading
+
+    (tmp_path / "hello.txt").write_text("hello from the host namespace\n")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)  # type: ignore[arg-type]
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    netns = unique_netns_name("fwd")
+    netns_add(netns)
+    inner = procs.free_port()  # a different port inside, to show the mapping
+    try:
+        fwd = start_port_forward(netns, inner, "127.0.0.1", server.server_address[1])
+        try:
+            fetch = [
+                "nsenter", f"--net={NETNS_DIR / netns}", "busybox", "wget", "-q", "-O", "-",
+                f"http://127.0.0.1:{inner}/hello.txt",
+            ]  # fmt: skip
+            out = subprocess.run(fetch, capture_output=True, text=True, timeout=30)
+            assert out.stdout == "hello from the host namespace\n", out.stderr
+        finally:
+            fwd.stop()
+        assert not fwd.alive()
+    finally:
+        netns_del(netns)
+        server.shutdown()
+        server.server_close()
+    assert not (NETNS_DIR / netns).exists()
+
+
 # --- hostile servers --------------------------------------------------------------------------
 
 
@@ -287,9 +329,10 @@ def test_hostile_servers_stop_cleanly() -> None:
 # --- the isolation and require helpers --------------------------------------------------------
 
 
-def test_environment_is_isolated(tmp_path: Path) -> None:
+def test_environment_is_isolated(tmp_path_factory: pytest.TempPathFactory) -> None:
+    base = str(tmp_path_factory.getbasetemp())
     for var in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
-        assert os.environ[var].startswith(str(tmp_path.parent.parent)), var
+        assert os.environ[var].startswith(base), var
     assert "DOCKER_CONFIG" in os.environ
     for var in ("ROCMTUI_CONFIG", "ROCMTUI_STATE_DIR", "DOCKER_HOST"):
         assert var not in os.environ
