@@ -101,7 +101,8 @@ class ProgressTracker:
 
     `targets` seeds the names bake will prefix steps with, which settles whether `[x 2/4]`
     names a target or a Dockerfile stage before `[x internal]` has been seen. Malformed input
-    never raises; lines that could not be understood are counted in `malformed`.
+    never raises: unusable content is counted in `malformed`, and a parser bug is caught and
+    counted in `internal_errors` rather than taking a screen down.
     """
 
     def __init__(
@@ -125,7 +126,10 @@ class ProgressTracker:
         self._line_rate = WindowRate(window)
         self._last_now: float | None = None
         self.lines = 0
+        #: Lines or objects of a known shape with unusable content (ignored).
         self.malformed = 0
+        #: Lines that raised inside the parser (a bug; counted instead of raised).
+        self.internal_errors = 0
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -145,7 +149,7 @@ class ProgressTracker:
         try:
             self._feed(line, now, lineno)
         except Exception:  # a progress display must never take the console down
-            self.malformed += 1
+            self.internal_errors += 1
 
     def _feed(self, line: str, now: float, lineno: int) -> None:
         if not line:

@@ -67,12 +67,18 @@ class WindowRate:
     def rate(self, now: float | None = None) -> float | None:
         """Count per second across the window. Given `now` later than the last sample, the
         silence since counts too, so a stalled counter's rate falls instead of freezing."""
-        if not self._samples:
+        samples = self._samples
+        if not samples:
             return None
-        t0, c0 = self._samples[0]
+        t0, c0 = samples[0]
         t1, c1 = self._latest_t, self._latest
         if now is not None and now > t1 + self._spacing:
             t1 = now
+            horizon = now - self.window
+            inside = [sample for sample in samples if sample[0] >= horizon]
+            if not inside:
+                return 0.0  # nothing moved for a whole window
+            t0, c0 = inside[0]
         if t1 - t0 <= 0:
             return None
         return (c1 - c0) / (t1 - t0)

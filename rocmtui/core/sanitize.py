@@ -40,30 +40,41 @@ _BIDI = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 # Anything that needs the slow path. `\t` (0x09) is the only C0 character missing.
 _UNSAFE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]")
 _STRING_BODY = r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-# One token per thing to remove or act on; alternation order matters (SGR before CSI before the
-# generic two-byte ESC). Group 1: SGR parameters; 2: CR; 3: LF; 4: lone surrogate.
+# One token per thing to remove or act on. The pattern *starts* with the character class of
+# every introducer, so `re` skips clean stretches at C speed instead of trying each branch at
+# every position; lookbehinds then pick what the introducer starts (SGR before other CSI
+# before the generic two-byte ESC). Group 1 holds SGR parameters. Callers tell CR, LF and
+# surrogates apart by the token's first character.
 _TOKEN = re.compile(
-    r"\x1b\[([0-9;:]{0,64})m"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x9b[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[\]PX^_]"
+    f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]"
+    r"(?:(?<=\x1b)(?:\[([0-9;:]{0,64})m|\[[0-?]*[ -/]*[@-~]?|[\]PX^_]"
     + _STRING_BODY
-    + r"|[\x90\x98\x9d\x9e\x9f]"
-    + _STRING_BODY
-    + r"|\x1b[ -/]*[0-~]?"
-    r"|(\r)|(\n)|([\ud800-\udfff])"
-    f"|[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]"
+    + r"|[ -/]*[0-~]?)"
+    r"|(?<=\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?<=[\x90\x98\x9d\x9e\x9f])" + _STRING_BODY + r")?"
 )
 
 Run = tuple[str, SGRState]
 
+# Bytes that can never start anything to remove: tab, newline, printable ASCII, and every byte
+# >= 0x80 (non-ASCII lines are checked again as text, where C1 and bidi controls are visible).
+_SAFE_BYTES = bytes([9, 10, *range(0x20, 0x7F), *range(0x80, 0x100)])
+
+
+def _is_clean(s: str) -> bool:
+    """Nothing to remove. `str.isprintable` runs at C speed and is False for every character
+    `_UNSAFE` matches (Cc, Cf, Zl, Zp, Cs), so it settles most lines; the regex decides the rest
+    (lines with a tab, or harmless non-printables such as NBSP)."""
+    return s.isprintable() or _UNSAFE.search(s) is None
+
 
 def _plain_repl(m: re.Match[str]) -> str:
-    if m.group(2):
+    first = m.group()[0]
+    if first == "\r":
         return "\r"
-    if m.group(3):
+    if first == "\n":
         return " "
-    if m.group(4):
+    if "\ud800" <= first <= "\udfff":
         return "\ufffd"
     return ""
 
@@ -93,7 +104,7 @@ def sanitize_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str
     """Plain, escape-free text for one line (names, values, reasons). Colours are dropped and a
     newline inside becomes a space. `extra_cut` adds bytes already dropped upstream to the
     marker (the stream decoder uses it)."""
-    if not extra_cut and len(s) <= max_len and _UNSAFE.search(s) is None:
+    if not extra_cut and len(s) <= max_len and _is_clean(s):
         return s
     s, pre = _precap(s, max_len)
     text = _TOKEN.sub(_plain_repl, s)
@@ -121,13 +132,16 @@ def _runs(s: str) -> list[Run]:
         if start > pos:
             parts[-1].append((s[pos:start], state))
         pos = m.end()
-        if m.group(1) is not None:
-            state = apply_sgr(state, m.group(1))
-        elif m.group(2):
+        sgr = m.group(1)
+        if sgr is not None:
+            state = apply_sgr(state, sgr)
+            continue
+        first = s[start]
+        if first == "\r":
             parts.append([])
-        elif m.group(3):
+        elif first == "\n":
             parts[-1].append((" ", state))
-        elif m.group(4):
+        elif "\ud800" <= first <= "\udfff":
             parts[-1].append(("\ufffd", state))
     if pos < len(s):
         parts[-1].append((s[pos:], state))
@@ -188,7 +202,7 @@ def sgr_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str:
     """Sanitised text whose only escapes are SGR sequences rendered here (canonical
     `ESC [ 0;...m`, ending with a reset when a colour is open). Input SGR is parsed, never
     copied. This is the form `StreamDecoder` returns and `styled_line` accepts."""
-    if not extra_cut and len(s) <= max_len and _UNSAFE.search(s) is None:
+    if not extra_cut and len(s) <= max_len and _is_clean(s):
         return s
     if "\x1b[" not in s:
         return sanitize_line(s, max_len, extra_cut=extra_cut)
@@ -207,7 +221,7 @@ def sgr_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str:
 def styled_line(s: str, max_len: int = MAX_LINE) -> Text:
     """A Rich `Text` for one line: SGR colours kept as styles, everything else as
     `sanitize_line`. Never interprets Rich markup (`[/]`, `[link=x]` stay literal)."""
-    if len(s) <= max_len and _UNSAFE.search(s) is None:
+    if len(s) <= max_len and _is_clean(s):
         return Text(s)
     if "\x1b[" not in s:
         return Text(sanitize_line(s, max_len))
@@ -275,16 +289,26 @@ class StreamDecoder:
                 self._pending += data[:room]
             self._pending_cut += len(data) - max(room, 0)
 
-    def _line(self, raw: bytes, cut: int) -> str:
+    def _line(self, raw: bytes, cut: int, probes: list[bytes] | None = None) -> str:
+        """One complete line. `probes` lists every control byte present in the read this line
+        came from (None: unknown); an ASCII line holding none of them needs no scan at all."""
+        self.lines += 1
+        if (
+            probes is not None
+            and not cut
+            and len(raw) <= self.max_len
+            and raw.isascii()
+            and not any(p in raw for p in probes)
+        ):
+            return raw.decode("ascii")
         if len(raw) > self.max_raw:
             cut += len(raw) - self.max_raw
             raw = raw[: self.max_raw]
         self.discarded_bytes += cut
-        self.lines += 1
         text = raw.decode("utf-8", "replace")
         if text.endswith("\r"):
             text = text[:-1]  # CRLF: the CR moves to column 0 and nothing follows
-        if not cut and len(text) <= self.max_len and _UNSAFE.search(text) is None:
+        if not cut and len(text) <= self.max_len and _is_clean(text):
             return text
         if self.keep_sgr:
             return sgr_line(text, self.max_len, extra_cut=cut)
@@ -304,8 +328,12 @@ class StreamDecoder:
             self._pending_cut = 0
         else:
             out.append(self._line(segments[0], 0))
+        # One C pass over the whole read finds which control bytes occur at all (usually only
+        # ESC, or none); each line is then probed for those few with memchr-speed `in`.
+        present = set(data.translate(None, _SAFE_BYTES))
+        probes = [bytes([b]) for b in present] if len(present) <= 4 else None
         line = self._line
-        out.extend(line(raw, 0) for raw in segments[1:-1])
+        out.extend(line(raw, 0, probes) for raw in segments[1:-1])
         self._hold(segments[-1])
         return out
 
