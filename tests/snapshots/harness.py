@@ -1,4 +1,4 @@
-"""Drive the console with recorded data: no probes, a fixed clock, data posted as the feeds would."""
+"""Drive the console on recorded data: no probes, a fixed clock, data posted as feeds would."""
 
 from __future__ import annotations
 

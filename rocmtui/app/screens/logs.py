@@ -94,8 +94,8 @@ class LogsScreen(Screen[None]):
         self._show_empty()
 
     def _show_empty(self) -> None:
-        if self.is_mounted:
-            self.query_one("#logs-empty").display = not self.panes
+        for hint in self.query("#logs-empty"):  # nothing to do before the first compose
+            hint.display = not self.panes
 
     def update_jobs(self, jobs: tuple[JobView, ...]) -> None:
         """Fresh state and progress for the open panes."""

@@ -143,6 +143,8 @@ class SnapshotTable(DataTable[Text]):
             self._cells = {key: tuple(cells) for key, cells in rows}
             if selected in keys:
                 self.move_cursor(row=keys.index(selected), animate=False)
+            # column widths settle on the next idle; repaint then, or rows keep the old widths
+            self.call_after_refresh(self.refresh, layout=True)
             return
         for key, cells in rows:
             old = self._cells.get(key, ())

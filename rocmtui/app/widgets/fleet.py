@@ -241,7 +241,8 @@ class JobsPanel(FleetPanel):
     """Recent and running jobs from the job store, whoever started them."""
 
     TITLE = "Jobs"
-    COLUMNS = ("State", "Job", "Target", "Arch", "Node", "User", "Started", "Took", "Progress")
+    # what matters at 80 columns first; the job id (for `rocmtui logs`) last
+    COLUMNS = ("State", "Target", "Arch", "Node", "Progress", "Took", "Started", "User", "Job")
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
         """Active jobs first (stalled on top), then the rest newest first."""
@@ -256,14 +257,14 @@ class JobsPanel(FleetPanel):
         word = str(job.state)
         return [
             state_cell(word, JOB_SYMBOLS.get(word, "?"), palette),
-            safe(job.id, palette.muted, 24),
             safe(job.target, "bold", 40),
             safe(job.arch or "—", "", 10),
             safe(job.node, "", 30),
-            safe(job.user or "—", "", 20),
-            Text(fmt_clock(job.started_at)),
-            Text(fmt_age(job.duration(now))),
             self.result_cell(job, now, palette),
+            Text(fmt_age(job.duration(now))),
+            Text(fmt_clock(job.started_at)),
+            safe(job.user or "—", "", 20),
+            safe(job.id, palette.muted, 40),
         ]
 
     def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:

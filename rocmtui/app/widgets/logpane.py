@@ -128,7 +128,7 @@ class LogPane(Vertical):
 
     def on_mount(self) -> None:
         """First render."""
-        self.update_job(self.job, now=None)
+        self.update_job(self.job, now=self.app.clock())  # type: ignore[attr-defined]
 
     def update_job(self, job: JobView, now: float | None) -> None:
         """New job state or progress from the job store."""
