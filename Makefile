@@ -35,7 +35,7 @@ pytest: $(STAMP) system
 test: lint typecheck pytest
 
 fleet-up: $(STAMP) system
-	$(BIN)/python -m rocmtui.devfleet up --dir $(FLEET_DIR)
+	$(BIN)/python -m rocmtui.devfleet up --dir $(FLEET_DIR) --bake-file $(CURDIR)/bake/demo.hcl
 
 fleet-down: $(STAMP)
 	$(BIN)/python -m rocmtui.devfleet down --dir $(FLEET_DIR)
