@@ -95,6 +95,26 @@ def netns_add(name: str) -> None:
     subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True, capture_output=True)
 
 
+def drop_host_bridge_if_unused() -> None:
+    """Remove `docker0` once no dockerd runs in the host namespace any more.
+
+    A host-namespace engine creates the bridge and leaves it behind on exit; tests must leave
+    nothing behind, but a bridge another live engine uses must stay.
+    """
+    host_ns = os.readlink("/proc/self/ns/net")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "dockerd":
+                continue
+            if os.readlink(entry / "ns" / "net") == host_ns:
+                return
+        except OSError:
+            continue
+    subprocess.run(["ip", "link", "del", "docker0"], capture_output=True, check=False)
+
+
 def netns_del(name: str) -> None:
     """Remove network namespace `name` if it exists."""
     if (NETNS_DIR / name).exists():
@@ -233,6 +253,8 @@ class EngineHandle:
                 procs.unmount_under(self.data_root, self.exec_root, self.run_dir)
             if self.netns and self.owns_netns:
                 netns_del(self.netns)
+            elif not self.netns:
+                drop_host_bridge_if_unused()
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def to_record(self) -> dict[str, Any]:
