@@ -30,6 +30,7 @@ from tests.test_jobs_support import (
     rocmtui_argv,
     run_cli,
     session_pids,
+    started_job,
     wait_for,
     wait_state,
     write_config,
@@ -236,7 +237,7 @@ def test_two_launches_at_once_exactly_one_starts(config: Path) -> None:
 
 def test_cancel_mid_build_leaves_no_process(config: Path) -> None:
     job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
-    job = job_json(config, job_id)
+    job = started_job(config, job_id)
     log = Path(job["job_dir"]) / "log"
     wait_for("compile lines", lambda: log_has(log, b"[3/301] Building"), 120)
     sid = job["supervisor_pid"]
@@ -258,7 +259,7 @@ def test_cancel_mid_build_leaves_no_process(config: Path) -> None:
 
 def test_supervisor_killed_is_lost_never_running(config: Path) -> None:
     job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
-    job = job_json(config, job_id)
+    job = started_job(config, job_id)
     log = Path(job["job_dir"]) / "log"
     wait_for("compile lines", lambda: log_has(log, b"[3/301] Building"), 120)
     assert is_same_process(job["supervisor_pid"], job["supervisor_start"])

@@ -18,9 +18,9 @@ from rocmtui.core.jobs.launch import docker_config_hosts, node_environment
 from tests.realparts import require
 from tests.test_jobs_support import (
     DEMO_BAKE,
-    job_json,
     lock_dir,  # noqa: F401 - fixture
     run_cli,
+    started_job,
     wait_state,
     write_config,
 )
@@ -146,7 +146,7 @@ def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
     )
     assert out.returncode == 0, out.stderr
     job_id = out.stdout.strip()
-    job = job_json(config, job_id)
+    job = started_job(config, job_id)
     # bake's own environment never held them
     environ = Path(f"/proc/{job['bake_pid']}/environ").read_bytes().split(b"\0")
     names = {item.split(b"=", 1)[0] for item in environ}

@@ -96,6 +96,16 @@ def job_json(config: Path, job_id: str) -> dict[str, Any]:
     return next(j for j in jobs_json(config) if j["id"] == job_id)
 
 
+def started_job(config: Path, job_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    """The job once its supervisor has recorded both pids (launch returns before that)."""
+
+    def check() -> dict[str, Any] | None:
+        job = job_json(config, job_id)
+        return job if job["bake_pid"] and job["supervisor_pid"] else None
+
+    return wait_for(f"job {job_id} to record its pids", check, timeout)
+
+
 def wait_for(what: str, condition: Callable[[], T | None], timeout: float, poll: float = 0.2) -> T:
     """Poll `condition` until it returns something truthy; fail with `what` at the deadline."""
     deadline = time.monotonic() + timeout

@@ -12,9 +12,11 @@ the explicit variable overrides, `GFX_ARCH`, and the node's `DOCKER_HOST` or `DO
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
+import select
 import shlex
 import shutil
 import socket
@@ -294,12 +296,9 @@ def _header(record: JobRecord, node: NodeConfig) -> bytes:
 
 
 def _supervisor_env(child_env: Mapping[str, str]) -> dict[str, str]:
-    """bake's environment, plus how the supervisor finds this package (removed before bake)."""
-    env = dict(child_env)
-    if "PYTHONPATH" not in env:
-        env["PYTHONPATH"] = str(Path(rocmtui.__file__).resolve().parent.parent)
-        env["ROCMTUI_SUPERVISOR_UNSET_PYTHONPATH"] = "1"
-    return env
+    """bake's environment, plus PYTHONPATH so `python -S` finds this package (the supervisor
+    removes it again before starting bake; bake's scrubbed environment never has one)."""
+    return {**child_env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
 
 
 def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
@@ -438,7 +437,7 @@ def launch_job(
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
-        command = [sys.executable, "-m", "rocmtui.core.jobs.supervisor"]
+        command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id, "--slot-fd", str(slot_fd)]
         command += [*(["--push"] if pushes else []), "--", *argv]
         proc = subprocess.Popen(
@@ -451,23 +450,8 @@ def launch_job(
             cwd=bake_workdir(bake_file),
             env=_supervisor_env(child_env),
         )
-        try:
-            started = proc.wait(timeout=SUPERVISOR_START_TIMEOUT) == 0
-        except subprocess.TimeoutExpired:
-            started = True  # slow machine: still starting; its record will say how it went
-        if not started:
-            os.close(job_fd)
-            job_fd = -1
-            if not locks.is_locked(record.lock_path):  # the supervisor never got going
-                store.update(
-                    record.id,
-                    only_if_unfinished=True,
-                    state=JobState.FAILED,
-                    ended_at=time.time(),
-                    message="the supervisor did not start; see the job's log",
-                )
-            record = store.get(record.id)
-            raise LaunchError(f"job {record.id} failed to start: {record.message or 'see its log'}")
+        # the first process only forks and exits; wait for it without polling sleeps
+        _wait_exit(proc, SUPERVISOR_START_TIMEOUT)
         return store.get(record.id)
     except BaseException as exc:
         if record is not None and not isinstance(exc, LaunchError):
@@ -483,6 +467,22 @@ def launch_job(
         for fd in (log_fd, job_fd, slot_fd):
             if fd >= 0:
                 os.close(fd)  # the supervisor keeps its own copies of the locks
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Reap `proc` once it exits (within `timeout`), woken by a pidfd rather than by polling."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+        return
+    try:
+        select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(0.5 if proc.poll() is None else 0)
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, str]:

@@ -1,10 +1,10 @@
-"""The small process that owns one build: `python -m rocmtui.core.jobs.supervisor ...`.
+"""The small process that owns one build.
 
-Started by `launch.launch_job` in a new session with stdin /dev/null and stdout/stderr on the
-job's log, holding (by inheritance) the job's lock and its target slot lock. It forks once so the
-launcher can reap the first process at once (a long-lived console never collects zombies), then
-the grandchild makes its own session (so the group id is its own pid), starts `docker buildx
-bake` as its child in that group, tells the waiting first process "started", and waits.
+Started by `launch.launch_job` (through `detach.py`, which forks first so the launcher returns
+at once) with stdin /dev/null and stdout/stderr on the job's log, holding by inheritance the
+job's lock and its target slot lock. It makes its own session (so the group id is its own pid),
+starts `docker buildx bake` as its child in that group, records both pids with their start
+times, and waits.
 
 When bake ends it records exit code, end time, digest (from bake's metadata file) and state,
 writes a footer line into the log, and exits; exiting drops both locks. The outcome comes only
@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -33,8 +32,6 @@ from rocmtui.core.jobs.procs import start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 
-READY = b"R"
-FAILED_TO_START = b"F"
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1
 
@@ -108,8 +105,7 @@ class Supervisor:
             signal.signal(sig, self._on_signal)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         env = dict(os.environ)
-        if env.pop("ROCMTUI_SUPERVISOR_UNSET_PYTHONPATH", None):
-            env.pop("PYTHONPATH", None)
+        env.pop("PYTHONPATH", None)  # set only so that the supervisor finds this package
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -195,7 +191,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def _grandchild(args: argparse.Namespace, ready_w: int) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Supervise one job (see the module doc); `detach.main` forks first and calls this."""
+    args = _parse(sys.argv[1:] if argv is None else argv)
     os.setsid()  # our own session and group: cancel signals exactly this group
     store = JobStore(Path(args.store))
     sup = Supervisor(store, args.job, args.bake, args.push)
@@ -213,12 +211,7 @@ def _grandchild(args: argparse.Namespace, ready_w: int) -> int:
             supervisor_pid=os.getpid(),
             supervisor_start=start_time(os.getpid()),
         )
-        with contextlib.suppress(OSError):
-            os.write(ready_w, FAILED_TO_START)
         return 1
-    with contextlib.suppress(OSError):
-        os.write(ready_w, READY)
-    os.close(ready_w)
     returncode = sup.wait()
     try:
         sup.finish(returncode, record)
@@ -230,25 +223,6 @@ def _grandchild(args: argparse.Namespace, ready_w: int) -> int:
             with contextlib.suppress(OSError):
                 os.ftruncate(args.slot_fd, 0)  # the next holder never reads us as its holder
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: fork, let the first process report "started" and exit, supervise."""
-    args = _parse(sys.argv[1:] if argv is None else argv)
-    ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(ready_r)
-        code = 1
-        try:
-            code = _grandchild(args, ready_w)
-        finally:
-            os._exit(code)
-    # the first process: wait (bounded) for the grandchild's word, then go
-    os.close(ready_w)
-    readable, _, _ = select.select([ready_r], [], [], 30.0)
-    word = os.read(ready_r, 1) if readable else b""
-    return 0 if word == READY else 1
 
 
 if __name__ == "__main__":
