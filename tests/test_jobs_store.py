@@ -199,3 +199,42 @@ def test_job_processes_finds_a_session_and_its_helpers(tmp_path: Path) -> None:
         for pid in job_processes(leader.pid, leader.pid):
             os.kill(pid, signal.SIGKILL)
         leader.wait()
+
+
+def test_node_overlay_marks_building_and_stalled_nodes(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig
+    from rocmtui.core.jobs import NodeJobOverlay
+    from rocmtui.core.snapshots import NodeSnapshot
+    from rocmtui.core.states import NodeState
+
+    config = FleetConfig(
+        source=None,
+        bake_file=tmp_path / "x.hcl",
+        refresh_seconds=2.0,
+        stall_after_seconds=60.0,
+        probe_deadline_seconds=3.0,
+        registry=ServiceConfig("http://127.0.0.1:1"),
+        webdav=ServiceConfig("http://127.0.0.1:1/"),
+        nodes=(NodeConfig("snoc-think"), NodeConfig("snoc-gaming")),
+        state_dir=tmp_path,
+    )
+    store = JobStore(tmp_path)
+    job = make_job(store)  # on snoc-think
+    ok = NodeSnapshot("snoc-think", "gfx1201", "x", NodeState.OK, time.time())
+    other = replace(ok, name="snoc-gaming")
+    overlay = NodeJobOverlay(config, max_age=0)
+    holder = hold_lock(job.lock_path)
+    try:
+        assert overlay(ok).state is NodeState.BUILDING
+        assert overlay(other).state is NodeState.OK
+        assert overlay(replace(ok, state=NodeState.DOWN)).state is NodeState.DOWN
+        old = time.time() - 600
+        os.utime(job.log_path, (old, old))
+        stalled = overlay(ok)
+        assert stalled.state is NodeState.STALLED and job.id in (stalled.reason or "")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert overlay(ok).state is NodeState.OK  # the job is lost now, not running

@@ -6,6 +6,7 @@ The public API (the console and the CLI call only these):
 - `list_jobs(config) -> list[JobRecord]` (live state, newest first), `get_job(ref, config)`
 - `cancel_job(config, ref, grace)` (alias `cancel`), `stalled_jobs(store, config)`
 - `follow_job(store, record, follow=True) -> Iterator[bytes]`, `LogFollower`
+- `NodeJobOverlay(config)`: the monitor's `node_overlay` (`building` / `stalled` nodes)
 - `JobStore` (the index), `JobRecord`, `build_command(...)` for display
 
 Names are imported lazily: the supervisor (`python -m rocmtui.core.jobs.supervisor`) imports
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         launch_job,
         parse_overrides,
     )
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
     from rocmtui.core.jobs.store import AmbiguousJob, JobNotFound, JobRecord, JobStore
 
     cancel = cancel_job
@@ -55,6 +57,7 @@ _WHERE = {
     "silent_seconds": "control",
     "stalled_jobs": "control",
     "LogFollower": "follow",
+    "NodeJobOverlay": "overlay",
     "follow_job": "follow",
     "AlreadyRunning": "launch",
     "LaunchError": "launch",
@@ -79,6 +82,7 @@ __all__ = [
     "LaunchError",
     "LaunchRefused",
     "LogFollower",
+    "NodeJobOverlay",
     "build_command",
     "cancel",
     "cancel_job",

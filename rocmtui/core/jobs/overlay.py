@@ -1,0 +1,70 @@
+"""Jobs seen from the fleet: a node is `building` while a job runs on it, `stalled` while one
+of its jobs is stalled. `NodeJobOverlay` is the `node_overlay` hook of `core.monitor`.
+
+The monitor calls the hook on its event loop for every node of every round, so the job states
+are read at most once per `max_age` seconds (one SQLite query, then a lock check and a stat per
+unfinished job: a few milliseconds) and served from memory in between.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs.control import live_record
+from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.snapshots import NodeSnapshot
+from rocmtui.core.states import JobState, NodeState
+
+
+class NodeJobOverlay:
+    """`node_overlay` for `FleetMonitor` / `probe_fleet` (and so `rocmtui status` exits 1 while
+    a job is stalled: `stalled` is not a healthy node state). A node that is down or unknown
+    stays so; only an `ok` node becomes `building` or `stalled`."""
+
+    def __init__(
+        self, config: FleetConfig, store: JobStore | None = None, max_age: float = 1.0
+    ) -> None:
+        """`max_age`: seconds the job states read from the store are reused."""
+        self.config = config
+        self.store = store or JobStore.for_config(config)
+        self.max_age = max_age
+        self._lock = threading.Lock()
+        self._read_at = 0.0
+        self._active: dict[str, list[JobRecord]] = {}
+
+    def active_jobs(self, node: str) -> list[JobRecord]:
+        """Running or stalled jobs on `node`, with live state (re-read when stale)."""
+        with self._lock:
+            if time.monotonic() - self._read_at >= self.max_age:
+                self._refresh()
+            return list(self._active.get(node, ()))
+
+    def _refresh(self) -> None:
+        active: dict[str, list[JobRecord]] = {}
+        now = time.time()
+        try:
+            records = self.store.list(limit=None, unfinished_only=True)
+        except Exception:  # an unreadable store must not take the fleet view down
+            records = []
+        for record in records:
+            live = live_record(self.store, record, self.config.stall_after_seconds, now)
+            if live.state in (JobState.RUNNING, JobState.STALLED):
+                active.setdefault(live.node, []).append(live)
+        self._active = active
+        self._read_at = time.monotonic()
+
+    def __call__(self, snapshot: NodeSnapshot) -> NodeSnapshot:
+        """The node's snapshot with `building` / `stalled` laid over `ok`."""
+        if snapshot.state is not NodeState.OK:
+            return snapshot
+        jobs = self.active_jobs(snapshot.name)
+        if any(j.state is JobState.STALLED for j in jobs):
+            stalled = next(j for j in jobs if j.state is JobState.STALLED)
+            reason = f"job {stalled.id} ({stalled.target}) stalled: {stalled.evidence or ''}"
+            return dataclasses.replace(snapshot, state=NodeState.STALLED, reason=reason.strip())
+        if jobs:
+            return dataclasses.replace(snapshot, state=NodeState.BUILDING)
+        return snapshot
