@@ -77,6 +77,7 @@ class RocmTui(App[list[JobView]]):
         """`q`: quit; builds keep running and the console says which."""
         running = keep_running(self.fleet_screen.data.jobs)
         if not running:
+            self.fleet_screen.stop_feeds()
             self.exit([])
             return
         from rocmtui.app.dialogs.confirm import ConfirmDialog
@@ -84,6 +85,7 @@ class RocmTui(App[list[JobView]]):
 
         def answered(yes: bool | None) -> None:
             if yes:
+                self.fleet_screen.stop_feeds()
                 self.exit(running)
 
         self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)

@@ -118,6 +118,10 @@ class FleetScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         """Let the loops end with the console."""
+        self.stop_feeds()
+
+    def stop_feeds(self) -> None:
+        """Ask the probe and job loops to end (they finish their current round)."""
         if self.feeds is not None:
             self.feeds.stop()
 

@@ -131,12 +131,26 @@ class SnapshotTable(DataTable[Text]):
             return None
         return self._keys[min(max(self.cursor_row, 0), len(self._keys) - 1)]
 
+    def _too_wide(self, rows: Sequence[Row]) -> bool:
+        """Whether a column is much wider than anything it now holds (a long text went away)."""
+        if not rows:
+            return False
+        for index, column in enumerate(self.columns.values()):
+            needed = max(
+                [column.label.cell_len] + [c[index].cell_len for _, c in rows if index < len(c)]
+            )
+            if column.content_width > needed + 8:
+                return True
+        return False
+
     def show_rows(self, rows: Sequence[Row]) -> None:
         """Make the table show exactly `rows`, touching as little of the screen as possible."""
         keys = [key for key, _ in rows]
-        if keys != self._keys:
+        if keys != self._keys or self._too_wide(rows):
             selected = self.selected_key
-            self.clear()
+            self.clear(columns=True)  # columns only ever grow: start over so they fit again
+            for name in self._column_names:
+                self.add_column(name, key=name)
             for key, cells in rows:
                 self.add_row(*cells, key=key)
             self._keys = keys
