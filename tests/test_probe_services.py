@@ -192,3 +192,25 @@ async def test_hostile_reply_becomes_one_clean_line(location: bytes, state: Serv
     assert snap.state is state, snap
     assert snap.reason is not None and len(snap.reason) <= 160
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\u202e" for c in snap.reason)
+
+
+async def test_monitor_clients_reuse_registry_details(
+    registry_factory: Callable[..., ServiceHandle],
+) -> None:
+    """A long-lived client set asks the catalog every DETAILS_EVERY seconds, not every round;
+    a one-shot probe always asks."""
+    from rocmtui.core.probes import HttpClients
+
+    registry = registry_factory()
+    push_tiny_image(registry.url, "probe/one")
+    clients = HttpClients()
+    try:
+        first = await probe_registry(registry.url, deadline=DEADLINE, clients=clients)
+        push_tiny_image(registry.url, "probe/two")
+        again = await probe_registry(registry.url, deadline=DEADLINE, clients=clients)
+    finally:
+        await clients.aclose()
+    assert first.repositories == 1 and again.repositories == 1  # reused, not asked again
+    assert again.probed_at >= first.probed_at and again.state is ServiceState.OK
+    fresh = await probe_registry(registry.url, deadline=DEADLINE)
+    assert fresh.repositories == 2

@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
+from rocmtui.core.config import FleetConfig
 from rocmtui.core.monitor import probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
@@ -64,13 +66,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Probe once and print; the exit code says whether the fleet is healthy."""
     config = config_from(args)
-    snapshot = asyncio.run(probe_fleet(config))
+    snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config)))
     if args.json:
         sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
     else:
         render(snapshot)
     sys.stdout.flush()
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
+
+
+EXIT_RESERVE = 0.15  # seconds kept for printing and interpreter exit
+
+
+def process_age() -> float:
+    """Seconds since this process started (from /proc; 0.0 where that is not readable)."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def probe_budget(config: FleetConfig) -> float:
+    """The probe deadline counted from the command's start, so `rocmtui status` as a whole
+    answers within the fleet file's `probe_deadline_seconds` (never less than half of it is
+    left to the probes, however slow the start-up was)."""
+    deadline = config.probe_deadline_seconds
+    return max(deadline / 2, deadline - process_age() - EXIT_RESERVE)
 
 
 def fmt_age(seconds: float | None) -> str:

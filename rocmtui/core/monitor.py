@@ -88,8 +88,12 @@ async def probe_fleet(
     node_overlay: NodeOverlay | None = None,
     probers: Probers | None = None,
     skip: frozenset[str] = frozenset(),
+    deadline: float | None = None,
 ) -> FleetSnapshot:
     """One probe round of the whole fleet, bounded by the probe deadline plus a margin.
+
+    `deadline` overrides `config.probe_deadline_seconds` (the CLI passes what is left of
+    the deadline after its own start-up).
 
     `previous` carries `last_ok_at` / `down_since` over. Targets named in `skip` (node
     names, "registry", "webdav") are not probed; their `previous` snapshot is reused as is
@@ -99,7 +103,7 @@ async def probe_fleet(
     now = time.time() if now is None else now
     started = time.monotonic()
     probers = probers or Probers()
-    deadline = config.probe_deadline_seconds
+    deadline = config.probe_deadline_seconds if deadline is None else deadline
     disk = state_dir(config)
     probers.nodes.host.prime()
     prev_nodes = {n.name: n for n in previous.nodes} if previous else {}

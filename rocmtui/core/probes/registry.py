@@ -5,7 +5,8 @@
 needed; Zot delays failed logins, so bad credentials look slow); 5xx, a missing identity
 header or any other answer is `degraded`; no answer is `down`. When up, the catalog gives the
 repository count and Zot's `/livez`, `/readyz` and `/metrics` are recorded in `extras` when
-they exist. Every request is bounded by the probe's one overall deadline.
+they exist (a monitor refreshes those every `DETAILS_EVERY` seconds, not every round).
+Every request is bounded by the probe's one overall deadline.
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import TYPE_CHECKING
 
 from rocmtui.core.probes._common import one_line, remaining
 from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
 
+if TYPE_CHECKING:
+    import httpx
+
 IDENTITY_HEADER = "docker-distribution-api-version"
 IDENTITY = "registry/2.0"
 SLOW_SECONDS = 1.0
 CATALOG_PAGE = 1000
+DETAILS_EVERY = 30.0  # seconds a monitor reuses the catalog count and Zot extras
 GOOD_STATES = frozenset({ServiceState.OK, ServiceState.SLOW, ServiceState.AUTH})
 
 
@@ -67,6 +73,39 @@ def _extra(name: str, answer: Fetched | BaseException) -> tuple[str, str] | None
         return (name, "available" if answer.status == 200 else f"HTTP {answer.status}")
     word = "ok" if answer.status == 200 else f"HTTP {answer.status}"
     return (name, word)
+
+
+async def _fetch_details(
+    client: httpx.AsyncClient, base: str, left: float
+) -> tuple[int | None, tuple[tuple[str, str], ...]]:
+    """The catalog and Zot's extras, all at once, in whatever time is left."""
+    names = ("catalog", "livez", "readyz", "metrics")
+    paths = (f"/v2/_catalog?n={CATALOG_PAGE}", "/livez", "/readyz", "/metrics")
+    answers = await asyncio.gather(
+        *(
+            fetch(client, "GET", base + p, left, max_body=1 << 20 if n == "catalog" else 1 << 16)
+            for n, p in zip(names, paths, strict=True)
+        ),
+        return_exceptions=True,
+    )
+    catalog = answers[0]
+    repos = _catalog_count(catalog) if isinstance(catalog, Fetched) else None
+    extras = tuple(e for n, a in zip(names[1:], answers[1:], strict=True) if (e := _extra(n, a)))
+    return repos, extras
+
+
+async def _details(
+    client: httpx.AsyncClient, base: str, left: float, clients: HttpClients, fresh: bool
+) -> tuple[int | None, tuple[tuple[str, str], ...]]:
+    """`_fetch_details`, reused from `clients.memo` for `DETAILS_EVERY` seconds (a
+    long-lived monitor asks /v2/ every refresh but the four detail URLs only every 30 s)."""
+    key = f"registry-details:{base}"
+    memo = clients.memo.get(key)
+    if not fresh and memo is not None and time.monotonic() - memo[0] < DETAILS_EVERY:
+        return memo[1]  # type: ignore[return-value]
+    details = await _fetch_details(client, base, left)
+    clients.memo[key] = (time.monotonic(), details)
+    return details
 
 
 async def probe_registry(
@@ -150,24 +189,7 @@ async def probe_registry(
                 reason=one_line(f"not a registry: {IDENTITY_HEADER} is {identity or 'missing'}"),
                 **common,
             )
-        # Up: the catalog and Zot's extras, all at once, in whatever time is left.
-        left = remaining(deadline_at)
-        names = ("catalog", "livez", "readyz", "metrics")
-        paths = (f"/v2/_catalog?n={CATALOG_PAGE}", "/livez", "/readyz", "/metrics")
-        answers = await asyncio.gather(
-            *(
-                fetch(
-                    client, "GET", base + p, left, max_body=64 * 1024 if n != "catalog" else 1 << 20
-                )
-                for n, p in zip(names, paths, strict=True)
-            ),
-            return_exceptions=True,
-        )
-        catalog = answers[0]
-        repos = _catalog_count(catalog) if isinstance(catalog, Fetched) else None
-        extras = tuple(
-            e for n, a in zip(names[1:], answers[1:], strict=True) if (e := _extra(n, a))
-        )
+        repos, extras = await _details(client, base, remaining(deadline_at), clients, own)
         state, reason = ServiceState.OK, None
         if answer.latency > slow_after:
             state, reason = ServiceState.SLOW, f"answered in {answer.latency:.1f}s"
