@@ -167,3 +167,21 @@ def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
     for text in stored:
         assert TOKEN not in text and EVIL_VERSION not in text
     assert "DEMO_FAIL" in done["overrides"] and "redacted" in done["overrides"]["DEMO_FAIL"]
+
+
+def test_logout_risk_read_from_logind_conf(tmp_path: Path) -> None:
+    from rocmtui.core.jobs.launch import logout_risk
+
+    etc, var = tmp_path / "etc", tmp_path / "var"
+    (etc / "systemd" / "logind.conf.d").mkdir(parents=True)
+    (etc / "systemd" / "logind.conf").write_text("[Login]\n#KillUserProcesses=yes\n")
+    assert logout_risk("ops", etc, var) is None
+    (etc / "systemd" / "logind.conf.d" / "10-kill.conf").write_text(
+        "[Login]\nKillUserProcesses=yes\n"
+    )
+    risk = logout_risk("ops", etc, var)
+    assert risk and "enable-linger ops" in risk
+    (var / "lib" / "systemd" / "linger").mkdir(parents=True)
+    (var / "lib" / "systemd" / "linger" / "ops").touch()
+    risk = logout_risk("ops", etc, var)
+    assert risk and "enable-linger" not in risk and "systemd-run --user" in risk

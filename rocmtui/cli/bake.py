@@ -70,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
     except (LaunchError, BakeError) as exc:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from rocmtui.core.jobs.launch import logout_risk
+
     print(record.id, flush=True)
+    risk = logout_risk()
+    if risk:
+        print(f"rocmtui bake: warning: {risk}", file=sys.stderr)
     print(
         f"started {record.target} for {record.arch} on {record.node}"
         f"{' (push)' if record.push else ''}: rocmtui logs -f {record.id}",
