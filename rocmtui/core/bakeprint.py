@@ -38,6 +38,7 @@ from rocmtui.core.bakescan import plain_string
 #: Names kept from the caller's environment: what the docker CLI and buildx need to find their
 #: config, plugins, engine and builder, reach an ssh:// engine, and write temporary files.
 #: BUILDX_BUILDER and BUILDKIT_PROGRESS are not kept: the caller passes --builder/--progress.
+#: TERM is not kept either: bake's output goes to a file or a pipe, never to a terminal.
 KEEP_NAMES = frozenset(
     {
         "PATH",
@@ -246,7 +247,13 @@ def resolved_variables(
     with tempfile.TemporaryDirectory(prefix="rocmtui-resolve-") as tmp:
         overlay = Path(tmp) / "resolve.hcl"
         overlay.write_text(_overlay_text(names), encoding="utf-8")
-        data = _run_print([path, overlay], [RESOLVE_TARGET], env, timeout)
+        try:
+            data = _run_print([path, overlay], [RESOLVE_TARGET], env, timeout)
+        except BakeError as exc:
+            if exc.path != overlay:
+                raise
+            # our own overlay cannot be shown to anyone (it is gone): blame the bake file
+            raise BakeError(exc.message, path) from None
     try:
         args = data["target"][RESOLVE_TARGET].get("args") or {}
     except (KeyError, TypeError, AttributeError):
