@@ -177,3 +177,13 @@ def test_tracker_seeded_with_targets() -> None:
     staged.feed(["#1 [torch builder 3/7] RUN x"], now=0.0)
     s = staged.snapshot().steps[0]
     assert (s.target, s.stage, s.index, s.total) == ("torch", "builder", 3, 7)
+
+
+def test_crlf_log_reads_the_same() -> None:
+    """A log captured through a pty (CR LF line ends) parses like the file BuildKit wrote."""
+    tracker = ProgressTracker()
+    tracker.feed((line + "\r\n" for line in lines_of("fail_plain.log")), now=0.0)
+    crlf = tracker.snapshot()
+    plain = parse_log_file(DATA / "fail_plain.log")
+    assert crlf.steps == plain.steps
+    assert crlf.error_line == plain.error_line == "error: something broke"

@@ -144,8 +144,7 @@ class ProgressTracker:
         self.lines = lineno + 1
         self._last_now = now
         self._line_rate.add(now, lineno + 1)
-        if line.endswith("\n"):
-            line = line[:-1]
+        line = line.rstrip("\r\n")  # also a log captured through a pty (CR LF endings)
         try:
             self._feed(line, now, lineno)
         except Exception:  # a progress display must never take the console down

@@ -320,6 +320,10 @@ class StreamDecoder:
             self._hold(data)
             return []
         segments = data.split(b"\n")
+        # One C pass over the whole read finds which control bytes occur at all (usually only
+        # ESC, or none); each line is then probed for those few with memchr-speed `in`.
+        present = set(data.translate(None, _SAFE_BYTES))
+        probes = [bytes([b]) for b in present] if len(present) <= 4 else None
         out: list[str] = []
         if self._pending or self._pending_cut:
             self._hold(segments[0])
@@ -327,11 +331,7 @@ class StreamDecoder:
             self._pending.clear()
             self._pending_cut = 0
         else:
-            out.append(self._line(segments[0], 0))
-        # One C pass over the whole read finds which control bytes occur at all (usually only
-        # ESC, or none); each line is then probed for those few with memchr-speed `in`.
-        present = set(data.translate(None, _SAFE_BYTES))
-        probes = [bytes([b]) for b in present] if len(present) <= 4 else None
+            out.append(self._line(segments[0], 0, probes))
         line = self._line
         out.extend(line(raw, 0, probes) for raw in segments[1:-1])
         self._hold(segments[-1])
