@@ -98,17 +98,12 @@ def bake_environment(
     return env
 
 
-def _secret_values(env: Mapping[str, str]) -> Any:
-    from rocmtui.core.redact import Redactor
-
-    return Redactor(env)
-
-
 def _one_line(text: str, env: Mapping[str, str]) -> str:
     """A buildx message as one short, safe line: secrets redacted, controls removed."""
+    from rocmtui.core.redact import Redactor
     from rocmtui.core.sanitize import sanitize_line
 
-    text = _secret_values(env).redact_text(" ".join(text.split()))
+    text = Redactor(env).redact_text(" ".join(text.split()))
     return str(sanitize_line(text, _MAX_MESSAGE))
 
 
