@@ -222,3 +222,15 @@ def test_random_strings_through_every_entry_point() -> None:
         assert_safe(text.plain, sgr_allowed=False)
         assert text.plain == plain
         safe_terminal_bytes(s).decode("utf-8")
+
+
+def test_core_text_modules_do_not_import_textual() -> None:
+    """The sanitiser, redactor and progress parser load without Textual (core rule)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, rocmtui.core.sanitize, rocmtui.core.redact, rocmtui.core.progress;"
+        "sys.exit('textual' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -22,28 +22,10 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 SECRET_PARTS = frozenset(
-    [
-        "TOKEN",
-        "TOKENS",
-        "SECRET",
-        "SECRETS",
-        "PASSWORD",
-        "PASSWORDS",
-        "PASSWD",
-        "PASS",
-        "PASSPHRASE",
-        "KEY",
-        "KEYS",
-        "APIKEY",
-        "AUTH",
-        "AUTHORIZATION",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "CREDS",
-        "PAT",
-        "COOKIE",
-    ]
-)
+    ("TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS",
+     "PASSPHRASE", "KEY", "KEYS", "APIKEY", "AUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS",
+     "CREDS", "PAT", "COOKIE")
+)  # fmt: skip
 SECRET_SUFFIXES = (
     "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "APIKEY", "ACCESSKEY",
     "PRIVATEKEY",
