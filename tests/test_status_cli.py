@@ -71,3 +71,21 @@ def test_missing_fleet_file_and_bad_option_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no such fleet file" in done.stderr
     done = status("--no-such-option")
     assert done.returncode == 2
+
+
+def test_status_never_imports_textual(fleet: DevFleet) -> None:
+    """The headless command stays light: Textual (~0.3 s to import) is never loaded."""
+    code = (
+        "import sys\n"
+        "from rocmtui.cli.main import main\n"
+        f"rc = main(['status', '--json', '--config', {str(fleet.config_path)!r}])\n"
+        "sys.stderr.write('TEXTUAL=%s RC=%s' % ('textual' in sys.modules, rc))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+    assert "TEXTUAL=False RC=0" in done.stderr, done.stderr

@@ -194,6 +194,7 @@ class FleetMonitor:
         self.latest: FleetSnapshot | None = None
         self.rounds = 0
         self.dropped = 0  # ticks skipped because a round was still running
+        self.failed_rounds = 0  # rounds that raised (a bug): logged, and the next one runs
         self._backoff: dict[str, _Backoff] = {}
         self._wake = asyncio.Event()
         self._running = False
@@ -255,7 +256,11 @@ class FleetMonitor:
         try:
             while self._running:
                 started = time.monotonic()
-                await self.round()
+                try:
+                    await self.round()
+                except Exception:  # a bug in one round must not end hours of monitoring
+                    self.failed_rounds += 1
+                    log.exception("probe round failed")
                 elapsed = time.monotonic() - started
                 missed = int(elapsed // period)
                 self.dropped += missed
