@@ -3,6 +3,7 @@ dav-ext, and hostile listeners. Every bound is the deadline plus a generous marg
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -214,3 +215,74 @@ async def test_monitor_clients_reuse_registry_details(
     assert again.probed_at >= first.probed_at and again.state is ServiceState.OK
     fresh = await probe_registry(registry.url, deadline=DEADLINE)
     assert fresh.repositories == 2
+
+
+class CannedServer:
+    """A real loopback HTTP server that answers every request with one fixed reply, after an
+    optional delay: the registry answers the real registry cannot be made to give."""
+
+    def __init__(self, reply: bytes, delay: float = 0.0) -> None:
+        self.reply, self.delay = reply, delay
+
+    async def __aenter__(self) -> str:
+        import asyncio
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(Exception):
+                while await reader.readuntil(b"\r\n\r\n"):
+                    await asyncio.sleep(self.delay)
+                    writer.write(self.reply)
+                    await writer.drain()
+            writer.close()
+
+        self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+
+def reply(status: str, *headers: str) -> bytes:
+    """An HTTP/1.1 reply with no body."""
+    lines = [f"HTTP/1.1 {status}", *headers, "Content-Length: 0", "", ""]
+    return "\r\n".join(lines).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "delay", "state", "reason"),
+    [
+        (
+            reply("200 OK", "Docker-Distribution-Api-Version: registry/2.0"),
+            1.2,
+            ServiceState.SLOW,
+            "answered in 1.",
+        ),
+        (reply("503 Service Unavailable"), 0.0, ServiceState.DEGRADED, "server error: HTTP 503"),
+        (reply("200 OK"), 0.0, ServiceState.DEGRADED, "not a registry"),
+        (reply("401 Unauthorized"), 0.0, ServiceState.DEGRADED, "401 without WWW-Authenticate"),
+        (
+            reply("401 Unauthorized", 'WWW-Authenticate: Basic realm="zot"'),
+            0.0,
+            ServiceState.AUTH,
+            "credentials required",
+        ),
+    ],
+)
+async def test_registry_answers(
+    answer: bytes, delay: float, state: ServiceState, reason: str
+) -> None:
+    async with CannedServer(answer, delay) as url:
+        snap = await probe_registry(url, deadline=DEADLINE)
+    assert snap.state is state, snap
+    assert snap.reason is not None and snap.reason.startswith(reason)
+
+
+async def test_webdav_slow_and_server_error() -> None:
+    dav = reply("207 Multi-Status", "DAV: 1,2")
+    async with CannedServer(dav, 1.2) as url:
+        snap = await probe_webdav(url + "/", deadline=DEADLINE)
+    assert snap.state is ServiceState.SLOW and snap.identity == "DAV: 1,2"
+    async with CannedServer(reply("502 Bad Gateway")) as url:
+        snap = await probe_webdav(url + "/", deadline=DEADLINE)
+    assert snap.state is ServiceState.DEGRADED and snap.reason == "server error: HTTP 502"
