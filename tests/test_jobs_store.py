@@ -134,6 +134,10 @@ def test_silence_makes_stalled_and_new_output_makes_running(tmp_path: Path) -> N
         os.utime(job.log_path, (old, old))
         stalled = live_record(store, job, stall_after=60)
         assert stalled.state is JobState.STALLED and stalled.evidence == "silent 2m"
+        gathered = live_record(store, job, stall_after=60, with_evidence=True)
+        assert gathered.evidence == "silent 2m" and gathered.evidence_at
+        again = live_record(store, store.get(job.id), stall_after=60, with_evidence=True)
+        assert again.evidence_at == gathered.evidence_at  # reused, not sampled again
         with open(job.log_path, "ab") as fh:
             fh.write(b"more output\n")
         assert live_record(store, job, stall_after=60).state is JobState.RUNNING

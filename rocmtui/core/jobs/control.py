@@ -31,6 +31,7 @@ from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore
 from rocmtui.core.states import JobState
 
 DEFAULT_GRACE = 10.0
+EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is reused
 LOST_MESSAGE = "the supervisor is gone and recorded no outcome"
 
 
@@ -73,11 +74,17 @@ def live_record(
         silent = silent_seconds(record, now)
         if silent is None or silent < stall_after:
             return replace(record, state=JobState.RUNNING, evidence=None)
-        if with_evidence:
+        gathered_at = record.evidence_at or 0.0
+        same_silence = record.evidence is not None and gathered_at >= now - silent
+        if with_evidence and not (same_silence and now - gathered_at < EVIDENCE_TTL):
             node = config.node(record.node) if config else None
             evidence = stall_evidence(record.log_path, silent, node)
             record = store.update(record.id, evidence=evidence, evidence_at=now)
-        elif record.evidence is None or (record.evidence_at or 0) < now - silent:
+        elif same_silence and record.evidence:
+            # evidence gathered during this silence: only its age has moved on
+            rest = record.evidence.partition(";")[2]
+            record = replace(record, evidence=f"silent {format_age(silent)};{rest}".rstrip(";"))
+        else:
             record = replace(record, evidence=f"silent {format_age(silent)}")
         return replace(record, state=JobState.STALLED)
     # nobody holds the lock: the supervisor may have recorded an outcome just now
