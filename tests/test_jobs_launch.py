@@ -185,3 +185,26 @@ def test_logout_risk_read_from_logind_conf(tmp_path: Path) -> None:
     (var / "lib" / "systemd" / "linger" / "ops").touch()
     risk = logout_risk("ops", etc, var)
     assert risk and "enable-linger" not in risk and "systemd-run --user" in risk
+
+
+def test_bake_file_cache_follows_the_file_and_never_caches_an_error(tmp_path: Path) -> None:
+    from rocmtui.cli.bake import _cache_dir, load_bake_cached
+    from rocmtui.core.bakefile import BakeError
+
+    path = tmp_path / "x.hcl"
+    path.write_text('variable "A" {\n  default = "1"\n}\ntarget "t" {}\n')
+    first = load_bake_cached(path)
+    assert set(first.targets) == {"t"}
+    assert load_bake_cached(path) == first  # a hit: the same value back
+    entries = list(_cache_dir().glob("bake-*.pickle"))
+    assert len(entries) == 1 and entries[0].stat().st_mode & 0o077 == 0
+    path.write_text('target "t" {}\ntarget "u" {}\n')
+    assert set(load_bake_cached(path).targets) == {"t", "u"}  # new bytes, new parse
+    path.write_text('target "t" {\n')
+    for _ in range(2):
+        with pytest.raises(BakeError):
+            load_bake_cached(path)
+    assert len(list(_cache_dir().glob("bake-*.pickle"))) == 2
+    entries[0].chmod(0o666)  # writable by others: not trusted, parsed again
+    path.write_text('variable "A" {\n  default = "1"\n}\ntarget "t" {}\n')
+    assert load_bake_cached(path) == first

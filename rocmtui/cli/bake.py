@@ -9,8 +9,14 @@ Exit codes: 0 started, 1 refused (already building, push not confirmed, no regis
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import os
+import pickle
+import stat
 import sys
+from pathlib import Path
+from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 
@@ -38,15 +44,59 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rocmtui"
+
+
+def load_bake_cached(path: Path) -> Any:
+    """`bakefile.load_bake`, remembered per user by the file's exact bytes.
+
+    Parsing with python-hcl2 costs 0.2-0.6 s, most of `rocmtui bake`'s time to return; the
+    result is a small frozen value, so it is kept in `$XDG_CACHE_HOME/rocmtui` (a folder only
+    this user can write: a cache entry is trusted only when the user owns it and nobody else
+    can write it). A file that fails to parse is never cached, so its error shows every time.
+    """
+    from rocmtui import __version__
+    from rocmtui.core.bakefile import load_bake
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return load_bake(path)  # let the reader report it
+    import rocmtui.core.bakefile as reader
+
+    # the reader's own code is part of the key: a changed reader never sees an old result
+    code = [Path(reader.__file__), Path(reader.__file__).with_name("bakescan.py")]
+    stamps = [f"{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code if p.exists()]
+    material = f"{__version__}\0{stamps}\0{Path(path).absolute()}\0".encode() + data
+    key = hashlib.sha256(material).hexdigest()[:32]
+    entry = _cache_dir() / f"bake-{key}.pickle"
+    with contextlib.suppress(OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return pickle.load(fh)
+    bake = load_bake(path)
+    with contextlib.suppress(OSError, pickle.PickleError):
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = entry.with_name(f".{entry.name}.{os.getpid()}")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            pickle.dump(bake, fh)
+        os.replace(tmp, entry)
+    return bake
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
-    from rocmtui.core.bakefile import BakeError, load_bake
+    from rocmtui.core.bakefile import BakeError
     from rocmtui.core.jobs import AlreadyRunning, LaunchError, LaunchRefused, launch_job
     from rocmtui.core.jobs.launch import parse_overrides
 
     config = config_from(args)
     try:
-        bake = load_bake(config.bake_file)
+        bake = load_bake_cached(config.bake_file)
         overrides = parse_overrides(args.overrides)
         record = launch_job(
             config,
