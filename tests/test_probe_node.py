@@ -99,7 +99,8 @@ async def test_stopped_engine_is_down_within_one_deadline(
 async def test_hung_engine_is_bounded(kind: str) -> None:
     server = HungUnixSocket() if kind == "unix" else HungTcpListener()
     with server:
-        node = NodeConfig(f"hung-{kind}", docker_host=server.docker_host)
+        # local: the host readings must not wait for (or vanish with) the hung engine
+        node = NodeConfig(f"hung-{kind}", docker_host=server.docker_host, local=True)
         started = time.monotonic()
         snap = await probe_node(node, deadline=DEADLINE)
         took = time.monotonic() - started
@@ -107,6 +108,7 @@ async def test_hung_engine_is_bounded(kind: str) -> None:
     assert snap.state is NodeState.DOWN
     assert snap.reason == f"no answer in {DEADLINE:g}s"
     assert took < DEADLINE + MARGIN
+    assert snap.host is not None and snap.host.mem_total > 0
 
 
 async def test_stuck_probe_thread_is_abandoned_not_repeated() -> None:

@@ -43,6 +43,7 @@ class NodeProber:
         self.builders = builders or BuildxLs()
         self.host = host or HostProber(self.gate)
         self._env = env
+        self._root_dirs: dict[str, Path] = {}  # endpoint -> the engine's DockerRootDir
 
     async def probe(
         self,
@@ -71,6 +72,12 @@ class NodeProber:
             named = asyncio.ensure_future(
                 self.builders.builder(node.builder, node, endpoint, deadline)
             )
+        # Host readings run beside the engine probe, so a hung local engine does not hide
+        # them; the disk is the engine's data dir when known (a PyTorch build fills that).
+        guess = self._root_dirs.get(endpoint.base_url) or disk_path or Path("/")
+        reading: asyncio.Task[HostStats | None] | None = None
+        if node.local:
+            reading = asyncio.ensure_future(self.host.stats(guess, deadline))
         facts: EngineFacts | None = None
         reason: str | None = None
         try:
@@ -81,14 +88,19 @@ class NodeProber:
             reason = one_line(f"probe failed: {type(exc).__name__}: {exc}")
         builder: BuilderInfo | None = None
         if named is not None:
-            builder = await named
+            try:
+                builder = await named
+            except Exception as exc:  # never let the builder side end the round
+                builder = BuilderInfo(node.builder or "?", "?", "unknown", one_line(exc))
         elif facts is not None:
             builder = engine_builder(endpoint.builder_name, facts.engine_version, facts.os_arch)
         host: HostStats | None = None
-        if node.local:
-            # The engine's data dir is what a PyTorch build fills; else the console's state dir.
-            path = Path(facts.docker_root_dir) if facts and facts.docker_root_dir else None
-            host = await self.host.stats(path or disk_path or Path("/"), remaining(deadline_at))
+        if reading is not None:
+            host = await reading
+            root = Path(facts.docker_root_dir) if facts and facts.docker_root_dir else None
+            if root is not None and root != guess:
+                self._root_dirs[endpoint.base_url] = root
+                host = await self.host.stats(root, remaining(deadline_at)) or host
         if facts is None:
             return _snapshot(
                 node, now, previous, NodeState.DOWN, reason, builder=builder, host=host

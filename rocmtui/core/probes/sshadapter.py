@@ -24,6 +24,7 @@ class _SSHConnection(urllib3.connection.HTTPConnection):
         self._dial_timeout = timeout
 
     def connect(self) -> None:
+        """Dial a fresh ssh child; the HTTP connection runs over its socketpair."""
         self.sock = self._dialer.dial(self._dial_timeout)
 
 
