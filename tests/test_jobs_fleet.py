@@ -317,3 +317,14 @@ def test_failing_build_is_failed_with_the_step_named(config: Path) -> None:
     assert "failed" in table and "RUN" in table
     follow = run_cli(config, "logs", "-f", job_id)
     assert follow.returncode == 1 and "error: use of undeclared identifier" in follow.stdout
+
+
+def test_sigterm_to_the_supervisor_alone_stops_bake_and_is_recorded(config: Path) -> None:
+    job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
+    job = started_job(config, job_id)
+    log = Path(job["job_dir"]) / "log"
+    wait_for("compile lines", lambda: log_has(log, b"[3/301] Building"), 120)
+    os.kill(job["supervisor_pid"], signal.SIGTERM)  # e.g. a system shutdown, not `cancel`
+    done = wait_state(config, job_id, ["cancelled", "failed", "succeeded", "lost"], timeout=60)
+    assert done["state"] == "cancelled" and done["message"] == "stopped by a signal", done
+    wait_for("the job's processes to go", lambda: not session_pids(job["supervisor_pid"]), 30)

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -123,20 +124,43 @@ class Supervisor:
         )
 
     def wait(self) -> int:
-        """Wait for bake; a stray SIGTERM/SIGINT (not from `cancel`) is passed on to bake."""
+        """Wait for bake; a stray SIGTERM/SIGINT (not from `cancel`) is passed on to bake.
+
+        Sleeps in one `select` on a pidfd (bake exited) and a signal wake-up pipe, so an
+        hours-long build costs no periodic wake-ups.
+        """
         assert self.proc is not None
         handled = 0
-        while True:
-            try:
-                return self.proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                pass
-            if len(self.signals) > handled:
-                handled = len(self.signals)
-                record = self.store.get(self.job_id)
-                if record.cancel_requested_at is None:  # not a group-wide cancel: forward
-                    with contextlib.suppress(ProcessLookupError):
-                        self.proc.send_signal(self.signals[-1])
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.set_wakeup_fd(wake_w)
+        try:
+            pidfd: int | None = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):  # old kernel: fall back to a slow poll
+            pidfd = None
+        try:
+            while True:
+                if pidfd is None:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        return self.proc.wait(timeout=1.0)
+                else:
+                    ready, _, _ = select.select([pidfd, wake_r], [], [])
+                    if pidfd in ready:
+                        return self.proc.wait()
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(wake_r, 4096)
+                if len(self.signals) > handled:
+                    handled = len(self.signals)
+                    record = self.store.get(self.job_id)
+                    if record.cancel_requested_at is None:  # not a group-wide cancel: forward
+                        with contextlib.suppress(ProcessLookupError):
+                            self.proc.send_signal(self.signals[-1])
+        finally:
+            signal.set_wakeup_fd(-1)
+            for fd in (wake_r, wake_w, pidfd):
+                if fd is not None:
+                    os.close(fd)
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome (unless another process, e.g. cancel, already did)."""
