@@ -14,7 +14,7 @@ import pytest
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs import LaunchError, LaunchRefused, build_command, launch_job, list_jobs
-from rocmtui.core.jobs.launch import docker_config_hosts, node_environment
+from rocmtui.core.jobs.plan import docker_config_hosts, node_environment
 from tests.realparts import require
 from tests.test_jobs_support import (
     DEMO_BAKE,
@@ -170,7 +170,7 @@ def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
 
 
 def test_logout_risk_read_from_logind_conf(tmp_path: Path) -> None:
-    from rocmtui.core.jobs.launch import logout_risk
+    from rocmtui.core.jobs.plan import logout_risk
 
     etc, var = tmp_path / "etc", tmp_path / "var"
     (etc / "systemd" / "logind.conf.d").mkdir(parents=True)

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
     from rocmtui.core.bakefile import BakeError
     from rocmtui.core.jobs import AlreadyRunning, LaunchError, LaunchRefused, launch_job
-    from rocmtui.core.jobs.launch import parse_overrides
+    from rocmtui.core.jobs.plan import parse_overrides
 
     config = config_from(args)
     try:
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     except (LaunchError, BakeError) as exc:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from rocmtui.core.jobs.launch import logout_risk
+    from rocmtui.core.jobs.plan import logout_risk
 
     print(record.id, flush=True)
     risk = logout_risk()

@@ -31,16 +31,15 @@ if TYPE_CHECKING:
         stalled_jobs,
     )
     from rocmtui.core.jobs.follow import LogFollower, follow_job
-    from rocmtui.core.jobs.launch import (
-        AlreadyRunning,
+    from rocmtui.core.jobs.launch import AlreadyRunning, launch_job
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.jobs.plan import (
         LaunchError,
         LaunchRefused,
         build_command,
         known_arches,
-        launch_job,
         parse_overrides,
     )
-    from rocmtui.core.jobs.overlay import NodeJobOverlay
     from rocmtui.core.jobs.store import AmbiguousJob, JobNotFound, JobRecord, JobStore
 
     cancel = cancel_job
@@ -60,12 +59,12 @@ _WHERE = {
     "NodeJobOverlay": "overlay",
     "follow_job": "follow",
     "AlreadyRunning": "launch",
-    "LaunchError": "launch",
-    "LaunchRefused": "launch",
-    "build_command": "launch",
-    "known_arches": "launch",
+    "LaunchError": "plan",
+    "LaunchRefused": "plan",
+    "build_command": "plan",
+    "known_arches": "plan",
     "launch_job": "launch",
-    "parse_overrides": "launch",
+    "parse_overrides": "plan",
     "AmbiguousJob": "store",
     "JobNotFound": "store",
     "JobRecord": "store",
