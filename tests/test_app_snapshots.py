@@ -141,3 +141,7 @@ def test_log_pane_120x30(snap_compare: Any) -> None:
         await wait_for_log(pilot)
 
     assert snap_compare(recorded_app(), terminal_size=(120, 30), run_before=run_before)
+
+
+def test_quit_with_running_builds_80x24(snap_compare: Any) -> None:
+    assert snap_compare(recorded_app(), terminal_size=(80, 24), press=["q"], run_before=fed())

@@ -113,7 +113,7 @@ class FleetScreen(Screen[None]):
                 exclusive=True,
                 exit_on_error=False,
             )
-            self.set_interval(max(1.0, refresh), self.render_all, name="age-ticker")
+            self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
         self.query_one("#nodes-table").focus()
 
     def on_unmount(self) -> None:
@@ -133,6 +133,15 @@ class FleetScreen(Screen[None]):
         if self._palette is None:
             self._palette = Palette.from_app(self.app)
         return self._palette
+
+    def tick(self) -> None:
+        """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
+        late the ages are re-rendered every tick so the screen says it is late, not frozen."""
+        fleet = self.data.fleet
+        config = self.console.config
+        late_after = config.refresh_seconds * 1.5 + config.probe_deadline_seconds
+        if fleet is None or self.console.clock() - fleet.taken_at > late_after:
+            self.render_all()
 
     def render_all(self) -> None:
         """Re-render every panel at the current time (only changed cells repaint)."""
