@@ -340,6 +340,32 @@ def follow_figure(workdir: Path, rate: int, seconds: float) -> dict[str, Any]:
     return out
 
 
+def figures(
+    follow_seconds: float = 60.0,
+    rate: int = 20_000,
+    launches: int = 5,
+    config: str | None = None,
+    node: str | None = None,
+    launch: bool = True,
+    follow: bool = True,
+) -> dict[str, Any]:
+    """Every figure of this file as a dict (what a suite runner calls)."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
+        work = Path(tmp)
+        os.environ.setdefault("ROCMTUI_LOCK_DIR", str(work / "locks"))
+        os.environ.pop("ROCMTUI_STATE_DIR", None)
+        if launch:
+            with bench_fleet(work, config) as config_path:
+                results["launch"] = launch_figure(config_path, launches, node)
+            print(json.dumps({"launch": results["launch"]}, indent=2), flush=True)
+        if follow:
+            results["follow"] = follow_figure(work, rate, follow_seconds)
+            print(json.dumps({"follow": results["follow"]}, indent=2), flush=True)
+    results["load average at end"] = os.getloadavg()
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the figures and print them (and write JSON with --json)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -352,18 +378,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-follow", action="store_true")
     parser.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
     args = parser.parse_args(argv)
-    results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
-        work = Path(tmp)
-        os.environ.setdefault("ROCMTUI_LOCK_DIR", str(work / "locks"))
-        os.environ.pop("ROCMTUI_STATE_DIR", None)
-        if not args.skip_launch:
-            with bench_fleet(work, args.config) as config_path:
-                results["launch"] = launch_figure(config_path, args.launches, args.node)
-            print(json.dumps({"launch": results["launch"]}, indent=2), flush=True)
-        if not args.skip_follow:
-            results["follow"] = follow_figure(work, args.rate, args.follow_seconds)
-            print(json.dumps({"follow": results["follow"]}, indent=2), flush=True)
+    results = figures(
+        args.follow_seconds,
+        args.rate,
+        args.launches,
+        args.config,
+        args.node,
+        launch=not args.skip_launch,
+        follow=not args.skip_follow,
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
