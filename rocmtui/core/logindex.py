@@ -107,6 +107,7 @@ class LineIndex:
         self._blocks: OrderedDict[tuple[int, int], array[int]] = OrderedDict()
         self._fingerprint = b""
         self.generation = 0  # bumped on every reset; a consumer drops what it cached before
+        self.prepended = 0  # lines the backward scan added in front since the last open()
 
     # -- opening and scanning ------------------------------------------------------------------
     def open(self) -> None:
@@ -134,6 +135,7 @@ class LineIndex:
             self._blocks.clear()
             self._fingerprint = buf[-FINGERPRINT:]
             self.generation += 1
+            self.prepended = 0
         if old is not None:
             os.close(old)
 
@@ -192,6 +194,7 @@ class LineIndex:
                 if gen != self.generation:
                     return False
                 self._segments.insert(0, seg)
+                self.prepended += seg.lines
                 self._reindex()
 
     def _reindex(self) -> None:
@@ -246,6 +249,11 @@ class LineIndex:
                 self._reindex()
             end += len(buf)
         return Change.GREW
+
+    def fileno(self) -> int | None:
+        """The descriptor the index reads (a search of the same bytes uses it too)."""
+        with self._lock:
+            return self._fd
 
     # -- state ---------------------------------------------------------------------------------
     @property

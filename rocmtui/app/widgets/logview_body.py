@@ -1,0 +1,303 @@
+"""The scrolling body of the log view: renders only the rows on screen, from the file.
+
+`LogBody` is a Line API `ScrollView`. A row is a file line (or, under a filter, the n-th matching
+line). `render_line` reads the visible lines through `LineIndex` (one small read per screen),
+turns them into styled, sanitised `Text` only then (`styled_line`), and keeps the results in
+LRU caches, so a million-line file costs what one screen costs. Without wrap the virtual size is
+(widest line seen, rows); with wrap the scroll unit stays one file line and the rows on screen are
+laid out from the top line down (or, at the bottom, from the last line up, so the last line is
+always whole on screen when following).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from rocmtui.core.logindex import LineIndex
+from rocmtui.core.sanitize import styled_line
+
+DISPLAY_CAP = 16384  # bytes of one line read for the screen; the rest is counted, not read
+MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker
+TEXT_CACHE = 1024  # styled lines kept
+STRIP_CACHE = 512  # rendered (highlighted, wrapped) lines kept
+
+
+class LogBody(ScrollView, can_focus=True):
+    """Rows of a log file, rendered on demand. Owned and driven by `LogView`."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "logview--match",
+        "logview--current",
+        "logview--dim",
+        "logview--selected",
+        "logview--cursor",
+        "logview--marker",
+    }
+
+    DEFAULT_CSS = """
+    LogBody { background: $surface; color: $foreground; }
+    LogBody > .logview--match { background: $warning 40%; }
+    LogBody > .logview--current { background: $accent; color: $text; text-style: bold; }
+    LogBody > .logview--dim { text-style: dim; }
+    LogBody > .logview--selected { background: $primary 50%; }
+    LogBody > .logview--cursor { background: $primary; }
+    LogBody > .logview--marker { color: $text-muted; text-style: italic; }
+    """
+
+    def __init__(self, on_pending: Callable[[list[int]], None], **kwargs: object) -> None:
+        """`on_pending(lines)` is called when lines need a read too big for the event loop."""
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.index: LineIndex | None = None
+        self.rows: array[int] | None = None  # file lines shown, when filtered
+        self.find: re.Pattern[str] | None = None
+        self.dim = False
+        self.wrap = False
+        self.current_line: int | None = None  # the match n/N landed on
+        self.anchor: int | None = None  # selection: rows anchor..cursor
+        self.cursor: int | None = None
+        self.on_user_scroll_up: Callable[[], None] | None = None
+        self._on_pending = on_pending
+        self._pending: set[int] = set()
+        self._texts: LRUCache[int, Text] = LRUCache(TEXT_CACHE)
+        self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
+        self._max_width = 0
+        self._auto = False  # a scroll made by the program, not the user
+        self._look = 0  # bumped when highlight/dim/selection change what a line looks like
+
+    # -- model ---------------------------------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        """Rows there are to show."""
+        if self.rows is not None:
+            return len(self.rows)
+        return self.index.line_count if self.index is not None else 0
+
+    def line_of_row(self, row: int) -> int:
+        """The file line shown on `row`."""
+        return self.rows[row] if self.rows is not None else row
+
+    def row_of_line(self, line: int) -> int:
+        """The row showing `line`, or under a filter the first row at or after it."""
+        if self.rows is None:
+            return line
+        return min(bisect_left(self.rows, line), max(0, len(self.rows) - 1))
+
+    def forget(self) -> None:
+        """Drop every cached line (the file was reset, or line numbers moved)."""
+        self._texts.clear()
+        self._strips.clear()
+        self._pending.clear()
+        self._max_width = 0
+        self.restyle()
+
+    def forget_line(self, line: int) -> None:
+        """Drop one line's cached text (the last line, which may have grown)."""
+        self._texts.discard(line)
+        self._pending.discard(line)
+
+    def restyle(self) -> None:
+        """Lines look different (find, dim, selection): re-render them from cached text."""
+        self._look += 1
+        self._strips.clear()
+        self.refresh()
+
+    def sync(self, *, follow: bool, shift: int = 0) -> None:
+        """Resize to the rows there are; stick to the bottom when following, else keep the same
+        lines on screen (`shift` lines were inserted above them)."""
+        rows = self.row_count
+        width = self.size.width if self.wrap else max(self._max_width, self.size.width)
+        self.virtual_size = Size(width, rows)
+        self._auto = True
+        try:
+            if follow:
+                self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            elif shift:
+                self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
+        finally:
+            self._auto = False
+        self.refresh()
+
+    def scroll_to_row(self, row: int, *, context: int | None = None) -> None:
+        """Bring `row` on screen with `context` rows above it (a third of the screen)."""
+        if context is None:
+            context = max(0, self.size.height // 3)
+        self._auto = True
+        try:
+            self.scroll_to(y=max(0, row - context), animate=False, immediate=True)
+        finally:
+            self._auto = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """A user scrolling up stops follow mode."""
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value and not self._auto and self.on_user_scroll_up is not None:
+            self.on_user_scroll_up()
+
+    def visible_rows(self) -> range:
+        """Rows whose lines are (at least partly) on screen."""
+        top = int(self.scroll_y)
+        return range(top, min(self.row_count, top + max(1, self.size.height)))
+
+    # -- reading and styling -------------------------------------------------------------------
+    def _text(self, line: int) -> Text:
+        """The styled text of a file line (read with its neighbours on a miss)."""
+        text = self._texts.get(line)
+        if text is not None:
+            return text
+        self._load(line)
+        text = self._texts.get(line)
+        if text is None:
+            self._pending.add(line)
+            self._on_pending(sorted(self._pending))
+            return Text("…", style=self.get_component_rich_style("logview--marker"))
+        return text
+
+    def _load(self, line: int) -> None:
+        """Read `line` and, when unfiltered, the rest of the screen with it in one read."""
+        index = self.index
+        if index is None:
+            return
+        lines = [line]
+        if self.rows is None:
+            stop = min(index.line_count, line + max(1, self.size.height))
+            lines = list(range(line, stop))
+        got = index.read_lines(lines[0], lines[-1] + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
+        if got is None:
+            if len(lines) > 1:  # the screen is too big to read at once: try this line alone
+                got = index.read_lines(line, line + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
+                lines = [line]
+            if got is None:
+                return
+        marker = self.get_component_rich_style("logview--marker")
+        for n, (raw, full) in zip(lines, got, strict=False):
+            text = styled_line(raw.decode("utf-8", "replace"))
+            text.expand_tabs(8)
+            if full > len(raw):
+                text.append(f" … [+{full - len(raw):,} bytes]", style=marker)
+            text.no_wrap = True
+            text.end = ""
+            self._texts.set(n, text)
+            self._pending.discard(n)
+
+    def _decorated(self, line: int) -> Text:
+        """The line's text with find highlights (and dimming when it does not match)."""
+        text = self._text(line)
+        if self.find is None:
+            return text
+        matches = [m.span() for m in self.find.finditer(text.plain) if m.end() > m.start()]
+        if not matches:
+            if self.dim:
+                text = text.copy()
+                text.stylize(self.get_component_rich_style("logview--dim"))
+            return text
+        text = text.copy()
+        style = self.get_component_rich_style(
+            "logview--current" if line == self.current_line else "logview--match"
+        )
+        for start, end in matches:
+            text.stylize(style, start, end)
+        return text
+
+    def _strips_for(self, line: int, width: int) -> list[Strip]:
+        """The line rendered: one strip, or its wrapped rows at `width`."""
+        key = (line, self._look, width if self.wrap else 0)
+        got = self._strips.get(key)
+        if got is not None:
+            return got
+        text = self._decorated(line)
+        console = self.app.console
+        base = self.rich_style
+        if self.wrap:
+            strips = [
+                Strip(part.render(console), part.cell_len).crop_extend(0, width, base)
+                for part in text.wrap(console, max(1, width), overflow="fold", no_wrap=False)
+            ] or [Strip.blank(width, base)]
+        else:
+            strips = [Strip(text.render(console), text.cell_len)]
+            if text.cell_len > self._max_width:
+                self._max_width = min(text.cell_len, DISPLAY_CAP)
+                self.call_later(self._grow_width)
+        if line not in self._pending:
+            self._strips.set(key, strips)
+        return strips
+
+    def _grow_width(self) -> None:
+        """A wider line was seen: let horizontal scrolling reach its end."""
+        if not self.wrap and self._max_width > self.virtual_size.width:
+            self.virtual_size = Size(self._max_width, self.virtual_size.height)
+
+    # -- rendering -----------------------------------------------------------------------------
+    def _row_style(self, row: int) -> Style | None:
+        """Selection styling for a row, if any."""
+        if self.anchor is None or self.cursor is None:
+            return None
+        lo, hi = sorted((self.anchor, self.cursor))
+        if row == self.cursor:
+            return self.get_component_rich_style("logview--cursor")
+        if lo <= row <= hi:
+            return self.get_component_rich_style("logview--selected")
+        return None
+
+    def _wrapped_screen(self, width: int, height: int) -> list[tuple[int, Strip]]:
+        """(row, strip) for each screen row in wrap mode."""
+        rows = self.row_count
+        top = int(self.scroll_y)
+        out: list[tuple[int, Strip]] = []
+        if top >= self.max_scroll_y and rows > 0:  # bottom-anchored: the last line is whole
+            row = rows - 1
+            while row >= 0 and len(out) < height:
+                strips = self._strips_for(self.line_of_row(row), width)
+                out[:0] = [(row, s) for s in strips]
+                row -= 1
+            return out[-height:]
+        row = top
+        while row < rows and len(out) < height:
+            out.extend((row, s) for s in self._strips_for(self.line_of_row(row), width))
+            row += 1
+        return out[:height]
+
+    def render_line(self, y: int) -> Strip:
+        """One screen row (the Line API)."""
+        width = self.size.width
+        base = self.rich_style
+        if self.index is None or width <= 0:
+            return Strip.blank(width, base)
+        if self.wrap:
+            key = ("screen", int(self.scroll_y), width, self.size.height, self.row_count)
+            screen = self._screen_cache(key, width)
+            if y >= len(screen):
+                return Strip.blank(width, base)
+            row, strip = screen[y]
+        else:
+            row = int(self.scroll_y) + y
+            if row >= self.row_count:
+                return Strip.blank(width, base)
+            strip = self._strips_for(self.line_of_row(row), width)[0]
+            strip = strip.crop_extend(int(self.scroll_x), int(self.scroll_x) + width, base)
+        style = self._row_style(row)
+        if style is not None:
+            strip = strip.apply_style(style)
+        return strip
+
+    def _screen_cache(self, key: tuple[object, ...], width: int) -> list[tuple[int, Strip]]:
+        """The wrapped screen, laid out once per frame."""
+        full_key = (*key, self._look)
+        if getattr(self, "_screen_key", None) != full_key:
+            self._screen = self._wrapped_screen(width, self.size.height)
+            self._screen_key = full_key
+        return self._screen
+
+    def screen_text(self) -> list[str]:
+        """The plain text of each row on screen (what a test or a copy of the screen sees)."""
+        return [strip.text for strip in (self.render_line(y) for y in range(self.size.height))]
