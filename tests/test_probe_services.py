@@ -221,17 +221,25 @@ class CannedServer:
     """A real loopback HTTP server that answers every request with one fixed reply, after an
     optional delay: the registry answers the real registry cannot be made to give."""
 
-    def __init__(self, reply: bytes, delay: float = 0.0) -> None:
+    def __init__(self, reply: bytes | dict[str, bytes], delay: float = 0.0) -> None:
         self.reply, self.delay = reply, delay
+        self.paths: list[str] = []
+
+    def answer(self, request: bytes) -> bytes:
+        path = request.split(b" ", 2)[1].decode()
+        self.paths.append(path)
+        if isinstance(self.reply, bytes):
+            return self.reply
+        return self.reply.get(path.split("?")[0], reply("404 Not Found"))
 
     async def __aenter__(self) -> str:
         import asyncio
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             with contextlib.suppress(Exception):
-                while await reader.readuntil(b"\r\n\r\n"):
+                while request := await reader.readuntil(b"\r\n\r\n"):
                     await asyncio.sleep(self.delay)
-                    writer.write(self.reply)
+                    writer.write(self.answer(request))
                     await writer.drain()
             writer.close()
 
@@ -286,3 +294,46 @@ async def test_webdav_slow_and_server_error() -> None:
     async with CannedServer(reply("502 Bad Gateway")) as url:
         snap = await probe_webdav(url + "/", deadline=DEADLINE)
     assert snap.state is ServiceState.DEGRADED and snap.reason == "server error: HTTP 502"
+
+
+ZOT_V2 = reply("200 OK", "Docker-Distribution-Api-Version: registry/2.0")
+
+
+@pytest.mark.parametrize(
+    ("readyz", "state", "extras"),
+    [
+        (reply("200 OK"), ServiceState.OK, {"livez": "ok", "readyz": "ok", "metrics": "available"}),
+        (
+            reply("503 Service Unavailable"),
+            ServiceState.DEGRADED,
+            {"livez": "ok", "readyz": "HTTP 503", "metrics": "available"},
+        ),
+    ],
+)
+async def test_zot_extras(readyz: bytes, state: ServiceState, extras: dict[str, str]) -> None:
+    """Zot's /livez, /readyz and /metrics (a real Zot cannot run here: a loopback stand-in
+    answers them), asked only because /livez exists."""
+    server = CannedServer(
+        {
+            "/v2/": ZOT_V2,
+            "/v2/_catalog": ZOT_V2,
+            "/livez": reply("200 OK"),
+            "/readyz": readyz,
+            "/metrics": reply("200 OK"),
+        }
+    )
+    async with server as url:
+        snap = await probe_registry(url, deadline=DEADLINE)
+    assert snap.state is state, snap
+    assert dict(snap.extras) == extras
+    if state is ServiceState.DEGRADED:
+        assert snap.reason == "not ready: readyz HTTP 503"
+
+
+async def test_plain_registry_is_asked_twice() -> None:
+    """No /livez (not Zot): /readyz and /metrics are never asked."""
+    server = CannedServer({"/v2/": ZOT_V2})
+    async with server as url:
+        snap = await probe_registry(url, deadline=DEADLINE)
+    assert snap.state is ServiceState.OK and snap.extras == ()
+    assert sorted(p.split("?")[0] for p in server.paths) == ["/livez", "/v2/", "/v2/_catalog"]

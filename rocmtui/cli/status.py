@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -82,6 +83,10 @@ def preload(config: FleetConfig) -> None:
     the round's `duration` measures probing, not importing."""
     import httpx  # noqa: F401
 
+    # httpx loads its transport (httpcore) and anyio's asyncio backend only on first use
+    with contextlib.suppress(ImportError):
+        import anyio._backends._asyncio  # noqa: F401
+        import httpcore  # noqa: F401
     if config.nodes:
         import docker  # noqa: F401
     if any(node.local for node in config.nodes):

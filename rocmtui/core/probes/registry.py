@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from rocmtui.core.probes._common import one_line, remaining
@@ -76,26 +77,32 @@ def _extra(name: str, answer: Fetched | BaseException) -> tuple[str, str] | None
 
 
 async def _fetch_details(
-    client: httpx.AsyncClient, base: str, left: float
+    client: httpx.AsyncClient, base: str, deadline_at: float
 ) -> tuple[int | None, tuple[tuple[str, str], ...]]:
-    """The catalog and Zot's extras, all at once, in whatever time is left."""
-    names = ("catalog", "livez", "readyz", "metrics")
-    paths = (f"/v2/_catalog?n={CATALOG_PAGE}", "/livez", "/readyz", "/metrics")
-    answers = await asyncio.gather(
-        *(
-            fetch(client, "GET", base + p, left, max_body=1 << 20 if n == "catalog" else 1 << 16)
-            for n, p in zip(names, paths, strict=True)
-        ),
+    """The catalog and Zot's extras in whatever time is left. `/readyz` and `/metrics` are
+    asked only when `/livez` exists, so a plain distribution registry costs two requests."""
+
+    def get(path: str, cap: int) -> Awaitable[Fetched]:
+        return fetch(client, "GET", base + path, remaining(deadline_at), max_body=cap)
+
+    catalog, livez = await asyncio.gather(
+        get(f"/v2/_catalog?n={CATALOG_PAGE}", 1 << 20),
+        get("/livez", 1 << 16),
         return_exceptions=True,
     )
-    catalog = answers[0]
+    answers: dict[str, Fetched | BaseException] = {"livez": livez}
+    if isinstance(livez, Fetched) and livez.status != 404:  # Zot: ask the other two too
+        readyz, metrics = await asyncio.gather(
+            get("/readyz", 1 << 16), get("/metrics", 1 << 16), return_exceptions=True
+        )
+        answers |= {"readyz": readyz, "metrics": metrics}
     repos = _catalog_count(catalog) if isinstance(catalog, Fetched) else None
-    extras = tuple(e for n, a in zip(names[1:], answers[1:], strict=True) if (e := _extra(n, a)))
+    extras = tuple(e for n, a in answers.items() if (e := _extra(n, a)))
     return repos, extras
 
 
 async def _details(
-    client: httpx.AsyncClient, base: str, left: float, clients: HttpClients, fresh: bool
+    client: httpx.AsyncClient, base: str, deadline_at: float, clients: HttpClients, fresh: bool
 ) -> tuple[int | None, tuple[tuple[str, str], ...]]:
     """`_fetch_details`, reused from `clients.memo` for `DETAILS_EVERY` seconds (a
     long-lived monitor asks /v2/ every refresh but the four detail URLs only every 30 s)."""
@@ -103,7 +110,7 @@ async def _details(
     memo = clients.memo.get(key)
     if not fresh and memo is not None and time.monotonic() - memo[0] < DETAILS_EVERY:
         return memo[1]  # type: ignore[return-value]
-    details = await _fetch_details(client, base, left)
+    details = await _fetch_details(client, base, deadline_at)
     clients.memo[key] = (time.monotonic(), details)
     return details
 
@@ -189,7 +196,7 @@ async def probe_registry(
                 reason=one_line(f"not a registry: {IDENTITY_HEADER} is {identity or 'missing'}"),
                 **common,
             )
-        repos, extras = await _details(client, base, remaining(deadline_at), clients, own)
+        repos, extras = await _details(client, base, deadline_at, clients, own)
         state, reason = ServiceState.OK, None
         if answer.latency > slow_after:
             state, reason = ServiceState.SLOW, f"answered in {answer.latency:.1f}s"
