@@ -82,10 +82,12 @@ async def wait_for_log(pilot: Pilot[Any], lines: int = 48, deadline: float = 10.
     give_up = time.monotonic() + deadline
     while time.monotonic() < give_up:
         pane = pilot.app.logs_screen.current()
-        if pane is not None and getattr(pane.view, "line_count", 0) >= lines:
-            break
+        view = pane.view if pane is not None else None
+        if view is not None and getattr(view, "line_count", 0) >= lines:
+            if getattr(view, "index_complete", True):
+                break
         await pilot.pause(0.05)
-    await pilot.pause()
+    await pilot.pause(0.3)  # one more poll of the view, then the frame
 
 
 def test_fleet_80x24(snap_compare: Any) -> None:

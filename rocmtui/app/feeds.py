@@ -7,6 +7,7 @@ failure into a `PanelFailed` for the panel it feeds; the next round tries again,
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -64,8 +65,20 @@ class Feeds:
                 return True
         return False
 
-    def fleet_loop(self) -> None:
-        """The core's monitor: rounds every `refresh_seconds`, each bounded by the deadline."""
+    def fleet_loop(self, first_round: subprocess.Popen[bytes] | None = None) -> None:
+        """The core's monitor: rounds every `refresh_seconds`, each bounded by the deadline.
+
+        With `first_round` (a child already probing), its answer is shown first and the monitor
+        starts after it, so the two never probe at once."""
+        if first_round is not None:
+            from rocmtui.app.firstround import collect
+
+            config = self.backend.config
+            snapshot = collect(first_round, config.probe_deadline_seconds * 3 + 10)
+            if snapshot is not None and not self.stopping.is_set():
+                self.post(FleetUpdated(snapshot))
+        if self.stopping.is_set():
+            return
         try:
             self.backend.run_monitor(lambda snap: self.post(FleetUpdated(snap)))
         except Exception as exc:

@@ -11,11 +11,20 @@ from rocmtui.core.config import load_config
 def run_console(args: argparse.Namespace) -> int:
     """Open the console on the fleet file the arguments name; print what keeps running."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
+    from rocmtui.app import firstround
+
+    child = firstround.start(config.source)  # probes on the other core while Textual imports
     from rocmtui.app.app import RocmTui
     from rocmtui.app.dialogs.quit import farewell
 
     app = RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
-    running = app.run()
+    app.first_round = child
+    try:
+        running = app.run()
+    finally:
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
     if app.return_code not in (None, 0):
         return int(app.return_code or 1)
     message = farewell(running or [])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -97,8 +98,9 @@ class FleetScreen(Screen[None]):
                 thread=True,
                 exit_on_error=False,
             )
+            first_round, self.console.first_round = self.console.first_round, None
             self.run_worker(
-                self.feeds.fleet_loop,
+                partial(self.feeds.fleet_loop, first_round),
                 name="fleet-monitor",
                 group="monitor",
                 thread=True,
@@ -145,9 +147,13 @@ class FleetScreen(Screen[None]):
 
     def render_all(self) -> None:
         """Re-render every panel at the current time (only changed cells repaint)."""
+        self.render_panels("nodes", "services", "jobs", "variables")
+
+    def render_panels(self, *names: str) -> None:
+        """Re-render the named panels and the status line (work only where data changed)."""
         now = self.console.clock()
-        for panel in self.query(FleetPanel):
-            panel.show(self.data, now, self.palette)
+        for name in names:
+            self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
         self.render_status()
 
     def render_status(self) -> None:
@@ -191,14 +197,16 @@ class FleetScreen(Screen[None]):
         self.data = replace(self.data, fleet=snap, latency=latency)
         for name in ("nodes", "services"):
             self.query_one(f"#{name}", FleetPanel).show_fault(None)
-        self.render_all()
+        self.render_panels("nodes", "services")
 
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
-        self.data = replace(self.data, jobs=message.jobs)
         self.query_one("#jobs", FleetPanel).show_fault(None)
+        if message.jobs == self.data.jobs:
+            return  # the usual idle round: nothing to draw
+        self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
-        self.render_all()
+        self.render_panels("jobs", "nodes")
         self.console.logs_screen.update_jobs(message.jobs)
 
     @on(BakeLoaded)
@@ -206,7 +214,7 @@ class FleetScreen(Screen[None]):
         self.data = replace(self.data, bake=message.bake)
         panel = self.query_one("#variables", FleetPanel)
         panel.show_fault(message.bake.error)
-        self.render_all()
+        self.render_panels("variables")
 
     @on(PanelFailed)
     def _failed(self, message: PanelFailed) -> None:

@@ -93,6 +93,12 @@ class LogsScreen(Screen[None]):
             tabs.active = self._pending_active
         self._show_empty()
 
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The pane brought forward takes the keys."""
+        pane = self.current()
+        if pane is not None and pane.is_mounted:
+            pane.focus_log()
+
     def _show_empty(self) -> None:
         for hint in self.query("#logs-empty"):  # nothing to do before the first compose
             hint.display = not self.panes

@@ -78,6 +78,7 @@ class Panel(Vertical):
         super().__init__(id=id)
         self.border_title = title
         self._fault = Static("", classes="panel--fault", markup=False)
+        self._reason: str | None = None
 
     def compose(self) -> ComposeResult:
         """The fault line sits above the panel's content."""
@@ -85,13 +86,16 @@ class Panel(Vertical):
 
     def show_fault(self, reason: str | None) -> None:
         """Show (or clear, with None) why this panel's data is missing or stale."""
+        if reason == self._reason:
+            return  # every round clears it: do not repaint for nothing
+        self._reason = reason
         self.set_class(reason is not None, "-faulty")
         self._fault.update(Text("⚠ " + clean(reason or "", 300)))
 
     @property
     def fault(self) -> str | None:
         """The fault on show, if any."""
-        return str(self._fault.render()) if self.has_class("-faulty") else None
+        return self._reason
 
 
 Row = tuple[str, Sequence[Text]]

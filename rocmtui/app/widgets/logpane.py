@@ -24,7 +24,8 @@ from rocmtui.app.text import clean
 from rocmtui.core.states import JobState
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
-TAIL_LINES = 2000
+TAIL_LINES = 2000  # kept by the fallback view
+TAIL_BATCH = 200  # lines written per tick at most: a screenful, whatever the build's rate
 
 
 def make_log_view(path: Path | None) -> tuple[Widget, bool]:
@@ -33,7 +34,23 @@ def make_log_view(path: Path | None) -> tuple[Widget, bool]:
         from rocmtui.app.widgets.logview import LogView
     except ImportError:
         return TailView(path), True
-    return LogView(path, follow=True), False
+
+    class PaneLogView(LogView):
+        """LogView whose escape, with nothing to clear, goes back to the fleet screen."""
+
+        def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+            """Let escape fall through to the screen when there is nothing to clear."""
+            if action == "clear":
+                busy = (
+                    getattr(self.body, "anchor", None) is not None
+                    or getattr(self, "_find", None) is not None
+                    or getattr(self, "_filter", None) is not None
+                )
+                if not busy:
+                    return False
+            return super().check_action(action, parameters)
+
+    return PaneLogView(path, follow=True), False
 
 
 class TailView(Log):
@@ -50,7 +67,7 @@ class TailView(Log):
 
     @work(thread=True, exclusive=True, name="log-tail", group="log", exit_on_error=False)
     def follow(self) -> None:
-        """Read what was appended every 0.2 s and write it in one batch (never line by line)."""
+        """Read what was appended every 0.1 s and write it in one batch (never line by line)."""
         import time
 
         from rocmtui.core.sanitize import sanitize_line
@@ -64,21 +81,28 @@ class TailView(Log):
                 size = self.path.stat().st_size
                 if size < offset:
                     offset, partial = 0, b""
+                if size - offset > 256 * 1024:  # far behind: skip to the last screenful
+                    offset, partial, skipped = size - 64 * 1024, b"", True
+                else:
+                    skipped = False
                 if size > offset:
                     with open(self.path, "rb") as fh:
                         fh.seek(offset)
                         chunk = fh.read(min(size - offset, 4 << 20))
                     offset += len(chunk)
                     data = partial + chunk
+                    if skipped:  # we landed inside a line: drop its tail
+                        data = data[data.find(b"\n") + 1 :]
                     cut = data.rfind(b"\n") + 1
                     partial = data[cut:]
-                    lines = data[:cut].decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+                    # only the newest lines: bounded work per tick however fast the build writes
+                    lines = data[:cut].decode("utf-8", "replace").splitlines()[-TAIL_BATCH:]
                     if lines:
                         clean_lines = [sanitize_line(line) for line in lines]
                         self.app.call_from_thread(self._append, clean_lines)
             except OSError:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.1)
 
     def _append(self, lines: list[str]) -> None:
         self.write_lines(lines)
@@ -127,8 +151,17 @@ class LogPane(Vertical):
             yield self.view
 
     def on_mount(self) -> None:
-        """First render."""
+        """First render; the log takes the keys (find, follow, wrap ... in the footer)."""
         self.update_job(self.job, now=self.app.clock())  # type: ignore[attr-defined]
+        self.focus_log()
+
+    def focus_log(self) -> None:
+        """Give the keys to the log (its find/follow/wrap keys then show in the footer)."""
+        target = getattr(self.view, "body", self.view)
+        if target.focusable:
+            target.focus()
+        else:
+            self.view.focus()
 
     def update_job(self, job: JobView, now: float | None) -> None:
         """New job state or progress from the job store."""
@@ -168,11 +201,10 @@ class LogPane(Vertical):
     @on(Tree.NodeSelected)
     def _jump(self, event: Tree.NodeSelected[StepView]) -> None:
         step = event.node.data
-        if step is None or step.first_line is None:
+        if step is None:
             return
         target: Any = self.view
-        for name in ("goto_line", "jump_to_line", "scroll_to_line"):
-            method = getattr(target, name, None)
-            if method is not None:
-                method(step.first_line)
-                return
+        if hasattr(target, "goto_step"):
+            target.goto_step(step.number)  # the step's first line in the log
+        elif hasattr(target, "goto_line") and step.first_line is not None:
+            target.goto_line(step.first_line + 1)

@@ -1,0 +1,319 @@
+"""End to end: the real console in a real terminal (tmux) against the real local fleet.
+
+Each test runs its own tmux server (`-L` with a unique socket name), types keys with
+`send-keys`, reads the screen with `capture-pane -p`, and waits on what the screen says, never on
+a bare sleep. Builds are real `docker buildx bake` runs of bake/demo.hcl on the fleet's engines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from rocmtui.devfleet import DevFleet, EngineHandle
+from tests.realparts import require
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+
+
+class Terminal:
+    """One tmux server of our own with one console in it."""
+
+    def __init__(self, width: int = 120, height: int = 40) -> None:
+        self.socket = f"rocmtui-e2e-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.width, self.height = width, height
+        self.sessions = 0
+
+    def tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20
+        )
+        return out.stdout
+
+    def start(self, env: dict[str, str], config: Path, *extra: str) -> str:
+        """Start `rocmtui --config CONFIG` in a new session; returns the session name."""
+        self.sessions += 1
+        name = f"c{self.sessions}"
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        argv = [sys.executable, "-m", "rocmtui", "--config", str(config), *extra]
+        command = f"env -i {assignments} {shlex.join(argv)}; echo CONSOLE-EXIT-$?; sleep 600"
+        subprocess.run(
+            ["tmux", "-L", self.socket, "new-session", "-d", "-s", name, "-x", str(self.width),
+             "-y", str(self.height), command],
+            check=True,
+            timeout=20,
+        )  # fmt: skip
+        # a detached session may keep tmux's default 80x24: size the window explicitly
+        self.tmux("resize-window", "-t", name, "-x", str(self.width), "-y", str(self.height))
+        self.session = name
+        return name
+
+    def screen(self) -> str:
+        """What the terminal shows now."""
+        return self.tmux("capture-pane", "-p", "-t", self.session)
+
+    def keys(self, *keys: str) -> None:
+        """Type keys (tmux key names: Enter, Escape, Tab, Down ...), one at a time."""
+        for key in keys:
+            self.tmux("send-keys", "-t", self.session, key)
+            time.sleep(0.15)  # a human's pace; the console must take keys at any pace anyway
+
+    def wait(self, predicate: Callable[[str], object], what: str, timeout: float = 60.0) -> str:
+        """Poll the screen until `predicate(screen)` holds; fail with the last screen."""
+        deadline = time.monotonic() + timeout
+        shown = ""
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if predicate(shown):
+                return shown
+            time.sleep(0.2)
+        pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}; screen:\n{shown}")
+
+    def wait_text(self, pattern: str, timeout: float = 60.0) -> str:
+        """Until the screen matches the regex."""
+        return self.wait(lambda s: re.search(pattern, s, re.M), repr(pattern), timeout)
+
+    def kill_session(self) -> None:
+        """Close the terminal the console runs in (as an ssh drop or a closed tmux does)."""
+        self.tmux("kill-session", "-t", self.session)
+
+    def close(self) -> None:
+        """Stop our tmux server (and with it any console still in it)."""
+        self.tmux("kill-server")
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    require("tmux")
+    term = Terminal()
+    try:
+        yield term
+    finally:
+        term.close()
+
+
+def fleet_file(
+    fleet: DevFleet, tmp: Path, extra: list[EngineHandle] = (), **settings: object
+) -> Path:  # type: ignore[assignment]
+    """The fleet's own fleet file on bake/demo.hcl, with settings changed and nodes added."""
+    text = fleet.config_path.read_text()
+    text = re.sub(r"(?m)^bake_file = .*$", f'bake_file = "{ROOT / "bake" / "demo.hcl"}"', text)
+    for key, value in settings.items():
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {json.dumps(value)}", text)
+        if not re.search(rf"(?m)^{key} = ", text):
+            text = f"{key} = {json.dumps(value)}\n" + text
+    for engine in extra:
+        text += (
+            f'\n[[nodes]]\nname = "{engine.name}"\ndocker_host = "{engine.docker_host}"\n'
+            f'gfx = "{engine.gfx or "gfx1201"}"\n'
+        )
+    path = tmp / "fleet.toml"
+    path.write_text(text)
+    return path
+
+
+def registry_host(fleet: DevFleet) -> str:
+    assert fleet.registry is not None
+    return re.sub(r"^https?://", "", str(fleet.registry.url)).rstrip("/")
+
+
+def console_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """The environment the console runs with: the test's isolated dirs plus bake variables."""
+    keep = ("PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+            "XDG_DATA_HOME", "DOCKER_CONFIG", "LANG")  # fmt: skip
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(TERM="xterm-256color", TZ="UTC", ROCMTUI_STATE_DIR=str(tmp / "state"))
+    env.update(extra)
+    return env
+
+
+def cli(env: dict[str, str], config: Path, *args: str) -> str:
+    """Run a headless `rocmtui` command (another operator, or a script) and return stdout."""
+    out = subprocess.run(
+        [sys.executable, "-m", "rocmtui", *args, "--config", str(config)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def job_json(env: dict[str, str], config: Path) -> list[dict[str, object]]:
+    data = json.loads(cli(env, config, "jobs", "--json"))
+    return data if isinstance(data, list) else data.get("jobs", [])
+
+
+def wait_job(
+    env: dict[str, str], config: Path, job_id: str, states: set[str], timeout: float
+) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for job in job_json(env, config):
+            if job["id"] == job_id and job["state"] in states:
+                return job
+        time.sleep(0.5)
+    pytest.fail(f"job {job_id} never reached {states}: {job_json(env, config)}")
+
+
+def login_entry(env: dict[str, str], host: str) -> None:
+    """A docker config with an entry for the registry (presence is all the core checks)."""
+    path = Path(env["DOCKER_CONFIG"]) / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"auths": {host: {}}}))
+
+
+def test_single_arch_rebuild_on_a_netns_node(
+    fleet: DevFleet, terminal: Terminal, tmp_path: Path
+) -> None:
+    """r, Enter, y on a job row rebuilds it for one arch on its node: compile lines show live,
+    it succeeds, and the image it pushed is in the registry."""
+    host = registry_host(fleet)
+    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0)
+    env = console_env(tmp_path, REGISTRY=host, DEMO_NONCE=uuid.uuid4().hex[:8], DEMO_SLEEP="0.1")
+    login_entry(env, host)
+    # another operator built it before (from the command line, with another nonce)
+    first = cli(
+        env,
+        config,
+        "bake",
+        "demo-pytorch-push",
+        "--arch",
+        "gfx1201",
+        "--node",
+        "snoc-think",
+        "--yes",
+        "--set",
+        f"REGISTRY={host}",
+        "--set",
+        "DEMO_SLEEP=0",
+    )
+    first_id = first.split()[0] if first.split() else ""
+    terminal.start(env, config)
+    terminal.wait_text(r"✓ ok +snoc-think|▶ building +snoc-think", 60)
+    terminal.wait_text(r"✓ succeeded +demo-pytorch-push +gfx1201 +snoc-think", 180)
+    terminal.keys("Tab", "Tab")  # nodes -> services -> jobs
+    terminal.keys("r")  # 1: the rebuild dialog, filled from the job, Start focused
+    terminal.wait_text(r"target demo-pytorch-push .*arch gfx1201 .*node snoc-think", 30)
+    terminal.keys("Enter")  # 2: start
+    terminal.wait_text(r"Push demo-pytorch-push for gfx1201", 10)
+    terminal.keys("y")  # 3: the explicit second confirmation a push needs
+    shown = terminal.wait_text(r"▶ running +demo-pytorch-push gfx1201 on snoc-think", 60)
+    shown = terminal.wait(
+        lambda s: re.search(r"\[\d+/\d+\] Building HIP object", s) and "▶ running" in s,
+        "compile lines while it runs",
+        120,
+    )
+    assert "Building HIP object" in shown
+    terminal.wait_text(r"✓ succeeded +demo-pytorch-push gfx1201 on snoc-think", 240)
+    jobs = [j for j in job_json(env, config) if j["id"] != first_id]
+    assert jobs and jobs[0]["state"] == "succeeded" and jobs[0]["node"] == "snoc-think"
+    digest = str(jobs[0]["digest"])
+    assert digest.startswith("sha256:")
+    tags = json.load(urllib.request.urlopen(
+        f"http://{host}/v2/rocm-bake/demo-pytorch/tags/list", timeout=10))  # fmt: skip
+    assert "rocm7.2.2-gfx1201" in tags["tags"]
+    request = urllib.request.Request(
+        f"http://{host}/v2/rocm-bake/demo-pytorch/manifests/{digest}",
+        method="HEAD",
+        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json, "
+                 "application/vnd.oci.image.manifest.v1+json, "
+                 "application/vnd.oci.image.index.v1+json, "
+                 "application/vnd.docker.distribution.manifest.list.v2+json"},
+    )  # fmt: skip
+    assert urllib.request.urlopen(request, timeout=10).status == 200
+
+
+def test_a_stopped_engine_turns_down_while_the_others_update(
+    fleet: DevFleet,
+    terminal: Terminal,
+    tmp_path: Path,
+    engine_factory: Callable[..., EngineHandle],
+) -> None:
+    extra = engine_factory(name="snoc-spare", gfx="gfx1250")
+    config = fleet_file(fleet, tmp_path, [extra], refresh_seconds=1.0)
+    terminal.start(console_env(tmp_path), config)
+    terminal.wait_text(r"✓ ok +snoc-spare", 60)
+    extra.stop()
+    shown = terminal.wait_text(r"✗ down +snoc-spare .*since \d\d:\d\d:\d\d", 60)
+    for node in ("snoc-strix", "snoc-think", "snoc-gaming"):
+        assert re.search(rf"✓ ok +{node}", shown), shown
+    # the others keep updating: the round's age stays small while snoc-spare stays down
+    for _ in range(3):
+        shown = terminal.wait_text(r"probed [0-2]s ago", 15)
+        assert re.search(r"✗ down +snoc-spare", shown)
+        time.sleep(1.0)
+    assert "late" not in shown.split("Services")[0].split("snoc-spare")[0]
+
+
+def test_a_silent_build_shows_stalled(fleet: DevFleet, terminal: Terminal, tmp_path: Path) -> None:
+    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0, stall_after_seconds=3)
+    env = console_env(tmp_path)
+    terminal.start(env, config)
+    terminal.wait_text(r"✓ ok +snoc-gaming", 60)
+    out = cli(
+        env,
+        config,
+        "bake",
+        "demo-base",
+        "--arch",
+        "gfx1201",
+        "--node",
+        "snoc-gaming",
+        "--set",
+        f"DEMO_NONCE={uuid.uuid4().hex[:8]}",
+        "--set",
+        "DEMO_SILENT_SECONDS=20",
+    )
+    job_id = out.split()[0]
+    try:
+        shown = terminal.wait_text(r"‼ stalled +snoc-gaming", 120)
+        assert "stalled" in shown.splitlines()[0]  # the status line says so too
+        assert re.search(r"‼ stalled +demo-base +gfx1201 +snoc-gaming", shown)
+        # and it is the first node row, where it cannot be missed
+        rows = [ln for ln in shown.splitlines() if re.search(r"snoc-(strix|think|gaming) ", ln)]
+        assert "snoc-gaming" in rows[0]
+    finally:  # target slots are machine-wide: free this one for the next test
+        subprocess.run(
+            [sys.executable, "-m", "rocmtui", "cancel", job_id, "--config", str(config)],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+
+
+def test_builds_outlive_the_terminal(fleet: DevFleet, terminal: Terminal, tmp_path: Path) -> None:
+    """Start a build from the console, kill the terminal mid-build, open a new console: the
+    build is still running and its log is whole."""
+    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0)
+    env = console_env(tmp_path, DEMO_NONCE=uuid.uuid4().hex[:8], DEMO_SLEEP="0.15")
+    terminal.start(env, config)
+    terminal.wait_text(r"✓ ok +snoc-gaming", 60)
+    terminal.keys("Down", "Down", "b")  # the bake dialog on snoc-gaming
+    terminal.wait_text(r"target demo-base .*node snoc-gaming", 30)
+    terminal.keys("C-s")  # start
+    terminal.wait_text(r"\[\d+/41\] Building HIP object", 90)
+    terminal.kill_session()  # SIGHUP to the console, as when ssh drops
+    jobs = job_json(env, config)
+    assert jobs[0]["state"] == "running", jobs
+    job_id = str(jobs[0]["id"])
+    terminal.start(env, config)
+    terminal.wait_text(r"▶ running +demo-base +gfx1201 +snoc-gaming", 60)
+    terminal.keys("Tab", "Tab", "Enter")  # the job's log pane
+    terminal.wait_text(r"demo-base gfx1201 on snoc-gaming", 20)
+    terminal.wait_text(r"\[\d+/41\] Building HIP object", 30)
+    final = wait_job(env, config, job_id, {"succeeded"}, 240)
+    log = Path(str(final.get("log_path") or Path(str(final["job_dir"])) / "log")).read_text()
+    counters = {int(m) for m in re.findall(r"\[(\d+)/41\] Building HIP object", log)}
+    assert counters == set(range(1, 41)), "lines were lost while no console was attached"
+    terminal.wait_text(r"✓ succeeded", 30)
