@@ -83,9 +83,9 @@ async def wait_for_log(pilot: Pilot[Any], lines: int = 48, deadline: float = 10.
     while time.monotonic() < give_up:
         pane = pilot.app.logs_screen.current()
         view = pane.view if pane is not None else None
-        if view is not None and getattr(view, "line_count", 0) >= lines:
-            if getattr(view, "index_complete", True):
-                break
+        done = view is not None and getattr(view, "line_count", 0) >= lines
+        if done and getattr(view, "index_complete", True):
+            break
         await pilot.pause(0.05)
     await pilot.pause(0.3)  # one more poll of the view, then the frame
 
