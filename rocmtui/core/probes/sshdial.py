@@ -82,11 +82,15 @@ class SSHDialer:
         ours.settimeout(timeout)
         return ours
 
-    def stderr_line(self) -> str | None:
-        """What an ssh child that already exited said on stderr (never blocks)."""
+    def stderr_line(self, wait: float = 0.5) -> str | None:
+        """What an ssh child that exited said on stderr. Called after the connection broke,
+        so the child is exiting: give it up to `wait` seconds to be reaped, then read only
+        what its pipe already holds."""
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=wait)
             if proc.poll() is None or proc.stderr is None:
                 continue
             os.set_blocking(proc.stderr.fileno(), False)
