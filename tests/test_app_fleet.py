@@ -97,11 +97,11 @@ async def test_hostile_values_are_text_not_markup_or_escapes() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await feed(app, pilot, hostile=True)
         row = next(r for r in cells(app, "variables") if r[0] == "EVIL")
-        assert row[1].startswith("[/] [link=http://x]y[/link]")
-        assert "\x1b" not in row[1] and "\x07" not in row[1]
+        assert row[2].startswith("[/] [link=http://x]y[/link]")
+        assert "\x1b" not in row[2] and "\x07" not in row[2]
         secret = next(r for r in cells(app, "variables") if r[0] == "HF_TOKEN")
-        assert "SECRET" not in "".join(secret) and "redacted" in secret[1]
-        assert next(r for r in cells(app, "variables") if r[0] == "VLLM_VERSION")[2] == "● env"
+        assert "SECRET" not in "".join(secret) and "redacted" in secret[2]
+        assert next(r for r in cells(app, "variables") if r[0] == "VLLM_VERSION")[1] == "● env"
 
 
 async def test_a_fault_stays_in_its_panel() -> None:

@@ -120,7 +120,10 @@ def plan(
 
 
 def _print_lines(printed: Any) -> list[str]:
-    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up)."""
+    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
+    target definitions, since the group bake adds for the command line says nothing new."""
+    if isinstance(printed, dict) and "target" in printed:
+        printed = {"target": printed["target"]}
     text = json.dumps(printed, indent=2, sort_keys=True, default=str)
     lines: list[str] = text.splitlines()
     return lines

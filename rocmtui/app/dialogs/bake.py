@@ -216,6 +216,10 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 else:
                     body.append("  " + clean(line, 300) + "\n")
         self.query_one("#bake-print", Static).update(body)
+        if plan.changed and not resolving:  # bring the first difference into view
+            first = min(plan.changed) + 1  # +1: the heading line
+            scroller = self.query_one("#bake-resolved")
+            self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
         hint = Text()
         if plan.push:
             hint.append("pushes to the registry: asks again", style="bold")

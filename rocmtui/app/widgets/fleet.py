@@ -200,7 +200,7 @@ class ServicesPanel(FleetPanel):
     """Zot and WebDAV: state, latency and its history, repository count."""
 
     TITLE = "Services"
-    COLUMNS = ("State", "Service", "Latency", "History", "Repos", "Answer", "Age")
+    COLUMNS = ("State", "Service", "Latency", "History", "Repos", "Age", "Answer")
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
         """Registry first, then WebDAV."""
@@ -232,8 +232,8 @@ class ServicesPanel(FleetPanel):
             Text(fmt_latency(svc.latency)),
             Text(sparkline(history), style=palette.busy),
             Text("—" if svc.repositories is None else str(svc.repositories)),
-            answer,
             self.age_cell(svc.age(now), palette),
+            answer,
         ]
 
 
@@ -303,7 +303,7 @@ class VariablesPanel(FleetPanel):
     """Pinned bake variables: effective value and source; overrides marked, secrets redacted."""
 
     TITLE = "Variables"
-    COLUMNS = ("Variable", "Value", "Source", "Default")
+    COLUMNS = ("Variable", "Source", "Value", "Default")
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
         """One row per variable, in the bake file's order."""
@@ -324,5 +324,5 @@ class VariablesPanel(FleetPanel):
                 f"● {clean(var.source, 16)}" if overridden else clean(var.source, 16),
                 style=palette.accent if overridden else palette.muted,
             )
-            rows.append((var.name, [safe(var.name, "bold", 40), value, source, default]))
+            rows.append((var.name, [safe(var.name, "bold", 40), source, value, default]))
         return rows

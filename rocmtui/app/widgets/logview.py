@@ -161,6 +161,7 @@ class LogView(LogViewActions, Vertical):
         self._regex = True
         self._case: bool | None = None
         self.body = LogBody(self._need_lines, id="logview-body")
+        self.body.stick_to_end = follow
 
     def compose(self) -> ComposeResult:
         """Body, a one-line prompt (hidden) and a status line."""
@@ -173,6 +174,7 @@ class LogView(LogViewActions, Vertical):
     def on_mount(self) -> None:
         """Start reading the file and polling it."""
         self.body.on_user_scroll_up = self._user_scrolled_up
+        self.body.on_user_end = self.action_bottom
         self.set_interval(POLL_SECONDS, self._poll)
         if self.path is not None:
             self._open(self.path)
@@ -438,6 +440,7 @@ class LogView(LogViewActions, Vertical):
 
     def watch_follow(self, follow: bool) -> None:
         """Jump to the end when follow goes on; tell the parent either way."""
+        self.body.stick_to_end = follow
         if follow and self.is_mounted:
             self.body.sync(follow=True)
         self.post_message(self.FollowChanged(self, follow))
@@ -446,6 +449,7 @@ class LogView(LogViewActions, Vertical):
     def watch_wrap(self, wrap: bool) -> None:
         """Re-lay the rows out."""
         self.body.wrap = wrap
+        self.body.set_class(wrap, "-wrap")  # a scrollbar that comes and goes moves the bottom
         self.body.forget()
         self.body.sync(follow=self.follow)
         self._status()

@@ -19,9 +19,11 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
 
 from rocmtui.core.logindex import LineIndex
@@ -46,7 +48,8 @@ class LogBody(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    LogBody { background: $surface; color: $foreground; }
+    LogBody { background: $surface; color: $foreground; overflow-x: scroll; overflow-y: scroll; }
+    LogBody.-wrap { overflow-x: hidden; }
     LogBody > .logview--match { background: $warning 40%; }
     LogBody > .logview--current { background: $accent; color: $text; text-style: bold; }
     LogBody > .logview--dim { text-style: dim; }
@@ -67,6 +70,8 @@ class LogBody(ScrollView, can_focus=True):
         self.anchor: int | None = None  # selection: rows anchor..cursor
         self.cursor: int | None = None
         self.on_user_scroll_up: Callable[[], None] | None = None
+        self.on_user_end: Callable[[], None] | None = None
+        self.stick_to_end = True  # mirrors LogView.follow
         self._on_pending = on_pending
         self._pending: set[int] = set()
         self._texts: LRUCache[int, Text] = LRUCache(TEXT_CACHE)
@@ -74,6 +79,11 @@ class LogBody(ScrollView, can_focus=True):
         self._max_width = 0
         self._auto = False  # a scroll made by the program, not the user
         self._look = 0  # bumped when highlight/dim/selection change what a line looks like
+
+    @property
+    def _view(self) -> Size:
+        """Rows and columns of text on screen (the widget less its scrollbars)."""
+        return self.scrollable_content_region.size
 
     # -- model ---------------------------------------------------------------------------------
     @property
@@ -116,38 +126,100 @@ class LogBody(ScrollView, can_focus=True):
         """Resize to the rows there are; stick to the bottom when following, else keep the same
         lines on screen (`shift` lines were inserted above them)."""
         rows = self.row_count
-        width = self.size.width if self.wrap else max(self._max_width, self.size.width)
+        width = self._view.width if self.wrap else max(self._max_width, self._view.width)
         self.virtual_size = Size(width, rows)
         self._auto = True
         try:
             if follow:
-                self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+                self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
             elif shift:
-                self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
+                self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True, force=True)
         finally:
             self._auto = False
         self.refresh()
 
+    def on_resize(self) -> None:
+        """Sizes change after the first lines arrive (and on terminal resize): re-stick."""
+        self._strips.clear()
+        self.sync(follow=self.stick_to_end)
+
     def scroll_to_row(self, row: int, *, context: int | None = None) -> None:
         """Bring `row` on screen with `context` rows above it (a third of the screen)."""
         if context is None:
-            context = max(0, self.size.height // 3)
+            context = max(0, self._view.height // 3)
         self._auto = True
         try:
-            self.scroll_to(y=max(0, row - context), animate=False, immediate=True)
+            self.scroll_to(y=max(0, row - context), animate=False, immediate=True, force=True)
         finally:
             self._auto = False
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        """A user scrolling up stops follow mode."""
-        super().watch_scroll_y(old_value, new_value)
-        if new_value < old_value and not self._auto and self.on_user_scroll_up is not None:
+    # -- user scrolling: up stops follow mode, end starts it, selection moves the cursor --------
+    def _user_up(self) -> None:
+        if self.on_user_scroll_up is not None:
             self.on_user_scroll_up()
+
+    def _move_cursor(self, step: int) -> bool:
+        """In selection mode, move the cursor row instead of scrolling."""
+        if self.cursor is None:
+            return False
+        self.cursor = max(0, min(self.row_count - 1, self.cursor + step))
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to_row(self.cursor, context=0)
+        elif self.cursor >= top + self._view.height:
+            self.scroll_to_row(self.cursor - self._view.height + 1, context=0)
+        self.restyle()
+        return True
+
+    def action_scroll_up(self) -> None:
+        """Up: one line (or the selection cursor)."""
+        if not self._move_cursor(-1):
+            self._user_up()
+            super().action_scroll_up()
+
+    def action_scroll_down(self) -> None:
+        """Down: one line (or the selection cursor)."""
+        if not self._move_cursor(1):
+            super().action_scroll_down()
+
+    def action_page_up(self) -> None:
+        """Page up (or the selection cursor by a page)."""
+        if not self._move_cursor(-max(1, self._view.height - 1)):
+            self._user_up()
+            super().action_page_up()
+
+    def action_page_down(self) -> None:
+        """Page down (or the selection cursor by a page)."""
+        if not self._move_cursor(max(1, self._view.height - 1)):
+            super().action_page_down()
+
+    def action_scroll_home(self) -> None:
+        """Home: the first line."""
+        self._user_up()
+        super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:
+        """End: the last line, following again."""
+        if self.on_user_end is not None:
+            self.on_user_end()
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._user_up()
+        super()._on_mouse_scroll_up(event)
+
+    def _on_scroll_up(self, event: ScrollUp) -> None:
+        self._user_up()
+        super()._on_scroll_up(event)
+
+    def _on_scroll_to(self, message: ScrollTo) -> None:
+        if message.y is not None and message.y < self.scroll_y:
+            self._user_up()
+        super()._on_scroll_to(message)
 
     def visible_rows(self) -> range:
         """Rows whose lines are (at least partly) on screen."""
         top = int(self.scroll_y)
-        return range(top, min(self.row_count, top + max(1, self.size.height)))
+        return range(top, min(self.row_count, top + max(1, self._view.height)))
 
     # -- reading and styling -------------------------------------------------------------------
     def _text(self, line: int) -> Text:
@@ -170,7 +242,7 @@ class LogBody(ScrollView, can_focus=True):
             return
         lines = [line]
         if self.rows is None:
-            stop = min(index.line_count, line + max(1, self.size.height))
+            stop = min(index.line_count, line + max(1, self._view.height))
             lines = list(range(line, stop))
         got = index.read_lines(lines[0], lines[-1] + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
         if got is None:
@@ -269,12 +341,12 @@ class LogBody(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         """One screen row (the Line API)."""
-        width = self.size.width
+        width = self._view.width
         base = self.rich_style
         if self.index is None or width <= 0:
             return Strip.blank(width, base)
         if self.wrap:
-            key = ("screen", int(self.scroll_y), width, self.size.height, self.row_count)
+            key = ("screen", int(self.scroll_y), width, self._view.height, self.row_count)
             screen = self._screen_cache(key, width)
             if y >= len(screen):
                 return Strip.blank(width, base)
@@ -294,10 +366,10 @@ class LogBody(ScrollView, can_focus=True):
         """The wrapped screen, laid out once per frame."""
         full_key = (*key, self._look)
         if getattr(self, "_screen_key", None) != full_key:
-            self._screen = self._wrapped_screen(width, self.size.height)
+            self._screen = self._wrapped_screen(width, self._view.height)
             self._screen_key = full_key
         return self._screen
 
     def screen_text(self) -> list[str]:
         """The plain text of each row on screen (what a test or a copy of the screen sees)."""
-        return [strip.text for strip in (self.render_line(y) for y in range(self.size.height))]
+        return [strip.text for strip in (self.render_line(y) for y in range(self._view.height))]
