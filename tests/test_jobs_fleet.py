@@ -283,10 +283,14 @@ def test_silent_build_is_stalled_then_running_again(tmp_path: Path, fleet: Any) 
         "snoc-strix",  # the local node: CPU evidence too
         *quick(steps=10, sleep=0.05),
         "--set",
-        "DEMO_SILENT_SECONDS=8",
+        "DEMO_SILENT_SECONDS=12",
     )
     try:
         stalled = wait_state(config, job_id, ["stalled"], timeout=120)
+        status = run_cli(config, "status", "--json")
+        assert status.returncode == 1, status.stderr  # the fleet is not healthy while stalled
+        report = json.loads(status.stdout)
+        assert any(job_id in problem for problem in report["problems"]), report["problems"]
         evidence = stalled["evidence"]
         assert evidence.startswith("silent ") and "CPU" in evidence, evidence
         table = run_cli(config, "jobs")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -19,28 +20,16 @@ from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs.control import stalled_jobs
+from rocmtui.core.jobs.overlay import NodeJobOverlay
 from rocmtui.core.monitor import probe_fleet
+from rocmtui.core.probes._common import one_line
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
-from rocmtui.core.states import NodeState, ServiceState
+from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 
 if TYPE_CHECKING:
     from rich.text import Text
 
-# The same symbols as the console (rocmtui.app.model), so a state reads without colour too.
-NODE_SYMBOLS = {
-    NodeState.OK: "✓",
-    NodeState.BUILDING: "▶",
-    NodeState.STALLED: "‼",
-    NodeState.DOWN: "✗",
-    NodeState.UNKNOWN: "?",
-}
-SERVICE_SYMBOLS = {
-    ServiceState.OK: "✓",
-    ServiceState.AUTH: "⊙",
-    ServiceState.SLOW: "◔",
-    ServiceState.DEGRADED: "▲",
-    ServiceState.DOWN: "✗",
-}
 STATE_STYLES = {
     "ok": "green",
     "building": "cyan",
@@ -68,13 +57,31 @@ def run(args: argparse.Namespace) -> int:
     """Probe once and print; the exit code says whether the fleet is healthy."""
     config = config_from(args)
     preload(config)
-    snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config)))
+    overlay = NodeJobOverlay(config)
+    snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay))
+    snapshot = with_job_problems(snapshot, config)
     if args.json:
         sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
     else:
         render(snapshot)
     sys.stdout.flush()
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
+
+
+def with_job_problems(snapshot: FleetSnapshot, config: FleetConfig) -> FleetSnapshot:
+    """The snapshot with one problem line per stalled job: the fleet is not healthy while a
+    build is stalled, even on a node that is down or not in this fleet file."""
+    try:
+        stalled = stalled_jobs(None, config)
+    except Exception as exc:  # an unreadable job store is reported, not fatal
+        return dataclasses.replace(
+            snapshot, problems=(*snapshot.problems, f"job store unreadable: {one_line(exc)}")
+        )
+    lines = tuple(
+        one_line(f"job {job.id} ({job.target} {job.arch} on {job.node}) is stalled")
+        for job in stalled
+    )
+    return dataclasses.replace(snapshot, problems=(*snapshot.problems, *lines))
 
 
 def preload(config: FleetConfig) -> None:
@@ -253,6 +260,8 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
     console.print(services)
     for line in reasons:
         console.print(line)
+    for problem in snapshot.problems:
+        console.print(Text(f"  {NODE_SYMBOLS[NodeState.STALLED]} {problem}", style="bold yellow"))
     verdict = "healthy" if snapshot.healthy else "NOT healthy"
     style = "green" if snapshot.healthy else "bold red"
     console.print(Text(f"{verdict} · probed in {snapshot.duration:.2f} s", style=style))

@@ -46,3 +46,28 @@ class JobState(StrEnum):
 
 HEALTHY_NODE_STATES = frozenset({NodeState.OK, NodeState.BUILDING})
 HEALTHY_SERVICE_STATES = frozenset({ServiceState.OK})
+
+# State word -> a symbol, so a state reads without colour too (NO_COLOR, a monochrome terminal).
+# One table for the console and the headless commands.
+NODE_SYMBOLS: dict[str, str] = {
+    NodeState.OK: "✓",
+    NodeState.BUILDING: "▶",
+    NodeState.STALLED: "‼",
+    NodeState.DOWN: "✗",
+    NodeState.UNKNOWN: "?",
+}
+SERVICE_SYMBOLS: dict[str, str] = {
+    ServiceState.OK: "✓",
+    ServiceState.AUTH: "⊙",
+    ServiceState.SLOW: "◔",
+    ServiceState.DEGRADED: "▲",
+    ServiceState.DOWN: "✗",
+}
+JOB_SYMBOLS: dict[str, str] = {
+    JobState.RUNNING: "▶",
+    JobState.SUCCEEDED: "✓",
+    JobState.FAILED: "✗",
+    JobState.CANCELLED: "⊘",
+    JobState.STALLED: "‼",
+    JobState.LOST: "?",
+}
