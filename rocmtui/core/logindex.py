@@ -104,7 +104,7 @@ class LineIndex:
         self._ident: tuple[int, int] = (0, 0)
         self._segments: list[_Segment] = []
         self._first_line: list[int] = []  # line number of each segment's first line
-        self._blocks: OrderedDict[tuple[int, int], array[int]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, int, int], array[int]] = OrderedDict()
         self._fingerprint = b""
         self.generation = 0  # bumped on every reset; a consumer drops what it cached before
         self.prepended = 0  # lines the backward scan added in front since the last open()
@@ -242,8 +242,6 @@ class LineIndex:
             with self._lock:
                 if self._fd != fd:
                     return Change.RESET
-                # the last block may be cached with its final line still growing
-                self._blocks.pop((seg.start, max(0, seg.lines - 1) // MARK_EVERY), None)
                 self._extend(seg, buf)
                 self._fingerprint = (self._fingerprint + buf)[-FINGERPRINT:]
                 self._reindex()
@@ -297,16 +295,17 @@ class LineIndex:
             if local >= seg.lines:
                 raise IndexError(line)
             c = local // MARK_EVERY
-            key = (seg.start, c)
             first = line - local % MARK_EVERY
-            cached = self._blocks.get(key)
-            if cached is not None:
-                self._blocks.move_to_end(key)
-                return first, cached
             lo = seg.marks[c]
             hi = seg.marks[c + 1] if c + 1 < len(seg.marks) else seg.end
             hi = min(hi, seg.end)
             nlines = min(MARK_EVERY, seg.lines - c * MARK_EVERY)
+            # keyed by byte range: a block that grew (the last one) is simply another key
+            key = (lo, hi, nlines)
+            cached = self._blocks.get(key)
+            if cached is not None:
+                self._blocks.move_to_end(key)
+                return first, cached
             fd = self._fd
             gen = self.generation
         if max_read is not None and hi - lo > max_read:
@@ -320,7 +319,7 @@ class LineIndex:
             starts.append(lo + pos)
         starts.append(lo + len(buf))
         with self._lock:
-            if gen == self.generation and nlines == MARK_EVERY:  # a full block never changes
+            if gen == self.generation:
                 self._blocks[key] = starts
                 if len(self._blocks) > BLOCK_CACHE:
                     self._blocks.popitem(last=False)

@@ -126,8 +126,11 @@ class LogBody(ScrollView, can_focus=True):
         """Resize to the rows there are; stick to the bottom when following, else keep the same
         lines on screen (`shift` lines were inserted above them)."""
         rows = self.row_count
-        width = self._view.width if self.wrap else max(self._max_width, self._view.width)
-        self.virtual_size = Size(width, rows)
+        if self.wrap:
+            # the scroll unit is a file line; room to put any line at the top of the screen
+            self.virtual_size = Size(self._view.width, rows + max(0, self._view.height - 1))
+        else:
+            self.virtual_size = Size(max(self._max_width, self._view.width), rows)
         self._auto = True
         try:
             if follow:
@@ -327,17 +330,24 @@ class LogBody(ScrollView, can_focus=True):
         top = int(self.scroll_y)
         out: list[tuple[int, Strip]] = []
         if top >= self.max_scroll_y and rows > 0:  # bottom-anchored: the last line is whole
-            row = rows - 1
-            while row >= 0 and len(out) < height:
-                strips = self._strips_for(self.line_of_row(row), width)
-                out[:0] = [(row, s) for s in strips]
-                row -= 1
-            return out[-height:]
+            return self._bottom_screen(width, height)
         row = top
         while row < rows and len(out) < height:
             out.extend((row, s) for s in self._strips_for(self.line_of_row(row), width))
             row += 1
+        if len(out) < height and top > 0:  # ran out of lines: show the end, screen full
+            return self._bottom_screen(width, height)
         return out[:height]
+
+    def _bottom_screen(self, width: int, height: int) -> list[tuple[int, Strip]]:
+        """The wrapped screen laid out from the last line up."""
+        out: list[tuple[int, Strip]] = []
+        row = self.row_count - 1
+        while row >= 0 and len(out) < height:
+            strips = self._strips_for(self.line_of_row(row), width)
+            out[:0] = [(row, s) for s in strips]
+            row -= 1
+        return out[-height:]
 
     def render_line(self, y: int) -> Strip:
         """One screen row (the Line API)."""
