@@ -214,7 +214,8 @@ class LogViewActions:
         prompt.add_class("-open")
         box = self.query_one("#logview-input", Input)
         box.value = ""
-        box.focus()
+        # now, not after the next refresh: keys typed right after "/" belong to the prompt
+        self.screen.set_focus(box)
 
     def _prompt_label(self: Any) -> None:
         label = PROMPTS.get(self._prompt_mode, self._prompt_mode)

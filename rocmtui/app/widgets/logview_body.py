@@ -221,6 +221,9 @@ class LogBody(ScrollView, can_focus=True):
 
     def visible_rows(self) -> range:
         """Rows whose lines are (at least partly) on screen."""
+        if self.wrap and self.index is not None and self._view.width > 0:
+            laid = self._wrapped_layout()
+            return range(laid[0][0], laid[-1][0] + 1) if laid else range(0)
         top = int(self.scroll_y)
         return range(top, min(self.row_count, top + max(1, self._view.height)))
 
@@ -356,8 +359,7 @@ class LogBody(ScrollView, can_focus=True):
         if self.index is None or width <= 0:
             return Strip.blank(width, base)
         if self.wrap:
-            key = ("screen", int(self.scroll_y), width, self._view.height, self.row_count)
-            screen = self._screen_cache(key, width)
+            screen = self._wrapped_layout()
             if y >= len(screen):
                 return Strip.blank(width, base)
             row, strip = screen[y]
@@ -372,12 +374,13 @@ class LogBody(ScrollView, can_focus=True):
             strip = strip.apply_style(style)
         return strip
 
-    def _screen_cache(self, key: tuple[object, ...], width: int) -> list[tuple[int, Strip]]:
+    def _wrapped_layout(self) -> list[tuple[int, Strip]]:
         """The wrapped screen, laid out once per frame."""
-        full_key = (*key, self._look)
-        if getattr(self, "_screen_key", None) != full_key:
-            self._screen = self._wrapped_screen(width, self._view.height)
-            self._screen_key = full_key
+        view = self._view
+        key = (int(self.scroll_y), view.width, view.height, self.row_count, self._look)
+        if getattr(self, "_screen_key", None) != key:
+            self._screen = self._wrapped_screen(view.width, view.height)
+            self._screen_key = key
         return self._screen
 
     def screen_text(self) -> list[str]:

@@ -1,0 +1,148 @@
+"""The bytes a terminal receives from the log viewer: no escape from the log reaches it.
+
+The viewer (`python -m rocmtui.app.logviewer`) runs in a real pty on a log full of terminal
+attacks. Everything it writes is captured and checked: no OSC 52 unless `y` was pressed (and
+then only the sanitised text), no title change, no `ESC c`, no C1 control, nothing of an OSC 8
+link, and every escape sequence is one Textual itself writes (CSI, or its own OSC 52 on copy).
+An SVG snapshot cannot see any of this; only the pty's bytes can.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+ATTACKS = (
+    b"\x1b]52;c;UFdORUQtQ0xJUA==\x07clip-line\n"  # clipboard write of "PWNED-CLIP"
+    b"\x1b]0;PWNED-TITLE\x07title-line\n"
+    b"\x1b]2;PWNED-TITLE2\x1b\\title2-line\n"
+    b"\x1bcreset-line\n"
+    b"\xc2\x9b2J\xc2\x9d0;PWNED-C1\xc2\x9c c1-line\n"
+    b"\x9b2J raw-8bit-line\n"
+    b"\x1b]8;;http://evil.invalid/PWNED-LINK\x07link-line\x1b]8;;\x07\n"
+    b"\x1bP+qPWNED-DCS\x1b\\dcs-line\n"
+    b"\x1b[2J\x1b[H\x1b[?1049l\x1b[31mcolour-line\x1b[0m\n"
+    b"\x1b]52;c;UFdORUQtU1BMSVQ="  # an OSC split over two lines, never terminated
+    b"\nsplit-line\n"
+    b"END-MARKER\n"
+)
+
+
+class Pty:
+    """A child process on a pty of a fixed size, its output collected."""
+
+    def __init__(self, argv: list[str], cols: int = 100, rows: int = 30) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor")
+        env.pop("NO_COLOR", None)
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        )
+        os.close(slave)
+        self.out = bytearray()
+
+    def read_until(self, needle: bytes, timeout: float = 20) -> None:
+        """Collect output until `needle` was seen (or fail)."""
+        deadline = time.monotonic() + timeout
+        start = 0
+        while needle not in self.out[start:]:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{needle!r} never appeared; got {bytes(self.out[-2000:])!r}"
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
+            if ready:
+                try:
+                    self.out += os.read(self.master, 65536)
+                except OSError:
+                    break
+
+    def mark(self) -> int:
+        """Where the output is now (to check only what comes after)."""
+        return len(self.out)
+
+    def send(self, keys: bytes) -> None:
+        """Type keys."""
+        os.write(self.master, keys)
+
+    def close(self) -> None:
+        """Quit, or kill what does not quit."""
+        if self.proc.poll() is None:
+            self.send(b"q")
+            deadline = time.monotonic() + 10
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                ready, _, _ = select.select([self.master], [], [], 0.1)
+                if ready:
+                    try:
+                        self.out += os.read(self.master, 65536)
+                    except OSError:
+                        break
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        os.close(self.master)
+
+
+def foreign_escapes(data: bytes) -> list[bytes]:
+    """Escape sequences that are not Textual's own: CSI, OSC 22 pointer shape, OSC 52 copy."""
+    found = []
+    for m in re.finditer(rb"\x1b(.)", data, re.DOTALL):
+        if m.group(1) == b"[":
+            continue
+        if data.startswith(b"\x1b]52;c;", m.start()):
+            continue
+        if re.match(rb"\x1b\]22;[a-z-]{1,20}\x07", data[m.start() : m.start() + 30]):
+            continue  # Textual's own pointer-shape request (OSC 22 "default")
+        found.append(data[m.start() : m.start() + 40])
+    return found
+
+
+def test_no_log_escape_reaches_the_terminal(tmp_path: Path) -> None:
+    log = tmp_path / "attack.log"
+    log.write_bytes(b"ordinary first line\n" + ATTACKS)
+    term = Pty([sys.executable, "-m", "rocmtui.app.logviewer", str(log)])
+    try:
+        term.read_until(b"END-MARKER")
+        term.read_until(b"colour-line")
+        # wrap on, find something, dim, then the same after the file grows with more attacks
+        term.send(b"w")
+        term.send(b"/")
+        term.read_until(b"find [")
+        term.send(b"line\r")
+        term.read_until(b"/line/")
+        term.send(b"dn")
+        with log.open("ab") as f:
+            f.write(ATTACKS.replace(b"END-MARKER", b"SECOND-MARKER"))
+        term.read_until(b"SECOND-MARKER")
+        start = term.mark()
+        before_copy = bytes(term.out)
+        term.send(b"y")  # copy the screen: the one OSC 52 allowed, on request only
+        term.read_until(b"\x1b]52;c;")
+        term.read_until(b"\x07", timeout=5)
+    finally:
+        term.close()
+    out = bytes(term.out)
+    assert b"\x1b]52" not in before_copy
+    for secret in (b"PWNED", b"evil.invalid", b"UFdORUQ"):
+        assert secret not in out, secret
+    assert b"\x1bc" not in out
+    assert b"\x1b]0;" not in out and b"\x1b]2;" not in out and b"\x1b]8;" not in out
+    text = out.decode("utf-8", "replace")
+    assert not re.search("[\x80-\x9f]", text), "a C1 control reached the terminal"
+    assert foreign_escapes(out) == []
+    # the copy holds the sanitised screen text, and nothing of the attacks
+    copies = re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", out[start:])
+    assert len(copies) == 1
+    copied = base64.b64decode(copies[0]).decode()
+    assert "SECOND-MARKER" in copied and "colour-line" in copied
+    assert "\x1b" not in copied and "PWNED" not in copied
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", copied)
