@@ -94,8 +94,16 @@ def test_fleet_80x24(snap_compare: Any) -> None:
     assert snap_compare(recorded_app(), terminal_size=(80, 24), run_before=fed())
 
 
-def test_fleet_200x60(snap_compare: Any) -> None:
-    assert snap_compare(recorded_app(), terminal_size=(200, 60), run_before=fed())
+def test_fleet_200x60_watching_a_build(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await feed(pilot.app, pilot)  # type: ignore[arg-type]
+        watch = pilot.app.fleet_screen.query_one("#watch")
+        give_up = time.monotonic() + 10
+        while time.monotonic() < give_up and getattr(watch.view, "line_count", 0) < 2:
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+
+    assert snap_compare(recorded_app(), terminal_size=(200, 60), run_before=run_before)
 
 
 def test_fleet_stalled_and_down_120x40(snap_compare: Any) -> None:

@@ -42,6 +42,7 @@ from rocmtui.app.widgets.fleet import (
     NodesPanel,
     ServicesPanel,
     VariablesPanel,
+    WatchPanel,
 )
 from rocmtui.core.states import JobState
 
@@ -56,6 +57,7 @@ class FleetScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("fleet"))
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 (Textual's type)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (48, "-tall")]  # noqa: RUF012
 
     def __init__(self) -> None:
         super().__init__(id="fleet")
@@ -76,9 +78,11 @@ class FleetScreen(Screen[None]):
         yield Static("", id="statusbar", markup=False)
         with Container(id="panels"):
             yield NodesPanel(id="nodes")
-            yield ServicesPanel(id="services")
-            yield JobsPanel(id="jobs")
+            with Container(id="middle"):  # stacked when narrow, side by side when wide
+                yield ServicesPanel(id="services")
+                yield JobsPanel(id="jobs")
             yield VariablesPanel(id="variables")
+            yield WatchPanel(id="watch")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -207,6 +211,7 @@ class FleetScreen(Screen[None]):
         self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
         self.render_panels("jobs", "nodes")
+        self.query_one(WatchPanel).watch_job(message.jobs)
         self.console.logs_screen.update_jobs(message.jobs)
 
     @on(BakeLoaded)

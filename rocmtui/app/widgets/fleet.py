@@ -7,6 +7,7 @@ none of them does I/O or keeps state beyond what is on screen.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -326,3 +327,37 @@ class VariablesPanel(FleetPanel):
             )
             rows.append((var.name, [safe(var.name, "bold", 40), source, value, default]))
         return rows
+
+
+class WatchPanel(Panel):
+    """On a big terminal: the log of the build that matters most (stalled first, else the
+    newest running one), followed live under the tables. Hidden by the stylesheet elsewhere."""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__("Watching", id=id)
+        self.job_id: str | None = None
+        self.view: Any = None
+
+    def watch_job(self, jobs: Sequence[JobView]) -> None:
+        """Follow the job that matters most now; nothing when nothing runs."""
+        active = sorted(
+            (j for j in jobs if j.active and j.log_path is not None),
+            key=lambda j: (j.state != JobState.STALLED, -j.started_at),
+        )
+        job = active[0] if active else None
+        self.set_class(job is not None, "-active")
+        if job is None or job.id == self.job_id:
+            return
+        self.job_id = job.id
+        self.border_title = (
+            f"Watching {clean(job.target, 30)} {clean(job.arch or '', 10)} on {clean(job.node, 30)}"
+        )
+        if self.view is not None and hasattr(self.view, "set_path"):
+            self.view.set_path(job.log_path)
+            return
+        from rocmtui.app.widgets.logpane import make_log_view
+
+        if self.view is not None:
+            self.view.remove()
+        self.view, _ = make_log_view(job.log_path)
+        self.mount(self.view)
