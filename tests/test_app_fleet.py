@@ -283,3 +283,27 @@ def test_styles_ship_inside_the_package() -> None:
 
     assert (STYLES / "console.tcss").is_file() and (STYLES / "dialogs.tcss").is_file()
     assert os.path.realpath(STYLES).endswith("styles")
+
+
+async def test_cancel_asks_then_goes_to_the_core() -> None:
+    """c on a running job asks; y sends it to the core's cancel, whose answer is shown."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        app.fleet_screen.query_one("#jobs-table").focus()
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "20251130-1120-vllm-gfx950" in str(
+            app.screen.query_one("#confirm-question").render()
+        )
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.fleet_screen and not app._notifications
+        await pilot.press("c", "y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # the recorded job is not in this test's (empty) job store: the core says so
+        messages = [(n.title, str(n.message)) for n in app._notifications]
+        assert messages and messages[-1][0] == "Cancel failed"
+        assert "20251130-1120-vllm-gfx950" in messages[-1][1]

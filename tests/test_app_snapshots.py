@@ -155,3 +155,16 @@ def test_log_pane_120x30(snap_compare: Any) -> None:
 
 def test_quit_with_running_builds_80x24(snap_compare: Any) -> None:
     assert snap_compare(recorded_app(), terminal_size=(80, 24), press=["q"], run_before=fed())
+
+
+def test_fleet_no_color_80x24(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_COLOR: state words and symbols carry the meaning; the stall is still reversed."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    run = fed(stalled=True)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await run(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(recorded_app(), terminal_size=(80, 24), run_before=run_before)
