@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.devfleet import DevFleet, EngineHandle
+from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungUnixSocket
 from tests.realparts import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -317,3 +317,31 @@ def test_builds_outlive_the_terminal(fleet: DevFleet, terminal: Terminal, tmp_pa
     counters = {int(m) for m in re.findall(r"\[(\d+)/41\] Building HIP object", log)}
     assert counters == set(range(1, 41)), "lines were lost while no console was attached"
     terminal.wait_text(r"✓ succeeded", 30)
+
+
+def test_a_hung_node_and_a_dripping_registry_change_what_is_shown_not_the_keys(
+    fleet: DevFleet,
+    terminal: Terminal,
+    tmp_path: Path,
+    hung_unix_socket: HungUnixSocket,
+    drip_server: DripServer,
+) -> None:
+    """A node whose engine accepts and never answers, and a registry that drips one byte every
+    half second: their rows say so within the deadline, the other rows keep updating, and the
+    console answers keys meanwhile."""
+    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0)
+    text = config.read_text().replace(str(fleet.registry.url), drip_server.url)  # type: ignore[union-attr]
+    text += f'\n[[nodes]]\nname = "snoc-hung"\ndocker_host = "{hung_unix_socket.docker_host}"\n'
+    config.write_text(text)
+    terminal.start(console_env(tmp_path), config)
+    shown = terminal.wait_text(r"(✗ down|\? unknown) +snoc-hung", 60)
+    assert re.search(r"✓ ok +snoc-think", shown)
+    terminal.wait_text(r"(✗ down|▲ degraded|◔ slow) +zot", 60)
+    for _ in range(3):  # keys are answered at once while the hung probes run
+        sent = time.monotonic()
+        terminal.keys("?")
+        terminal.wait_text(r"remap any of them", 5)
+        assert time.monotonic() - sent < 5
+        terminal.keys("Escape")
+        terminal.wait(lambda s: "remap any of them" not in s, "help closed", 5)
+    terminal.wait_text(r"probed [0-3]s ago", 15)

@@ -137,8 +137,10 @@ class BakeDialog(ModalScreen[BakePlan | None]):
 
     def on_mount(self) -> None:
         """Focus Start when opened by `r` (Enter launches), the target otherwise."""
-        self.query_one("#bake-start" if self.request.ready else "#bake-target").focus()
-        self.refresh_plan()
+        for widget in self.query("#bake-start" if self.request.ready else "#bake-target"):
+            widget.focus()  # (absent only when the app is already closing)
+        if self.query("#bake-target"):
+            self.refresh_plan()
 
     # ---------------------------------------------------------------- the plan
 

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
@@ -35,7 +35,7 @@ from rocmtui.app.messages import (
 )
 from rocmtui.app.model import BakePlan, ConsoleData, JobView, fmt_age, last_job_on, running_job_on
 from rocmtui.app.text import clean
-from rocmtui.app.widgets.common import Palette
+from rocmtui.app.widgets.common import Palette, StatusLine
 from rocmtui.app.widgets.fleet import (
     FleetPanel,
     JobsPanel,
@@ -75,7 +75,7 @@ class FleetScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Status line, the four panels, the footer."""
-        yield Static("", id="statusbar", markup=False)
+        yield StatusLine(id="statusbar")
         with Container(id="panels"):
             yield NodesPanel(id="nodes")
             with Container(id="middle"):  # stacked when narrow, side by side when wide
@@ -187,7 +187,7 @@ class FleetScreen(Screen[None]):
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
-        self.query_one("#statusbar", Static).update(line)
+        self.query_one("#statusbar", StatusLine).show(line)
 
     # ---------------------------------------------------------------- feed messages
 

@@ -11,6 +11,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 
@@ -188,3 +189,25 @@ class SnapshotTable(DataTable[Text]):
         self._data[RowKey(key)][ColumnKey(name)] = cell  # DataTable's own store: no full repaint
         self._update_count += 1  # invalidates the render caches keyed on it
         return True
+
+
+class StatusLine(Widget):
+    """One line of text that repaints in place: `Static.update` would also re-run the layout of
+    the whole screen, every probe round, for a line whose size never changes."""
+
+    DEFAULT_CSS = "StatusLine { height: 1; }"
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._text = Text()
+
+    def show(self, text: Text) -> None:
+        """Show `text` (repaints only when it differs)."""
+        if text.plain == self._text.plain and text.spans == self._text.spans:
+            return
+        self._text = text
+        self.refresh()
+
+    def render(self) -> Text:
+        """The line."""
+        return self._text

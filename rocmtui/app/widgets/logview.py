@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -155,7 +156,7 @@ class LogView(LogViewActions, Vertical):
         self._indexing: tuple[int, int] | None = None
         self._seen_prepended = 0
         self._stat: tuple[int, int, int, int] | None = None
-        self._tail_busy = False
+        self._wake = threading.Event()
         self._warming = False
         self._prompt_mode = "find"
         self._regex = True
@@ -322,6 +323,8 @@ class LogView(LogViewActions, Vertical):
         self.body.index = index
         self.body.forget()
         self.body.sync(follow=True)
+        self._wake.clear()
+        self._tail_loop(index)
         if not self.follow:
             self.body.scroll_to_row(0, context=0)
         self._status()
@@ -332,8 +335,8 @@ class LogView(LogViewActions, Vertical):
         self.post_message(self.FileReset(self, reason))
 
     def _poll(self) -> None:
-        """Timer: when the file changed, read what is new in a worker (one at a time)."""
-        if self.index is None or self._tail_busy or self.path is None:
+        """Timer: when the file changed, wake the tail thread to read what is new."""
+        if self.index is None or self.path is None:
             return
         try:
             st = os.stat(self.path)
@@ -348,26 +351,34 @@ class LogView(LogViewActions, Vertical):
         if now == self._stat:
             return
         self._stat = now
-        self._tail_busy = True
-        self._tail_worker(self.index)
+        self._wake.set()
 
-    @work(thread=True, group="logview-tail", exit_on_error=False)
-    def _tail_worker(self, index: LineIndex) -> None:
+    @work(thread=True, exclusive=True, group="logview-tail", exit_on_error=False)
+    def _tail_loop(self, index: LineIndex) -> None:
+        """One long-lived thread per file: a thread per poll would leave a malloc arena per
+        thread holding freed read buffers, and RSS would creep up while following."""
         worker = get_current_worker()
-        before = index.line_count
-        change = Change.NONE
-        try:
-            change = index.refresh(cancelled=lambda: worker.is_cancelled)
-            fd = index.fileno()
-            if change is Change.GREW and fd is not None and index.complete:
-                for search in (self._find, self._filter):
-                    if search is not None and search.done:
-                        scan(fd, search.state, index.size)
-        finally:
+        while not worker.is_cancelled:
+            if not self._wake.wait(0.5):
+                continue
+            self._wake.clear()
+            before = index.line_count
+            change = Change.NONE
+            try:
+                change = index.refresh(cancelled=lambda: worker.is_cancelled)
+                fd = index.fileno()
+                if change is Change.GREW and fd is not None and index.complete:
+                    for search in (self._find, self._filter):
+                        if search is not None and search.done:
+                            scan(fd, search.state, index.size)
+            except OSError as exc:
+                self.app.call_from_thread(self._failed, f"read: {exc.strerror or exc}")
+            if worker.is_cancelled:
+                return
+            # waits for the event loop to apply it: the next read starts after the last paint
             self.app.call_from_thread(self._tailed, index, change, before)
 
     def _tailed(self, index: LineIndex, change: Change, before: int) -> None:
-        self._tail_busy = False
         if index is not self.index:
             return
         if change is Change.RESET:
