@@ -134,7 +134,7 @@ def test_huge_line_and_no_final_newline(tmp_path: Path) -> None:
 
 
 def test_appends_are_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(logindex, "CHUNK_BYTES", 5000)  # refresh in several chunks
+    monkeypatch.setattr(logindex, "APPEND_CHUNK", 5000)  # refresh in several chunks
     rng = random.Random(7)
     path = tmp_path / "e.log"
     data = random_log(rng, 300, final_nl=False)

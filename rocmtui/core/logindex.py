@@ -35,8 +35,9 @@ from pathlib import Path
 
 MARK_EVERY = 64  # lines per mark: 8 bytes of index per 64 lines
 TAIL_BYTES = 64 * 1024  # what open() reads: enough for several screens of the last lines
-CHUNK_BYTES = 8 << 20  # scan_back/refresh read size: big enough that Python overhead vanishes
-BLOCK_CACHE = 512  # blocks (of MARK_EVERY lines) whose line starts are remembered
+CHUNK_BYTES = 8 << 20  # scan_back read size: big enough that Python overhead vanishes
+APPEND_CHUNK = 1 << 20  # refresh read size: appends come in small pieces; keep buffers small
+BLOCK_CACHE = 128  # blocks (of MARK_EVERY lines) whose line starts are remembered
 FINGERPRINT = 64  # bytes before the indexed end re-read on refresh to catch a rewrite
 
 Cancelled = Callable[[], bool]
@@ -233,11 +234,11 @@ class LineIndex:
             size = os.fstat(fd).st_size
             if size <= end or (cancelled is not None and cancelled()):
                 break
-            n = min(CHUNK_BYTES, size - end)
+            n = min(APPEND_CHUNK, size - end)
             buf = os.pread(fd, n, end)
             if not buf:
                 break
-            if len(buf) == CHUNK_BYTES and b"\n" in buf:  # keep chunk boundaries on line ends
+            if len(buf) == APPEND_CHUNK and b"\n" in buf:  # keep chunk boundaries on line ends
                 buf = buf[: buf.rfind(b"\n") + 1]
             with self._lock:
                 if self._fd != fd:

@@ -13,11 +13,14 @@ Copying uses OSC 52 through `App.copy_to_clipboard`, only when asked, with sanit
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -34,6 +37,7 @@ from rocmtui.core.logindex import Change, LineIndex
 from rocmtui.core.logsearch import SearchState, scan
 
 POLL_SECONDS = 0.1
+TRIM_AFTER = 4 << 20  # bytes read in one go after which freed heap is handed back to the OS
 PROGRESS_EVERY = 0.1  # seconds between progress updates from a worker
 ERROR_RE = re.compile(r"\berror\b|\bfatal\b|\bfailed\b", re.IGNORECASE | re.MULTILINE)
 
@@ -55,6 +59,22 @@ BINDINGS: list[Binding] = [
     Binding("y", "copy", "Copy", id="logview.copy"),
     Binding("escape", "clear", "Clear", id="logview.clear", show=False),
 ]
+
+
+def release_freed_memory() -> None:
+    """Give freed heap back to the OS (glibc keeps it otherwise, and a followed log's RSS
+    would drift up by the size of its read buffers). A no-op where there is no glibc."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None
 
 
 class LogView(LogViewActions, Vertical):
@@ -157,6 +177,7 @@ class LogView(LogViewActions, Vertical):
         self._seen_prepended = 0
         self._stat: tuple[int, int, int, int] | None = None
         self._wake = threading.Event()
+        self._status_text = ""
         self._warming = False
         self._prompt_mode = "find"
         self._regex = True
@@ -363,9 +384,12 @@ class LogView(LogViewActions, Vertical):
                 continue
             self._wake.clear()
             before = index.line_count
+            size = index.size
             change = Change.NONE
             try:
                 change = index.refresh(cancelled=lambda: worker.is_cancelled)
+                if index.size - size >= TRIM_AFTER:
+                    release_freed_memory()
                 fd = index.fileno()
                 if change is Change.GREW and fd is not None and index.complete:
                     for search in (self._find, self._filter):
@@ -420,8 +444,6 @@ class LogView(LogViewActions, Vertical):
         self._seen_prepended = index.prepended
         if shift and self.body.rows is None:
             self.body.forget()
-        else:
-            self.body.restyle()
         self.body.sync(follow=self.follow, shift=0 if self.body.rows is not None else shift)
         self._status()
 
@@ -460,7 +482,6 @@ class LogView(LogViewActions, Vertical):
     def watch_wrap(self, wrap: bool) -> None:
         """Re-lay the rows out."""
         self.body.wrap = wrap
-        self.body.set_class(wrap, "-wrap")  # a scrollbar that comes and goes moves the bottom
         self.body.forget()
         self.body.sync(follow=self.follow)
         self._status()

@@ -373,5 +373,7 @@ class LogViewActions:
             parts.append(f"filter {sign}{filt.text[:30]}: {len(filt.state.lines):,}{more}")
         if self.body.anchor is not None:
             parts.append("select: ↑↓ then y")
-        text = Text(sanitize_line(" │ ".join(parts)))
-        self.query_one("#logview-status", Static).update(text)
+        line = sanitize_line(" │ ".join(parts))
+        if line != self._status_text:  # one row, fixed size: no layout pass needed
+            self._status_text = line
+            self.query_one("#logview-status", Static).update(Text(line), layout=False)

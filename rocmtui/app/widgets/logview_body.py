@@ -17,11 +17,12 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
@@ -31,8 +32,8 @@ from rocmtui.core.sanitize import styled_line
 
 DISPLAY_CAP = 16384  # bytes of one line read for the screen; the rest is counted, not read
 MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker
-TEXT_CACHE = 1024  # styled lines kept
-STRIP_CACHE = 512  # rendered (highlighted, wrapped) lines kept
+TEXT_CACHE = 320  # styled lines kept: a few screens at 200x60
+STRIP_CACHE = 256  # rendered (highlighted, wrapped) lines kept
 
 
 class LogBody(ScrollView, can_focus=True):
@@ -49,7 +50,6 @@ class LogBody(ScrollView, can_focus=True):
 
     DEFAULT_CSS = """
     LogBody { background: $surface; color: $foreground; overflow-x: scroll; overflow-y: scroll; }
-    LogBody.-wrap { overflow-x: hidden; }
     LogBody > .logview--match { background: $warning 40%; }
     LogBody > .logview--current { background: $accent; color: $text; text-style: bold; }
     LogBody > .logview--dim { text-style: dim; }
@@ -79,6 +79,9 @@ class LogBody(ScrollView, can_focus=True):
         self._max_width = 0
         self._auto = False  # a scroll made by the program, not the user
         self._look = 0  # bumped when highlight/dim/selection change what a line looks like
+        self._base: Style | None = None  # the widget's style during one paint
+        self._screen: list[tuple[int, Strip]] = []  # the wrapped layout of the screen ...
+        self._screen_key: tuple[object, ...] | None = None  # ... and what it was made for
 
     @property
     def _view(self) -> Size:
@@ -112,9 +115,12 @@ class LogBody(ScrollView, can_focus=True):
         self.restyle()
 
     def forget_line(self, line: int) -> None:
-        """Drop one line's cached text (the last line, which may have grown)."""
+        """Drop one line's cached text and renders (the last line, which may have grown)."""
         self._texts.discard(line)
         self._pending.discard(line)
+        for key in [k for k in self._strips.keys() if k[0] == line]:  # noqa: SIM118 (LRUCache)
+            self._strips.discard(key)
+        self._screen_key = None
 
     def restyle(self) -> None:
         """Lines look different (find, dim, selection): re-render them from cached text."""
@@ -128,9 +134,10 @@ class LogBody(ScrollView, can_focus=True):
         rows = self.row_count
         if self.wrap:
             # the scroll unit is a file line; room to put any line at the top of the screen
-            self.virtual_size = Size(self._view.width, rows + max(0, self._view.height - 1))
+            size = Size(self._view.width, rows + max(0, self._view.height - 1))
         else:
-            self.virtual_size = Size(max(self._max_width, self._view.width), rows)
+            size = Size(max(self._max_width, self._view.width), rows)
+        self._set_virtual_size(size)
         self._auto = True
         try:
             if follow:
@@ -145,6 +152,19 @@ class LogBody(ScrollView, can_focus=True):
         """Sizes change after the first lines arrive (and on terminal resize): re-stick."""
         self._strips.clear()
         self.sync(follow=self.stick_to_end)
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Change the scrollable size without a layout pass of the whole screen. Both
+        scrollbars are always shown (CSS), so the widget's own geometry cannot change; a
+        layout pass per update re-rendered every widget and cost ~30 ms a frame while
+        following a fast log."""
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.size:
+            self.virtual_size = size
+            return
+        self.set_reactive(LogBody.virtual_size, size)
+        self._scroll_update(size)
 
     def scroll_to_row(self, row: int, *, context: int | None = None) -> None:
         """Bring `row` on screen with `context` rows above it (a third of the screen)."""
@@ -247,11 +267,11 @@ class LogBody(ScrollView, can_focus=True):
         if index is None:
             return
         lines = [line]
-        if self.rows is None:
-            stop = min(index.line_count, line + max(1, self._view.height))
-            lines = list(range(line, stop))
+        if self.rows is None:  # a screen either way: rows are laid out downwards or upwards
+            height = max(1, self._view.height)
+            lines = list(range(max(0, line - height + 1), min(index.line_count, line + height)))
         got = index.read_lines(lines[0], lines[-1] + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
-        if got is None:
+        if got is None or len(got) != len(lines):
             if len(lines) > 1:  # the screen is too big to read at once: try this line alone
                 got = index.read_lines(line, line + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
                 lines = [line]
@@ -294,26 +314,40 @@ class LogBody(ScrollView, can_focus=True):
         if got is not None:
             return got
         text = self._decorated(line)
-        console = self.app.console
-        base = self.rich_style
-        if self.wrap:
-            strips = [
-                Strip(part.render(console), part.cell_len).crop_extend(0, width, base)
-                for part in text.wrap(console, max(1, width), overflow="fold", no_wrap=False)
-            ] or [Strip.blank(width, base)]
-        else:
-            strips = [Strip(text.render(console), text.cell_len)]
-            if text.cell_len > self._max_width:
-                self._max_width = min(text.cell_len, DISPLAY_CAP)
-                self.call_later(self._grow_width)
+        strips = self._render(text, max(1, width), self._base or self.rich_style)
+        if not self.wrap and text.cell_len > self._max_width:
+            self._max_width = min(text.cell_len, DISPLAY_CAP)
+            self.call_later(self._grow_width)
         if line not in self._pending:
             self._strips.set(key, strips)
         return strips
 
+    def _render(self, text: Text, width: int, base: Style) -> list[Strip]:
+        """Text to strips. Most build-log lines are plain ASCII without colour: those skip
+        Rich's renderer (a frame at 20k lines/s is all new lines). Wrapping is hard, at the
+        screen's width, so a line's rows are easy to count and to read."""
+        plain = text.plain
+        ascii_ = plain.isascii()  # printable: the sanitiser removed controls, tabs are expanded
+        if ascii_ and not text.spans:
+            if not self.wrap:
+                return [Strip([Segment(plain, base)], len(plain))]
+            rows = [plain[i : i + width] for i in range(0, len(plain), width)] or [""]
+            return [Strip([Segment(r.ljust(width), base)], width) for r in rows]
+        console = self.app.console
+        if not self.wrap:
+            return [Strip(text.render(console), text.cell_len)]
+        if ascii_:
+            parts = text.divide(range(width, len(plain), width)) if len(plain) > width else [text]
+        else:
+            parts = text.wrap(console, width, overflow="fold", no_wrap=False)
+        return [
+            Strip(part.render(console), part.cell_len).crop_extend(0, width, base) for part in parts
+        ] or [Strip.blank(width, base)]
+
     def _grow_width(self) -> None:
         """A wider line was seen: let horizontal scrolling reach its end."""
         if not self.wrap and self._max_width > self.virtual_size.width:
-            self.virtual_size = Size(self._max_width, self.virtual_size.height)
+            self._set_virtual_size(Size(self._max_width, self.virtual_size.height))
 
     # -- rendering -----------------------------------------------------------------------------
     def _row_style(self, row: int) -> Style | None:
@@ -352,10 +386,18 @@ class LogBody(ScrollView, can_focus=True):
             row -= 1
         return out[-height:]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Work out the base style once per paint, not once per row (it walks the DOM)."""
+        self._base = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base = None
+
     def render_line(self, y: int) -> Strip:
         """One screen row (the Line API)."""
         width = self._view.width
-        base = self.rich_style
+        base = self._base or self.rich_style
         if self.index is None or width <= 0:
             return Strip.blank(width, base)
         if self.wrap:
@@ -378,7 +420,7 @@ class LogBody(ScrollView, can_focus=True):
         """The wrapped screen, laid out once per frame."""
         view = self._view
         key = (int(self.scroll_y), view.width, view.height, self.row_count, self._look)
-        if getattr(self, "_screen_key", None) != key:
+        if self._screen_key != key:
             self._screen = self._wrapped_screen(view.width, view.height)
             self._screen_key = key
         return self._screen
