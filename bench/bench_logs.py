@@ -1,0 +1,417 @@
+"""Figures of the log view at full scale, each beside its anchor, measured through tmux.
+
+    python bench/bench_logs.py [--quick] [--json OUT] [--skip-toolong]
+
+The viewer is `python -m rocmtui.app.logviewer FILE` (the LogView the console embeds, alone).
+Anchors: Toolong 1.5 (`tl FILE`, installed into a venv of its own under the bench cache dir,
+never the project's), Textual's own `Log` widget following the file (anchor_textual_log.py),
+and `grep -c`. Every program runs in a private tmux server at 120x40; times are from launch (or
+from the moment of the write or key) to the first `capture-pane` showing the awaited text;
+memory is VmHWM / VmRSS from /proc/PID/status.
+
+1. Open the 1,000,000-line generated build log, last screen shown (< 0.6 s; Toolong ~2.2 s).
+2. Peak memory with it open and fully indexed (< 80 MB; Toolong ~213 MB).
+3. 200,000 lines appended in one write: the last one on screen (< 2 s; Toolong ~38 s).
+4. Filter for a regex matching ~1% ("unused variable"), key to final count (< 2 s), beside
+   `grep -c` of the same.
+5. Follow a file written at 20,000 lines/s: age of the newest line on screen, p95 (< 0.5 s),
+   and key to screen p95 (< 50 ms) while it streams, beside Textual's Log and Toolong.
+6. Memory after following 5,000,000 lines within 10% of after 100,000 (--quick: 1,000,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import gen_buildlog  # noqa: E402
+from common import Row, cache_dir, emit, median, p95, quick, row  # noqa: E402
+from tui import ControlClient, Tmux, proc_status  # noqa: E402
+
+from rocmtui.core.logsearch import compile_query, search_file  # noqa: E402
+
+MARKER = "BENCH-END-MARKER"
+TOOLONG = "toolong==1.5.0"
+VIEWER = [sys.executable, "-m", "rocmtui.app.logviewer"]
+LOG_ANCHOR = [sys.executable, str(HERE / "anchor_textual_log.py")]
+
+
+def base_log(lines: int) -> Path:
+    """The generated build log (shared with bench_progress.py's cache), plus a marker line."""
+    folder = Path(os.environ.get("ROCMTUI_BENCH_DIR") or tempfile.gettempdir())
+    gen = folder / f"rocmtui-buildlog-{lines}-1.log"
+    if not gen.exists():
+        print(f"generating {gen} ...", flush=True)
+        gen_buildlog.generate(gen, lines=lines, seed=1)
+    marked = cache_dir() / f"marked-{lines}.log"
+    if not marked.exists() or marked.stat().st_mtime < gen.stat().st_mtime:
+        shutil.copyfile(gen, marked)
+        with marked.open("a", encoding="utf-8") as fh:
+            fh.write(MARKER + "\n")
+    return marked
+
+
+def toolong() -> list[str] | None:
+    """`tl` from a venv of its own (created on first use); None when it cannot be installed."""
+    venv = cache_dir() / "venv-anchors"
+    tl = venv / "bin" / "tl"
+    if not tl.exists():
+        print(f"installing {TOOLONG} into {venv} ...", flush=True)
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", TOOLONG], check=True, timeout=600
+            )
+        except (subprocess.SubprocessError, OSError) as exc:
+            print(f"toolong unavailable: {exc}", flush=True)
+            return None
+    return [str(tl)]
+
+
+def fresh_copy(src: Path, name: str) -> Path:
+    """A private copy of a log that a figure may append to."""
+    dst = cache_dir() / name
+    shutil.copyfile(src, dst)
+    return dst
+
+
+# -- 1 and 2: open, and memory once open -------------------------------------------------------
+def open_once(argv: list[str], path: Path, settle: float) -> tuple[float | None, float]:
+    """Seconds to the marker on screen; VmHWM (MB) once indexing settled."""
+    term = Tmux([*argv, str(path)])
+    try:
+        term.start()
+        shown = term.wait(lambda s: MARKER in s, timeout=60)
+        pid = term.pid()
+        # rocmtui says "of N" once every line is indexed; others get a fixed settle time
+        term.wait(lambda s: " of " in s and "indexing" not in s, settle)
+        time.sleep(0.5 if argv[0] == sys.executable else settle)
+        return shown, proc_status(pid, "VmHWM")
+    finally:
+        term.close()
+
+
+def figure_open(log: Path, runs: int, tl: list[str] | None) -> list[Row]:
+    """Figures 1 and 2."""
+    ours: list[tuple[float | None, float]] = []
+    theirs: list[tuple[float | None, float]] = []
+    for _ in range(runs):  # alternate, so both see the same machine load
+        ours.append(open_once(VIEWER, log, 5))
+        if tl:
+            theirs.append(open_once(tl, log, 8))
+    t_ours = median(t for t, _ in ours if t is not None)
+    t_theirs = median(t for t, _ in theirs if t is not None) if theirs else None
+    m_ours = max(m for _, m in ours)
+    m_theirs = max(m for _, m in theirs) if theirs else None
+    lines = f"{sum(1 for _ in log.open('rb')):,} lines"
+    return [
+        row(f"open log, last screen shown ({lines}), s", t_ours, t_theirs, unit="s",
+            anchor_name="toolong 1.5", target="< 0.6 s", ok=t_ours < 0.6,
+            note=f"median of {runs}, launch to marker in tmux"),
+        row("peak memory with it open (VmHWM), MB", m_ours, m_theirs, unit="MB",
+            anchor_name="toolong 1.5", target="< 80 MB", ok=m_ours < 80,
+            note="after indexing finished"),
+    ]  # fmt: skip
+
+
+# -- 3: a burst of 200,000 lines ----------------------------------------------------------------
+def burst_once(argv: list[str], log: Path, lines: int, timeout: float) -> float | None:
+    """Seconds from one write of `lines` lines to the last one on screen."""
+    path = fresh_copy(log, "burst.log")
+    term = Tmux([*argv, str(path)])
+    end = "BURST-END-MARKER"
+    try:
+        term.start()
+        if term.wait(lambda s: MARKER in s, timeout=60) is None:
+            return None
+        time.sleep(2)  # let indexing finish
+        data = "".join(f"#17 {i:08d} burst line {i}\n" for i in range(lines - 1)) + end + "\n"
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            wrote = time.monotonic()
+        return term.wait(lambda s: end in s, timeout=timeout, since=wrote)
+    finally:
+        term.close()
+        path.unlink(missing_ok=True)
+
+
+def figure_burst(log: Path, tl: list[str] | None) -> list[Row]:
+    """Figure 3."""
+    ours = burst_once(VIEWER, log, 200_000, 30)
+    theirs = burst_once(tl, log, 200_000, 90) if tl else None
+    return [
+        row("200,000 lines in one write: last on screen, s", ours, theirs, unit="s",
+            anchor_name="toolong 1.5", target="< 2 s", ok=ours is not None and ours < 2,
+            note="None = not shown within the timeout (toolong: 90 s)"),
+    ]  # fmt: skip
+
+
+# -- 4: filter ------------------------------------------------------------------------------------
+def figure_filter(log: Path, query: str) -> list[Row]:
+    """Figure 4: through the UI, beside grep -c; and the core search alone."""
+    grep = []
+    for _ in range(3):
+        t = time.monotonic()
+        out = subprocess.run(["grep", "-c", query, str(log)], capture_output=True, text=True)
+        grep.append(time.monotonic() - t)
+    expected = int(out.stdout.strip() or 0)
+    t = time.monotonic()
+    core = len(search_file(log, compile_query(query)))
+    core_s = time.monotonic() - t
+    term = Tmux([*VIEWER, str(log)])
+    ui_s = None
+    try:
+        term.start()
+        term.wait(lambda s: MARKER in s, timeout=60)
+        term.wait(lambda s: " of " in s and "indexing" not in s, timeout=30)
+        term.send("F")
+        term.wait(lambda s: "filter [" in s, timeout=5)
+        term.send(query, literal=True)
+        t0 = time.monotonic()
+        term.send("Enter")
+        want = re.compile(rf"filter {re.escape(query)}: {expected:,}(?!…)")
+        ui_s = term.wait(lambda s: want.search(s) is not None, timeout=60, since=t0)
+    finally:
+        term.close()
+    note = f"{expected:,} matching lines (grep -c); the core found {core:,}"
+    return [
+        row(f"filter /{query}/ (1%): key to count on screen, s", ui_s, median(grep), unit="s",
+            anchor_name="grep -c", target="< 2 s", ok=ui_s is not None and ui_s < 2, note=note),
+        row(f"filter /{query}/: core search alone, s", core_s, median(grep), unit="s",
+            anchor_name="grep -c", note="rocmtui.core.logsearch.search_file in-process"),
+    ]  # fmt: skip
+
+
+# -- 5: follow at 20,000 lines/s ------------------------------------------------------------------
+class Writer(threading.Thread):
+    """Appends numbered lines at a steady rate, recording when each batch was written."""
+
+    def __init__(self, path: Path, rate: int, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.path, self.rate, self.seconds = path, rate, seconds
+        self.last_seq: list[int] = []
+        self.times: list[float] = []
+        self.seq = 0
+
+    def run(self) -> None:
+        period = 0.01
+        per = max(1, int(self.rate * period))
+        start = time.monotonic()
+        with self.path.open("a", encoding="utf-8") as fh:
+            n = 0
+            while time.monotonic() - start < self.seconds:
+                chunk = "".join(
+                    f"#16 {s:08d} [{s}/9999999] Building HIP object torch_hip.dir/k{s}.hip.o\n"
+                    for s in range(self.seq, self.seq + per)
+                )
+                fh.write(chunk)
+                fh.flush()
+                self.seq += per
+                self.last_seq.append(self.seq - 1)
+                self.times.append(time.monotonic())
+                n += 1
+                pause = start + n * period - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+
+    def written_at(self, seq: int) -> float | None:
+        """When line `seq` was written."""
+        i = bisect.bisect_left(self.last_seq, seq)
+        return self.times[i] if i < len(self.times) else None
+
+
+SEQ = re.compile(r"#16 (\d{8}) \[")
+
+
+Flip = tuple[str, str]  # a key, and text its effect writes to the terminal
+
+
+def follow_once(
+    argv: list[str], rate: int, seconds: float, flip: Flip | None
+) -> tuple[list[float], list[float], float]:
+    """(ages of the newest line each time the screen is drawn, key-to-screen latencies, CPU
+    seconds). Screen output is read as tmux produces it (a control-mode client), so neither
+    figure depends on polling. `flip`: a key that toggles something, and text that its "on"
+    state writes to the screen (only "on" presses are timed; "off" presses restore it)."""
+    path = cache_dir() / "follow.log"
+    path.write_text("#16 00000000 [0/0] start\n", encoding="utf-8")
+    term = Tmux([*argv, str(path)])
+    keys: list[float] = []
+    ctl: ControlClient | None = None
+    try:
+        term.start()
+        term.wait(lambda s: "start" in s, timeout=30)
+        pid = term.pid()
+        ctl = ControlClient(term)
+        cpu0 = cpu_seconds(pid)
+        writer = Writer(path, rate, seconds)
+        writer.start()
+        time.sleep(1.5)  # warm up
+        measuring_from = time.monotonic()
+        while writer.is_alive():
+            if flip is None:
+                time.sleep(0.2)
+                continue
+            key, shows_on = flip
+            took = ctl.wait_output(shows_on, ctl.send(key), timeout=3)
+            if took is not None and writer.is_alive():
+                keys.append(took)
+            time.sleep(0.2)
+            ctl.send(key)  # back off
+            time.sleep(0.2)
+        measuring_to = writer.times[-1] if writer.times else time.monotonic()
+        cpu = cpu_seconds(pid) - cpu0
+        ages = []
+        for t, text in ctl.output():
+            seqs = SEQ.findall(text)
+            if seqs and measuring_from <= t <= measuring_to:
+                at = writer.written_at(max(int(x) for x in seqs))
+                if at is not None:
+                    ages.append(t - at)
+    finally:
+        if ctl is not None:
+            ctl.close()
+        term.close()
+        path.unlink(missing_ok=True)
+    return ages, keys, cpu
+
+
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def figure_follow(seconds: float, tl: list[str] | None) -> list[Row]:
+    """Figure 5."""
+    rate = 20_000
+    # keys timed: f (pause: the status line says "paused"; a press an operator makes on a
+    # fast log) and w (wrap: every row laid out again, the heaviest key); the anchor's w flips
+    # a label to "wrap:on"
+    ours = follow_once(VIEWER, rate, seconds, ("f", "paused"))
+    ours_w = follow_once(VIEWER, rate, seconds, ("w", "│ wrap"))
+    log_anchor = follow_once(LOG_ANCHOR, rate, seconds, ("w", "wrap:on"))
+    tl_res = follow_once(tl, rate, seconds, None) if tl else None
+    ages = ours[0] + ours_w[0]
+    age_ours, age_log = p95(ages) if ages else None, p95(log_anchor[0]) or None
+    age_tl = p95(tl_res[0]) if tl_res and tl_res[0] else None
+    key_ours = p95(ours[1]) * 1000 if ours[1] else None
+    key_log = p95(log_anchor[1]) * 1000 if log_anchor[1] else None
+    key_w = p95(ours_w[1]) * 1000 if ours_w[1] else None
+    return [
+        row("follow 20k lines/s: newest line age p95, s", age_ours, age_log, unit="s",
+            anchor_name="Textual Log", target="< 0.5 s",
+            ok=age_ours is not None and age_ours < 0.5,
+            note=f"toolong 1.5: {age_tl:.2f} s" if age_tl is not None else "toolong: no lines"),
+        row("follow 20k lines/s: key to screen p95 (f: pause), ms", key_ours, key_log,
+            unit="ms", anchor_name="Textual Log (label flip)", target="< 50 ms",
+            ok=key_ours is not None and key_ours < 50,
+            note=f"{len(ours[1])} / {len(log_anchor[1])} presses, tmux control mode"),
+        row("follow 20k lines/s: key to screen p95 (w: wrap, full repaint), ms", key_w,
+            key_log, unit="ms", anchor_name="Textual Log (label flip)", target="< 50 ms",
+            ok=key_w is not None and key_w < 50, note=f"{len(ours_w[1])} presses"),
+        row("follow 20k lines/s: CPU, % of a core", 100 * ours_w[2] / seconds,
+            100 * log_anchor[2] / seconds, unit="%", anchor_name="Textual Log",
+            note="viewer process only"),
+    ]  # fmt: skip
+
+
+# -- 6: memory after following millions of lines --------------------------------------------------
+def figure_memory(total: int) -> list[Row]:
+    """Figure 6: VmRSS after 100,000 lines followed, and after `total`."""
+    path = cache_dir() / "long-follow.log"
+    path.write_text("", encoding="utf-8")
+    term = Tmux([*VIEWER, str(path)])
+    marks: dict[int, float] = {}
+    try:
+        term.start()
+        time.sleep(1)
+        pid = term.pid()
+        written = 0
+        with path.open("a", encoding="utf-8") as fh:
+            for goal in (100_000, total):
+                while written < goal:
+                    n = min(50_000, goal - written)
+                    fh.write(
+                        "".join(
+                            f"#16 {s:08d} [{s}/{total}] Building HIP object torch_hip.dir/k{s}.o\n"
+                            for s in range(written, written + n)
+                        )
+                    )
+                    fh.flush()
+                    written += n
+                    time.sleep(0.05)
+                last = f"#16 {written - 1:08d} "
+                term.wait(lambda s, last=last: last in s, timeout=120)
+                samples = []
+                for _ in range(6):  # idle, on screen: the median of a few readings
+                    time.sleep(0.4)
+                    samples.append(proc_status(pid, "VmRSS"))
+                marks[goal] = median(samples)
+        hwm = proc_status(pid, "VmHWM")
+    finally:
+        term.close()
+        path.unlink(missing_ok=True)
+    small, big = marks.get(100_000), marks.get(total)
+    growth = (big / small - 1) * 100 if small and big else None
+    return [
+        row(f"RSS after following {total:,} lines, MB", big, small, unit="MB",
+            anchor_name="after 100,000", target="within 10%",
+            ok=growth is not None and growth <= 10,
+            note=f"growth {growth:+.1f}%, VmHWM {hwm:.0f} MB" if growth is not None else ""),
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the figures and emit the rows."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--skip-toolong", action="store_true")
+    parser.add_argument("--only", nargs="*", default=[], help="open burst filter follow memory")
+    args = parser.parse_args(argv)
+    short = args.quick or quick()
+    if not shutil.which("tmux"):
+        print("tmux is missing", file=sys.stderr)
+        return 2
+    log = base_log(1_000_000)
+    tl = None if args.skip_toolong else toolong()
+    want = set(args.only) or {"open", "burst", "filter", "follow", "memory"}
+    rows: list[Row] = []
+    steps = [
+        ("open", lambda: figure_open(log, 1 if short else 3, tl)),
+        ("burst", lambda: figure_burst(log, tl)),
+        ("filter", lambda: figure_filter(log, "unused variable")),
+        ("follow", lambda: figure_follow(6 if short else 15, tl)),
+        ("memory", lambda: figure_memory(1_000_000 if short else 5_000_000)),
+    ]
+    for name, step in steps:
+        if name in want:
+            print(f"-- {name}", flush=True)
+            try:
+                rows.extend(step())
+            except Exception as exc:  # one broken figure must not hide the others
+                rows.append(
+                    row(f"{name}: failed ({type(exc).__name__}: {exc})"[:90], None, ok=False)
+                )
+    emit(rows, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""Drive a terminal program in tmux for the benchmarks: start it, read its screen, type, time.
+
+A private tmux server (`-L rocmtui-bench-PID`) so no one else's sessions are touched; `close()`
+kills only that server. Timing is from `start()` (or a mark) to the first `capture-pane` that
+satisfies a condition, so it includes the program's rendering and tmux's own parsing: what an
+operator in tmux sees. A capture costs a few ms, which bounds the resolution.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+
+class Tmux:
+    """One program in one tmux pane of a fixed size."""
+
+    def __init__(self, argv: Sequence[str], cols: int = 120, rows: int = 40) -> None:
+        self.argv = list(argv)
+        self.cols, self.rows = cols, rows
+        self.socket = f"rocmtui-bench-{os.getpid()}-{id(self) % 100000}"
+        self.session = "b"
+        self.started = 0.0
+
+    def _tmux(self, *args: str, check: bool = True) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
+        )
+        return done.stdout
+
+    def start(self, env: dict[str, str] | None = None) -> float:
+        """Launch; returns the monotonic start time."""
+        cmd = "exec " + " ".join(shlex.quote(a) for a in self.argv)
+        extra = []
+        for key, value in (env or {}).items():
+            extra += ["-e", f"{key}={value}"]
+        self.started = time.monotonic()
+        self._tmux(
+            "new-session", "-d", "-s", self.session, "-x", str(self.cols), "-y", str(self.rows),
+            *extra, cmd,
+        )  # fmt: skip
+        return self.started
+
+    def pid(self) -> int:
+        """The program's pid (the pane runs it directly, through `exec`)."""
+        return int(self._tmux("display", "-p", "-t", self.session, "#{pane_pid}").strip())
+
+    def screen(self) -> str:
+        """The pane's text now."""
+        return self._tmux("capture-pane", "-p", "-t", self.session, check=False)
+
+    def send(self, *keys: str, literal: bool = False) -> None:
+        """Type keys (tmux key names, or text with literal=True)."""
+        self._tmux("send-keys", "-t", self.session, *(["-l"] if literal else []), *keys)
+
+    def wait(
+        self, cond: Callable[[str], bool], timeout: float, since: float | None = None
+    ) -> float | None:
+        """Seconds from `since` (default: start) until `cond(screen)` holds; None on timeout."""
+        since = self.started if since is None else since
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.screen()
+            now = time.monotonic()
+            if cond(text):
+                return now - since
+            time.sleep(0.002)
+        return None
+
+    def close(self) -> None:
+        """Kill the private tmux server (and so the program)."""
+        self._tmux("kill-server", check=False)
+
+
+class ControlClient:
+    """A tmux control-mode client on a session: pane output as it is produced (no polling),
+    and keys sent without forking a tmux client per key."""
+
+    def __init__(self, term: Tmux) -> None:
+        self.proc = subprocess.Popen(
+            ["tmux", "-L", term.socket, "-C", "attach", "-t", term.session],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+        )  # fmt: skip
+        self.session = term.session
+        self._cond = threading.Condition()
+        self._chunks: list[tuple[float, str]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            if raw.startswith(b"%output "):
+                now = time.monotonic()
+                text = raw.split(b" ", 2)[2].decode("utf-8", "replace")
+                text = re.sub(r"\\(\d{3})", lambda m: chr(int(m.group(1), 8)), text)
+                with self._cond:
+                    self._chunks.append((now, text))
+                    self._cond.notify_all()
+
+    def send(self, key: str) -> float:
+        """Send one key; returns when it was written to tmux."""
+        assert self.proc.stdin is not None
+        t = time.monotonic()
+        self.proc.stdin.write(f"send-keys -t {self.session} {key}\n".encode())
+        return t
+
+    def wait_output(self, needle: str, since: float, timeout: float) -> float | None:
+        """Seconds from `since` to the first pane output after it containing `needle`."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._cond:
+            while True:
+                for t, text in self._chunks[seen:]:
+                    if t >= since and needle in text:
+                        return t - since
+                seen = len(self._chunks)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+
+    def output(self) -> list[tuple[float, str]]:
+        """Every (time, text) of pane output so far."""
+        with self._cond:
+            return list(self._chunks)
+
+    def close(self) -> None:
+        """Detach."""
+        self.proc.kill()
+        self.proc.wait()
+
+
+def proc_status(pid: int, field: str) -> float:
+    """A /proc/PID/status memory field (VmHWM, VmRSS) in MB; NaN when gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
