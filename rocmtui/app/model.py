@@ -196,7 +196,7 @@ def fmt_clock(epoch: float | None) -> str:
 
 def fmt_latency(seconds: float | None) -> str:
     """Latency in milliseconds, or a dash."""
-    return "—" if seconds is None else f"{seconds * 1000:.0f}ms"
+    return "—" if seconds is None else f"{seconds * 1000:.0f}ms".rjust(6)
 
 
 def fmt_bytes(n: int | None) -> str:
@@ -231,10 +231,11 @@ def sparkline(values: Sequence[float], width: int = 16) -> str:
     """Block-character sparkline of the last `width` values (relative to their own max)."""
     tail = list(values)[-width:]
     if not tail:
-        return ""
+        return " " * width
     top = max(tail) or 1.0
     last = len(SPARK_BLOCKS) - 1
-    return "".join(SPARK_BLOCKS[min(last, round(v / top * last))] for v in tail)
+    line = "".join(SPARK_BLOCKS[min(last, round(v / top * last))] for v in tail)
+    return line.rjust(width)  # fixed width: a growing column would re-run the layout
 
 
 def effective_node_state(node: NodeSnapshot, jobs: Iterable[JobView]) -> str:

@@ -211,8 +211,17 @@ class FleetScreen(Screen[None]):
         self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
         self.render_panels("jobs", "nodes")
-        self.query_one(WatchPanel).watch_job(message.jobs)
+        self.watch_build()
         self.console.logs_screen.update_jobs(message.jobs)
+
+    def watch_build(self) -> None:
+        """The watch panel follows a build only where the terminal has room to show it."""
+        room = self.has_class("-wide") and self.has_class("-tall")
+        self.query_one(WatchPanel).watch_job(self.data.jobs, room)
+
+    def on_resize(self) -> None:
+        """Breakpoints may have changed: the watch panel may fit now, or no longer."""
+        self.call_after_refresh(self.watch_build)
 
     @on(BakeLoaded)
     def _bake(self, message: BakeLoaded) -> None:

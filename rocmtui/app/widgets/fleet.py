@@ -178,7 +178,7 @@ class NodesPanel(FleetPanel):
         cell = Text(no_wrap=True)
         for label, pct in (("cpu", host.cpu_percent), ("mem", host.mem_percent)):
             style = palette.warn if pct >= 90 else ""
-            cell.append(f"{label} {pct:.0f}% ", style=style)
+            cell.append(f"{label} {pct:3.0f}% ", style=style)
         style = palette.bad if host.disk_percent >= 95 else ""
         cell.append(
             f"disk {host.disk_percent:.0f}% ({fmt_bytes(host.disk_free)} free)", style=style
@@ -338,15 +338,21 @@ class WatchPanel(Panel):
         self.job_id: str | None = None
         self.view: Any = None
 
-    def watch_job(self, jobs: Sequence[JobView]) -> None:
-        """Follow the job that matters most now; nothing when nothing runs."""
+    def watch_job(self, jobs: Sequence[JobView], room: bool) -> None:
+        """Follow the job that matters most now; nothing when nothing runs or there is no room
+        (a hidden log view would still poll its file)."""
         active = sorted(
             (j for j in jobs if j.active and j.log_path is not None),
             key=lambda j: (j.state != JobState.STALLED, -j.started_at),
         )
-        job = active[0] if active else None
+        job = active[0] if active and room else None
         self.set_class(job is not None, "-active")
-        if job is None or job.id == self.job_id:
+        if job is None:
+            if self.view is not None:
+                self.view.remove()
+                self.view, self.job_id = None, None
+            return
+        if job.id == self.job_id:
             return
         self.job_id = job.id
         self.border_title = (

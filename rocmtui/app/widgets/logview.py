@@ -37,6 +37,8 @@ from rocmtui.core.logindex import Change, LineIndex
 from rocmtui.core.logsearch import SearchState, scan
 
 POLL_SECONDS = 0.1
+FAST_STREAM_LINES = 1000  # lines in one update above which the next one waits a little
+FAST_STREAM_PAUSE = 0.1
 TRIM_AFTER = 4 << 20  # bytes read in one go after which freed heap is handed back to the OS
 PROGRESS_EVERY = 0.1  # seconds between progress updates from a worker
 ERROR_RE = re.compile(r"\berror\b|\bfatal\b|\bfailed\b", re.IGNORECASE | re.MULTILINE)
@@ -91,9 +93,9 @@ class LogView(LogViewActions, Vertical):
     LogView > #logview-status { height: 1; }
     """
 
-    follow: reactive[bool] = reactive(True)
-    wrap: reactive[bool] = reactive(False)
-    dim: reactive[bool] = reactive(False)
+    follow: reactive[bool] = reactive(True, repaint=False)
+    wrap: reactive[bool] = reactive(False, repaint=False)
+    dim: reactive[bool] = reactive(False, repaint=False)
 
     # -- messages ------------------------------------------------------------------------------
     class Progress(Message):
@@ -299,6 +301,7 @@ class LogView(LogViewActions, Vertical):
     # -- opening and following -----------------------------------------------------------------
     def _open(self, path: Path) -> None:
         self.workers.cancel_group(self, "logview-index")
+        self.workers.cancel_group(self, "logview-tail")
         if self.index is not None:
             self.index.close()
         self.index = None
@@ -396,11 +399,17 @@ class LogView(LogViewActions, Vertical):
                         if search is not None and search.done:
                             scan(fd, search.state, index.size)
             except OSError as exc:
+                if index is not self.index:  # closed under us: the view moved to another file
+                    return
                 self.app.call_from_thread(self._failed, f"read: {exc.strerror or exc}")
             if worker.is_cancelled:
                 return
             # waits for the event loop to apply it: the next read starts after the last paint
             self.app.call_from_thread(self._tailed, index, change, before)
+            if index.line_count - before >= FAST_STREAM_LINES:
+                # thousands of lines a second are a blur at 10 frames/s as at 5: paint less
+                # often and leave the event loop free for keys
+                time.sleep(FAST_STREAM_PAUSE)
 
     def _tailed(self, index: LineIndex, change: Change, before: int) -> None:
         if index is not self.index:
