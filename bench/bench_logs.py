@@ -233,6 +233,7 @@ class Writer(threading.Thread):
 
 
 SEQ = re.compile(r"#16 (\d{8}) \[")
+SGR = re.compile(r"\x1b\[[0-9;:]*m")
 
 
 Flip = tuple[str, str]  # a key, and text its effect writes to the terminal
@@ -275,7 +276,7 @@ def follow_once(
         cpu = cpu_seconds(pid) - cpu0
         ages = []
         for t, text in ctl.output():
-            seqs = SEQ.findall(text)
+            seqs = SEQ.findall(SGR.sub("", text))  # toolong colours the digits
             if seqs and measuring_from <= t <= measuring_to:
                 at = writer.written_at(max(int(x) for x in seqs))
                 if at is not None:

@@ -491,7 +491,7 @@ class LogView(LogViewActions, Vertical):
     def watch_wrap(self, wrap: bool) -> None:
         """Re-lay the rows out."""
         self.body.wrap = wrap
-        self.body.forget()
+        self.body.restyle()  # the styled lines stay cached; only their layout changes
         self.body.sync(follow=self.follow)
         self._status()
 

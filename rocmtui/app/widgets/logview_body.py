@@ -49,7 +49,10 @@ class LogBody(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    LogBody { background: $surface; color: $foreground; overflow-x: scroll; overflow-y: scroll; }
+    LogBody {
+        background: $surface; color: $foreground; overflow-x: scroll; overflow-y: scroll;
+        scrollbar-size-vertical: 0; scrollbar-size-horizontal: 0;
+    }
     LogBody > .logview--match { background: $warning 40%; }
     LogBody > .logview--current { background: $accent; color: $text; text-style: bold; }
     LogBody > .logview--dim { text-style: dim; }
