@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -407,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 rows.extend(step())
             except Exception as exc:  # one broken figure must not hide the others
+                traceback.print_exc()
                 rows.append(
                     row(f"{name}: failed ({type(exc).__name__}: {exc})"[:90], None, ok=False)
                 )

@@ -26,6 +26,7 @@ class Tmux:
         self.socket = f"rocmtui-bench-{os.getpid()}-{id(self) % 100000}"
         self.session = "b"
         self.started = 0.0
+        self._pid = 0
 
     def _tmux(self, *args: str, check: bool = True) -> str:
         done = subprocess.run(
@@ -40,15 +41,17 @@ class Tmux:
         for key, value in (env or {}).items():
             extra += ["-e", f"{key}={value}"]
         self.started = time.monotonic()
-        self._tmux(
-            "new-session", "-d", "-s", self.session, "-x", str(self.cols), "-y", str(self.rows),
-            *extra, cmd,
+        out = self._tmux(
+            "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", self.session,
+            "-x", str(self.cols), "-y", str(self.rows), *extra, cmd,
         )  # fmt: skip
+        self._pid = int(out.strip())
         return self.started
 
     def pid(self) -> int:
-        """The program's pid (the pane runs it directly, through `exec`)."""
-        return int(self._tmux("display", "-p", "-t", self.session, "#{pane_pid}").strip())
+        """The program's pid (the pane runs it directly, through `exec`), known from start:
+        asking tmux later fails once the program has exited."""
+        return self._pid
 
     def screen(self) -> str:
         """The pane's text now."""

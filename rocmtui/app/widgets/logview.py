@@ -26,11 +26,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
+from rocmtui.app.widgets import logview_messages as msgs
 from rocmtui.app.widgets.logview_actions import LogViewActions, _Search
 from rocmtui.app.widgets.logview_body import LogBody
 from rocmtui.core.logindex import Change, LineIndex
@@ -97,64 +97,14 @@ class LogView(LogViewActions, Vertical):
     wrap: reactive[bool] = reactive(False, repaint=False)
     dim: reactive[bool] = reactive(False, repaint=False)
 
-    # -- messages ------------------------------------------------------------------------------
-    class Progress(Message):
-        """A background task moved on: `task` is "index", "find" or "filter"; done of total."""
-
-        def __init__(self, log_view: LogView, task: str, done: int, total: int) -> None:
-            super().__init__()
-            self.log_view, self.task, self.done, self.total = log_view, task, done, total
-
-        def can_replace(self, message: Message) -> bool:
-            """Only the latest progress of a task matters."""
-            return isinstance(message, LogView.Progress) and message.task == self.task
-
-    class FindChanged(Message):
-        """Find results: `matches` lines so far; `current` is the 1-based match landed on."""
-
-        def __init__(
-            self, log_view: LogView, text: str | None, matches: int, current: int | None, done: bool
-        ) -> None:
-            super().__init__()
-            self.log_view, self.text, self.matches = log_view, text, matches
-            self.current, self.done = current, done
-
-    class FilterChanged(Message):
-        """Filter results: `lines` shown so far (`invert`: lines that do not match)."""
-
-        def __init__(
-            self, log_view: LogView, text: str | None, invert: bool, lines: int, done: bool
-        ) -> None:
-            super().__init__()
-            self.log_view, self.text, self.invert = log_view, text, invert
-            self.lines, self.done = lines, done
-
-    class FollowChanged(Message):
-        """Follow mode went on or off."""
-
-        def __init__(self, log_view: LogView, follow: bool) -> None:
-            super().__init__()
-            self.log_view, self.follow = log_view, follow
-
-    class FileReset(Message):
-        """The file was truncated, rewritten or replaced (`reason`), or could not be read."""
-
-        def __init__(self, log_view: LogView, reason: str) -> None:
-            super().__init__()
-            self.log_view, self.reason = log_view, reason
-
-    class Copied(Message):
-        """Lines went to the clipboard (OSC 52)."""
-
-        def __init__(self, log_view: LogView, lines: int, chars: int) -> None:
-            super().__init__()
-            self.log_view, self.lines, self.chars = log_view, lines, chars
-
-    class _Update(Message):
-        """Internal: the index or a search moved on; coalesced, so one per frame at most."""
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, LogView._Update)
+    # -- messages (defined in logview_messages; handlers are on_log_view_<name>) -----------
+    Progress = msgs.Progress
+    FindChanged = msgs.FindChanged
+    FilterChanged = msgs.FilterChanged
+    FollowChanged = msgs.FollowChanged
+    FileReset = msgs.FileReset
+    Copied = msgs.Copied
+    _Update = msgs.Update
 
     # -- life ----------------------------------------------------------------------------------
     def __init__(
@@ -427,7 +377,10 @@ class LogView(LogViewActions, Vertical):
             self.post_message(self.FileReset(self, "truncated or replaced"))
             self._rescan(index)
         elif change is Change.GREW:
-            self.body.forget_line(before - 1)  # it may have been a partial line
+            if self.follow and index.line_count - before >= self.body.size.height:
+                self.body.drop_scrolled_out()
+            else:
+                self.body.forget_line(before - 1)  # it may have been a partial line
             self._update()
         elif change is Change.MISSING:
             self._stat = None  # look again next poll
@@ -439,7 +392,7 @@ class LogView(LogViewActions, Vertical):
             if search is not None:
                 self.app.call_from_thread(self._search_worker, search, kind)
 
-    def on_log_view__update(self, message: LogView._Update) -> None:
+    def on_log_view_update(self, message: msgs.Update) -> None:
         """Coalesced: the index or a search moved on."""
         message.stop()
         self._update()

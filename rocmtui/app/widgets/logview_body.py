@@ -117,6 +117,13 @@ class LogBody(ScrollView, can_focus=True):
         self._max_width = 0
         self.restyle()
 
+    def drop_scrolled_out(self) -> None:
+        """Following a fast log, every update brings a new screen: cached lines above it will
+        not be looked at again, so memory holds only what is on screen."""
+        self._texts.clear()
+        self._strips.clear()
+        self._screen_key = None
+
     def forget_line(self, line: int) -> None:
         """Drop one line's cached text and renders (the last line, which may have grown)."""
         self._texts.discard(line)

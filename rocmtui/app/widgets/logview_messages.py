@@ -1,0 +1,78 @@
+"""Messages the log view sends up (as `LogView.Progress` ...; handlers `on_log_view_progress`).
+
+Each carries the `LogView` that sent it, so a screen with several log panes knows which.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from rocmtui.app.widgets.logview import LogView
+
+
+class Progress(Message, namespace="log_view"):
+    """A background task moved on: `task` is "index", "find" or "filter"; done of total."""
+
+    def __init__(self, log_view: LogView, task: str, done: int, total: int) -> None:
+        super().__init__()
+        self.log_view, self.task, self.done, self.total = log_view, task, done, total
+
+    def can_replace(self, message: Message) -> bool:
+        """Only the latest progress of a task matters."""
+        return isinstance(message, Progress) and message.task == self.task
+
+
+class FindChanged(Message, namespace="log_view"):
+    """Find results: `matches` lines so far; `current` is the 1-based match landed on."""
+
+    def __init__(
+        self, log_view: LogView, text: str | None, matches: int, current: int | None, done: bool
+    ) -> None:
+        super().__init__()
+        self.log_view, self.text, self.matches = log_view, text, matches
+        self.current, self.done = current, done
+
+
+class FilterChanged(Message, namespace="log_view"):
+    """Filter results: `lines` shown so far (`invert`: lines that do not match)."""
+
+    def __init__(
+        self, log_view: LogView, text: str | None, invert: bool, lines: int, done: bool
+    ) -> None:
+        super().__init__()
+        self.log_view, self.text, self.invert = log_view, text, invert
+        self.lines, self.done = lines, done
+
+
+class FollowChanged(Message, namespace="log_view"):
+    """Follow mode went on or off."""
+
+    def __init__(self, log_view: LogView, follow: bool) -> None:
+        super().__init__()
+        self.log_view, self.follow = log_view, follow
+
+
+class FileReset(Message, namespace="log_view"):
+    """The file was truncated, rewritten or replaced (`reason`), or could not be read."""
+
+    def __init__(self, log_view: LogView, reason: str) -> None:
+        super().__init__()
+        self.log_view, self.reason = log_view, reason
+
+
+class Copied(Message, namespace="log_view"):
+    """Lines went to the clipboard (OSC 52)."""
+
+    def __init__(self, log_view: LogView, lines: int, chars: int) -> None:
+        super().__init__()
+        self.log_view, self.lines, self.chars = log_view, lines, chars
+
+
+class Update(Message, namespace="log_view"):
+    """Internal to LogView: the index or a search moved on; coalesced (one per frame)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Update)
