@@ -8,6 +8,7 @@ operator in tmux sees. A capture costs a few ms, which bounds the resolution.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -16,6 +17,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+_SERIAL = itertools.count()
+
 
 class Tmux:
     """One program in one tmux pane of a fixed size."""
@@ -23,7 +26,8 @@ class Tmux:
     def __init__(self, argv: Sequence[str], cols: int = 120, rows: int = 40) -> None:
         self.argv = list(argv)
         self.cols, self.rows = cols, rows
-        self.socket = f"rocmtui-bench-{os.getpid()}-{id(self) % 100000}"
+        # a fresh server name each time: reusing one while the last server exits fails
+        self.socket = f"rocmtui-bench-{os.getpid()}-{next(_SERIAL)}"
         self.session = "b"
         self.started = 0.0
         self._pid = 0

@@ -269,7 +269,10 @@ class LogView(LogViewActions, Vertical):
         except OSError as exc:
             self.app.call_from_thread(self._failed, f"{path.name}: {exc.strerror or exc}")
             return
-        self.app.call_from_thread(self._opened, index, st)
+        painted = threading.Event()
+        self.app.call_from_thread(self._opened, index, st, painted)
+        # let the tail reach the screen first: the scan would share the GIL with that paint
+        painted.wait(1.0)
         self._scan_back(index)
 
     def _scan_back(self, index: LineIndex) -> None:
@@ -289,7 +292,7 @@ class LogView(LogViewActions, Vertical):
         index.scan_back(cancelled=lambda: worker.is_cancelled, progress=progress)
         self.post_message(self._Update())
 
-    def _opened(self, index: LineIndex, st: os.stat_result) -> None:
+    def _opened(self, index: LineIndex, st: os.stat_result, painted: threading.Event) -> None:
         self.index = index
         self.error = None
         self._seen_prepended = index.prepended
@@ -299,6 +302,7 @@ class LogView(LogViewActions, Vertical):
         self.body.sync(follow=True)
         self._wake.clear()
         self._tail_loop(index)
+        self.call_after_refresh(painted.set)
         if not self.follow:
             self.body.scroll_to_row(0, context=0)
         self._status()
