@@ -71,9 +71,12 @@ class RocmTui(App[list[JobView]]):
         yield from super().get_system_commands(screen)
 
     def action_help(self) -> None:
-        """`?`: the keys."""
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.keymap, self.read_only))
+        """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(self.keymap, self.read_only), name="help")
+        self.push_screen("help")
 
     async def action_quit(self) -> None:
         """`q`: quit; builds keep running and the console says which."""

@@ -60,6 +60,15 @@ LOG_VIEW_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
+def log_view_keys() -> list[tuple[str, str, str]]:
+    """(key, description, id) of the log view's own bindings, read from the widget itself."""
+    try:
+        from rocmtui.app.widgets.logview import BINDINGS as LOG_BINDINGS
+    except ImportError:
+        return [(key, what, "log view") for key, what in LOG_VIEW_KEYS]
+    return [(b.key, b.description, b.id or "log view") for b in LOG_BINDINGS]
+
+
 def bindings(scope: str) -> list[Binding]:
     """Textual bindings for one scope, each with its catalog id (the keymap's handle)."""
     return [
@@ -99,5 +108,8 @@ def display_key(key: str, keymap: Mapping[str, str] | None = None, binding_id: s
         "left_square_bracket": "[",
         "escape": "esc",
         "enter": "⏎",
+        "slash": "/",
+        "colon": ":",
+        "exclamation_mark": "!",
     }
     return ",".join(names.get(part, part) for part in key.split(","))

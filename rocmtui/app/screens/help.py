@@ -5,41 +5,52 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import RichLog, Static
 
 from rocmtui.app import keys
 
 SCOPE_TITLES = {"app": "Everywhere", "fleet": "Fleet screen", "logs": "Log panes"}
 
 
-def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
-    """The catalog as a table: key, what it does, its id (for `[keys]` in the fleet file)."""
-    table = Table.grid(padding=(0, 2))
-    table.add_column(justify="right", style="bold")
-    table.add_column()
-    table.add_column(style="dim")
+def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
+    """The catalog as aligned text: key, what it does, its id (for `[keys]` in the fleet file).
+
+    Plain `Text`, not a rich `Table`: the help screen opens over a log that repaints many times
+    a second, and a Table re-measures every column on each render.
+    """
+    rows: list[tuple[str, Text, str]] = []
     for scope, title in SCOPE_TITLES.items():
-        table.add_row(Text(title, style="underline"), "", "")
+        rows.append(("", Text(title, style="underline"), ""))
         for entry in keys.CATALOG:
             if entry.scope != scope:
                 continue
             what = Text(entry.description)
             if entry.dangerous:
                 what.append(" (off: read-only)" if read_only else " !", style="dim")
-            table.add_row(keys.display_key(entry.key, keymap, entry.id), what, entry.id)
+            rows.append((keys.display_key(entry.key, keymap, entry.id), what, entry.id))
         if scope == "logs":
-            for key, what_text in keys.LOG_VIEW_KEYS:
-                table.add_row(key, what_text, "log view")
-        table.add_row("", "", "")
-    table.add_row("ctrl+p", "command palette (every action by name)", "")
-    table.add_row("tab", "next panel", "")
-    return table
+            rows += [
+                (keys.display_key(key), Text(what), bid) for key, what, bid in keys.log_view_keys()
+            ]
+        rows.append(("", Text(""), ""))
+    rows.append(("ctrl+p", Text("command palette (every action by name)"), ""))
+    rows.append(("tab", Text("next panel"), ""))
+    rows.append(("!", Text("starts or stops a build: hidden and refused when read-only"), ""))
+    key_width = max(len(k) for k, _, _ in rows)
+    what_width = max(w.cell_len for _, w, _ in rows)
+    out = Text()
+    for key, what, binding_id in rows:
+        out.append(key.rjust(key_width), style="bold")
+        out.append("  ")
+        out.append_text(what)
+        out.append(" " * (what_width - what.cell_len + 2))
+        out.append(binding_id + "\n", style="dim")
+    return out
 
 
 class HelpScreen(ModalScreen[None]):
@@ -55,15 +66,20 @@ class HelpScreen(ModalScreen[None]):
         self.read_only = read_only
 
     def compose(self) -> ComposeResult:
-        """The table in a scroll box (80×24 cannot show it all)."""
-        with VerticalScroll(id="help-box"):
+        """A title, then the keys in a line-based scroller (80×24 cannot show them all; a
+        scroll container would re-lay out its content on every frame of a busy log below)."""
+        with Vertical(id="help-box"):
             yield Static(
                 Text(
                     'Keys — remap any of them in the fleet file\'s [keys] table (id = "key")',
                     style="bold",
                 )
             )
-            yield Static(help_table(self.keymap, self.read_only))
+            lines = RichLog(
+                id="help-lines", wrap=False, markup=False, highlight=False, auto_scroll=False
+            )
+            lines.write(help_table(self.keymap, self.read_only))
+            yield lines
 
     def action_dismiss_help(self) -> None:
         """Close."""
