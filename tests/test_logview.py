@@ -294,3 +294,36 @@ async def test_hostile_text_is_sanitised_and_copy_is_explicit(tmp_path: Path) ->
         await pilot.press("v", "up", "up", "y")
         await until(pilot, lambda: any(isinstance(m, LogView.Copied) for m in app.messages), "copy")
         assert app.clipboard == "c1\nlink\nred [/] [link=x]markup\n"
+
+
+async def test_find_highlights_dims_and_prompt_toggles(tmp_path: Path) -> None:
+    path = tmp_path / "find.log"
+    path.write_bytes(b"alpha ERROR one\nbeta fine\ngamma error two\ndelta fine\n")
+    app = ViewApp(path, follow=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        body = view.body
+        await until(pilot, lambda: "delta fine" in rows(view), "lines")
+        await pilot.press("slash")
+        label = app.query_one("#logview-prompt-label")
+        await pilot.press("ctrl+r", "ctrl+t")  # literal, case-sensitive
+        assert "lit" in str(label.render()) and "Aa" in str(label.render())
+        await pilot.press(*"error", "enter")
+        await until(pilot, lambda: view._find is not None and view._find.done, "find")
+        assert list(view._find.state.lines) == [2]  # case-sensitive: "ERROR" is not "error"
+        match = body.get_component_rich_style("logview--current")
+
+        def styles(row: int) -> list[object]:
+            return [seg.style for seg in body.render_line(row) if seg.text.strip()]
+
+        await until(pilot, lambda: body.current_line == 2, "landed on the match")
+        assert any(s is not None and s.bgcolor == match.bgcolor for s in styles(2))
+        await pilot.press("d")  # dim the others
+        dim = [s for s in styles(1) if s is not None and s.dim]
+        assert dim, "a line without a match is dimmed"
+        await pilot.press("escape")  # clears the find: no highlight left
+        assert view._find is None
+        assert not any(s is not None and s.bgcolor == match.bgcolor for s in styles(2))
+        await pilot.press("slash", *"abc")
+        await pilot.press("escape")  # closes the prompt without searching
+        assert view._find is None and body.has_focus
