@@ -228,10 +228,19 @@ def idle(config: Path, env: dict[str, str], seconds: float) -> tuple[float, floa
     try:
         term.wait_for(b"probed", timeout=30)
         time.sleep(5)  # the bake file and first rounds settle
-        proc = psutil.Process(term.pid)
-        cpu0, bytes0, t0 = sum(proc.cpu_times()[:2]), term.size, time.monotonic()
+        # the console and its children (the fleet monitor runs in one): all of its CPU
+        procs = [psutil.Process(term.pid), *psutil.Process(term.pid).children(recursive=True)]
+
+        def cpu() -> float:
+            total = 0.0
+            for proc in procs:
+                with contextlib.suppress(psutil.Error):
+                    total += sum(proc.cpu_times()[:2])
+            return total
+
+        cpu0, bytes0, t0 = cpu(), term.size, time.monotonic()
         time.sleep(seconds)
-        cpu1, bytes1, t1 = sum(proc.cpu_times()[:2]), term.size, time.monotonic()
+        cpu1, bytes1, t1 = cpu(), term.size, time.monotonic()
     finally:
         term.stop()
     return 100 * (cpu1 - cpu0) / (t1 - t0), (bytes1 - bytes0) / (t1 - t0)
@@ -301,10 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 note=f"median of {args.runs}; live = the status line's 'probed' after a real round",
             ))  # fmt: skip
 
-            cpu, rate = idle(config, env, args.idle_seconds)
+            cpu_pct, rate = idle(config, env, args.idle_seconds)
             rows.append(common.row(
-                f"idle {args.idle_seconds:.0f} s on the 3-node fleet, CPU", cpu, unit="% of a core",
-                target="< 2%", ok=cpu < 2.0, note="2 s refresh; includes the in-process monitor",
+                f"idle {args.idle_seconds:.0f} s on the 3-node fleet, CPU", cpu_pct,
+                unit="% of a core",
+                target="< 2%", ok=cpu_pct < 2.0, note="2 s refresh; console + its monitor process",
             ))  # fmt: skip
             rows.append(common.row(
                 f"idle {args.idle_seconds:.0f} s, bytes to the terminal", rate, unit="B/s",

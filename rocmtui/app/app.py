@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -47,7 +46,6 @@ class RocmTui(App[list[JobView]]):
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
         self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
-        self.first_round: subprocess.Popen[bytes] | None = None  # see rocmtui.app.firstround
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
         self.logs_screen = LogsScreen()

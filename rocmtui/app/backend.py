@@ -8,8 +8,9 @@ actions are carried out, not only by hiding keys.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -37,53 +38,59 @@ class FleetBackend:
         self.config = config
         self.read_only = read_only or config.read_only
         self.env = dict(os.environ if env is None else env)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._monitor: Any = None
+        self._child: subprocess.Popen[bytes] | None = None
         self._stopped = False
-        self._loop_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
         self._bake: Any = None
 
     # ------------------------------------------------------------------ fleet probes
 
+    def adopt_monitor(self, child: subprocess.Popen[bytes]) -> None:
+        """Use a monitor process started early (before Textual was imported)."""
+        self._child = child
+
     def run_monitor(self, publish: Callable[[FleetSnapshot], object]) -> None:
-        """Run the core's FleetMonitor until `stop_monitor()`; blocks (a worker thread).
+        """Relay the monitor process's rounds until `stop_monitor()`; blocks (a worker thread).
 
-        The probes are asyncio code; they run on a private loop in this worker thread so that
-        their connection bookkeeping never stalls the UI loop (HAZARDS: speed traps).
+        The core's FleetMonitor runs in a child (rocmtui.app.probeproc) so that probing never
+        holds the GIL the event loop needs; this thread only reads lines from a pipe.
         """
-        from rocmtui.core.monitor import FleetMonitor
+        from rocmtui.app import probeproc
 
-        loop = asyncio.new_event_loop()
-
-        def publish_none(snapshot: FleetSnapshot) -> None:
-            publish(snapshot)
-
-        monitor = FleetMonitor(self.config, publish_none)
-        with self._loop_lock:
+        with self._lock:
             if self._stopped:
-                loop.close()
                 return
-            self._loop, self._monitor = loop, monitor
-        try:
-            loop.run_until_complete(monitor.run())
-        finally:
-            with self._loop_lock:
-                self._loop = self._monitor = None
-            loop.close()
+            if self._child is None or self._child.poll() is not None:
+                self._child = probeproc.start(self.config.source)
+            child = self._child
+        for item in probeproc.rounds(child):
+            if self._stopped:
+                return
+            if isinstance(item, str):
+                raise RuntimeError(item)
+            publish(item)
+        if not self._stopped:
+            raise RuntimeError(f"the fleet monitor process ended (exit {child.wait()})")
 
     def refresh_now(self) -> None:
         """Ask the monitor for a round now (thread-safe)."""
-        with self._loop_lock:
-            if self._loop is not None and self._monitor is not None:
-                self._loop.call_soon_threadsafe(self._monitor.request_refresh)
+        from rocmtui.app import probeproc
+
+        with self._lock:
+            if self._child is not None:
+                probeproc.poke(self._child)
 
     def stop_monitor(self) -> None:
-        """Ask the monitor to return after its current round (thread-safe)."""
-        with self._loop_lock:
+        """End the monitor process without waiting for it (safe on the event loop)."""
+        with self._lock:
             self._stopped = True
-            if self._loop is not None and self._monitor is not None:
-                self._loop.call_soon_threadsafe(self._monitor.stop)
+            child = self._child
+        if child is not None and child.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                if child.stdin is not None:
+                    child.stdin.close()  # it would end after its round; do not wait for that
+            child.terminate()
 
     # ------------------------------------------------------------------ bake file
 

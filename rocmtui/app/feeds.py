@@ -7,7 +7,6 @@ failure into a `PanelFailed` for the panel it feeds; the next round tries again,
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -65,25 +64,21 @@ class Feeds:
                 return True
         return False
 
-    def fleet_loop(self, first_round: subprocess.Popen[bytes] | None = None) -> None:
-        """The core's monitor: rounds every `refresh_seconds`, each bounded by the deadline.
-
-        With `first_round` (a child already probing), its answer is shown first and the monitor
-        starts after it, so the two never probe at once."""
-        if first_round is not None:
-            from rocmtui.app.firstround import collect
-
-            config = self.backend.config
-            snapshot = collect(first_round, config.probe_deadline_seconds * 3 + 10)
-            if snapshot is not None and not self.stopping.is_set():
-                self.post(FleetUpdated(snapshot))
-        if self.stopping.is_set():
-            return
-        try:
-            self.backend.run_monitor(lambda snap: self.post(FleetUpdated(snap)))
-        except Exception as exc:
-            self.post(PanelFailed("nodes", f"fleet monitor stopped: {describe(exc)}"))
-            self.post(PanelFailed("services", f"fleet monitor stopped: {describe(exc)}"))
+    def fleet_loop(self) -> None:
+        """The core's monitor (in its own process): each round as it comes; if the process
+        dies, the nodes and services panels say so and it is started again, backing off."""
+        failures = 0
+        while not self.stopping.is_set():
+            try:
+                self.backend.run_monitor(lambda snap: self.post(FleetUpdated(snap)))
+                return  # stopped
+            except Exception as exc:
+                failures += 1
+                for panel in ("nodes", "services"):
+                    self.post(PanelFailed(panel, f"fleet monitor: {describe(exc)}"))
+            refresh = self.backend.config.refresh_seconds
+            if not self._sleep(min(30.0, refresh * 2 ** min(failures, 4))):
+                return
 
     def jobs_loop(self) -> None:
         """Re-read the job store (and the active jobs' progress) every refresh."""

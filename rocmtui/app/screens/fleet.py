@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -102,9 +101,8 @@ class FleetScreen(Screen[None]):
                 thread=True,
                 exit_on_error=False,
             )
-            first_round, self.console.first_round = self.console.first_round, None
             self.run_worker(
-                partial(self.feeds.fleet_loop, first_round),
+                self.feeds.fleet_loop,
                 name="fleet-monitor",
                 group="monitor",
                 thread=True,

@@ -170,24 +170,30 @@ class LogPane(Vertical):
         self.job = job
         now = time.time() if now is None else now
         word = str(job.state)
-        line = Text()
+        line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}", style="bold")
         line.append(f"  {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
         line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
+        if job.exit_code is not None:
+            line.append(f"  exit {job.exit_code}", style="dim")
+        if job.digest:
+            line.append("  " + clean(job.digest, 80)[:19], style="dim")
+        line.append("\n")  # second line: where the build is now
         progress = job.progress
         if progress is not None:
             counter = fmt_counter(progress)
             if counter:
-                line.append("  " + counter)
-            if progress.step and job.active:
-                line.append("  " + clean(progress.step, 80), style="dim")
+                line.append(counter + "  ", style="bold")
             if progress.last_output_at is not None and job.active:
                 silent = now - progress.last_output_at
                 style = "bold reverse" if job.state == JobState.STALLED else "dim"
-                line.append(f"  out {fmt_age(silent)} ago", style=style)
-            if progress.error_step:
-                line.append("  failed at " + clean(progress.error_step, 80), style="bold")
+                line.append(f"out {fmt_age(silent)} ago  ", style=style)
+            if progress.step and job.active:
+                line.append(clean(progress.step, 120), style="dim")
             self.outline.show_steps(progress.steps)
+        error_step = job.error_step or (progress.error_step if progress else None)
+        if error_step:
+            line.append("failed at " + clean(error_step, 120), style="bold")
         if job.log_path is None:
             line.append("  (no log file recorded)", style="dim")
         if self.fallback:

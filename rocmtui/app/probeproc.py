@@ -1,0 +1,148 @@
+"""The core's FleetMonitor in a child process: one JSON line per probe round.
+
+`python -m rocmtui.app.probeproc [FLEET_FILE]` runs `FleetMonitor` and writes each
+`FleetSnapshot` as one line of JSON on stdout; any line on stdin asks for a round now; end of
+stdin (the console closed, or died) ends it. The console starts it before importing Textual.
+
+Why a process, not a thread: the probes (docker SDK, httpx, psutil) are Python code, and in a
+thread they take the GIL from the event loop in the middle of a key press; in a child they run
+on the other core. Their imports (~0.4 s) also overlap Textual's instead of following them.
+`decode` turns a line back into the `FleetSnapshot` the screen renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.snapshots import (
+    BuilderInfo,
+    FleetSnapshot,
+    HostStats,
+    NodeSnapshot,
+    ServiceSnapshot,
+)
+from rocmtui.core.states import NodeState, ServiceState
+
+
+def start(config_path: Path | None) -> subprocess.Popen[bytes]:
+    """Start the monitor child (raises OSError when it cannot be started)."""
+    argv = [sys.executable, "-m", "rocmtui.app.probeproc"]
+    if config_path is not None:
+        argv.append(str(config_path))
+    return subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+
+
+def stop(child: subprocess.Popen[bytes], grace: float = 2.0) -> None:
+    """End the child: close its stdin (it stops after its round), then terminate, then kill."""
+    with contextlib.suppress(OSError, ValueError):
+        if child.stdin is not None:
+            child.stdin.close()
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        child.terminate()
+        try:
+            child.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def decode(data: dict[str, Any]) -> FleetSnapshot:
+    """A FleetSnapshot from `FleetSnapshot.to_json()` output."""
+    nodes = []
+    for raw in data["nodes"]:
+        node = _known(NodeSnapshot, raw)
+        node["state"] = NodeState(node["state"])
+        if node.get("builder"):
+            builder = _known(BuilderInfo, node["builder"])
+            builder["platforms"] = tuple(builder.get("platforms") or ())
+            node["builder"] = BuilderInfo(**builder)
+        if node.get("host"):
+            node["host"] = HostStats(**_known(HostStats, node["host"]))
+        nodes.append(NodeSnapshot(**node))
+
+    def service(raw: dict[str, Any]) -> ServiceSnapshot:
+        svc = _known(ServiceSnapshot, raw)
+        svc["state"] = ServiceState(svc["state"])
+        svc["extras"] = tuple(tuple(pair) for pair in svc.get("extras") or ())
+        return ServiceSnapshot(**svc)
+
+    return FleetSnapshot(
+        taken_at=float(data["taken_at"]),
+        nodes=tuple(nodes),
+        registry=service(data["registry"]),
+        webdav=service(data["webdav"]),
+        duration=float(data.get("duration") or 0.0),
+        problems=tuple(data.get("problems") or ()),
+    )
+
+
+def rounds(child: subprocess.Popen[bytes]) -> Iterator[FleetSnapshot | str]:
+    """Each round the child reports (blocks: call from a worker thread); a line that does not
+    decode is yielded as its error text. Ends when the child's stdout closes."""
+    assert child.stdout is not None
+    for raw in child.stdout:
+        try:
+            yield decode(json.loads(raw))
+        except (ValueError, KeyError, TypeError) as exc:
+            yield f"unreadable probe round: {type(exc).__name__}: {exc}"
+
+
+def poke(child: subprocess.Popen[bytes]) -> None:
+    """Ask for a round now."""
+    with contextlib.suppress(OSError, ValueError):
+        if child.stdin is not None:
+            child.stdin.write(b"\n")
+            child.stdin.flush()
+
+
+async def _run(config: FleetConfig) -> None:
+    from rocmtui.core.monitor import FleetMonitor
+
+    loop = asyncio.get_running_loop()
+    out = sys.stdout.buffer
+
+    def publish(snapshot: FleetSnapshot) -> None:
+        out.write(json.dumps(snapshot.to_json()).encode() + b"\n")
+        out.flush()
+
+    monitor = FleetMonitor(config, publish)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    task = asyncio.ensure_future(monitor.run())
+    while await reader.readline():  # a line: a round now; end of input: the console is gone
+        monitor.request_refresh()
+    monitor.stop()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, config.probe_deadline_seconds + 2)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Monitor until stdin ends; one JSON line per round."""
+    from rocmtui.core.config import load_config
+
+    config = load_config(argv[0] if argv else None)
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
+        asyncio.run(_run(config))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
