@@ -1,0 +1,62 @@
+"""Pure parts of the console: formatting, state folding, the key catalog."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rocmtui.app import keys
+from rocmtui.app.model import (
+    effective_node_state,
+    fmt_age,
+    fmt_counter,
+    keep_running,
+    running_job_on,
+    sparkline,
+)
+from rocmtui.app.text import clean
+from tests.snapshots import recorded
+
+
+def test_ages_read_at_a_glance() -> None:
+    assert [fmt_age(s) for s in (0, 59, 61, 3599, 3600 * 2 + 300, 86400 * 3 + 3600)] == [
+        "0s", "59s", "1m01s", "59m59s", "2h05m", "3d01h",
+    ]  # fmt: skip
+    assert fmt_age(None) == "—"
+
+
+def test_sparkline_has_a_fixed_width() -> None:
+    assert sparkline([], 8) == " " * 8
+    line = sparkline([1, 2, 4, 8], 8)
+    assert len(line) == 8 and line.endswith("█") and line.startswith("    ")
+
+
+def test_counter_with_rate_and_eta() -> None:
+    job = recorded.jobs()[0]
+    assert fmt_counter(job.progress) == "[12345/23456] 11.4/s ETA 16m15s"
+
+
+def test_jobs_fold_into_node_states() -> None:
+    fleet, jobs = recorded.fleet(), recorded.jobs(stalled=True)
+    think = fleet.node("snoc-think")
+    gaming = fleet.node("snoc-gaming")
+    assert think is not None and gaming is not None
+    assert effective_node_state(think, jobs) == "stalled"
+    assert effective_node_state(gaming, jobs) == "ok"  # only finished jobs there
+    down = replace(think, state="down")
+    assert effective_node_state(down, jobs) == "down"  # a dead engine outranks its job
+    assert running_job_on("snoc-think", jobs) is jobs[0]
+    assert [j.id for j in keep_running(jobs)] == [jobs[0].id, jobs[1].id]
+
+
+def test_outside_text_is_cleaned() -> None:
+    assert clean("a\x1b]52;c;aGk=\x07b\x1bcc\u202ed[/]") == "abcd[/]"
+    assert len(clean("x" * 10_000_000, 50)) == 50
+
+
+def test_keymap_is_checked_against_the_catalog() -> None:
+    good, bad = keys.check_keymap({"fleet.bake": "B", "nope": "x", "fleet.log": " "})
+    assert good == {"fleet.bake": "B"}
+    assert any("nope" in b for b in bad) and any("fleet.log" in b for b in bad)
+    assert all(k.dangerous for k in keys.CATALOG if k.action in ("bake", "rebuild", "cancel_job"))
+    ids = [k.id for k in keys.CATALOG]
+    assert len(ids) == len(set(ids))
