@@ -39,7 +39,7 @@ from rocmtui.core.logsearch import SearchState, scan
 POLL_SECONDS = 0.1
 FAST_STREAM_LINES = 1000  # lines in one update above which the next one waits a little
 FAST_STREAM_PAUSE = 0.1
-TRIM_AFTER = 4 << 20  # bytes read in one go after which freed heap is handed back to the OS
+TRIM_AFTER = 8 << 20  # bytes read after which freed heap is handed back to the OS
 PROGRESS_EVERY = 0.1  # seconds between progress updates from a worker
 ERROR_RE = re.compile(r"\berror\b|\bfatal\b|\bfailed\b", re.IGNORECASE | re.MULTILINE)
 
@@ -178,8 +178,8 @@ class LogView(LogViewActions, Vertical):
         return self.body.screen_text()
 
     def find(self, text: str | None, *, regex: bool = True, case: bool | None = None) -> None:
-        """Highlight `text` everywhere (`None` clears); n/N then walk the matches."""
-        self.workers.cancel_group(self, "logview-find")
+        """Highlight `text` everywhere (`None` clears); n/N then walk the matches. A search
+        still running for an older find sees it was replaced and stops."""
         if not text:
             self._find = None
             self.body.find = None
@@ -207,8 +207,8 @@ class LogView(LogViewActions, Vertical):
         regex: bool = True,
         case: bool | None = None,
     ) -> None:
-        """Show only the lines matching `text` (or with `invert`, the others); None: all."""
-        self.workers.cancel_group(self, "logview-filter")
+        """Show only the lines matching `text` (or with `invert`, the others); None: all. A
+        search still running for an older filter sees it was replaced and stops."""
         if not text:
             self._filter = None
             keep = self._top_line()
@@ -336,6 +336,7 @@ class LogView(LogViewActions, Vertical):
         """One long-lived thread per file: a thread per poll would leave a malloc arena per
         thread holding freed read buffers, and RSS would creep up while following."""
         worker = get_current_worker()
+        unreleased = 0  # bytes read since freed heap was last handed back
         while not worker.is_cancelled:
             if not self._wake.wait(0.5):
                 continue
@@ -345,7 +346,9 @@ class LogView(LogViewActions, Vertical):
             change = Change.NONE
             try:
                 change = index.refresh(cancelled=lambda: worker.is_cancelled)
-                if index.size - size >= TRIM_AFTER:
+                unreleased += max(0, index.size - size)
+                if unreleased >= TRIM_AFTER:
+                    unreleased = 0
                     release_freed_memory()
                 fd = index.fileno()
                 if change is Change.GREW and fd is not None and index.complete:

@@ -325,8 +325,11 @@ class LogBody(ScrollView, can_focus=True):
             return got
         text = self._decorated(line)
         strips = self._render(text, max(1, width), self._base or self.rich_style)
-        if not self.wrap and text.cell_len > self._max_width:
-            self._max_width = min(text.cell_len, DISPLAY_CAP)
+        # a plain ASCII line's width is its length; rich's cell_len would also fill its
+        # 4096-entry cache with every line followed, and memory would creep while following
+        width_now = len(text.plain) if text.plain.isascii() else text.cell_len
+        if not self.wrap and width_now > self._max_width:
+            self._max_width = min(width_now, DISPLAY_CAP)
             self.call_later(self._grow_width)
         if line not in self._pending:
             self._strips.set(key, strips)
