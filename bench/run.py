@@ -35,19 +35,26 @@ def scripts(only: list[str]) -> list[Path]:
     return found
 
 
+def _flatten(tree: dict[str, Any], prefix: str) -> list[Row]:
+    """Rows from a nested dict of numbers: {"follow": {"tail -F": {"lag (s)": 0.1}}} gives
+    the row "follow: tail -F: lag (s)" = 0.1; lists of rows inside are taken as rows."""
+    out: list[Row] = []
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and "figure" not in value:
+            out.extend(_flatten(value, name + ": "))
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            out.extend(normalise(value, ""))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out.append({"figure": name, "rocmtui": value})
+    return out
+
+
 def normalise(raw: Any, script: str) -> list[Row]:
     """Rows of the contract from whatever a script wrote (lists of rows, or nested dicts)."""
     out: list[Row] = []
     if isinstance(raw, dict):
-        for key, value in raw.items():
-            if isinstance(value, dict) and "figure" not in value:
-                for sub, v in value.items():
-                    if isinstance(v, int | float) and not isinstance(v, bool):
-                        out.append({"figure": f"{key}: {sub}", "rocmtui": v})
-            elif isinstance(value, list):
-                out.extend(normalise(value, script))
-            elif isinstance(value, int | float) and not isinstance(value, bool):
-                out.append({"figure": key, "rocmtui": value})
+        out.extend(_flatten(raw, ""))
         raw = []
     for r in raw if isinstance(raw, list) else []:
         if not isinstance(r, dict) or "figure" not in r:
