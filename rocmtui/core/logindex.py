@@ -35,7 +35,7 @@ from pathlib import Path
 
 MARK_EVERY = 64  # lines per mark: 8 bytes of index per 64 lines
 TAIL_BYTES = 64 * 1024  # what open() reads: enough for several screens of the last lines
-CHUNK_BYTES = 2 << 20  # scan_back read size: Python overhead is gone by 2 MB; peak RSS grows with it
+CHUNK_BYTES = 2 << 20  # scan_back reads: no Python overhead left at 2 MB; peak RSS grows with it
 APPEND_CHUNK = 1 << 20  # refresh read size: appends come in small pieces; keep buffers small
 BLOCK_CACHE = 128  # blocks (of MARK_EVERY lines) whose line starts are remembered
 FINGERPRINT = 64  # bytes before the indexed end re-read on refresh to catch a rewrite

@@ -22,7 +22,7 @@ from rocmtui.core.logsearch import SearchState, compile_query, scan
 from rocmtui.core.sanitize import sanitize_line
 
 if TYPE_CHECKING:
-    from rocmtui.app.widgets.logview import LogView
+    pass
 
 COPY_MAX_LINES = 10_000
 COPY_MAX_CHARS = 4 << 20
@@ -47,6 +47,8 @@ class _Search:
 
 class LogViewActions:
     """Actions, searches, the prompt and the status line of `LogView`."""
+
+    _match_no: int | None  # the 1-based match n/N landed on (set in LogView.__init__)
 
     # -- searching -----------------------------------------------------------------------------
     def _compile(self: Any, text: str, regex: bool, case: bool | None) -> re.Pattern[str] | None:
@@ -267,13 +269,13 @@ class LogViewActions:
     def check_action(self: Any, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Escape only clears when there is something to clear (else it goes to the screen)."""
         if action == "clear":
-            return bool(self._find or self._filter or self.body.anchor is not None)
+            return bool(self._find or self._filter or self.body.select_anchor is not None)
         return True
 
     def action_clear(self: Any) -> None:
         """escape: end selection, else clear find and filter."""
-        if self.body.anchor is not None:
-            self.body.anchor = self.body.cursor = None
+        if self.body.select_anchor is not None:
+            self.body.select_anchor = self.body.select_cursor = None
             self.body.restyle()
         else:
             if self._find is not None:
@@ -290,15 +292,15 @@ class LogViewActions:
         row = body.row_of_line(body.current_line) if body.current_line is not None else None
         if row is None or row not in rows:
             row = rows.stop - 1 if rows else 0
-        body.anchor = body.cursor = row
+        body.select_anchor = body.select_cursor = row
         body.restyle()
         self._status()
 
     def action_copy(self: Any) -> None:
         """y: copy the selected lines (or the screen) to the clipboard via OSC 52."""
         body = self.body
-        if body.anchor is not None and body.cursor is not None:
-            lo, hi = sorted((body.anchor, body.cursor))
+        if body.select_anchor is not None and body.select_cursor is not None:
+            lo, hi = sorted((body.select_anchor, body.select_cursor))
         else:
             rows = body.visible_rows()
             if not rows:
@@ -329,14 +331,14 @@ class LogViewActions:
     def _copied(self: Any, text: str, count: int) -> None:
         self.app.copy_to_clipboard(text)
         body = self.body
-        if body.anchor is not None:
-            body.anchor = body.cursor = None
+        if body.select_anchor is not None:
+            body.select_anchor = body.select_cursor = None
             body.restyle()
         self.notify(f"copied {count:,} line{'s' if count != 1 else ''}")
         self.post_message(self.Copied(self, count, len(text)))
 
     # -- status ---------------------------------------------------------------------------------
-    def _status(self: LogView) -> None:
+    def _status(self: Any) -> None:
         if not self.is_mounted:
             return
         parts: list[str] = []
@@ -371,7 +373,7 @@ class LogViewActions:
             sign = "!" if filt.state.invert else ""
             more = "" if filt.done else "…"
             parts.append(f"filter {sign}{filt.text[:30]}: {len(filt.state.lines):,}{more}")
-        if self.body.anchor is not None:
+        if self.body.select_anchor is not None:
             parts.append("select: ↑↓ then y")
         line = sanitize_line(" │ ".join(parts))
         if line != self._status_text:  # one row, fixed size: no layout pass needed

@@ -70,8 +70,8 @@ class LogBody(ScrollView, can_focus=True):
         self.dim = False
         self.wrap = False
         self.current_line: int | None = None  # the match n/N landed on
-        self.anchor: int | None = None  # selection: rows anchor..cursor
-        self.cursor: int | None = None
+        self.select_anchor: int | None = None  # selection: rows anchor..cursor
+        self.select_cursor: int | None = None
         self.on_user_scroll_up: Callable[[], None] | None = None
         self.on_user_end: Callable[[], None] | None = None
         self.stick_to_end = True  # mirrors LogView.follow
@@ -193,14 +193,14 @@ class LogBody(ScrollView, can_focus=True):
 
     def _move_cursor(self, step: int) -> bool:
         """In selection mode, move the cursor row instead of scrolling."""
-        if self.cursor is None:
+        if self.select_cursor is None:
             return False
-        self.cursor = max(0, min(self.row_count - 1, self.cursor + step))
+        self.select_cursor = max(0, min(self.row_count - 1, self.select_cursor + step))
         top = int(self.scroll_y)
-        if self.cursor < top:
-            self.scroll_to_row(self.cursor, context=0)
-        elif self.cursor >= top + self._view.height:
-            self.scroll_to_row(self.cursor - self._view.height + 1, context=0)
+        if self.select_cursor < top:
+            self.scroll_to_row(self.select_cursor, context=0)
+        elif self.select_cursor >= top + self._view.height:
+            self.scroll_to_row(self.select_cursor - self._view.height + 1, context=0)
         self.restyle()
         return True
 
@@ -324,7 +324,7 @@ class LogBody(ScrollView, can_focus=True):
         if got is not None:
             return got
         text = self._decorated(line)
-        strips = self._render(text, max(1, width), self._base or self.rich_style)
+        strips = self._render_text(text, max(1, width), self._base or self.rich_style)
         # a plain ASCII line's width is its length; rich's cell_len would also fill its
         # 4096-entry cache with every line followed, and memory would creep while following
         width_now = len(text.plain) if text.plain.isascii() else text.cell_len
@@ -335,7 +335,7 @@ class LogBody(ScrollView, can_focus=True):
             self._strips.set(key, strips)
         return strips
 
-    def _render(self, text: Text, width: int, base: Style) -> list[Strip]:
+    def _render_text(self, text: Text, width: int, base: Style) -> list[Strip]:
         """Text to strips. Most build-log lines are plain ASCII without colour: those skip
         Rich's renderer (a frame at 20k lines/s is all new lines). Wrapping is hard, at the
         screen's width, so a line's rows are easy to count and to read."""
@@ -365,10 +365,10 @@ class LogBody(ScrollView, can_focus=True):
     # -- rendering -----------------------------------------------------------------------------
     def _row_style(self, row: int) -> Style | None:
         """Selection styling for a row, if any."""
-        if self.anchor is None or self.cursor is None:
+        if self.select_anchor is None or self.select_cursor is None:
             return None
-        lo, hi = sorted((self.anchor, self.cursor))
-        if row == self.cursor:
+        lo, hi = sorted((self.select_anchor, self.select_cursor))
+        if row == self.select_cursor:
             return self.get_component_rich_style("logview--cursor")
         if lo <= row <= hi:
             return self.get_component_rich_style("logview--selected")
