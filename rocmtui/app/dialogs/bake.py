@@ -222,9 +222,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             first = min(plan.changed) + 1  # +1: the heading line
             scroller = self.query_one("#bake-resolved")
             self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
-        hint = Text()
+        hint = Text("ctrl+s start · p push on/off · esc back", style="dim")
         if plan.push:
-            hint.append("pushes to the registry: asks again", style="bold")
+            hint.append("  pushes to the registry: asks again", style="bold")
         self.query_one("#bake-hint", Static).update(hint)
 
     # ---------------------------------------------------------------- actions
