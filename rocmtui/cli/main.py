@@ -20,14 +20,19 @@ EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
 
-# subcommand -> module; order is the order of `rocmtui --help`
-COMMANDS: dict[str, str] = {
-    "status": "rocmtui.cli.status",
-    "vars": "rocmtui.cli.vars",
-    "bake": "rocmtui.cli.bake",
-    "jobs": "rocmtui.cli.jobs",
-    "logs": "rocmtui.cli.logs",
-    "cancel": "rocmtui.cli.cancel",
+# subcommand -> (module, one-line help); order is the order of `rocmtui --help`. Only the
+# module of the command being run is imported, so `rocmtui bake` and the console never pay for
+# the others' imports (the docker SDK, httpx, asyncio ...).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "status": ("rocmtui.cli.status", "probe every node, the registry and WebDAV once"),
+    "vars": (
+        "rocmtui.cli.vars",
+        "every bake variable: default, effective value and where it comes from",
+    ),
+    "bake": ("rocmtui.cli.bake", "start a build detached; print its job id"),
+    "jobs": ("rocmtui.cli.jobs", "list bake jobs (newest first) with state and duration"),
+    "logs": ("rocmtui.cli.logs", "print a job's log (sanitised); -f follows it until the job ends"),
+    "cancel": ("rocmtui.cli.cancel", "cancel a running build"),
 }
 
 
@@ -55,8 +60,22 @@ def config_from(args: argparse.Namespace) -> FleetConfig:
     return load_config(getattr(args, "config", None))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line."""
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (the first word that is not an option), if any."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--config":
+            skip = True
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None, *, all_commands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line. With `all_commands=False`, only the `only` command's module is
+    imported; the others appear in `--help` from their one-line help."""
     parser = argparse.ArgumentParser(
         prog="rocmtui",
         description="Console for the rocm-bake BuildKit fleet. With no command, opens the "
@@ -76,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="console: refuse every action that starts or stops a build",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
+    for name, (module_name, help_text) in COMMANDS.items():
+        if not all_commands and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
         module = cast(Command, importlib.import_module(module_name))
         before = set(sub.choices)
         module.register(sub)
@@ -88,14 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the process's)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(chosen_command(words), all_commands=False)
+    args = parser.parse_args(words)
     try:
         if args.command is None:
             from rocmtui.app.run import run_console
 
             return int(run_console(args))
-        module = cast(Command, importlib.import_module(COMMANDS[args.command]))
+        module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
         return module.run(args)
     except ConfigError as exc:
         print(f"rocmtui: {exc}", file=sys.stderr)
