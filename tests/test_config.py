@@ -144,3 +144,14 @@ def test_cli_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2
     assert f"{path}:3: nodes.a.gfx:" in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_keys_table_accepts_dotted_and_quoted_ids(tmp_path: Path) -> None:
+    text = '[[nodes]]\nname = "a"\n\n[keys]\nfleet.rebuild = "R"\n"fleet.bake" = "B"\n'
+    config = parse_config(write(tmp_path / "fleet.toml", text))
+    assert dict(config.keys) == {"fleet.rebuild": "R", "fleet.bake": "B"}
+    bad = write(tmp_path / "bad.toml", '[[nodes]]\nname = "a"\n\n[keys]\nfleet.rebuild = 3\n')
+    with pytest.raises(ConfigError) as caught:
+        parse_config(bad)
+    assert caught.value.key == "keys.fleet.rebuild"
+    assert caught.value.line == 5

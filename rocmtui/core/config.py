@@ -194,7 +194,7 @@ class _Validator:
         """Best-effort line of `key` inside `[table]` (the index-th `[[table]]`), else None."""
         current: str | None = None
         seen = -1
-        key_re = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=")
+        key_re = re.compile(rf"^\s*(?:[\w\"-]+\.)*\"?{re.escape(key)}\"?\s*=")
         header_re = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
         for number, line in enumerate(self.lines, 1):
             header = header_re.match(line)
@@ -312,6 +312,22 @@ class _Validator:
             local=bool(local),
         )
 
+    def keys(self, table: Any, prefix: str = "") -> dict[str, str]:
+        """`[keys]` as binding id -> key. TOML reads `fleet.rebuild = "R"` as a nested table,
+        so nested tables are flattened back into dotted ids."""
+        if not isinstance(table, dict):
+            raise self.fail('must be a table of binding id = "key" strings', "keys" + prefix)
+        out: dict[str, str] = {}
+        for name, value in table.items():
+            binding = f"{prefix}.{name}" if prefix else name
+            if isinstance(value, dict):
+                out.update(self.keys(value, binding))
+            elif isinstance(value, str) and value.strip():
+                out[binding] = value
+            else:
+                raise self.fail('must be a key such as "R" or "ctrl+r"', f"keys.{binding}", "keys")
+        return out
+
     def fleet(self, data: dict[str, Any]) -> FleetConfig:
         self.unknown(data, _TOP_KEYS, "")
         base = self.path.parent
@@ -329,11 +345,7 @@ class _Validator:
         state_dir = data.get("state_dir")
         if state_dir is not None and (not isinstance(state_dir, str) or not state_dir):
             raise self.fail("must be a path", "state_dir")
-        keys = data.get("keys", {})
-        if not isinstance(keys, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and v for k, v in keys.items()
-        ):
-            raise self.fail('must be a table of binding id = "key" strings', "keys")
+        keys = self.keys(data.get("keys", {}))
         refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
         return FleetConfig(
             source=self.path,
