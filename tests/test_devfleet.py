@@ -235,16 +235,6 @@ def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     assert _cli("status", "--dir", str(workdir)).returncode == 1
 
 
-def test_screenshots_subcommand_placeholder() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("rocmtui.devfleet.screenshots") is not None:
-        pytest.skip("rocmtui.devfleet.screenshots exists: the console's tests cover it")
-    out = _cli("screenshots", "--dir", "x")
-    assert out.returncode == 2
-    assert "not available yet" in out.stderr
-
-
 def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
     require("netns", "busybox")
     import http.server

@@ -7,8 +7,6 @@ in log files under DIR, so the shell that ran `make fleet-up` can go away.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -91,12 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["screenshots"]:
-        # The console engineer provides this module; until then say so.
-        if importlib.util.find_spec("rocmtui.devfleet.screenshots") is None:
-            print("screenshots: not available yet", file=sys.stderr)
-            return 2
-        mod = importlib.import_module("rocmtui.devfleet.screenshots")
-        return int(mod.main(argv[1:]) or 0)
+        # Imported only here: it pulls in Textual, which up/down/status never need.
+        from rocmtui.devfleet import screenshots
+
+        return int(screenshots.main(argv[1:]) or 0)
     ap = argparse.ArgumentParser(prog="python -m rocmtui.devfleet", description=__doc__)
     ap.add_argument("command", choices=["up", "down", "status", "screenshots"])
     ap.add_argument("--dir", type=Path, default=Path(".fleet"), help="fleet dir (default .fleet)")
