@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
@@ -34,7 +33,7 @@ from rocmtui.app.messages import (
 )
 from rocmtui.app.model import BakePlan, ConsoleData, JobView, fmt_age, last_job_on, running_job_on
 from rocmtui.app.text import clean
-from rocmtui.app.widgets.common import Palette, StatusLine
+from rocmtui.app.widgets.common import Palette, QuietFooter, StatusLine
 from rocmtui.app.widgets.fleet import (
     FleetPanel,
     JobsPanel,
@@ -82,7 +81,7 @@ class FleetScreen(Screen[None]):
                 yield JobsPanel(id="jobs")
             yield VariablesPanel(id="variables")
             yield WatchPanel(id="watch")
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         """Start the feeds (unless a test feeds recorded data) and the age ticker."""

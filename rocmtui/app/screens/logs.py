@@ -14,11 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.app import keys
 from rocmtui.app.model import JobView
 from rocmtui.app.text import clean
+from rocmtui.app.widgets.common import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class LogsScreen(Screen[None]):
         """Tabs (empty until a log is opened) and the footer."""
         yield Static(Text("No log open: select a job and press l.", style="dim"), id="logs-empty")
         yield TabbedContent(id="log-tabs")
-        yield Footer()
+        yield QuietFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides dangerous keys here too."""

@@ -6,17 +6,56 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from rocmtui.app.model import SEVERITY
 from rocmtui.app.text import clean
+
+
+class QuietFooter(Footer):
+    """Textual's Footer, rebuilt only when the keys it shows changed.
+
+    Textual rebuilds a screen's footer (dozens of widgets, ~70 ms over a busy log pane) every
+    time a screen is pushed over it or popped off it, although the keys are the same: opening
+    the help screen over a log pane waited for that. Here the shown keys are compared first.
+    """
+
+    _shown: Any = None
+
+    def _signature(self) -> Any:
+        bindings = tuple(
+            (binding, enabled, tooltip)
+            for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
+            if binding.show
+        )
+        return bindings, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE
+
+    def compose(self) -> ComposeResult:
+        """Textual's footer keys; remembers which keys they show."""
+        if self._bindings_ready:
+            self._shown = self._signature()
+        yield from super().compose()
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        """Rebuild (as Textual does) only when the keys differ from the ones shown."""
+        if (
+            self._bindings_ready
+            and self.is_attached
+            and screen is self.screen
+            and self._shown is not None
+            and self._signature() == self._shown
+        ):
+            return
+        super().bindings_changed(screen)
 
 
 @dataclass(frozen=True, slots=True)
