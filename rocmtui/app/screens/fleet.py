@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from rocmtui.app.app import RocmTui
 
 HISTORY = 32  # latency samples kept per service
+BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
 class FleetScreen(Screen[None]):
@@ -65,6 +66,7 @@ class FleetScreen(Screen[None]):
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
+        self._bake_requested = False
 
     @property
     def console(self) -> RocmTui:
@@ -93,13 +95,9 @@ class FleetScreen(Screen[None]):
         self.render_status()
         if self.console.live:
             self.feeds = Feeds(self.console.backend, self.post_message)
-            self.run_worker(
-                self.feeds.load_bake,
-                name="bake-file",
-                group="bake",
-                thread=True,
-                exit_on_error=False,
-            )
+            # the bake file is parsed after the first round is on screen (or after BAKE_DELAY):
+            # its parser holds the GIL ~0.1 s, which the first frame with fleet data waited for
+            self.set_timer(BAKE_DELAY, self.load_bake, name="bake-file-fallback")
             self.run_worker(
                 self.feeds.fleet_loop,
                 name="fleet-monitor",
@@ -118,6 +116,19 @@ class FleetScreen(Screen[None]):
             )
             self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
         self.query_one("#nodes-table").focus()
+
+    def load_bake(self) -> None:
+        """Read the bake file in a worker, once (the variables panel fills when it is read)."""
+        if self._bake_requested or self.feeds is None:
+            return
+        self._bake_requested = True
+        self.run_worker(
+            self.feeds.load_bake,
+            name="bake-file",
+            group="bake",
+            thread=True,
+            exit_on_error=False,
+        )
 
     def on_unmount(self) -> None:
         """Let the loops end with the console."""
@@ -199,6 +210,8 @@ class FleetScreen(Screen[None]):
         for name in ("nodes", "services"):
             self.query_one(f"#{name}", FleetPanel).show_fault(None)
         self.render_panels("nodes", "services")
+        if not self._bake_requested:
+            self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
