@@ -29,7 +29,6 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -44,10 +43,8 @@ Cancelled = Callable[[], bool]
 Progress = Callable[[int, int], None]
 
 
-@lru_cache(maxsize=MARK_EVERY + 1)
-def _lines_re(n: int) -> re.Pattern[bytes]:
-    """A pattern matching exactly `n` whole lines: finditer then steps a block per C-level match."""
-    return re.compile(rb"(?:.*\n){%d}" % n)
+# exactly MARK_EVERY whole lines: finditer then steps a block per C-level match
+_BLOCK_RE = re.compile(rb"(?:.*\n){%d}" % MARK_EVERY)
 
 
 def _marks_in(buf: bytes, base: int, nl_before: int, out: array[int]) -> int:
@@ -58,11 +55,14 @@ def _marks_in(buf: bytes, base: int, nl_before: int, out: array[int]) -> int:
     first = MARK_EVERY - nl_before % MARK_EVERY
     if n < first:
         return n
-    m = _lines_re(first).match(buf)
-    assert m is not None  # n >= first newlines, so `first` whole lines are there
-    out.append(base + m.end())
+    # at most MARK_EVERY lines to the first mark: a few finds, no pattern per count (a cache
+    # of compiled patterns kept filling, one per remainder seen, while a log was followed)
+    pos = 0
+    for _ in range(first):
+        pos = buf.index(b"\n", pos) + 1
+    out.append(base + pos)
     # stop after the last whole block: a failing search over the remainder would be quadratic
-    blocks = _lines_re(MARK_EVERY).finditer(buf, m.end())
+    blocks = _BLOCK_RE.finditer(buf, pos)
     out.extend(base + x.end() for x in islice(blocks, (n - first) // MARK_EVERY))
     return n
 
@@ -105,7 +105,8 @@ class LineIndex:
         self._ident: tuple[int, int] = (0, 0)
         self._segments: list[_Segment] = []
         self._first_line: list[int] = []  # line number of each segment's first line
-        self._blocks: OrderedDict[tuple[int, int, int], array[int]] = OrderedDict()
+        # block start offset -> (end, lines, line starts); a block that grew replaces its entry
+        self._blocks: OrderedDict[int, tuple[int, int, array[int]]] = OrderedDict()
         self._fingerprint = b""
         self.generation = 0  # bumped on every reset; a consumer drops what it cached before
         self.prepended = 0  # lines the backward scan added in front since the last open()
@@ -301,12 +302,12 @@ class LineIndex:
             hi = seg.marks[c + 1] if c + 1 < len(seg.marks) else seg.end
             hi = min(hi, seg.end)
             nlines = min(MARK_EVERY, seg.lines - c * MARK_EVERY)
-            # keyed by byte range: a block that grew (the last one) is simply another key
-            key = (lo, hi, nlines)
-            cached = self._blocks.get(key)
-            if cached is not None:
-                self._blocks.move_to_end(key)
-                return first, cached
+            # keyed by start only: the last block grows on every append, and keying by its range
+            # left a dead entry per append while following
+            cached = self._blocks.get(lo)
+            if cached is not None and cached[0] == hi and cached[1] == nlines:
+                self._blocks.move_to_end(lo)
+                return first, cached[2]
             fd = self._fd
             gen = self.generation
         if max_read is not None and hi - lo > max_read:
@@ -321,10 +322,16 @@ class LineIndex:
         starts.append(lo + len(buf))
         with self._lock:
             if gen == self.generation:
-                self._blocks[key] = starts
+                self._blocks[lo] = (hi, nlines, starts)
+                self._blocks.move_to_end(lo)
                 if len(self._blocks) > BLOCK_CACHE:
                     self._blocks.popitem(last=False)
         return first, starts
+
+    def forget_blocks(self) -> None:
+        """Drop the remembered line starts (a followed log's screen moved past all of them)."""
+        with self._lock:
+            self._blocks.clear()
 
     def spans(
         self, first: int, stop: int, max_read: int | None = None

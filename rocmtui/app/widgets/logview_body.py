@@ -123,6 +123,8 @@ class LogBody(ScrollView, can_focus=True):
         self._texts.clear()
         self._strips.clear()
         self._screen_key = None
+        if self.index is not None:  # nor will the line starts of blocks above it
+            self.index.forget_blocks()
 
     def forget_line(self, line: int) -> None:
         """Drop one line's cached text and renders (the last line, which may have grown)."""
