@@ -123,6 +123,7 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
         )
         client.api.mount(SSH_BASE_URL, SSHDialAdapter(dialer, timeout))
         client.api.base_url = SSH_BASE_URL
+        client.api.trust_env = False
         return client
     tls: Any = None
     if endpoint.tls:
@@ -133,9 +134,13 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
         )
         verify: Any = False if endpoint.skip_tls_verify else (endpoint.ca_cert or True)
         tls = docker.tls.TLSConfig(client_cert=cert, ca_cert=endpoint.ca_cert, verify=verify)
-    return docker.DockerClient(
+    client = docker.DockerClient(
         base_url=endpoint.base_url, version=API_VERSION, timeout=timeout, tls=tls
     )
+    # requests re-reads ~/.netrc and the proxy variables on every call otherwise: CPU on every
+    # round, and an engine on the mesh must never be reached through an HTTP proxy.
+    client.api.trust_env = False
+    return client
 
 
 def _str(value: object) -> str | None:
