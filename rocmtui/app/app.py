@@ -25,7 +25,7 @@ STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> 
 class RocmTui(App[list[JobView]]):
     """The console. Returns, on exit, the builds that keep running."""
 
-    CSS_PATH = [STYLES / "console.tcss", STYLES / "dialogs.tcss"]  # noqa: RUF012
+    CSS_PATH = [STYLES / "console.tcss", STYLES / "dialogs.tcss", STYLES / "logview.tcss"]  # noqa: RUF012
     TITLE = "rocmtui"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
 
