@@ -7,13 +7,13 @@ from dataclasses import replace
 from rocmtui.app import keys
 from rocmtui.app.model import (
     effective_node_state,
-    fmt_age,
     fmt_counter,
     keep_running,
     running_job_on,
     sparkline,
 )
 from rocmtui.app.text import clean
+from rocmtui.core.display import fmt_age
 from tests.snapshots import recorded
 
 

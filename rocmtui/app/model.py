@@ -12,32 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
-from rocmtui.core.states import JobState, NodeState, ServiceState
+from rocmtui.core.states import JobState, NodeState
 
-# State word -> a symbol, so the state reads without colour (NO_COLOR, a monochrome terminal).
-NODE_SYMBOLS: dict[str, str] = {
-    NodeState.OK: "✓",
-    NodeState.BUILDING: "▶",
-    NodeState.STALLED: "‼",
-    NodeState.DOWN: "✗",
-    NodeState.UNKNOWN: "?",
-}
-SERVICE_SYMBOLS: dict[str, str] = {
-    ServiceState.OK: "✓",
-    ServiceState.AUTH: "⊙",
-    ServiceState.SLOW: "◔",
-    ServiceState.DEGRADED: "▲",
-    ServiceState.DOWN: "✗",
-}
-JOB_SYMBOLS: dict[str, str] = {
-    JobState.RUNNING: "▶",
-    JobState.SUCCEEDED: "✓",
-    JobState.FAILED: "✗",
-    JobState.CANCELLED: "⊘",
-    JobState.STALLED: "‼",
-    JobState.LOST: "?",
-}
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
     "ok": "good",
@@ -171,20 +149,6 @@ class ConsoleData:
 
 
 # ---------------------------------------------------------------- formatting (pure functions)
-
-
-def fmt_age(seconds: float | None) -> str:
-    """A compact age: 4s, 3m12s, 2h05m, 3d04h."""
-    if seconds is None:
-        return "—"
-    s = int(max(0.0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def fmt_clock(epoch: float | None) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.display import fmt_age
 from rocmtui.core.jobs.control import stalled_jobs
 from rocmtui.core.jobs.overlay import NodeJobOverlay
 from rocmtui.core.monitor import probe_fleet
@@ -121,20 +122,6 @@ def probe_budget(config: FleetConfig) -> float:
     left to the probes, however slow the start-up was)."""
     deadline = config.probe_deadline_seconds
     return max(deadline / 2, deadline - process_age() - EXIT_RESERVE)
-
-
-def fmt_age(seconds: float | None) -> str:
-    """A compact age: 4s, 3m12s, 2h05m, 3d04h."""
-    if seconds is None:
-        return "—"
-    s = int(max(0.0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def fmt_latency(seconds: float | None) -> str:

@@ -31,7 +31,7 @@ from rocmtui.app.messages import (
     LogRequested,
     PanelFailed,
 )
-from rocmtui.app.model import BakePlan, ConsoleData, JobView, fmt_age, last_job_on, running_job_on
+from rocmtui.app.model import BakePlan, ConsoleData, JobView, last_job_on, running_job_on
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette, QuietFooter, StatusLine
 from rocmtui.app.widgets.fleet import (
@@ -42,6 +42,7 @@ from rocmtui.app.widgets.fleet import (
     VariablesPanel,
     WatchPanel,
 )
+from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:

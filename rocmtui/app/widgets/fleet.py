@@ -16,14 +16,10 @@ from textual.widgets import DataTable
 
 from rocmtui.app.messages import LogRequested
 from rocmtui.app.model import (
-    JOB_SYMBOLS,
     NODE_RANK,
-    NODE_SYMBOLS,
-    SERVICE_SYMBOLS,
     ConsoleData,
     JobView,
     effective_node_state,
-    fmt_age,
     fmt_bytes,
     fmt_clock,
     fmt_counter,
@@ -33,8 +29,9 @@ from rocmtui.app.model import (
 )
 from rocmtui.app.text import clean, safe
 from rocmtui.app.widgets.common import Palette, Panel, Row, SnapshotTable, state_cell
+from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
-from rocmtui.core.states import JobState, NodeState
+from rocmtui.core.states import JOB_SYMBOLS, NODE_SYMBOLS, SERVICE_SYMBOLS, JobState, NodeState
 
 EMPTY = Text("")
 

@@ -19,9 +19,10 @@ from textual.widget import Widget
 from textual.widgets import Log, Static, Tree
 from textual.worker import get_current_worker
 
-from rocmtui.app.model import JOB_SYMBOLS, JobView, StepView, fmt_age, fmt_counter
+from rocmtui.app.model import JobView, StepView, fmt_counter
 from rocmtui.app.text import clean
-from rocmtui.core.states import JobState
+from rocmtui.core.display import fmt_age
+from rocmtui.core.states import JOB_SYMBOLS, JobState
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
 TAIL_LINES = 2000  # kept by the fallback view
