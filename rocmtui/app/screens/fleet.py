@@ -68,6 +68,7 @@ class FleetScreen(Screen[None]):
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
         self._bake_requested = False
+        self._pending_bake: BakeRequest | None = None  # `b`/`r` pressed before the file was read
 
     @property
     def console(self) -> RocmTui:
@@ -240,6 +241,9 @@ class FleetScreen(Screen[None]):
         panel = self.query_one("#variables", FleetPanel)
         panel.show_fault(message.bake.error)
         self.render_panels("variables")
+        pending, self._pending_bake = self._pending_bake, None
+        if pending is not None:
+            self.open_bake(pending)
 
     @on(PanelFailed)
     def _failed(self, message: PanelFailed) -> None:
@@ -316,6 +320,11 @@ class FleetScreen(Screen[None]):
         """Push the bake dialog (refused in read-only mode)."""
         if self.console.read_only:
             self.notify("Read-only console: builds cannot be started here.", severity="warning")
+            return
+        if self.data.bake is None and self.feeds is not None:
+            # the file is read lazily after start-up: read it now, open the dialog when it is in
+            self._pending_bake = request
+            self.load_bake()
             return
         if self.data.bake is None or not self.data.bake.targets:
             why = self.data.bake.error if self.data.bake else "the bake file is still loading"

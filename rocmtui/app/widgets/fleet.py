@@ -362,5 +362,5 @@ class WatchPanel(Panel):
 
         if self.view is not None:
             self.view.remove()
-        self.view, _ = make_log_view(job.log_path)
+        self.view = make_log_view(job.log_path)
         self.mount(self.view)

@@ -2,8 +2,7 @@
 (collapsible) beside the log view.
 
 The log view itself is `rocmtui.app.widgets.logview.LogView` (file-backed, bounded memory, its
-own find/filter/follow/wrap keys). Until that module is present this pane falls back to a small
-file tail so the console stays usable; the fallback says so in the header.
+own find/filter/follow/wrap keys).
 """
 
 from __future__ import annotations
@@ -12,102 +11,24 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widget import Widget
-from textual.widgets import Log, Static, Tree
-from textual.worker import get_current_worker
+from textual.widgets import Static, Tree
 
 from rocmtui.app.model import JobView, StepView, fmt_counter
 from rocmtui.app.text import clean
+from rocmtui.app.widgets.logview import LogView
 from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JOB_SYMBOLS, JobState
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
-TAIL_LINES = 2000  # kept by the fallback view
-TAIL_BATCH = 200  # lines written per tick at most: a screenful, whatever the build's rate
 
 
-def make_log_view(path: Path | None) -> tuple[Widget, bool]:
-    """The real LogView when present, else the fallback tail; (widget, is_fallback)."""
-    try:
-        from rocmtui.app.widgets.logview import LogView
-    except ImportError:
-        return TailView(path), True
-
-    class PaneLogView(LogView):
-        """LogView whose escape, with nothing to clear, goes back to the fleet screen."""
-
-        def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-            """Let escape fall through to the screen when there is nothing to clear."""
-            if action == "clear":
-                busy = (
-                    getattr(self.body, "anchor", None) is not None
-                    or getattr(self, "_find", None) is not None
-                    or getattr(self, "_filter", None) is not None
-                )
-                if not busy:
-                    return False
-            return super().check_action(action, parameters)
-
-    return PaneLogView(path, follow=True), False
-
-
-class TailView(Log):
-    """Fallback log view: follows the file's end in a thread, at most TAIL_LINES kept."""
-
-    def __init__(self, path: Path | None) -> None:
-        super().__init__(max_lines=TAIL_LINES, highlight=False, auto_scroll=True, id="tail")
-        self.path = path
-
-    def on_mount(self) -> None:
-        """Start following."""
-        if self.path is not None:
-            self.follow()
-
-    @work(thread=True, exclusive=True, name="log-tail", group="log", exit_on_error=False)
-    def follow(self) -> None:
-        """Read what was appended every 0.1 s and write it in one batch (never line by line)."""
-        import time
-
-        from rocmtui.core.sanitize import sanitize_line
-
-        assert self.path is not None
-        worker = get_current_worker()
-        offset = max(0, self.path.stat().st_size - 256 * 1024) if self.path.exists() else 0
-        partial = b""
-        while not worker.is_cancelled:
-            try:
-                size = self.path.stat().st_size
-                if size < offset:
-                    offset, partial = 0, b""
-                if size - offset > 256 * 1024:  # far behind: skip to the last screenful
-                    offset, partial, skipped = size - 64 * 1024, b"", True
-                else:
-                    skipped = False
-                if size > offset:
-                    with open(self.path, "rb") as fh:
-                        fh.seek(offset)
-                        chunk = fh.read(min(size - offset, 4 << 20))
-                    offset += len(chunk)
-                    data = partial + chunk
-                    if skipped:  # we landed inside a line: drop its tail
-                        data = data[data.find(b"\n") + 1 :]
-                    cut = data.rfind(b"\n") + 1
-                    partial = data[cut:]
-                    # only the newest lines: bounded work per tick however fast the build writes
-                    lines = data[:cut].decode("utf-8", "replace").splitlines()[-TAIL_BATCH:]
-                    if lines:
-                        clean_lines = [sanitize_line(line) for line in lines]
-                        self.app.call_from_thread(self._append, clean_lines)
-            except OSError:
-                pass
-            time.sleep(0.1)
-
-    def _append(self, lines: list[str]) -> None:
-        self.write_lines(lines)
-        self.refresh()  # Log(max_lines) goes stale once it prunes (HAZARDS: speed traps)
+def make_log_view(path: Path | None) -> LogView:
+    """The pane's log view, following the file. Escape with nothing to clear falls through to
+    the screen (LogView's own check_action), which goes back to the fleet."""
+    return LogView(path, follow=True)
 
 
 class StepOutline(Tree[StepView]):
@@ -140,7 +61,7 @@ class LogPane(Vertical):
     def __init__(self, job: JobView, *, id: str) -> None:
         super().__init__(id=id, classes="logpane")
         self.job = job
-        self.view, self.fallback = make_log_view(job.log_path)
+        self.view = make_log_view(job.log_path)
         self.header = Static("", classes="logpane--header", markup=False)
         self.outline = StepOutline()
 
@@ -197,8 +118,6 @@ class LogPane(Vertical):
             line.append("failed at " + clean(error_step, 120), style="bold")
         if job.log_path is None:
             line.append("  (no log file recorded)", style="dim")
-        if self.fallback:
-            line.append("  [simple tail: last lines only]", style="dim")
         self.header.update(line)
 
     def toggle_outline(self) -> None:
