@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.display import fmt_age
-from rocmtui.core.jobs.control import stalled_jobs
 from rocmtui.core.jobs.overlay import NodeJobOverlay
 from rocmtui.core.monitor import probe_fleet
 from rocmtui.core.probes._common import one_line
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     preload(config)
     overlay = NodeJobOverlay(config)
     snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay))
-    snapshot = with_job_problems(snapshot, config)
+    snapshot = with_job_problems(snapshot, overlay)
     if args.json:
         sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
     else:
@@ -69,14 +68,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
 
 
-def with_job_problems(snapshot: FleetSnapshot, config: FleetConfig) -> FleetSnapshot:
+def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> FleetSnapshot:
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
-    build is stalled, even on a node that is down or not in this fleet file."""
-    try:
-        stalled = stalled_jobs(None, config)
-    except Exception as exc:  # an unreadable job store is reported, not fatal
+    build is stalled, even on a node that is down or not in this fleet file. The jobs come
+    from the overlay's read of the store, the one the node states were laid from."""
+    stalled = overlay.stalled_jobs()
+    if overlay.error is not None:  # an unreadable job store is reported, not fatal
         return dataclasses.replace(
-            snapshot, problems=(*snapshot.problems, f"job store unreadable: {one_line(exc)}")
+            snapshot,
+            problems=(*snapshot.problems, f"job store unreadable: {one_line(overlay.error)}"),
         )
     lines = tuple(
         one_line(f"job {job.id} ({job.target} {job.arch} on {job.node}) is stalled")

@@ -34,21 +34,34 @@ class NodeJobOverlay:
         self._lock = threading.Lock()
         self._read_at = 0.0
         self._active: dict[str, list[JobRecord]] = {}
+        self.error: str | None = None  # why the last read of the store failed, if it did
 
     def active_jobs(self, node: str) -> list[JobRecord]:
         """Running or stalled jobs on `node`, with live state (re-read when stale)."""
+        return list(self._current().get(node, ()))
+
+    def stalled_jobs(self) -> list[JobRecord]:
+        """Every stalled job, on any node (configured or not), from the same read as the
+        node states."""
+        jobs = [j for node_jobs in self._current().values() for j in node_jobs]
+        return [j for j in jobs if j.state is JobState.STALLED]
+
+    def _current(self) -> dict[str, list[JobRecord]]:
+        """Active jobs by node, re-read from the store when older than `max_age`."""
         with self._lock:
             if time.monotonic() - self._read_at >= self.max_age:
                 self._refresh()
-            return list(self._active.get(node, ()))
+            return self._active
 
     def _refresh(self) -> None:
         active: dict[str, list[JobRecord]] = {}
         now = time.time()
         try:
             records = self.store.list(limit=None, unfinished_only=True)
-        except Exception:  # an unreadable store must not take the fleet view down
+            self.error = None
+        except Exception as exc:  # an unreadable store must not take the fleet view down
             records = []
+            self.error = str(exc) or type(exc).__name__
         for record in records:
             live = live_record(self.store, record, self.config.stall_after_seconds, now)
             if live.state in (JobState.RUNNING, JobState.STALLED):
