@@ -9,29 +9,22 @@ value is just characters on screen.
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
 
 from rich.style import Style
 from rich.text import Text
+
+from rocmtui.core.sanitize import sanitize_line
 
 MAX_CELL = 400  # a cell never needs more; a 10 MB value must not reach the layout engine
 _BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 
 
-def _fallback_sanitize(s: str) -> str:
-    """Conservative stand-in for the core sanitiser: drop every control and bidi character."""
+def _strict_filter(s: str) -> str:
+    """Drop every Unicode control, format and unassigned character and bidi control: one-line
+    cells also lose the zero-width and private-use characters the core sanitiser keeps."""
     return "".join(
         ch for ch in s if ch == "\t" or (unicodedata.category(ch)[0] != "C" and ch not in _BIDI)
     ).replace("\t", " ")
-
-
-@lru_cache(maxsize=1)
-def _sanitizer() -> object:
-    try:
-        from rocmtui.core.sanitize import sanitize_line
-    except ImportError:  # the core's sanitiser has not landed in this checkout
-        return _fallback_sanitize
-    return sanitize_line
 
 
 def clean(value: object, limit: int = MAX_CELL) -> str:
@@ -41,14 +34,11 @@ def clean(value: object, limit: int = MAX_CELL) -> str:
     raw = value if isinstance(value, str) else str(value)
     if len(raw) > limit * 4:  # cut before sanitising: the sanitiser's cost grows with length
         raw = raw[: limit * 4]
-    sanitize = _sanitizer()
     try:
-        out = sanitize(raw)  # type: ignore[operator]
+        out = sanitize_line(raw)
     except Exception:  # a sanitiser bug must not take the screen down: fall back, stay safe
-        out = _fallback_sanitize(raw)
-    if not isinstance(out, str):
-        out = str(out)
-    out = _fallback_sanitize(out.replace("\n", " ").replace("\r", " "))
+        out = _strict_filter(raw)
+    out = _strict_filter(out.replace("\n", " ").replace("\r", " "))
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
