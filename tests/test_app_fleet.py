@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -10,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 from rich.console import Console
+from textual.widgets._footer import FooterKey
 
 from rocmtui.app.backend import FleetBackend, ReadOnlyError
 from rocmtui.app.dialogs.bake import BakeDialog, BakeRequest
@@ -248,6 +250,28 @@ async def test_help_lists_the_catalog() -> None:
         text = console.export_text()
         assert "fleet.rebuild" in text and "logs.close" in text
         assert re.search(r"B +Bake… !", text)  # the remapped key, marked dangerous
+
+
+async def test_help_covers_the_screen_and_leaves_nothing_behind() -> None:
+    """Help is opaque (a busy log underneath is not re-composed into it), and opening and
+    closing it does not keep the footer's old keys alive (Textual's data binding did)."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.pause()
+        for _ in range(12):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            assert app.screen.styles.background.a == 1  # the screen below is not blended in
+            await pilot.press("escape")
+            await pilot.pause()
+        await pilot.pause()
+        gc.collect()
+        keys = [o for o in gc.get_objects() if isinstance(o, FooterKey)]
+        attached = [k for k in keys if k.is_attached]
+        assert attached, "the footer shows keys"
+        assert len(keys) - len(attached) <= len(attached), (len(keys), len(attached))
 
 
 async def test_quit_says_which_builds_keep_running() -> None:
