@@ -11,7 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from rocmtui.app import keys
+from rocmtui.app import heap, keys
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.model import JobView, keep_running
 from rocmtui.app.screens.fleet import FleetScreen
@@ -57,6 +57,7 @@ class RocmTui(App[list[JobView]]):
         self.push_screen(self.fleet_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Fleet file", severity="warning", markup=False)
+        self.call_after_refresh(heap.settle)  # after the first frame: start-up is not delayed
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The palette lists the catalog's actions of this screen (never dangerous ones when

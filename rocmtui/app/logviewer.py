@@ -13,6 +13,7 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
+from rocmtui.app import heap
 from rocmtui.app.widgets.logview import LogView
 
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "logview.tcss"
@@ -38,6 +39,7 @@ class LogViewerApp(App[None]):
     def on_mount(self) -> None:
         """Keys go to the log at once."""
         self.query_one(LogView).body.focus()
+        self.call_after_refresh(heap.settle)
 
 
 def main(argv: list[str] | None = None) -> int:
