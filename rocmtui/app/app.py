@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
@@ -15,10 +15,12 @@ from rocmtui.app import heap, keys
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.model import JobView, keep_running
 from rocmtui.app.screens.fleet import FleetScreen
-from rocmtui.app.screens.help import HelpScreen
-from rocmtui.app.screens.logs import LogsScreen
 from rocmtui.core.config import FleetConfig
 
+if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
+    from rocmtui.app.screens.logs import LogsScreen
+
+SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (see rocmtui/app/heap.py)
 STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
 
 
@@ -48,16 +50,35 @@ class RocmTui(App[list[JobView]]):
         self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
-        self.logs_screen = LogsScreen()
+        self._logs_screen: LogsScreen | None = None
+
+    def get_default_screen(self) -> Screen[Any]:
+        """The fleet screen is the bottom of the stack (no blank screen is drawn first)."""
+        return self.fleet_screen
 
     def on_mount(self) -> None:
-        """Keys from the fleet file, then the fleet screen."""
+        """Keys from the fleet file."""
         self.set_keymap(self.keymap)
-        self.install_screen(self.logs_screen, name="logs")
-        self.push_screen(self.fleet_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Fleet file", severity="warning", markup=False)
-        self.call_after_refresh(heap.settle)  # after the first frame: start-up is not delayed
+        # once start-up is over (first rounds on screen, bake file read): a full collection
+        # then would delay the first frame with fleet data
+        self.set_timer(SETTLE_AFTER, heap.settle, name="heap-settle")
+
+    @property
+    def logs_screen(self) -> LogsScreen:
+        """The log panes' screen, made (and its modules imported) when first needed."""
+        if self._logs_screen is None:
+            from rocmtui.app.screens.logs import LogsScreen
+
+            self._logs_screen = LogsScreen()
+            self.install_screen(self._logs_screen, name="logs")
+        return self._logs_screen
+
+    @property
+    def open_logs_screen(self) -> LogsScreen | None:
+        """The log panes' screen if one was made (nothing to update otherwise)."""
+        return self._logs_screen
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The palette lists the catalog's actions of this screen (never dangerous ones when
@@ -71,6 +92,8 @@ class RocmTui(App[list[JobView]]):
 
     def action_help(self) -> None:
         """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
+        from rocmtui.app.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         if not self.is_screen_installed("help"):

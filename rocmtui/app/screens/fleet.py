@@ -19,8 +19,6 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
-from rocmtui.app.dialogs.bake import BakeDialog, BakeRequest
-from rocmtui.app.dialogs.confirm import ConfirmDialog
 from rocmtui.app.feeds import Feeds, describe
 from rocmtui.app.messages import (
     BakeLoaded,
@@ -45,8 +43,9 @@ from rocmtui.app.widgets.fleet import (
 from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
     from rocmtui.app.app import RocmTui
+    from rocmtui.app.dialogs.bake import BakeRequest
 
 HISTORY = 32  # latency samples kept per service
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
@@ -77,6 +76,14 @@ class FleetScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Status line, the four panels, the footer."""
+        # the breakpoint classes Textual would add on the first resize, added now: adding them
+        # after mount re-styled every widget twice (~20 ms before the first frame)
+        width, height = self.app.size
+        for size, points in (
+            (width, self.HORIZONTAL_BREAKPOINTS),
+            (height, self.VERTICAL_BREAKPOINTS),
+        ):
+            self.add_class(*self._get_breakpoint_classes(size, points))
         yield StatusLine(id="statusbar")
         with Container(id="panels"):
             yield NodesPanel(id="nodes")
@@ -224,7 +231,9 @@ class FleetScreen(Screen[None]):
         self.alarm_new_stalls(message.jobs)
         self.render_panels("jobs", "nodes")
         self.watch_build()
-        self.console.logs_screen.update_jobs(message.jobs)
+        logs = self.console.open_logs_screen
+        if logs is not None:
+            logs.update_jobs(message.jobs)
 
     def watch_build(self) -> None:
         """The watch panel follows a build only where the terminal has room to show it."""
@@ -304,6 +313,8 @@ class FleetScreen(Screen[None]):
     def action_bake(self) -> None:
         """`b`: the bake dialog, on the selected node."""
         node, _ = self.selection()
+        from rocmtui.app.dialogs.bake import BakeRequest
+
         self.open_bake(BakeRequest(node=node))
 
     def action_rebuild(self) -> None:
@@ -314,6 +325,8 @@ class FleetScreen(Screen[None]):
         if node is not None and arch is None and self.data.fleet is not None:
             snap = self.data.fleet.node(node)
             arch = snap.gfx if snap else None
+        from rocmtui.app.dialogs.bake import BakeRequest
+
         self.open_bake(BakeRequest(node=node, target=target, arch=arch, ready=True))
 
     def open_bake(self, request: BakeRequest) -> None:
@@ -334,6 +347,8 @@ class FleetScreen(Screen[None]):
         def chosen(plan: BakePlan | None) -> None:
             if plan is not None:
                 self.launch(plan)
+
+        from rocmtui.app.dialogs.bake import BakeDialog
 
         self.app.push_screen(BakeDialog(self.data, request), chosen)
 
@@ -373,6 +388,8 @@ class FleetScreen(Screen[None]):
             f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
             f"({clean(job.id)})?"
         )
+        from rocmtui.app.dialogs.confirm import ConfirmDialog
+
         self.app.push_screen(ConfirmDialog(text, "y", "Cancel the build"), answered)
 
     # ---------------------------------------------------------------- intents
