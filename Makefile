@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# bytecode written even where PYTHONDONTWRITEBYTECODE is set: start-up does not compile
 run: $(STAMP)
+	@$(BIN)/python -m compileall -q rocmtui
 	$(BIN)/rocmtui $(ARGS)
 
 # System packages for the real local fleet (docker.io, registry, nginx, buildx ...).
