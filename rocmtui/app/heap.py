@@ -7,7 +7,8 @@ themselves, so each frame leaves cycles for the collector) triggers such a pass 
 two: measured in the console following 20,000 lines/s, each took 35-80 ms on the event loop,
 and a key that arrived during one waited for it.
 
-`settle()`, called once the first frame is up, collects and then `gc.freeze()`s what is alive:
+`settle()`, called once start-up is over (the app calls it a few seconds after mount, when the
+first rounds and the bake file are on screen), collects and then `gc.freeze()`s what is alive:
 those objects are never scanned again (refcounting still frees them if they are dropped), so a
 full pass only walks what the console made since. The thresholds stay CPython's: spacing the
 full passes out was tried and made each one longer (250-390 ms, the cycles pile up meanwhile).

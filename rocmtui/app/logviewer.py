@@ -16,6 +16,7 @@ from textual.binding import Binding, BindingType
 from rocmtui.app import heap
 from rocmtui.app.widgets.logview import LogView
 
+SETTLE_AFTER = 2.0  # s: the file's last screen is up; see rocmtui/app/heap.py
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "logview.tcss"
 
 
@@ -39,7 +40,7 @@ class LogViewerApp(App[None]):
     def on_mount(self) -> None:
         """Keys go to the log at once."""
         self.query_one(LogView).body.focus()
-        self.call_after_refresh(heap.settle)
+        self.set_timer(SETTLE_AFTER, heap.settle, name="heap-settle")
 
 
 def main(argv: list[str] | None = None) -> int:
