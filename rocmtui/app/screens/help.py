@@ -38,9 +38,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
                 (keys.display_key(key), Text(what), bid) for key, what, bid in keys.log_view_keys()
             ]
         rows.append(("", Text(""), ""))
-    rows.append(("ctrl+p", Text("command palette (every action by name)"), ""))
+    rows.append(("ctrl+p", Text("command palette"), ""))
     rows.append(("tab", Text("next panel"), ""))
-    rows.append(("!", Text("starts or stops a build: hidden and refused when read-only"), ""))
     key_width = max(len(k) for k, _, _ in rows)
     what_width = max(w.cell_len for _, w, _ in rows)
     out = Text()
@@ -50,6 +49,11 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
         out.append_text(what)
         out.append(" " * (what_width - what.cell_len + 2))
         out.append(binding_id + "\n", style="dim")
+    # notes after the table, so their length does not push the ids off an 80-column screen
+    out.append("\n")
+    out.append("!".rjust(key_width), style="bold")
+    out.append("  starts or stops a build: hidden and refused when read-only\n")
+    out.append(" " * (key_width + 2) + "the palette (ctrl+p) finds every action by name\n")
     return out
 
 
