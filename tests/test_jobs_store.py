@@ -132,12 +132,16 @@ def test_silence_makes_stalled_and_new_output_makes_running(tmp_path: Path) -> N
     try:
         old = time.time() - 120
         os.utime(job.log_path, (old, old))
-        stalled = live_record(store, job, stall_after=60)
-        assert stalled.state is JobState.STALLED and stalled.evidence == "silent 2m"
-        gathered = live_record(store, job, stall_after=60, with_evidence=True)
-        assert gathered.evidence == "silent 2m" and gathered.evidence_at
-        again = live_record(store, store.get(job.id), stall_after=60, with_evidence=True)
+        now = old + 120  # fixed, so the age reads exactly 2m00s however slow the machine
+        stalled = live_record(store, job, stall_after=60, now=now)
+        assert stalled.state is JobState.STALLED and stalled.evidence == "silent 2m00s"
+        gathered = live_record(store, job, stall_after=60, now=now, with_evidence=True)
+        assert gathered.evidence == "silent 2m00s" and gathered.evidence_at == now
+        again = live_record(
+            store, store.get(job.id), stall_after=60, now=now + 5, with_evidence=True
+        )
         assert again.evidence_at == gathered.evidence_at  # reused, not sampled again
+        assert again.evidence == "silent 2m05s"  # only the age moved on, in the same format
         with open(job.log_path, "ab") as fh:
             fh.write(b"more output\n")
         assert live_record(store, job, stall_after=60).state is JobState.RUNNING

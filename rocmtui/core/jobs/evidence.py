@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config import NodeConfig
+from rocmtui.core.display import fmt_age
 
 TAIL_BYTES = 4 * 1024 * 1024
 MAX_STEP_TEXT = 160
@@ -137,16 +138,9 @@ def open_step_of(lines: list[str]) -> str | None:
     return None
 
 
-def format_age(seconds: float) -> str:
-    """Short human age: 45s, 16m, 3h05m, 2d04h."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+# Evidence reads ages as the rest of the product does (core.display). The old name stays for
+# the callers that refresh evidence's "silent ..." prefix or print job durations.
+format_age = fmt_age
 
 
 def engine_pid(node: NodeConfig) -> int | None:
@@ -236,8 +230,8 @@ def stall_evidence(
     cpu_interval: float = 0.5,
 ) -> str:
     """One short line of evidence for a silent job, e.g.
-    "silent 16m; step [demo-vllm 2/2] RUN fake-compile still open; engine busy 180% CPU"."""
-    parts = [f"silent {format_age(silent_for)}"]
+    "silent 16m00s; step [demo-vllm 2/2] RUN fake-compile still open; engine busy 180% CPU"."""
+    parts = [f"silent {fmt_age(silent_for)}"]
     lines, _ = read_tail(log_path, 256 * 1024)
     step = open_step_of(lines)
     if step:
