@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rocmtui.core.probes._common import one_line, remaining
 from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
+from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
 
@@ -27,30 +28,8 @@ if TYPE_CHECKING:
 
 IDENTITY_HEADER = "docker-distribution-api-version"
 IDENTITY = "registry/2.0"
-SLOW_SECONDS = 1.0
 CATALOG_PAGE = 1000
 DETAILS_EVERY = 30.0  # seconds a monitor reuses the catalog count and Zot extras
-GOOD_STATES = frozenset({ServiceState.OK, ServiceState.SLOW, ServiceState.AUTH})
-
-
-def service_snapshot(
-    kind: str,
-    url: str,
-    state: ServiceState,
-    now: float,
-    previous: ServiceSnapshot | None,
-    **fields: object,
-) -> ServiceSnapshot:
-    """A ServiceSnapshot that carries `last_ok_at` over from `previous`."""
-    last_ok = now if state in GOOD_STATES else (previous.last_ok_at if previous else None)
-    return ServiceSnapshot(
-        kind=kind,
-        url=url,
-        state=state,
-        probed_at=now,
-        last_ok_at=last_ok,
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 def _catalog_count(answer: Fetched) -> int | None:
@@ -125,95 +104,41 @@ async def probe_registry(
     slow_after: float = SLOW_SECONDS,
 ) -> ServiceSnapshot:
     """The registry's health within `deadline` seconds (never raises)."""
-    now = time.time() if now is None else now
-    deadline_at = time.monotonic() + deadline
-    own = clients is None
-    clients = clients or HttpClients()
-    base = url.rstrip("/")
-    try:
-        client = clients.get(base, deadline)
+    async with ServiceProbe(
+        "registry", url, deadline=deadline, previous=previous, now=now, clients=clients
+    ) as probe:
+        base = url.rstrip("/")
+        client = probe.client(base)
         try:
-            answer = await fetch(client, "GET", f"{base}/v2/", remaining(deadline_at))
+            answer = await fetch(client, "GET", f"{base}/v2/", probe.left())
         except FetchError as exc:
-            return service_snapshot(
-                "registry", url, ServiceState.DOWN, now, previous, reason=str(exc)
-            )
+            return probe.verdict(ServiceState.DOWN, str(exc))
         identity = answer.headers.get(IDENTITY_HEADER)
-        common: dict[str, object] = {
+        probe.common = {
             "latency": answer.latency,
             "http_status": answer.status,
             "identity": one_line(identity, 60) if identity else None,
         }
         if answer.status == 401:
             if answer.headers.get("www-authenticate"):
-                return service_snapshot(
-                    "registry",
-                    url,
-                    ServiceState.AUTH,
-                    now,
-                    previous,
-                    reason="credentials required",
-                    **common,
-                )
-            return service_snapshot(
-                "registry",
-                url,
-                ServiceState.DEGRADED,
-                now,
-                previous,
-                reason="401 without WWW-Authenticate",
-                **common,
-            )
+                return probe.verdict(ServiceState.AUTH, "credentials required")
+            return probe.verdict(ServiceState.DEGRADED, "401 without WWW-Authenticate")
         if answer.status >= 500:
-            return service_snapshot(
-                "registry",
-                url,
-                ServiceState.DEGRADED,
-                now,
-                previous,
-                reason=f"server error: HTTP {answer.status}",
-                **common,
-            )
+            return probe.verdict(ServiceState.DEGRADED, f"server error: HTTP {answer.status}")
         if answer.status != 200:
             where = answer.headers.get("location")
             said = f"HTTP {answer.status}" + (f" to {where}" if where else "")
-            return service_snapshot(
-                "registry",
-                url,
-                ServiceState.DEGRADED,
-                now,
-                previous,
-                reason=one_line(f"not a registry: {said}"),
-                **common,
-            )
+            return probe.verdict(ServiceState.DEGRADED, one_line(f"not a registry: {said}"))
         if (identity or "").strip() != IDENTITY:
-            return service_snapshot(
-                "registry",
-                url,
-                ServiceState.DEGRADED,
-                now,
-                previous,
-                reason=one_line(f"not a registry: {IDENTITY_HEADER} is {identity or 'missing'}"),
-                **common,
-            )
-        repos, extras = await _details(client, base, deadline_at, clients, own)
+            said = f"{IDENTITY_HEADER} is {identity or 'missing'}"
+            return probe.verdict(ServiceState.DEGRADED, one_line(f"not a registry: {said}"))
+        repos, extras = await _details(
+            client, base, probe.deadline_at, probe.clients, fresh=probe.own
+        )
         state, reason = ServiceState.OK, None
         if answer.latency > slow_after:
             state, reason = ServiceState.SLOW, f"answered in {answer.latency:.1f}s"
         if any(word != "ok" for name, word in extras if name in ("livez", "readyz")):
             bad = ", ".join(f"{n} {w}" for n, w in extras if n != "metrics" and w != "ok")
             state, reason = ServiceState.DEGRADED, one_line(f"not ready: {bad}")
-        return service_snapshot(
-            "registry",
-            url,
-            state,
-            now,
-            previous,
-            reason=reason,
-            repositories=repos,
-            extras=extras,
-            **common,
-        )
-    finally:
-        if own:
-            await clients.aclose()
+        return probe.verdict(state, reason, repositories=repos, extras=extras)

@@ -9,11 +9,9 @@ server is up but cannot list (nginx without dav-ext), which is `degraded` and sa
 
 from __future__ import annotations
 
-import time
-
-from rocmtui.core.probes._common import one_line, remaining
+from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes._http import FetchError, HttpClients, fetch
-from rocmtui.core.probes.registry import SLOW_SECONDS, service_snapshot
+from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
 
@@ -34,27 +32,22 @@ async def probe_webdav(
     slow_after: float = SLOW_SECONDS,
 ) -> ServiceSnapshot:
     """The WebDAV server's health within `deadline` seconds (never raises)."""
-    now = time.time() if now is None else now
-    deadline_at = time.monotonic() + deadline
-    own = clients is None
-    clients = clients or HttpClients()
-    try:
-        client = clients.get(url, deadline)
+    async with ServiceProbe(
+        "webdav", url, deadline=deadline, previous=previous, now=now, clients=clients
+    ) as probe:
         try:
             answer = await fetch(
-                client,
+                probe.client(url),
                 "PROPFIND",
                 url,
-                remaining(deadline_at),
+                probe.left(),
                 headers={"Depth": "0", "Content-Type": "application/xml"},
                 max_body=64 * 1024,
             )
         except FetchError as exc:
-            return service_snapshot(
-                "webdav", url, ServiceState.DOWN, now, previous, reason=str(exc)
-            )
+            return probe.verdict(ServiceState.DOWN, str(exc))
         dav = answer.headers.get("dav")
-        common: dict[str, object] = {
+        probe.common = {
             "latency": answer.latency,
             "http_status": answer.status,
             "identity": one_line(f"DAV: {dav}", 60) if dav else None,
@@ -62,31 +55,14 @@ async def probe_webdav(
         status = answer.status
         if status == 207:
             if not dav and b"multistatus" not in answer.body.lower():
-                return service_snapshot(
-                    "webdav",
-                    url,
-                    ServiceState.DEGRADED,
-                    now,
-                    previous,
-                    reason="207 without a multistatus body",
-                    **common,
-                )
+                return probe.verdict(ServiceState.DEGRADED, "207 without a multistatus body")
             if not dav:
-                common["identity"] = "207 Multi-Status"
+                probe.common["identity"] = "207 Multi-Status"
             if answer.latency > slow_after:
-                return service_snapshot(
-                    "webdav",
-                    url,
-                    ServiceState.SLOW,
-                    now,
-                    previous,
-                    reason=f"answered in {answer.latency:.1f}s",
-                    **common,
-                )
-            return service_snapshot("webdav", url, ServiceState.OK, now, previous, **common)
+                return probe.verdict(ServiceState.SLOW, f"answered in {answer.latency:.1f}s")
+            return probe.verdict(ServiceState.OK)
         if status == 405:
-            reason = MISCONFIGURED
-            state = ServiceState.DEGRADED
+            reason, state = MISCONFIGURED, ServiceState.DEGRADED
         elif status == 401:
             reason, state = "credentials required", ServiceState.AUTH
         elif status >= 500:
@@ -95,7 +71,4 @@ async def probe_webdav(
             where = answer.headers.get("location")
             reason = one_line(f"not WebDAV: HTTP {status}" + (f" to {where}" if where else ""))
             state = ServiceState.DEGRADED
-        return service_snapshot("webdav", url, state, now, previous, reason=reason, **common)
-    finally:
-        if own:
-            await clients.aclose()
+        return probe.verdict(state, reason)
