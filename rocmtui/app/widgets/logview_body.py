@@ -6,7 +6,8 @@ turns them into styled, sanitised `Text` only then (`styled_line`), and keeps th
 LRU caches, so a million-line file costs what one screen costs. Without wrap the virtual size is
 (widest line seen, rows); with wrap the scroll unit stays one file line and the rows on screen are
 laid out from the top line down (or, at the bottom, from the last line up, so the last line is
-always whole on screen when following).
+always whole on screen when following). Turning a line into strips and laying out the wrapped
+screen are the mixin `LogBodyRender` (logview_render).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import ClassVar
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -27,16 +27,16 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
 
+from rocmtui.app.widgets.logview_render import DISPLAY_CAP, LogBodyRender
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.sanitize import styled_line
 
-DISPLAY_CAP = 16384  # bytes of one line read for the screen; the rest is counted, not read
 MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker
 TEXT_CACHE = 320  # styled lines kept: a few screens at 200x60
 STRIP_CACHE = 256  # rendered (highlighted, wrapped) lines kept
 
 
-class LogBody(ScrollView, can_focus=True):
+class LogBody(LogBodyRender, ScrollView, can_focus=True):
     """Rows of a log file, rendered on demand. Owned and driven by `LogView`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -319,51 +319,6 @@ class LogBody(ScrollView, can_focus=True):
             text.stylize(style, start, end)
         return text
 
-    def _strips_for(self, line: int, width: int) -> list[Strip]:
-        """The line rendered: one strip, or its wrapped rows at `width`."""
-        key = (line, self._look, width if self.wrap else 0)
-        got = self._strips.get(key)
-        if got is not None:
-            return got
-        text = self._decorated(line)
-        strips = self._render_text(text, max(1, width), self._base or self.rich_style)
-        # a plain ASCII line's width is its length; rich's cell_len would also fill its
-        # 4096-entry cache with every line followed, and memory would creep while following
-        width_now = len(text.plain) if text.plain.isascii() else text.cell_len
-        if not self.wrap and width_now > self._max_width:
-            self._max_width = min(width_now, DISPLAY_CAP)
-            self.call_later(self._grow_width)
-        if line not in self._pending:
-            self._strips.set(key, strips)
-        return strips
-
-    def _render_text(self, text: Text, width: int, base: Style) -> list[Strip]:
-        """Text to strips. Most build-log lines are plain ASCII without colour: those skip
-        Rich's renderer (a frame at 20k lines/s is all new lines). Wrapping is hard, at the
-        screen's width, so a line's rows are easy to count and to read."""
-        plain = text.plain
-        ascii_ = plain.isascii()  # printable: the sanitiser removed controls, tabs are expanded
-        if ascii_ and not text.spans:
-            if not self.wrap:
-                return [Strip([Segment(plain, base)], len(plain))]
-            rows = [plain[i : i + width] for i in range(0, len(plain), width)] or [""]
-            return [Strip([Segment(r.ljust(width), base)], width) for r in rows]
-        console = self.app.console
-        if not self.wrap:
-            return [Strip(text.render(console), text.cell_len)]
-        if ascii_:
-            parts = text.divide(range(width, len(plain), width)) if len(plain) > width else [text]
-        else:
-            parts = text.wrap(console, width, overflow="fold", no_wrap=False)
-        return [
-            Strip(part.render(console), part.cell_len).crop_extend(0, width, base) for part in parts
-        ] or [Strip.blank(width, base)]
-
-    def _grow_width(self) -> None:
-        """A wider line was seen: let horizontal scrolling reach its end."""
-        if not self.wrap and self._max_width > self.virtual_size.width:
-            self._set_virtual_size(Size(self._max_width, self.virtual_size.height))
-
     # -- rendering -----------------------------------------------------------------------------
     def _row_style(self, row: int) -> Style | None:
         """Selection styling for a row, if any."""
@@ -375,31 +330,6 @@ class LogBody(ScrollView, can_focus=True):
         if lo <= row <= hi:
             return self.get_component_rich_style("logview--selected")
         return None
-
-    def _wrapped_screen(self, width: int, height: int) -> list[tuple[int, Strip]]:
-        """(row, strip) for each screen row in wrap mode."""
-        rows = self.row_count
-        top = int(self.scroll_y)
-        out: list[tuple[int, Strip]] = []
-        if top >= self.max_scroll_y and rows > 0:  # bottom-anchored: the last line is whole
-            return self._bottom_screen(width, height)
-        row = top
-        while row < rows and len(out) < height:
-            out.extend((row, s) for s in self._strips_for(self.line_of_row(row), width))
-            row += 1
-        if len(out) < height and top > 0:  # ran out of lines: show the end, screen full
-            return self._bottom_screen(width, height)
-        return out[:height]
-
-    def _bottom_screen(self, width: int, height: int) -> list[tuple[int, Strip]]:
-        """The wrapped screen laid out from the last line up."""
-        out: list[tuple[int, Strip]] = []
-        row = self.row_count - 1
-        while row >= 0 and len(out) < height:
-            strips = self._strips_for(self.line_of_row(row), width)
-            out[:0] = [(row, s) for s in strips]
-            row -= 1
-        return out[-height:]
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Work out the base style once per paint, not once per row (it walks the DOM)."""
@@ -430,15 +360,6 @@ class LogBody(ScrollView, can_focus=True):
         if style is not None:
             strip = strip.apply_style(style)
         return strip
-
-    def _wrapped_layout(self) -> list[tuple[int, Strip]]:
-        """The wrapped screen, laid out once per frame."""
-        view = self._view
-        key = (int(self.scroll_y), view.width, view.height, self.row_count, self._look)
-        if self._screen_key != key:
-            self._screen = self._wrapped_screen(view.width, view.height)
-            self._screen_key = key
-        return self._screen
 
     def screen_text(self) -> list[str]:
         """The plain text of each row on screen (what a test or a copy of the screen sees)."""
