@@ -264,6 +264,7 @@ async def test_help_covers_the_screen_and_leaves_nothing_behind() -> None:
             await pilot.pause()
             assert isinstance(app.screen, HelpScreen)
             assert app.screen.styles.background.a == 1  # the screen below is not blended in
+            assert not app.fleet_screen.is_current  # nor repainted under the page
             await pilot.press("escape")
             await pilot.pause()
         await pilot.pause()
@@ -281,6 +282,7 @@ async def test_quit_says_which_builds_keep_running() -> None:
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmDialog)
+        assert app.fleet_screen.is_current  # a translucent dialog: the fleet shows through
         question = str(app.screen.query_one("#confirm-question").render())
         assert (
             "20251130-1101-pytorch-gfx1201" in question and "20251130-1120-vllm-gfx950" in question

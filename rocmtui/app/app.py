@@ -52,6 +52,21 @@ class RocmTui(App[list[JobView]]):
         self.fleet_screen = FleetScreen()
         self._logs_screen: LogsScreen | None = None
 
+    @property
+    def _background_screens(self) -> list[Screen[Any]]:
+        """Screens that show through the top one: none when it is opaque.
+
+        Textual (8.2) always counts the screen right under the top one, and passes its
+        changes up as repaints of the top screen. With help (or the log panes) covering a log
+        that follows a fast build, every frame of the hidden log repainted the unchanged page
+        on top: 138 KB/s to the terminal for nothing. Screens under an opaque one now wait;
+        Textual lays a screen out again when it is resumed.
+        """
+        stack = self._screen_stack
+        if stack and stack[-1].styles.background.a == 1:
+            return []
+        return super()._background_screens
+
     def get_default_screen(self) -> Screen[Any]:
         """The fleet screen is the bottom of the stack (no blank screen is drawn first)."""
         return self.fleet_screen
