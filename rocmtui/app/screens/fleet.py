@@ -1,7 +1,8 @@
 """The fleet screen: coordinates the panels, the feeds, the dialogs and the log panes.
 
 It holds the latest `ConsoleData`, re-renders panels when a feed reports, and turns the
-operator's keys into core actions run in workers. Panels render; this screen decides.
+operator's keys into core actions run in workers. Panels render; this screen decides. The job
+and bake actions (bake, rebuild, log, cancel) are in `fleet_actions.FleetActions`, mixed in here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
@@ -29,7 +30,8 @@ from rocmtui.app.messages import (
     LogRequested,
     PanelFailed,
 )
-from rocmtui.app.model import BakePlan, ConsoleData, JobView, last_job_on, running_job_on
+from rocmtui.app.model import ConsoleData, JobView
+from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette, QuietFooter, StatusLine
 from rocmtui.app.widgets.fleet import (
@@ -51,7 +53,7 @@ HISTORY = 32  # latency samples kept per service
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
-class FleetScreen(Screen[None]):
+class FleetScreen(FleetActions, Screen[None]):
     """Nodes, services, jobs and variables on one screen; the keys that act on them."""
 
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("fleet"))
@@ -291,74 +293,11 @@ class FleetScreen(Screen[None]):
             self.notify(reason, title="Failed", severity="error", markup=False)
 
     # ---------------------------------------------------------------- keys
+    # bake, rebuild, open_log, cancel_job and their workers are FleetActions' (fleet_actions.py)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides dangerous keys (and the backend refuses them anyway)."""
         return not (self.console.read_only and action in keys.DANGEROUS_ACTIONS["fleet"])
-
-    def selection(self) -> tuple[str | None, JobView | None]:
-        """(node, job) the cursor is on: a job row names both; a node row names its node."""
-        focused = self.focused
-        jobs = self.query_one("#jobs", JobsPanel)
-        nodes = self.query_one("#nodes", NodesPanel)
-        if focused is jobs.table and jobs.selected_key:
-            job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
-            return (job.node if job else None), job
-        node = nodes.selected_key
-        if node is None:
-            return None, None
-        job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
-        return node, job
-
-    def action_bake(self) -> None:
-        """`b`: the bake dialog, on the selected node."""
-        node, _ = self.selection()
-        from rocmtui.app.dialogs.bake import BakeRequest
-
-        self.open_bake(BakeRequest(node=node))
-
-    def action_rebuild(self) -> None:
-        """`r`: the same target, one arch, on that node: the dialog opens ready, Enter starts."""
-        node, job = self.selection()
-        target = job.target if job else None
-        arch = job.arch if job else None
-        if node is not None and arch is None and self.data.fleet is not None:
-            snap = self.data.fleet.node(node)
-            arch = snap.gfx if snap else None
-        from rocmtui.app.dialogs.bake import BakeRequest
-
-        self.open_bake(BakeRequest(node=node, target=target, arch=arch, ready=True))
-
-    def open_bake(self, request: BakeRequest) -> None:
-        """Push the bake dialog (refused in read-only mode)."""
-        if self.console.read_only:
-            self.notify("Read-only console: builds cannot be started here.", severity="warning")
-            return
-        if self.data.bake is None and self.feeds is not None:
-            # the file is read lazily after start-up: read it now, open the dialog when it is in
-            self._pending_bake = request
-            self.load_bake()
-            return
-        if self.data.bake is None or not self.data.bake.targets:
-            why = self.data.bake.error if self.data.bake else "the bake file is still loading"
-            self.notify(f"No bake targets: {why}", severity="warning", markup=False)
-            return
-
-        def chosen(plan: BakePlan | None) -> None:
-            if plan is not None:
-                self.launch(plan)
-
-        from rocmtui.app.dialogs.bake import BakeDialog
-
-        self.app.push_screen(BakeDialog(self.data, request), chosen)
-
-    def action_open_log(self) -> None:
-        """`l`: the log pane of the selected job (or of the node's running job)."""
-        _, job = self.selection()
-        if job is None:
-            self.notify("No job here to show.", severity="information")
-            return
-        self.post_message(LogRequested(job.id))
 
     def action_show_logs(self) -> None:
         """`v`: the log panes already open."""
@@ -369,30 +308,9 @@ class FleetScreen(Screen[None]):
         if self.feeds is not None:
             self.feeds.poke()
 
-    def action_cancel_job(self) -> None:
-        """`c`: cancel the selected running job, after a confirmation."""
-        _, job = self.selection()
-        if job is None or not job.active:
-            self.notify("Select a running job to cancel.", severity="information")
-            return
-        self.confirm_cancel(job)
-
-    def confirm_cancel(self, job: JobView) -> None:
-        """Ask, then cancel through the core."""
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.post_message(CancelRequested(job.id))
-
-        text = (
-            f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
-            f"({clean(job.id)})?"
-        )
-        from rocmtui.app.dialogs.confirm import ConfirmDialog
-
-        self.app.push_screen(ConfirmDialog(text, "y", "Cancel the build"), answered)
-
     # ---------------------------------------------------------------- intents
+    # the handlers stay on the screen: Textual collects `@on` handlers only from DOM classes,
+    # and FleetActions is a plain mixin at run time
 
     @on(LogRequested)
     def _log(self, message: LogRequested) -> None:
@@ -408,18 +326,6 @@ class FleetScreen(Screen[None]):
     def _cancel_requested(self, message: CancelRequested) -> None:
         self.cancel(message.job_id)
 
-    @work(thread=True, name="launch", group="actions", exit_on_error=False)
-    def launch(self, plan: BakePlan) -> None:
-        """Start a build through the core (blocks: a worker)."""
-        try:
-            job = self.console.backend.launch(plan)
-        except Exception as exc:
-            self.app.call_from_thread(
-                self.notify, describe(exc), title="Bake refused", severity="error", markup=False
-            )
-            return
-        self.post_message(JobStarted(job))
-
     @on(JobStarted)
     def _started(self, message: JobStarted) -> None:
         job = message.job
@@ -432,19 +338,5 @@ class FleetScreen(Screen[None]):
         self.data = replace(self.data, jobs=(job, *[j for j in self.data.jobs if j.id != job.id]))
         self.render_all()
         self.post_message(LogRequested(job.id))
-        if self.feeds is not None:
-            self.feeds.poke()
-
-    @work(thread=True, name="cancel", group="actions", exit_on_error=False)
-    def cancel(self, job_id: str) -> None:
-        """Cancel through the core (waits for the grace period: a worker)."""
-        try:
-            self.console.backend.cancel(job_id)
-        except Exception as exc:
-            self.app.call_from_thread(
-                self.notify, describe(exc), title="Cancel failed", severity="error", markup=False
-            )
-            return
-        self.app.call_from_thread(self.notify, f"Job {clean(job_id)} cancelled.", markup=False)
         if self.feeds is not None:
             self.feeds.poke()

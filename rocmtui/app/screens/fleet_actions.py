@@ -1,0 +1,167 @@
+"""The fleet screen's job and bake actions: bake, rebuild, open a log, cancel after asking.
+
+`FleetActions` is a mixin for `FleetScreen`: the key bindings in `rocmtui.app.keys` name
+actions, and Textual looks them up as `action_<name>` on the screen, so the methods keep their
+names and simply live here. The screen keeps the state (`data`, `feeds`) and the message
+handlers; these methods read that state and start dialogs or core workers.
+
+Dialogs are imported inside the methods that open them, never at the top: nothing here may
+delay the first frame.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from rocmtui.app.feeds import describe
+from rocmtui.app.messages import CancelRequested, JobStarted, LogRequested
+from rocmtui.app.model import BakePlan, JobView, last_job_on, running_job_on
+from rocmtui.app.text import clean
+from rocmtui.app.widgets.fleet import JobsPanel, NodesPanel
+
+if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
+    from textual.screen import Screen
+
+    from rocmtui.app.app import RocmTui
+    from rocmtui.app.dialogs.bake import BakeRequest
+    from rocmtui.app.feeds import Feeds
+    from rocmtui.app.model import ConsoleData
+
+    # type-checked as a screen; at run time a plain mixin, so Textual's DOM (CSS type names,
+    # bindings, message handlers) sees only FleetScreen
+    _Base = Screen[None]
+else:
+    _Base = object
+
+
+class FleetActions(_Base):
+    """Job and bake actions for `FleetScreen` (which provides the state declared here)."""
+
+    # provided by FleetScreen; declared so these methods type-check on their own
+    data: ConsoleData
+    feeds: Feeds | None
+    _pending_bake: BakeRequest | None
+
+    if TYPE_CHECKING:
+
+        @property
+        def console(self) -> RocmTui:
+            """The app, typed (FleetScreen's property)."""
+
+        def load_bake(self) -> None:
+            """Read the bake file in a worker, once (FleetScreen's method)."""
+
+    def selection(self) -> tuple[str | None, JobView | None]:
+        """(node, job) the cursor is on: a job row names both; a node row names its node."""
+        focused = self.focused
+        jobs = self.query_one("#jobs", JobsPanel)
+        nodes = self.query_one("#nodes", NodesPanel)
+        if focused is jobs.table and jobs.selected_key:
+            job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
+            return (job.node if job else None), job
+        node = nodes.selected_key
+        if node is None:
+            return None, None
+        job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
+        return node, job
+
+    def action_bake(self) -> None:
+        """`b`: the bake dialog, on the selected node."""
+        node, _ = self.selection()
+        from rocmtui.app.dialogs.bake import BakeRequest
+
+        self.open_bake(BakeRequest(node=node))
+
+    def action_rebuild(self) -> None:
+        """`r`: the same target, one arch, on that node: the dialog opens ready, Enter starts."""
+        node, job = self.selection()
+        target = job.target if job else None
+        arch = job.arch if job else None
+        if node is not None and arch is None and self.data.fleet is not None:
+            snap = self.data.fleet.node(node)
+            arch = snap.gfx if snap else None
+        from rocmtui.app.dialogs.bake import BakeRequest
+
+        self.open_bake(BakeRequest(node=node, target=target, arch=arch, ready=True))
+
+    def open_bake(self, request: BakeRequest) -> None:
+        """Push the bake dialog (refused in read-only mode)."""
+        if self.console.read_only:
+            self.notify("Read-only console: builds cannot be started here.", severity="warning")
+            return
+        if self.data.bake is None and self.feeds is not None:
+            # the file is read lazily after start-up: read it now, open the dialog when it is in
+            self._pending_bake = request
+            self.load_bake()
+            return
+        if self.data.bake is None or not self.data.bake.targets:
+            why = self.data.bake.error if self.data.bake else "the bake file is still loading"
+            self.notify(f"No bake targets: {why}", severity="warning", markup=False)
+            return
+
+        def chosen(plan: BakePlan | None) -> None:
+            if plan is not None:
+                self.launch(plan)
+
+        from rocmtui.app.dialogs.bake import BakeDialog
+
+        self.app.push_screen(BakeDialog(self.data, request), chosen)
+
+    def action_open_log(self) -> None:
+        """`l`: the log pane of the selected job (or of the node's running job)."""
+        _, job = self.selection()
+        if job is None:
+            self.notify("No job here to show.", severity="information")
+            return
+        self.post_message(LogRequested(job.id))
+
+    def action_cancel_job(self) -> None:
+        """`c`: cancel the selected running job, after a confirmation."""
+        _, job = self.selection()
+        if job is None or not job.active:
+            self.notify("Select a running job to cancel.", severity="information")
+            return
+        self.confirm_cancel(job)
+
+    def confirm_cancel(self, job: JobView) -> None:
+        """Ask, then cancel through the core."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(CancelRequested(job.id))
+
+        text = (
+            f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
+            f"({clean(job.id)})?"
+        )
+        from rocmtui.app.dialogs.confirm import ConfirmDialog
+
+        self.app.push_screen(ConfirmDialog(text, "y", "Cancel the build"), answered)
+
+    @work(thread=True, name="launch", group="actions", exit_on_error=False)
+    def launch(self, plan: BakePlan) -> None:
+        """Start a build through the core (blocks: a worker)."""
+        try:
+            job = self.console.backend.launch(plan)
+        except Exception as exc:
+            self.app.call_from_thread(
+                self.notify, describe(exc), title="Bake refused", severity="error", markup=False
+            )
+            return
+        self.post_message(JobStarted(job))
+
+    @work(thread=True, name="cancel", group="actions", exit_on_error=False)
+    def cancel(self, job_id: str) -> None:
+        """Cancel through the core (waits for the grace period: a worker)."""
+        try:
+            self.console.backend.cancel(job_id)
+        except Exception as exc:
+            self.app.call_from_thread(
+                self.notify, describe(exc), title="Cancel failed", severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self.notify, f"Job {clean(job_id)} cancelled.", markup=False)
+        if self.feeds is not None:
+            self.feeds.poke()
