@@ -4,6 +4,7 @@ Starts the build detached and returns at once: the job id goes to stdout (one li
 scripts: `rocmtui logs -f "$(rocmtui bake demo-vllm)"`), a human summary to stderr.
 Exit codes: 0 started, 1 refused (already building, push not confirmed, no registry login),
 2 usage or configuration error (unknown target, arch, node or variable; bad bake file).
+TARGET is any name `docker buildx bake` accepts: a target, a group or a matrix-generated name.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Start `docker buildx bake` for one target on one node, detached from "
         "this terminal, and print the job id at once.",
     )
-    parser.add_argument("target", metavar="TARGET", help="a target of the bake file")
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        help="any name bake accepts: a target, a group (default, all) or a matrix name "
+        "(pytorch-gfx1201)",
+    )
     parser.add_argument("--arch", metavar="GFX", help="GFX_ARCH (default: the bake file's)")
     parser.add_argument("--node", metavar="NAME", help="fleet node (default: the local one)")
     parser.add_argument("--push", action="store_true", help="push the image (needs --yes)")

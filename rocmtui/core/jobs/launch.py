@@ -43,7 +43,9 @@ from rocmtui.core.jobs.plan import (
     node_environment,
     parse_overrides,
     pick_node,
+    pinned_arch,
     push_hosts,
+    resolve_target,
     target_pushes,
     variable_default,
 )
@@ -151,25 +153,32 @@ def launch_job(
 ) -> JobRecord:
     """Start `target` for `arch` on node `node_name`, detached; return its record at once.
 
-    `bake` is the loaded bake file (`bakefile.load_bake`). `arch` defaults to the bake file's
-    `GFX_ARCH` default; the node to the fleet's local node (else the first). Raises
+    `bake` is the loaded bake file (`bakefile.load_bake`). `target` is any name bake accepts:
+    a target block, a group, a matrix-generated name. `arch` defaults to the bake file's
+    `GFX_ARCH` default; a name whose matrix fixes one arch (`pytorch-gfx1201`) is recorded and
+    locked under that arch. The node defaults to the fleet's local node (else the first). Raises
     `LaunchError` for unknown names, `LaunchRefused` for a pushing build without `yes` or
     without a login entry for its registry, `AlreadyRunning` when the target+arch+node is busy.
     """
     env = os.environ if env is None else env
     overrides = dict(overrides or {})
     store = store or JobStore.for_config(config, env)
-    targets = names_of(getattr(bake, "targets", {}))
-    if target not in targets:
-        raise LaunchError(f"no target {target!r} in {bake_path(config, bake)}")
     arches = known_arches(bake)
     arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
     if not arch or arch not in arches:
         raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}")
     node = pick_node(config, node_name)
     check_overrides(bake, overrides)
-    child_env = node_environment(node, arch, env, overrides, names_of(bake.variables))
-    pushes = push or target_pushes(bake, target)
+    declared = names_of(bake.variables)
+    child_env = node_environment(node, arch, env, overrides, declared)
+    # a target block: no bake run; a group or matrix name: bake's view under the job's env
+    printed = resolve_target(config, bake, target, child_env)
+    pinned = pinned_arch(printed) if printed is not None else None
+    if pinned and pinned != arch:
+        # the matrix fixed the arch (`pytorch-gfx1201`): record, lock and label what is built
+        arch = pinned
+        child_env = node_environment(node, arch, env, overrides, declared)
+    pushes = push or target_pushes(bake, target, printed)
     if pushes:
         if not yes:
             raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")

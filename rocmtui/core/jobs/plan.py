@@ -5,13 +5,19 @@ environment (the scrubbed launch environment from `bakeprint.bake_environment`, 
 overrides of declared variables only, `GFX_ARCH`, the node's `DOCKER_HOST` or
 `DOCKER_CONTEXT`), and the checks: target, arch and node names, overrides, and for a pushing
 build a login entry for every registry it pushes to (presence of the key only).
+
+A target is any name bake accepts: a `target` block is known from the file alone (the
+single-arch rebuild: `pytorch` + `GFX_ARCH`); a group or matrix name (`all`, `pytorch-gfx1201`)
+is asked of `bake --print` under the job's environment, which says what it pushes and builds.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import pwd
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +27,9 @@ from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs.redaction import redact_argv
 
 ARCH_VARIABLE = "GFX_ARCH"
+#: How long a launch waits for `bake --print` (it answers in ~0.1 s and needs no daemon).
+RESOLVE_TIMEOUT = 20.0
+_PUSH_OUTPUT = re.compile(r"(^|[\s,])(type=registry|push=true)\b")
 
 
 class LaunchError(Exception):
@@ -65,8 +74,11 @@ def known_arches(bake: Any) -> list[str]:
     return names_of(getattr(bake, "arches", ()))
 
 
-def target_pushes(bake: Any, target: str) -> bool:
-    """Whether the target pushes to a registry (its own or an inherited output)."""
+def target_pushes(bake: Any, target: str, printed: Mapping[str, Any] | None = None) -> bool:
+    """Whether the target pushes to a registry (its own or an inherited output); with `printed`
+    (`resolve_target`'s answer), whether any target bake resolved for the name pushes."""
+    if printed is not None:
+        return any(_printed_pushes(body) for body in _printed_targets(printed).values())
     pushing = set(names_of(getattr(bake, "pushing_targets", ())))
     if target in pushing:
         return True
@@ -174,6 +186,93 @@ def build_command(
 # -- validation -----------------------------------------------------------------------------------
 
 
+def static_names(bake: Any) -> set[str]:
+    """Every target and group name written in the file (matrix blocks by their label)."""
+    targets = names_of(getattr(bake, "targets", {}))
+    return set(targets) | set(names_of(getattr(bake, "groups", {})))
+
+
+def unknown_target(path: Path, target: str, names: Iterable[str]) -> LaunchError:
+    """The one-line refusal of a name bake does not know, with up to three close matches."""
+    shown = sorted(n for n in names if not n.startswith("_"))  # `_x` are bases, not builds
+    close = difflib.get_close_matches(target, shown, n=8, cutoff=0.6)
+    # difflib ranks pytorch-gfx1250 above pytorch-gfx1201 for pytorch-gfx1202: fewest edits first
+    close = sorted(close, key=lambda name: _edits(target, name))[:3]
+    hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+    return LaunchError(f"no target {target!r} in {path}{hint}")
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (names are short; this runs only on a refusal)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def resolve_target(
+    config: FleetConfig,
+    bake: Any,
+    target: str,
+    env: Mapping[str, str],
+    timeout: float = RESOLVE_TIMEOUT,
+) -> dict[str, Any] | None:
+    """Check that bake accepts `target`. None for a `target` block of the file (nothing runs:
+    launches stay cheap); any other name (group, matrix name) is `bake --print`ed with `env`,
+    the job's own environment, since matrix names follow variables, and that JSON returned. A
+    name bake refuses raises LaunchError naming the file and the target, with close matches
+    from `bakeprint.resolved_names`; any other bake failure is raised as bake reported it."""
+    if target in names_of(getattr(bake, "targets", {})):
+        return None
+    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bakeprint import BuildxMissing, bake_print, resolved_names
+
+    path = bake_path(config, bake)
+    try:
+        return bake_print(path, [target], env, timeout)
+    except BuildxMissing:
+        if target in static_names(bake):
+            raise  # a group written in the file: buildx is needed to build it anyway
+        raise unknown_target(path, target, static_names(bake)) from None
+    except BakeError as exc:
+        refused = exc
+    try:
+        known = resolved_names(bake, env, timeout)
+    except BakeError:
+        raise refused from None
+    if target in known:
+        raise refused  # bake knows the name but cannot resolve it: its own message says why
+    raise unknown_target(path, target, known) from None
+
+
+def pinned_arch(printed: Mapping[str, Any]) -> str | None:
+    """The one `GFX_ARCH` arg all targets bake resolved build with, else None (mixed, absent):
+    gfx1201 for `pytorch-gfx1201` or group `gfx1201` whatever GFX_ARCH says (the matrix's)."""
+    values = set()
+    for body in _printed_targets(printed).values():
+        args = body.get("args")
+        values.add(args.get(ARCH_VARIABLE) if isinstance(args, Mapping) else None)
+    only = values.pop() if len(values) == 1 else None
+    return only if isinstance(only, str) and only else None
+
+
+def _printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """`bake --print`'s targets, keeping only well-formed entries."""
+    targets = printed.get("target")
+    if not isinstance(targets, Mapping):
+        return {}
+    return {str(k): v for k, v in targets.items() if isinstance(v, Mapping)}
+
+
+def _printed_pushes(body: Mapping[str, Any]) -> bool:
+    """Whether a printed target's output is `type=registry` or carries `push=true`."""
+    outputs = body.get("output")
+    items = outputs if isinstance(outputs, list) else [outputs] if outputs else []
+    return any(_PUSH_OUTPUT.search(str(item)) for item in items)
+
+
 def pick_node(config: FleetConfig, node_name: str | None) -> NodeConfig:
     """The named node (LaunchError if unknown), else the local node, else the first."""
     if node_name:
@@ -239,9 +338,14 @@ def push_hosts(
     try:
         from rocmtui.core.bakeprint import bake_print
 
-        printed = bake_print(bake_path(config, bake), [target], dict(child_env), 20.0)
+        printed = bake_print(bake_path(config, bake), [target], dict(child_env), RESOLVE_TIMEOUT)
         data = printed if isinstance(printed, Mapping) else getattr(printed, "data", None)
-        tags = (data or {}).get("target", {}).get(target, {}).get("tags") or []
+        bodies = _printed_targets(data or {})
+        if target in bodies:
+            tags = bodies[target].get("tags") or []
+        else:  # a group or matrix name: the pushing targets' tags (all of them under --push)
+            chosen = [b for b in bodies.values() if _printed_pushes(b)] or list(bodies.values())
+            tags = [t for body in chosen for t in body.get("tags") or []]
         hosts = {_tag_host(str(t)) for t in tags}
         if hosts:
             return hosts

@@ -1,0 +1,194 @@
+"""Launch accepts every name bake accepts -- target blocks, groups, matrix-generated names --
+asked of the real `docker buildx bake --print`, and refuses the rest with one line naming the
+file and the name. Launches here go to a node whose engine does not exist: everything up to
+and including bake runs for real, and bake then fails to reach the engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.bakefile import load_bake
+from rocmtui.core.config import load_config
+from rocmtui.core.jobs import LaunchError, launch_job, list_jobs, locks
+from rocmtui.core.jobs.plan import (
+    node_environment,
+    pinned_arch,
+    resolve_target,
+    target_pushes,
+)
+from tests.realparts import require
+from tests.test_jobs_support import (
+    REPO,
+    lock_dir,  # noqa: F401 - fixture
+    run_cli,
+    wait_state,
+)
+
+ROCM_BAKE = REPO / "bake" / "rocm-bake.hcl"
+MATRIX_BAKE = REPO / "tests" / "bakefiles" / "matrix.hcl"
+ENDED = ["succeeded", "failed", "lost", "cancelled"]
+
+
+def offline_config(tmp_path: Path, bake_file: Path = ROCM_BAKE) -> Path:
+    """A fleet file on `bake_file` with one node whose engine is never there."""
+    path = tmp_path / "rocmtui.toml"
+    path.write_text(
+        f"bake_file = {json.dumps(str(bake_file))}\nstate_dir = "
+        f'{json.dumps(str(tmp_path / "state"))}\n\n[[nodes]]\nname = "snoc-think"\n'
+        'docker_host = "unix:///nonexistent/d.sock"\ngfx = "gfx1201"\n'
+    )
+    return path
+
+
+def job_env(tmp_path: Path, bake_file: Path, arch: str, **overrides: str) -> dict[str, str]:
+    """The environment a launch gives bake (the planner's own function)."""
+    config = load_config(offline_config(tmp_path, bake_file))
+    bake = load_bake(bake_file)
+    return node_environment(
+        config.nodes[0], arch, {"PATH": os.environ["PATH"]}, overrides, bake.variables
+    )
+
+
+def test_a_target_block_is_known_without_running_bake(tmp_path: Path) -> None:
+    config = load_config(offline_config(tmp_path))
+    bake = load_bake(ROCM_BAKE)
+    no_docker = {"PATH": str(tmp_path)}  # bake_print would raise BuildxMissing here
+    assert resolve_target(config, bake, "pytorch", no_docker) is None
+    assert resolve_target(config, bake, "pytorch-push", no_docker) is None
+    with pytest.raises(LaunchError, match="no target 'pytorch-gfx1201'"):
+        resolve_target(config, bake, "pytorch-gfx1201", no_docker)  # cannot ask: refused
+
+
+def test_groups_and_matrix_names_are_what_bake_makes_of_them(tmp_path: Path) -> None:
+    require("docker-buildx")
+    config = load_config(offline_config(tmp_path))
+    bake = load_bake(ROCM_BAKE)
+    env = job_env(tmp_path, ROCM_BAKE, "gfx950")
+
+    default = resolve_target(config, bake, "default", env)
+    assert default is not None and "lmcache" in default["target"]
+    assert pinned_arch(default) == "gfx950"  # follows GFX_ARCH
+    assert not target_pushes(bake, "default", default)
+
+    matrix = resolve_target(config, bake, "pytorch-gfx1201", env)
+    assert matrix is not None and "pytorch-gfx1201" in matrix["target"]
+    assert matrix["target"]["pytorch-gfx1201"]["args"]["GFX_ARCH"] == "gfx1201"
+    assert pinned_arch(matrix) == "gfx1201"  # fixed by the matrix, whatever GFX_ARCH says
+
+    per_arch = resolve_target(config, bake, "gfx1250", env)
+    assert per_arch is not None and pinned_arch(per_arch) == "gfx1250"
+    every = resolve_target(config, bake, "all", env)
+    assert every is not None and pinned_arch(every) is None  # three arches
+    assert {"vllm-gfx950", "vllm-gfx1201", "vllm-gfx1250"} <= set(every["target"])
+
+    pushed = resolve_target(config, bake, "push", env)  # a group of *-push targets
+    assert pushed is not None and target_pushes(bake, "push", pushed)
+
+    # matrix names follow the job's variables: an override makes a new one
+    with pytest.raises(LaunchError, match="no target 'pytorch-gfx1100'"):
+        resolve_target(config, bake, "pytorch-gfx1100", env)
+    wider = job_env(tmp_path, ROCM_BAKE, "gfx950", SUPPORTED_GFX_ARCHES="gfx950,gfx1100")
+    made = resolve_target(config, bake, "pytorch-gfx1100", wider)
+    assert made is not None and pinned_arch(made) == "gfx1100"
+
+
+def test_matrix_over_a_list_and_a_pushing_matrix(tmp_path: Path) -> None:
+    require("docker-buildx")
+    config = load_config(offline_config(tmp_path, MATRIX_BAKE))
+    bake = load_bake(MATRIX_BAKE)
+    env = job_env(tmp_path, MATRIX_BAKE, "gfx1250")
+    wheel = resolve_target(config, bake, "wheel-gfx950-py312", env)
+    assert wheel is not None and pinned_arch(wheel) == "gfx950"
+    assert not target_pushes(bake, "wheel-gfx950-py312", wheel)
+    image = resolve_target(config, bake, "image-slim", env)
+    assert image is not None and target_pushes(bake, "image-slim", image)
+    group = resolve_target(config, bake, "default", env)
+    assert group is not None and {"wheel-gfx1250-py311", "image-full"} <= set(group["target"])
+
+
+def test_unknown_name_is_refused_in_one_line_with_close_matches(tmp_path: Path) -> None:
+    require("docker-buildx")
+    config = load_config(offline_config(tmp_path))
+    bake = load_bake(ROCM_BAKE)
+    env = job_env(tmp_path, ROCM_BAKE, "gfx950")
+    with pytest.raises(LaunchError) as caught:
+        resolve_target(config, bake, "pytorch-gfx1202", env)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"no target 'pytorch-gfx1202' in {ROCM_BAKE}")
+    assert "did you mean: pytorch-gfx1201" in message
+    with pytest.raises(LaunchError, match=re.escape("no target '--allow=fs.read=/'")):
+        resolve_target(config, bake, "--allow=fs.read=/", env)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["pytorch-gfx1202"], 2, "no target 'pytorch-gfx1202' in "),
+        (["gfx1202"], 2, "did you mean: gfx1201"),
+        (["push"], 1, "push pushes to the registry: confirm with --yes"),
+        (["push", "--yes"], 1, "pushes to snoc-strix:8080 but the docker config has no login"),
+        (["pytorch-arch", "--push"], 1, "--yes"),
+    ],
+)
+def test_cli_refuses_before_anything_starts(
+    tmp_path: Path,
+    lock_dir: Path,  # noqa: F811
+    args: list[str],
+    code: int,
+    says: str,
+) -> None:
+    require("docker-buildx")
+    config = offline_config(tmp_path)
+    out = run_cli(config, "bake", *args)
+    assert out.returncode == code, out.stderr
+    assert says in out.stderr and "\n" not in out.stderr.strip()
+    if code == 2:
+        assert str(ROCM_BAKE) in out.stderr
+    assert out.stdout == ""
+    assert list_jobs(load_config(config)) == []
+
+
+@pytest.mark.parametrize(
+    ("target", "arch", "recorded"),
+    [
+        ("default", None, "gfx950"),  # a group following GFX_ARCH
+        ("default", "gfx1201", "gfx1201"),
+        ("gfx1201", None, "gfx1201"),  # a per-arch group: its matrix names fix the arch
+        ("pytorch-gfx1250", "gfx950", "gfx1250"),  # a matrix name: bake builds gfx1250
+        ("all", "gfx1250", "gfx1250"),
+    ],
+)
+def test_group_and_matrix_names_launch(
+    tmp_path: Path,
+    lock_dir: Path,  # noqa: F811
+    target: str,
+    arch: str | None,
+    recorded: str,
+) -> None:
+    require("docker-buildx")
+    path = offline_config(tmp_path)
+    config = load_config(path)
+    bake = load_bake(ROCM_BAKE)
+    env = {"PATH": os.environ["PATH"], "ROCMTUI_LOCK_DIR": str(lock_dir)}
+    record = launch_job(config, bake, target, arch=arch, env=env)
+    try:
+        assert (record.target, record.arch, record.node) == (target, recorded, "snoc-think")
+        command = list(record.command)
+        assert command[-2:] == ["--", target] and f"GFX_ARCH={recorded}" in command
+        assert command[command.index("-f") + 1] == str(ROCM_BAKE)
+        assert "--push" not in command and not record.push
+        # the slot is keyed by the name as given, the recorded arch and the node
+        node = config.nodes[0]
+        slot = locks.slot_path(lock_dir, node.name, node.endpoint, target, recorded)
+        assert slot.exists()
+    finally:
+        done = wait_state(path, record.id, ENDED)
+    assert done["state"] == "failed"  # bake ran and could not reach the missing engine
+    log = Path(done["job_dir"], "log").read_text(errors="replace")
+    assert f"-- {target}" in log
