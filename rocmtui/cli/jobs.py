@@ -53,8 +53,8 @@ def _info(record: object) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
+    from rocmtui.core.display import fmt_age
     from rocmtui.core.jobs import list_jobs
-    from rocmtui.core.jobs.evidence import format_age
 
     config = config_from(args)
     now = time.time()
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 r.node,
                 r.user,
                 _when(r.started_at),
-                format_age(r.duration(now)),
+                fmt_age(r.duration(now)),
                 _info(r),
             )
         )

@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.display import fmt_age
 from rocmtui.core.jobs import locks
-from rocmtui.core.jobs.evidence import format_age, stall_evidence
+from rocmtui.core.jobs.evidence import stall_evidence
 from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat
 from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore
 from rocmtui.core.states import JobState
@@ -83,9 +84,9 @@ def live_record(
         elif same_silence and record.evidence:
             # evidence gathered during this silence: only its age has moved on
             rest = record.evidence.partition(";")[2]
-            record = replace(record, evidence=f"silent {format_age(silent)};{rest}".rstrip(";"))
+            record = replace(record, evidence=f"silent {fmt_age(silent)};{rest}".rstrip(";"))
         else:
-            record = replace(record, evidence=f"silent {format_age(silent)}")
+            record = replace(record, evidence=f"silent {fmt_age(silent)}")
         return replace(record, state=JobState.STALLED)
     # nobody holds the lock: the supervisor may have recorded an outcome just now
     fresh = store.get(record.id)

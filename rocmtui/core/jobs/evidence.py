@@ -138,11 +138,6 @@ def open_step_of(lines: list[str]) -> str | None:
     return None
 
 
-# Evidence reads ages as the rest of the product does (core.display). The old name stays for
-# the callers that refresh evidence's "silent ..." prefix or print job durations.
-format_age = fmt_age
-
-
 def engine_pid(node: NodeConfig) -> int | None:
     """The dockerd serving a local node's unix socket (matched on its command line)."""
     import psutil
