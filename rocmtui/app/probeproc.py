@@ -130,11 +130,11 @@ async def _run(config: FleetConfig) -> None:
         out.flush()
 
     monitor = FleetMonitor(config, publish)
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     task = asyncio.ensure_future(monitor.run())
-    while await reader.readline():  # a line: a round now; end of input: the console is gone
-        monitor.request_refresh()
+    # stdin is read in a thread, not through the loop: the loop can watch only pipes and
+    # sockets (on /dev/null or a file its reader never fired, and the child never ended)
+    while await loop.run_in_executor(None, sys.stdin.buffer.readline):
+        monitor.request_refresh()  # a line: a round now; end of input: the console is gone
     monitor.stop()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(task, config.probe_deadline_seconds + 2)
