@@ -31,20 +31,39 @@ TRIM_AFTER = 8 << 20  # bytes read after which freed heap is handed back to the 
 PROGRESS_EVERY = 0.1  # seconds between progress updates from a worker
 
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+MMAP_THRESHOLD = 256 << 10  # bytes: allocations this big always come from (and go back by) mmap
+
+
+def _glibc() -> Any:
+    """glibc, loaded once and set up for reading a growing file; None where there is none.
+
+    glibc serves big allocations with mmap until the first one is freed, then raises its mmap
+    threshold to that size: from then on each 2 MB read buffer came from the heap and left it
+    fragmented (measured: +1.1 MB of RSS after following 5,000,000 lines). A fixed threshold
+    keeps read buffers on mmap, returned whole when freed.
+    """
+    global _libc
+    if _libc is None:
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            lib.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+            lib.malloc_trim.argtypes = [ctypes.c_size_t]
+            _libc = lib
+        except (OSError, AttributeError):
+            _libc = False
+    return _libc or None
+
+
 def release_freed_memory() -> None:
     """Give freed heap back to the OS (glibc keeps it otherwise, and a followed log's RSS
     would drift up by the size of its read buffers). A no-op where there is no glibc."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
+    lib = _glibc()
+    if lib is not None:
+        lib.malloc_trim(0)
 
 
-_malloc_trim: Any = None
+_libc: Any = None
 
 
 class LogViewTail:
@@ -145,6 +164,7 @@ class LogViewTail:
         """One long-lived thread per file: a thread per poll would leave a malloc arena per
         thread holding freed read buffers, and RSS would creep up while following."""
         worker = get_current_worker()
+        _glibc()  # the mmap threshold is fixed before the first read buffer
         unreleased = 0  # bytes read since freed heap was last handed back
         while not worker.is_cancelled:
             if not self._wake.wait(0.5):
