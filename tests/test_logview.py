@@ -327,3 +327,23 @@ async def test_find_highlights_dims_and_prompt_toggles(tmp_path: Path) -> None:
         await pilot.press("slash", *"abc")
         await pilot.press("escape")  # closes the prompt without searching
         assert view._find is None and body.has_focus
+
+
+async def test_status_names_the_lines_on_screen_after_a_resize(build_log: Path) -> None:
+    app = ViewApp(build_log)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        lines = file_lines(build_log)
+        await until(pilot, lambda: view.index_complete, "index")
+        await until(pilot, lambda: bottom_matches(view, lines), "last screen")
+
+        def status_says_what_is_shown() -> bool:
+            shown_rows = view.body.visible_rows()
+            first = view.body.line_of_row(shown_rows.start) + 1
+            return f"{first:,}–{len(lines):,} of {len(lines):,}" in view._status_text
+
+        await until(pilot, status_says_what_is_shown, "status before")
+        before = view._status_text
+        await pilot.resize_terminal(SIZE[0], SIZE[1] - 10)
+        await until(pilot, lambda: view._status_text != before, "status after the resize")
+        await until(pilot, status_says_what_is_shown, "status names the new first line")

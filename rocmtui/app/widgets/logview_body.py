@@ -27,6 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
 
+from rocmtui.app.widgets import logview_messages as msgs
 from rocmtui.app.widgets.logview_render import DISPLAY_CAP, LogBodyRender
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.sanitize import styled_line
@@ -161,9 +162,11 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
-        """Sizes change after the first lines arrive (and on terminal resize): re-stick."""
+        """Sizes change after the first lines arrive (and on terminal resize): re-stick, and
+        have the view say which lines are on screen now (its status line named the old ones)."""
         self._strips.clear()
         self.sync(follow=self.stick_to_end)
+        self.post_message(msgs.Update())
 
     def _set_virtual_size(self, size: Size) -> None:
         """Change the scrollable size without a layout pass of the whole screen. Both
