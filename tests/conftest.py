@@ -1,6 +1,7 @@
 """Shared fixtures: an isolated environment for every test, and the real local fleet.
 
-- autouse `_isolated_env`: HOME, XDG_* and DOCKER_CONFIG point at the test's temp dir;
+- autouse `_isolated_env`: HOME, XDG_*, DOCKER_CONFIG and ROCMTUI_LOCK_DIR point at the test's
+  temp dir;
   ROCMTUI_CONFIG, ROCMTUI_STATE_DIR and DOCKER_HOST/DOCKER_CONTEXT are unset.
 - session `fleet`: a `rocmtui.devfleet.DevFleet` (three engines — snoc-strix in the host netns,
   snoc-think and snoc-gaming each in a netns of their own — registry and WebDAV), with
@@ -87,6 +88,7 @@ def _isolated_env(
         ("XDG_CACHE_HOME", "cache"),
         ("XDG_DATA_HOME", "data"),
         ("DOCKER_CONFIG", "docker"),
+        ("ROCMTUI_LOCK_DIR", "locks"),  # slot locks too: never the machine-wide /run/lock
     ):
         (root / sub).mkdir()
         monkeypatch.setenv(var, str(root / sub))

@@ -132,7 +132,7 @@ def registry_host(fleet: DevFleet) -> str:
 def console_env(tmp: Path, **extra: str) -> dict[str, str]:
     """The environment the console runs with: the test's isolated dirs plus bake variables."""
     keep = ("PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-            "XDG_DATA_HOME", "DOCKER_CONFIG", "LANG")  # fmt: skip
+            "XDG_DATA_HOME", "DOCKER_CONFIG", "ROCMTUI_LOCK_DIR", "LANG")  # fmt: skip
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(TERM="xterm-256color", TZ="UTC", ROCMTUI_STATE_DIR=str(tmp / "state"))
     env.update(extra)
