@@ -101,6 +101,12 @@ def shows_lines(view: LogView, lines: list[bytes], allowed: list[int]) -> bool:
     return all(shown(lines[n]).startswith(screen[i]) for i, n in enumerate(seen))
 
 
+async def at_the_end(pilot: Pilot[None], view: LogView, lines: list[bytes]) -> None:
+    """Until the file is indexed and its last screen is shown."""
+    await until(pilot, lambda: view.index_complete, "index")
+    await until(pilot, lambda: bottom_matches(view, lines), "last screen")
+
+
 @pytest.fixture(scope="module")
 def build_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("logs") / "build.log"
@@ -113,8 +119,7 @@ async def test_opens_at_the_end_of_the_build_log(build_log: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
         lines = file_lines(build_log)
-        await until(pilot, lambda: view.index_complete, "index")
-        await until(pilot, lambda: bottom_matches(view, lines), "last screen")
+        await at_the_end(pilot, view, lines)
         assert view.line_count == len(lines)
         assert "ERROR: failed to solve" in rows(view)[-1]
         await pilot.press("g")
@@ -337,8 +342,7 @@ async def test_status_names_the_lines_on_screen_after_a_resize(build_log: Path) 
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(LogView)
         lines = file_lines(build_log)
-        await until(pilot, lambda: view.index_complete, "index")
-        await until(pilot, lambda: bottom_matches(view, lines), "last screen")
+        await at_the_end(pilot, view, lines)
 
         def status_says_what_is_shown() -> bool:
             shown_rows = view.body.visible_rows()
