@@ -18,7 +18,9 @@ from rocmtui.core.jobs.plan import docker_config_hosts, node_environment
 from tests.realparts import require
 from tests.test_jobs_support import (
     DEMO_BAKE,
+    ROCM_BAKE,
     lock_dir,  # noqa: F401 - fixture
+    offline_config,
     run_cli,
     started_job,
     wait_state,
@@ -29,42 +31,44 @@ EVIL_VERSION = "9.9.9-evil"
 TOKEN = "tok-5ecret-v4lue-do-not-leak"
 
 
-def offline_config(tmp_path: Path) -> Path:
-    """A fleet file on the demo bake file with one node whose engine is never contacted."""
-    path = tmp_path / "rocmtui.toml"
-    path.write_text(
-        f"bake_file = {json.dumps(str(DEMO_BAKE))}\nstate_dir = "
-        f'{json.dumps(str(tmp_path / "state"))}\n\n[[nodes]]\nname = "snoc-think"\n'
-        'docker_host = "unix:///nonexistent/d.sock"\ngfx = "gfx1201"\n'
-    )
-    return path
-
-
 @pytest.mark.parametrize(
-    ("args", "code", "says"),
+    ("bake_file", "args", "code", "says"),
     [
-        (["no-such-target"], 2, "no target"),
-        (["--", "--allow=fs.read=/"], 2, "no target"),
-        (["demo-base", "--arch", "gfx9999"], 2, "unknown arch"),
-        (["demo-base", "--node", "elsewhere"], 2, "no node"),
-        (["demo-base", "--set", "NOT_A_VARIABLE=1"], 2, "not a variable"),
-        (["demo-base", "--set", "demo-base.tags=x"], 2, "VAR=VALUE"),
-        (["demo-base", "--set", "GFX_ARCH=gfx1201"], 2, "--arch"),
-        (["demo-pytorch-push"], 1, "--yes"),
-        (["demo-base", "--push"], 1, "--yes"),
+        (DEMO_BAKE, ["no-such-target"], 2, "no target"),
+        (DEMO_BAKE, ["--", "--allow=fs.read=/"], 2, "no target"),
+        (DEMO_BAKE, ["demo-base", "--arch", "gfx9999"], 2, "unknown arch"),
+        (DEMO_BAKE, ["demo-base", "--node", "elsewhere"], 2, "no node"),
+        (DEMO_BAKE, ["demo-base", "--set", "NOT_A_VARIABLE=1"], 2, "not a variable"),
+        (DEMO_BAKE, ["demo-base", "--set", "demo-base.tags=x"], 2, "VAR=VALUE"),
+        (DEMO_BAKE, ["demo-base", "--set", "GFX_ARCH=gfx1201"], 2, "--arch"),
+        (DEMO_BAKE, ["demo-pytorch-push"], 1, "--yes"),
+        (DEMO_BAKE, ["demo-base", "--push"], 1, "--yes"),
+        # names bake resolves itself (groups, matrix names): rocm-bake.hcl has them
+        (ROCM_BAKE, ["pytorch-gfx1202"], 2, "no target 'pytorch-gfx1202' in "),
+        (ROCM_BAKE, ["gfx1202"], 2, "did you mean: gfx1201"),
+        (ROCM_BAKE, ["push"], 1, "push pushes to the registry: confirm with --yes"),
+        (
+            ROCM_BAKE,
+            ["push", "--yes"],
+            1,
+            "pushes to snoc-strix:8080 but the docker config has no login",
+        ),
+        (ROCM_BAKE, ["pytorch-arch", "--push"], 1, "--yes"),
     ],
 )
 def test_refused_before_anything_starts(
     tmp_path: Path,
     lock_dir: Path,  # noqa: F811
+    bake_file: Path,
     args: list[str],
     code: int,
     says: str,
 ) -> None:
-    config = offline_config(tmp_path)
+    require("docker-buildx")  # names that are not target blocks are asked of bake
+    config = offline_config(tmp_path, bake_file)
     out = run_cli(config, "bake", *args)
     assert out.returncode == code, out.stderr
-    assert says in out.stderr
+    assert says in out.stderr and "\n" not in out.stderr.strip()
     assert out.stdout == ""
     assert list_jobs(load_config(config)) == []
 

@@ -20,7 +20,20 @@ from rocmtui.core.jobs.procs import all_procs
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_BAKE = REPO / "bake" / "demo.hcl"
+ROCM_BAKE = REPO / "bake" / "rocm-bake.hcl"
 T = TypeVar("T")
+
+
+def offline_config(tmp_path: Path, bake_file: Path = DEMO_BAKE) -> Path:
+    """A fleet file on `bake_file` with one node whose engine is never there (nothing launched
+    from it can reach an engine)."""
+    path = tmp_path / "rocmtui.toml"
+    path.write_text(
+        f"bake_file = {json.dumps(str(bake_file))}\nstate_dir = "
+        f'{json.dumps(str(tmp_path / "state"))}\n\n[[nodes]]\nname = "snoc-think"\n'
+        'docker_host = "unix:///nonexistent/d.sock"\ngfx = "gfx1201"\n'
+    )
+    return path
 
 
 def write_config(
