@@ -2,8 +2,8 @@
 
 `ServiceProbe` is one probe of one service: it fixes the probe's one overall deadline when made,
 opens its own `HttpClients` when the caller passed none (closed again on leaving the `async
-with`), and turns a state and reason into a `ServiceSnapshot` carrying the answer's common
-fields and `last_ok_at` from the previous snapshot.
+with`), and (`verdict`) turns a state and reason into a `ServiceSnapshot` carrying the answer's
+common fields and `last_ok_at` from the previous snapshot.
 """
 
 from __future__ import annotations
@@ -21,26 +21,6 @@ if TYPE_CHECKING:
 
 SLOW_SECONDS = 1.0
 GOOD_STATES = frozenset({ServiceState.OK, ServiceState.SLOW, ServiceState.AUTH})
-
-
-def service_snapshot(
-    kind: str,
-    url: str,
-    state: ServiceState,
-    now: float,
-    previous: ServiceSnapshot | None,
-    **fields: object,
-) -> ServiceSnapshot:
-    """A ServiceSnapshot that carries `last_ok_at` over from `previous`."""
-    last_ok = now if state in GOOD_STATES else (previous.last_ok_at if previous else None)
-    return ServiceSnapshot(
-        kind=kind,
-        url=url,
-        state=state,
-        probed_at=now,
-        last_ok_at=last_ok,
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 class ServiceProbe:
@@ -89,13 +69,16 @@ class ServiceProbe:
     def verdict(
         self, state: ServiceState, reason: str | None = None, **fields: object
     ) -> ServiceSnapshot:
-        """The snapshot saying `state` for `reason`, with `common` and `fields` (which win)."""
-        return service_snapshot(
-            self.kind,
-            self.url,
-            state,
-            self.now,
-            self.previous,
+        """The snapshot saying `state` for `reason`, with `common` and `fields` (which win);
+        `last_ok_at` is now when the state is a good one, else carried over from `previous`."""
+        previous = self.previous
+        good = state in GOOD_STATES
+        return ServiceSnapshot(
+            kind=self.kind,
+            url=self.url,
+            state=state,
+            probed_at=self.now,
+            last_ok_at=self.now if good else (previous.last_ok_at if previous else None),
             reason=reason,
-            **(self.common | fields),
+            **(self.common | fields),  # type: ignore[arg-type]
         )
