@@ -178,12 +178,15 @@ def launch_job(
         # the matrix fixed the arch (`pytorch-gfx1201`): record, lock and label what is built
         arch = pinned
         child_env = node_environment(node, arch, env, overrides, declared)
+        reusable = None  # that print was made with the other GFX_ARCH
+    else:
+        reusable = printed  # bake's view under exactly this environment
     pushes = push or target_pushes(bake, target, printed)
     if pushes:
         if not yes:
             raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
         logged_in = docker_config_hosts(child_env)
-        missing = sorted(push_hosts(config, bake, target, child_env) - logged_in)
+        missing = sorted(push_hosts(config, bake, target, child_env, reusable) - logged_in)
         if missing:
             raise LaunchRefused(
                 f"{target} pushes to {', '.join(missing)} but the docker config has no login "

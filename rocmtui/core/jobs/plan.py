@@ -331,14 +331,21 @@ def _tag_host(tag: str) -> str:
 
 
 def push_hosts(
-    config: FleetConfig, bake: Any, target: str, child_env: Mapping[str, str]
+    config: FleetConfig,
+    bake: Any,
+    target: str,
+    child_env: Mapping[str, str],
+    printed: Mapping[str, Any] | None = None,
 ) -> set[str]:
     """The registries `target` pushes to: the hosts of its tags as `bake --print` resolves
-    them with the job's environment, else the REGISTRY variable, else the fleet's registry."""
+    them with the job's environment (`printed`, when the caller already has that print), else
+    the REGISTRY variable, else the fleet's registry."""
     try:
-        from rocmtui.core.bakeprint import bake_print
+        if printed is None:
+            from rocmtui.core.bakeprint import bake_print
 
-        printed = bake_print(bake_path(config, bake), [target], dict(child_env), RESOLVE_TIMEOUT)
+            path = bake_path(config, bake)
+            printed = bake_print(path, [target], dict(child_env), RESOLVE_TIMEOUT)
         data = printed if isinstance(printed, Mapping) else getattr(printed, "data", None)
         bodies = _printed_targets(data or {})
         if target in bodies:
