@@ -7,7 +7,12 @@ import subprocess
 import sys
 
 from rocmtui.app import probeproc
+from rocmtui.app.app import RocmTui
+from rocmtui.app.backend import FleetBackend
 from rocmtui.app.probeproc import decode
+from rocmtui.app.screens.fleet import FleetScreen
+from rocmtui.app.widgets.common import StatusLine
+from rocmtui.core.config import load_config
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.devfleet import DevFleet
 from tests.snapshots import recorded
@@ -57,3 +62,38 @@ def test_the_monitor_child_ends_when_its_input_is_not_a_pipe(fleet: DevFleet) ->
     assert done.returncode == 0
     assert len(done.stdout.splitlines()) == 1
     assert isinstance(decode(json.loads(done.stdout)), FleetSnapshot)
+
+
+async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
+    fleet: DevFleet,
+) -> None:
+    """The console adopts a child started before Textual; a round it has already sent is on
+    the screen when the screen mounts, and is not shown a second time when the relay starts."""
+    config = load_config(fleet.config_path)
+    backend = FleetBackend(config)
+    child = probeproc.start(config.source)
+    backend.adopt_monitor(child)
+    first = backend._first
+    assert first is not None and first.done.wait(30), "the child sent no round in 30 s"
+    app = RocmTui(config, backend=backend)
+    try:
+        await watch_the_first_frame(app, first.item)
+    finally:
+        probeproc.stop(child, grace=1.0)
+
+
+async def watch_the_first_frame(app: RocmTui, item: object) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        shown = screen.data.fleet
+        assert shown is not None and shown is item  # before any message was handled
+        assert "probed" in str(screen.query_one("#statusbar", StatusLine).render())
+        app.backend.refresh_now()
+        for _ in range(150):  # the next round comes through the relay
+            await pilot.pause(0.1)
+            if screen.data.fleet is not None and screen.data.fleet.taken_at > shown.taken_at:
+                break
+        assert screen.data.fleet is not None and screen.data.fleet.taken_at > shown.taken_at
+        # one latency sample per round: the first round was not relayed a second time
+        assert [len(v) for v in screen.history.values()] == [2, 2]

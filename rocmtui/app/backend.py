@@ -39,6 +39,7 @@ class FleetBackend:
         self.read_only = read_only or config.read_only
         self.env = dict(os.environ if env is None else env)
         self._child: subprocess.Popen[bytes] | None = None
+        self._first: _FirstRound | None = None
         self._stopped = False
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
@@ -47,8 +48,21 @@ class FleetBackend:
     # ------------------------------------------------------------------ fleet probes
 
     def adopt_monitor(self, child: subprocess.Popen[bytes]) -> None:
-        """Use a monitor process started early (before Textual was imported)."""
+        """Use a monitor process started early (before Textual was imported), and start reading
+        its first round now, so that the first frame can show it (`take_first_round`)."""
         self._child = child
+        self._first = _FirstRound(child)
+
+    def take_first_round(self) -> FleetSnapshot | None:
+        """The adopted monitor's first round if it has already come (never waits); a round
+        taken here is not relayed again by `run_monitor`."""
+        with self._lock:
+            first = self._first
+            ready = first is not None and first.done.is_set()
+            if first is None or not ready or not isinstance(first.item, FleetSnapshot):
+                return None
+            first.taken = True
+            return first.item
 
     def run_monitor(self, publish: Callable[[FleetSnapshot], object]) -> None:
         """Relay the monitor process's rounds until `stop_monitor()`; blocks (a worker thread).
@@ -64,6 +78,19 @@ class FleetBackend:
             if self._child is None or self._child.poll() is not None:
                 self._child = probeproc.start(self.config.source)
             child = self._child
+        first = self._first
+        if first is not None and first.child is child:
+            first.done.wait()  # its reader owns the pipe until the first line is read
+            with self._lock:
+                self._first = None
+            if self._stopped:
+                return
+            if first.item is None:  # end of output before any round
+                raise RuntimeError(f"the fleet monitor process ended (exit {child.wait()})")
+            if isinstance(first.item, str):
+                raise RuntimeError(first.item)
+            if not first.taken:
+                publish(first.item)
         for item in probeproc.rounds(child):
             if self._stopped:
                 return
@@ -131,3 +158,24 @@ class FleetBackend:
         if self.read_only:
             raise ReadOnlyError("read-only console: cancelling builds is disabled")
         adapt.cancel(self.config, job_id)
+
+
+class _FirstRound:
+    """Reads a monitor child's first round in a daemon thread, while Textual starts."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+        self.item: FleetSnapshot | str | None = None  # None: the child's output ended first
+        self.taken = False
+        self.done = threading.Event()
+        threading.Thread(target=self._read, name="first-round", daemon=True).start()
+
+    def _read(self) -> None:
+        from rocmtui.app import probeproc
+
+        try:
+            self.item = next(probeproc.rounds(self.child), None)
+        except (OSError, ValueError) as exc:  # the pipe was closed under it (console stopping)
+            self.item = f"fleet monitor: {exc}"
+        finally:
+            self.done.set()

@@ -48,6 +48,7 @@ from rocmtui.core.states import JobState
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
     from rocmtui.app.app import RocmTui
     from rocmtui.app.dialogs.bake import BakeRequest
+    from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
@@ -105,6 +106,9 @@ class FleetScreen(FleetActions, Screen[None]):
             )
         self.render_status()
         if self.console.live:
+            first = self.console.backend.take_first_round()
+            if first is not None:  # came while Textual started: in the first frame, not the third
+                self.show_fleet(first)
             self.feeds = Feeds(self.console.backend, self.post_message)
             # the bake file is parsed after the first round is on screen (or after BAKE_DELAY):
             # its parser holds the GIL ~0.1 s, which the first frame with fleet data waited for
@@ -212,7 +216,10 @@ class FleetScreen(FleetActions, Screen[None]):
 
     @on(FleetUpdated)
     def _fleet(self, message: FleetUpdated) -> None:
-        snap = message.snapshot
+        self.show_fleet(message.snapshot)
+
+    def show_fleet(self, snap: FleetSnapshot) -> None:
+        """A probe round: the nodes and services panels, the latency history, the status."""
         for svc in (snap.registry, snap.webdav):
             if svc.latency is not None:
                 self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
