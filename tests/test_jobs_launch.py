@@ -14,7 +14,8 @@ import pytest
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs import LaunchError, LaunchRefused, build_command, launch_job, list_jobs
-from rocmtui.core.jobs.plan import docker_config_hosts, node_environment
+from rocmtui.core.jobs.plan import node_environment
+from rocmtui.core.jobs.registries import docker_config_hosts
 from tests.realparts import require
 from tests.test_jobs_support import (
     DEMO_BAKE,

@@ -35,7 +35,6 @@ from rocmtui.core.jobs.plan import (
     build_argv,
     build_command,
     check_overrides,
-    docker_config_hosts,
     engine_assignments,
     known_arches,
     logout_risk,
@@ -44,12 +43,12 @@ from rocmtui.core.jobs.plan import (
     parse_overrides,
     pick_node,
     pinned_arch,
-    push_hosts,
     resolve_target,
     target_pushes,
     variable_default,
 )
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
+from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 

@@ -4,7 +4,7 @@ The argument list (no shell; plain progress; the metadata file; `--` before the 
 environment (the scrubbed launch environment from `bakeprint.bake_environment`, explicit
 overrides of declared variables only, `GFX_ARCH`, the node's `DOCKER_HOST` or
 `DOCKER_CONTEXT`), and the checks: target, arch and node names, overrides, and for a pushing
-build a login entry for every registry it pushes to (presence of the key only).
+build a login entry for every registry it pushes to (`registries`: presence of the key only).
 
 A target is any name bake accepts: a `target` block is known from the file alone (the
 single-arch rebuild: `pytorch` + `GFX_ARCH`); a group or matrix name (`all`, `pytorch-gfx1201`)
@@ -14,14 +14,12 @@ is asked of `bake --print` under the job's environment, which says what it pushe
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import pwd
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs.redaction import redact_argv
@@ -78,7 +76,7 @@ def target_pushes(bake: Any, target: str, printed: Mapping[str, Any] | None = No
     """Whether the target pushes to a registry (its own or an inherited output); with `printed`
     (`resolve_target`'s answer), whether any target bake resolved for the name pushes."""
     if printed is not None:
-        return any(_printed_pushes(body) for body in _printed_targets(printed).values())
+        return any(printed_pushes(body) for body in printed_targets(printed).values())
     pushing = set(names_of(getattr(bake, "pushing_targets", ())))
     if target in pushing:
         return True
@@ -251,14 +249,14 @@ def pinned_arch(printed: Mapping[str, Any]) -> str | None:
     """The one `GFX_ARCH` arg all targets bake resolved build with, else None (mixed, absent):
     gfx1201 for `pytorch-gfx1201` or group `gfx1201` whatever GFX_ARCH says (the matrix's)."""
     values = set()
-    for body in _printed_targets(printed).values():
+    for body in printed_targets(printed).values():
         args = body.get("args")
         values.add(args.get(ARCH_VARIABLE) if isinstance(args, Mapping) else None)
     only = values.pop() if len(values) == 1 else None
     return only if isinstance(only, str) and only else None
 
 
-def _printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """`bake --print`'s targets, keeping only well-formed entries."""
     targets = printed.get("target")
     if not isinstance(targets, Mapping):
@@ -266,7 +264,7 @@ def _printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]
     return {str(k): v for k, v in targets.items() if isinstance(v, Mapping)}
 
 
-def _printed_pushes(body: Mapping[str, Any]) -> bool:
+def printed_pushes(body: Mapping[str, Any]) -> bool:
     """Whether a printed target's output is `type=registry` or carries `push=true`."""
     outputs = body.get("output")
     items = outputs if isinstance(outputs, list) else [outputs] if outputs else []
@@ -295,73 +293,6 @@ def check_overrides(bake: Any, overrides: Mapping[str, str]) -> None:
                 f"{name!r} is not a variable of the bake file; only declared variables can be "
                 "overridden"
             )
-
-
-def docker_config_hosts(env: Mapping[str, str]) -> set[str]:
-    """Registry hosts with a login entry in the docker config (`auths` and `credHelpers`
-    keys). Only the keys are looked at; no value is kept or shown."""
-    folder = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME", "~"), ".docker")
-    path = Path(os.path.expanduser(folder)) / "config.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    hosts: set[str] = set()
-    if isinstance(data, dict):
-        for section in ("auths", "credHelpers"):
-            entries = data.get(section)
-            if isinstance(entries, dict):
-                hosts.update(_registry_host(str(key)) for key in entries)
-    return hosts
-
-
-def _registry_host(ref: str) -> str:
-    """`https://host:port/v1/` or `host:port` -> `host:port` (docker.io's aliases folded)."""
-    if "://" in ref:
-        ref = urlsplit(ref).netloc
-    host = ref.split("/", 1)[0].lower()
-    return "docker.io" if host in ("index.docker.io", "registry-1.docker.io") else host
-
-
-def _tag_host(tag: str) -> str:
-    first, sep, _ = tag.partition("/")
-    if sep and ("." in first or ":" in first or first == "localhost"):
-        return first.lower()
-    return "docker.io"
-
-
-def push_hosts(
-    config: FleetConfig,
-    bake: Any,
-    target: str,
-    child_env: Mapping[str, str],
-    printed: Mapping[str, Any] | None = None,
-) -> set[str]:
-    """The registries `target` pushes to: the hosts of its tags as `bake --print` resolves
-    them with the job's environment (`printed`, when the caller already has that print), else
-    the REGISTRY variable, else the fleet's registry."""
-    try:
-        if printed is None:
-            from rocmtui.core.bakeprint import bake_print
-
-            path = bake_path(config, bake)
-            printed = bake_print(path, [target], dict(child_env), RESOLVE_TIMEOUT)
-        data = printed if isinstance(printed, Mapping) else getattr(printed, "data", None)
-        bodies = _printed_targets(data or {})
-        if target in bodies:
-            tags = bodies[target].get("tags") or []
-        else:  # a group or matrix name: the pushing targets' tags (all of them under --push)
-            chosen = [b for b in bodies.values() if _printed_pushes(b)] or list(bodies.values())
-            tags = [t for body in chosen for t in body.get("tags") or []]
-        hosts = {_tag_host(str(t)) for t in tags}
-        if hosts:
-            return hosts
-    except Exception:  # fall back to the static view below
-        pass
-    registry = child_env.get("REGISTRY") or variable_default(bake, "REGISTRY")
-    if registry and "${" not in registry:
-        return {_registry_host(registry)}
-    return {_registry_host(config.registry.url)}
 
 
 def logout_risk(
