@@ -323,6 +323,24 @@ def test_failing_build_is_failed_with_the_step_named(config: Path) -> None:
     assert follow.returncode == 1 and "error: use of undeclared identifier" in follow.stdout
 
 
+def test_a_node_builds_for_its_own_arch_though_the_bake_file_does_not_list_it(
+    config: Path,
+) -> None:
+    """snoc-strix is gfx1151, in no release list (demo.hcl knows gfx950, gfx1201, gfx1250);
+    the console offers a node its own arch, so the launch takes it, on that node only."""
+    job_id = bake(config, "demo-base", "--arch", "gfx1151", "--node", "snoc-strix", *quick())
+    job = wait_state(config, job_id, ["succeeded", "failed", "lost"])
+    assert job["state"] == "succeeded", job
+    assert job["node"] == "snoc-strix" and job["arch"] == "gfx1151"
+    record = json.loads((Path(job["job_dir"]) / "record.json").read_text())
+    assert "GFX_ARCH=gfx1151" in record["command"]
+    elsewhere = run_cli(config, "bake", "demo-base", "--arch", "gfx1151", "--node", NODE)
+    assert elsewhere.returncode == 2
+    assert "unknown arch 'gfx1151'" in elsewhere.stderr and "gfx1201, gfx1250" in elsewhere.stderr
+    typo = run_cli(config, "bake", "demo-base", "--arch", "gfx1152", "--node", "snoc-strix")
+    assert typo.returncode == 2 and "; snoc-strix is gfx1151" in typo.stderr
+
+
 def test_sigterm_to_the_supervisor_alone_stops_bake_and_is_recorded(config: Path) -> None:
     job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
     job = started_job(config, job_id)

@@ -154,19 +154,22 @@ def launch_job(
 
     `bake` is the loaded bake file (`bakefile.load_bake`). `target` is any name bake accepts:
     a target block, a group, a matrix-generated name. `arch` defaults to the bake file's
-    `GFX_ARCH` default; a name whose matrix fixes one arch (`pytorch-gfx1201`) is recorded and
-    locked under that arch. The node defaults to the fleet's local node (else the first). Raises
-    `LaunchError` for unknown names, `LaunchRefused` for a pushing build without `yes` or
-    without a login entry for its registry, `AlreadyRunning` when the target+arch+node is busy.
+    `GFX_ARCH` default; the bake file's arches and the node's own are accepted. A name whose
+    matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked under that arch. The node
+    defaults to the fleet's local node (else the first). Raises `LaunchError` for unknown names,
+    `LaunchRefused` for a pushing build without `yes` or without a login entry for its
+    registry, `AlreadyRunning` when the target+arch+node is busy.
     """
     env = os.environ if env is None else env
     overrides = dict(overrides or {})
     store = store or JobStore.for_config(config, env)
+    node = pick_node(config, node_name)
     arches = known_arches(bake)
     arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
-    if not arch or arch not in arches:
-        raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}")
-    node = pick_node(config, node_name)
+    # the node's own arch is always buildable there (snoc-strix's gfx1151 is in no release list)
+    if not arch or (arch not in arches and arch != node.gfx):
+        own = f"; {node.name} is {node.gfx}" if node.gfx and node.gfx not in arches else ""
+        raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}{own}")
     check_overrides(bake, overrides)
     declared = names_of(bake.variables)
     child_env = node_environment(node, arch, env, overrides, declared)
