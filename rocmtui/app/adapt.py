@@ -237,15 +237,19 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
     )
 
 
-def list_jobs(config: FleetConfig, cache: ProgressCache, now: float) -> tuple[JobView, ...]:
-    """Every job in the store (newest first, live state) with progress for the active ones."""
+def list_jobs(
+    config: FleetConfig, cache: ProgressCache, now: float, watched: frozenset[str] = frozenset()
+) -> tuple[JobView, ...]:
+    """Every job in the store (newest first, live state) with progress for the active ones
+    and for the `watched` ones (a log pane is open: its step outline needs the steps of a
+    finished build too)."""
     from rocmtui.core.jobs import list_jobs as core_list_jobs
 
     views = []
     followed: list[str] = []
     for record in core_list_jobs(config, limit=100, with_evidence=True):
         view = job_view(record, None)
-        if view.active:
+        if view.active or view.id in watched:
             followed.append(view.id)
             view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
         views.append(view)

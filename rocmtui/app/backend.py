@@ -13,7 +13,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rocmtui.app import adapt
@@ -40,6 +40,7 @@ class FleetBackend:
         self.env = dict(os.environ if env is None else env)
         self._child: subprocess.Popen[bytes] | None = None
         self._first: _FirstRound | None = None
+        self._watched: frozenset[str] = frozenset()
         self._stopped = False
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
@@ -144,8 +145,14 @@ class FleetBackend:
     # ------------------------------------------------------------------ jobs
 
     def jobs(self, now: float | None = None) -> tuple[JobView, ...]:
-        """Recent and running jobs of every operator, active ones with their progress."""
-        return adapt.list_jobs(self.config, self._progress, time.time() if now is None else now)
+        """Recent and running jobs of every operator, with progress for the active ones and
+        the watched ones (`watch_progress`)."""
+        now = time.time() if now is None else now
+        return adapt.list_jobs(self.config, self._progress, now, self._watched)
+
+    def watch_progress(self, job_ids: Iterable[str]) -> None:
+        """Jobs whose progress is wanted whether or not they still run (open log panes)."""
+        self._watched = frozenset(job_ids)  # one assignment: safe beside the jobs thread
 
     def launch(self, plan: BakePlan) -> JobView:
         """Start the plan detached through the core; refused in read-only mode."""

@@ -45,6 +45,10 @@ class Feeds:
         self.wake.set()
         self.backend.refresh_now()
 
+    def poke_jobs(self) -> None:
+        """Re-read the job store now (the probes keep their pace)."""
+        self.wake.set()
+
     def stop(self) -> None:
         """Ask every loop to end (the workers are also cancelled by the screen)."""
         self.stopping.set()

@@ -83,6 +83,7 @@ class LogsScreen(Screen[None]):
         else:
             self._pending_active = pid
         self._show_empty()
+        self._watch()
 
     def on_mount(self) -> None:
         """Add panes opened before the screen was first shown."""
@@ -147,6 +148,15 @@ class LogsScreen(Screen[None]):
         del self.panes[pane.job.id]
         await self.query_one(TabbedContent).remove_pane(pane_id(pane.job.id))
         self._show_empty()
+        self._watch()
+
+    def _watch(self) -> None:
+        """The job store reports progress for every open pane's job, finished ones too (their
+        step outline); a newly opened pane gets it from a round started now."""
+        self.console.backend.watch_progress(self.panes)
+        feeds = self.console.fleet_screen.feeds
+        if feeds is not None:
+            feeds.poke_jobs()
 
     def action_toggle_outline(self) -> None:
         """Show or hide the step outline."""

@@ -1,0 +1,63 @@
+"""A log pane on the real fleet: a build that finished before its pane was opened still gets
+its BuildKit step outline, every step finished (the job store reports progress for jobs with an
+open pane, not only for running ones)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocmtui.app.app import RocmTui
+from rocmtui.app.messages import LogRequested
+from rocmtui.app.screens.fleet import FleetScreen
+from rocmtui.core.config import load_config
+from tests.realparts import require
+from tests.test_jobs_support import (
+    bake,
+    lock_dir,  # noqa: F401 - fixture
+    wait_state,
+    write_config,
+)
+
+pytestmark = pytest.mark.fleet
+
+
+async def test_a_finished_build_opened_later_shows_its_whole_outline(
+    tmp_path: Path,
+    fleet: Any,
+    lock_dir: Path,  # noqa: F811
+) -> None:
+    require("docker-buildx")
+    config = write_config(tmp_path, fleet)
+    nonce = f"DEMO_NONCE={os.getpid()}-{time.time_ns()}"
+    args = ["demo-base", "--arch", "gfx1201", "--node", "snoc-think"]
+    job_id = bake(config, *args, "--set", "DEMO_STEPS=6", "--set", nonce)
+    assert wait_state(config, job_id, ["succeeded", "failed", "lost"])["state"] == "succeeded"
+
+    app = RocmTui(load_config(config))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        for _ in range(100):
+            if any(j.id == job_id for j in screen.data.jobs):
+                break
+            await pilot.pause(0.1)
+        job = next(j for j in screen.data.jobs if j.id == job_id)
+        assert job.progress is None  # finished, and no pane open: nothing read for it
+        screen.post_message(LogRequested(job_id))
+        await pilot.pause()
+        pane = app.logs_screen.panes[job_id]
+        for _ in range(100):  # the next job-store round, asked for when the pane opened
+            if pane.outline._shown:
+                break
+            await pilot.pause(0.1)
+        steps = pane.outline._shown
+        assert steps, "no step outline for the finished build"
+        assert {s.status for s in steps} <= {"done", "cached"}, steps
+        assert any("RUN" in s.name for s in steps)
+        labels = [str(node.label) for node in pane.outline.root.children]
+        assert all(label.startswith(("✓", "≡")) for label in labels), labels
