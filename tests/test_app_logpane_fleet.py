@@ -1,6 +1,6 @@
 """A log pane on the real fleet: a build that finished before its pane was opened still gets
-its BuildKit step outline, every step finished (the job store reports progress for jobs with an
-open pane, not only for running ones)."""
+its BuildKit step outline, every step finished, and its final counter without a stale rate or
+ETA (the job store reports progress for jobs with an open pane, not only for running ones)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,6 @@ async def test_a_finished_build_opened_later_shows_its_whole_outline(
         assert any("RUN" in s.name for s in steps)
         labels = [str(node.label) for node in pane.outline.root.children]
         assert all(label.startswith(("✓", "≡")) for label in labels), labels
+        header = str(pane.header.render())
+        assert "succeeded" in header and "]" in header  # the final compile counter
+        assert "ETA" not in header and "/s" not in header  # no rate or ETA once it has ended

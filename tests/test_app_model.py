@@ -33,6 +33,7 @@ def test_sparkline_has_a_fixed_width() -> None:
 def test_counter_with_rate_and_eta() -> None:
     job = recorded.jobs()[0]
     assert fmt_counter(job.progress) == "[12345/23456] 11.4/s ETA 16m15s"
+    assert fmt_counter(job.progress, running=False) == "[12345/23456]"  # ended: no stale ETA
 
 
 def test_jobs_fold_into_node_states() -> None:

@@ -175,16 +175,17 @@ def fmt_bytes(n: int | None) -> str:
     return f"{value:.1f}T"
 
 
-def fmt_counter(progress: ProgressView | None) -> str:
-    """`[1234/5678] 12.3/s ETA 4m10s`, or the step count when no compile counter is seen."""
+def fmt_counter(progress: ProgressView | None, running: bool = True) -> str:
+    """`[1234/5678] 12.3/s ETA 4m10s`, or the step count when no compile counter is seen; the
+    counter alone once the build has ended (`running=False`: a rate and ETA would be stale)."""
     if progress is None:
         return ""
     parts: list[str] = []
     if progress.ninja_total:
         parts.append(f"[{progress.ninja_done or 0}/{progress.ninja_total}]")
-        if progress.rate:
+        if running and progress.rate:
             parts.append(f"{progress.rate:.1f}/s")
-        if progress.eta is not None:
+        if running and progress.eta is not None:
             parts.append(f"ETA {fmt_age(progress.eta)}")
     elif progress.steps_total:
         parts.append(f"steps {progress.steps_done}/{progress.steps_total}")

@@ -103,7 +103,7 @@ class LogPane(Vertical):
         line.append("\n")  # second line: where the build is now
         progress = job.progress
         if progress is not None:
-            counter = fmt_counter(progress)
+            counter = fmt_counter(progress, running=job.active)
             if counter:
                 line.append(counter + "  ", style="bold")
             if progress.last_output_at is not None and job.active:
