@@ -46,8 +46,8 @@ async def test_stalled_node_is_first_and_loud() -> None:
         await feed(app, pilot, stalled=True)
         nodes = cells(app, "nodes")
         assert nodes[0][0] == "‼ stalled" and nodes[0][1] == "snoc-think"
-        assert "silent 16m40s" in nodes[0][4]
-        assert "[12345/23456] 11.4/s ETA 16m15s" in nodes[0][3]
+        assert "silent 16m40s" in nodes[0][3]  # the silence before the (long) job cell
+        assert "[12345/23456] 11.4/s ETA 16m15s" in nodes[0][4]
         jobs = cells(app, "jobs")
         assert jobs[0][0] == "‼ stalled"
         status = str(app.fleet_screen.query_one("#statusbar").render())
@@ -74,8 +74,8 @@ async def test_down_node_says_since_when_and_why() -> None:
         await feed(app, pilot, think_down=True)
         row = next(r for r in cells(app, "nodes") if r[1] == "snoc-think")
         assert row[0] == "✗ down"
-        assert "since 11:25:52 (4m08s)" in row[3]
-        assert "Connection refused" in row[3]
+        assert "since 11:25:52 (4m08s)" in row[4]
+        assert "Connection refused" in row[4]
         # the others still show their own state
         assert [r[0] for r in cells(app, "nodes") if r[1] != "snoc-think"] == ["▶ building", "✓ ok"]
 

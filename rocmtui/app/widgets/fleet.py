@@ -76,15 +76,16 @@ class FleetPanel(Panel):
 
 
 class NodesPanel(FleetPanel):
-    """Every node: state, arch, the job running there with its progress, versions, host load."""
+    """Every node: state, arch, how long its build has been silent, the job running there with
+    its progress, versions, host load."""
 
     TITLE = "Nodes"
     COLUMNS = (
         "State",
         "Node",
         "GFX",
+        "Output",  # before Job: a long job cell must never push the silence off the screen
         "Job",
-        "Output",
         "Engine",
         "BuildKit",
         "Builder",
@@ -121,8 +122,8 @@ class NodesPanel(FleetPanel):
             state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
             safe(node.name, "bold", 40),
             safe(node.gfx or "—", "", 10),
-            self.job_cell(node, state, job, now, palette),
             self.output_cell(state, job, now, palette),
+            self.job_cell(node, state, job, now, palette),
             safe(node.engine_version or "—", "", 24),
             safe(builder.buildkit_version if builder and builder.buildkit_version else "—"),
             builder_cell,
