@@ -23,7 +23,11 @@ from functools import lru_cache
 
 from rocmtui.core.sanitize import sanitize_line
 
-CHUNK = 4 << 20
+# Bytes read (and decoded, and lowercased) at a time. Small chunks stay in the CPU's caches and
+# come from the heap: 128 KiB searched a 185 MB log in 0.60 s where 4 MiB took 0.95 s, and
+# 1.22 s in a log view, whose fixed mmap threshold (logview_tail) made every 4 MiB buffer a
+# fresh mapping to fault in.
+CHUNK = 128 << 10
 # SGR colour codes: the sanitiser keeps them as styles, so the shown text is what is left.
 _SGR = re.compile(rb"\x1b\[[0-9;:]{0,64}m")
 # Bytes that may start something the sanitiser changes (C0 but tab and newline, ESC, DEL, and the
@@ -153,7 +157,8 @@ def scan(
             break
         cut = buf.rfind(b"\n") + 1
         while cut == 0 and pos + len(buf) < end:  # one line longer than the chunk: read on
-            more = os.pread(fd, min(CHUNK * 4, end - pos - len(buf)), pos + len(buf))
+            step = max(CHUNK * 4, len(buf))  # doubling: a 10 MB line is read in a few steps
+            more = os.pread(fd, min(step, end - pos - len(buf)), pos + len(buf))
             if not more:
                 break
             nl = more.find(b"\n")
