@@ -21,7 +21,6 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
@@ -29,6 +28,7 @@ from textual.strip import Strip
 
 from rocmtui.app.widgets import logview_messages as msgs
 from rocmtui.app.widgets.logview_render import DISPLAY_CAP, LogBodyRender
+from rocmtui.app.widgets.lru import LineCache
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.sanitize import styled_line
 
@@ -78,8 +78,8 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         self.stick_to_end = True  # mirrors LogView.follow
         self._on_pending = on_pending
         self._pending: set[int] = set()
-        self._texts: LRUCache[int, Text] = LRUCache(TEXT_CACHE)
-        self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
+        self._texts: LineCache[int, Text] = LineCache(TEXT_CACHE)
+        self._strips: LineCache[tuple[object, ...], list[Strip]] = LineCache(STRIP_CACHE)
         self._max_width = 0
         self._auto = False  # a scroll made by the program, not the user
         self._look = 0  # bumped when highlight/dim/selection change what a line looks like
@@ -131,7 +131,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         """Drop one line's cached text and renders (the last line, which may have grown)."""
         self._texts.discard(line)
         self._pending.discard(line)
-        for key in [k for k in self._strips.keys() if k[0] == line]:  # noqa: SIM118 (LRUCache)
+        for key in [k for k in self._strips.keys() if k[0] == line]:  # noqa: SIM118 (LineCache)
             self._strips.discard(key)
         self._screen_key = None
 

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.strip import Strip
 
 if TYPE_CHECKING:
     from textual.scroll_view import ScrollView as _Widget
+
+    from rocmtui.app.widgets.lru import LineCache
 else:
     _Widget = object  # at run time a plain mixin: `LogBody` brings the ScrollView
 
@@ -31,7 +32,7 @@ class LogBodyRender(_Widget):
     # state of `LogBody`, set in its __init__
     wrap: bool
     _pending: set[int]
-    _strips: LRUCache[tuple[object, ...], list[Strip]]
+    _strips: LineCache[tuple[object, ...], list[Strip]]
     _max_width: int
     _look: int
     _base: Style | None
