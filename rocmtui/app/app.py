@@ -11,7 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from rocmtui.app import heap, keys
+from rocmtui.app import heap, keys, strips
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.model import JobView, keep_running
 from rocmtui.app.screens.fleet import FleetScreen
@@ -41,6 +41,7 @@ class RocmTui(App[list[JobView]]):
         live: bool = True,
     ) -> None:
         super().__init__()
+        strips.install()  # composited lines without reference cycles (see rocmtui.app.strips)
         self.config = config
         self.read_only = read_only or config.read_only
         self.backend = backend or FleetBackend(config, read_only=self.read_only)

@@ -13,7 +13,7 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
-from rocmtui.app import heap
+from rocmtui.app import heap, strips
 from rocmtui.app.widgets.logview import LogView
 
 SETTLE_AFTER = 2.0  # s: the file's last screen is up; see rocmtui/app/heap.py
@@ -30,6 +30,7 @@ class LogViewerApp(App[None]):
     def __init__(self, path: Path, follow: bool = True) -> None:
         """View `path`."""
         super().__init__()
+        strips.install()
         self.path = path
         self.start_follow = follow
 

@@ -1,0 +1,57 @@
+"""Textual's Strip, as the console installs it: an operation that leaves a strip as it is
+returns the strip itself without caching it on itself, so a drawn line is freed by its
+reference count, not left in a cycle for the garbage collector (rocmtui.app.strips)."""
+
+from __future__ import annotations
+
+import gc
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from rocmtui.app import strips
+
+
+def refers_to_itself(strip: Strip, depth: int = 5) -> bool:
+    """Whether `strip` can be reached from what it refers to (a reference cycle)."""
+    seen: set[int] = set()
+    layer: list[object] = list(gc.get_referents(strip))
+    for _ in range(depth):
+        following: list[object] = []
+        for obj in layer:
+            if obj is strip:
+                return True
+            if id(obj) not in seen and not isinstance(obj, (str, int, type)):
+                seen.add(id(obj))
+                following.extend(gc.get_referents(obj))
+        layer = following
+    return False
+
+
+def line() -> Strip:
+    return Strip([Segment("building HIP object "), Segment("k1.o", Style(bold=True))])
+
+
+def used(how: str) -> Strip:
+    """A strip after the calls the compositor makes on a full-width line."""
+    strip = line()
+    length = strip.cell_length
+    if how == "divide":
+        assert strip.divide([length]) == [strip]
+        assert [s.text for s in strip.divide([9, length])] == ["building ", "HIP object k1.o"]
+    else:
+        assert strip.crop_extend(0, length, None) is strip
+        assert strip.crop_extend(0, length + 3, None).text == strip.text + "   "
+    return strip
+
+
+def test_a_drawn_line_does_not_refer_to_itself() -> None:
+    strips.install()
+    strips.install()  # once is enough; twice changes nothing
+    textual_divided, textual_extended = line(), line()
+    strips.TEXTUAL["divide"](textual_divided, [textual_divided.cell_length])
+    strips.TEXTUAL["crop_extend"](textual_extended, 0, textual_extended.cell_length, None)
+    assert refers_to_itself(textual_divided) and refers_to_itself(textual_extended)  # why
+    assert not refers_to_itself(used("divide"))
+    assert not refers_to_itself(used("crop_extend"))
