@@ -3,10 +3,11 @@
 Textual 8.2's `Strip` caches the results of `divide` and `crop_extend` on the strip, and when
 the operation leaves the strip as it is, the result is the strip itself: it then refers to
 itself, and a reference cycle is freed only by the garbage collector. The compositor does
-exactly that to every full-width line it draws, so a log pane following a fast build made ~900 cyclic Strips (with their caches, ~10,000 objects) every two seconds, and the
-collector's passes over them paused keys. Those two calls now return the strip itself without
-caching it; every other call is Textual's own. Key to screen p95 over a pane following 20,000
-lines/s, 4x30 presses interleaved with and without: 51 -> 37 ms, and in a second run 36 -> 31 ms.
+exactly that to every full-width line it draws, so a log pane following a fast build made
+~900 cyclic Strips (with their caches, ~10,000 objects) every two seconds, and the collector's
+passes over them paused keys. Those two calls now return the strip itself without caching it;
+every other call is Textual's own. Key to screen p95 over a pane following 20,000 lines/s,
+4x30 presses interleaved with and without: 51 -> 37 ms, and in a second run 36 -> 31 ms.
 Harmless if Textual stops caching itself; remove it then.
 """
 
