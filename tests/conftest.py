@@ -6,6 +6,8 @@
 - session `fleet`: a `rocmtui.devfleet.DevFleet` (three engines — snoc-strix in the host netns,
   snoc-think and snoc-gaming each in a netns of their own — registry and WebDAV), with
   `fleet.config_path` its rocmtui.toml. Shared: never stop or break its parts; use a factory.
+- `config`: a fleet file of this test's own for the shared fleet and bake/demo.hcl (real
+  builds); at the end every job it started that still runs is cancelled and its leftovers killed.
 - `engine_factory`, `registry_factory`, `webdav_factory`: your own instance, to kill or
   misconfigure; everything made is stopped at the end of the test.
 - `hung_unix_socket`, `hung_tcp_listener`, `drip_server`: hostile servers for probe tests.
@@ -145,6 +147,24 @@ class _Stopper:
         self.items.clear()
         if errors:
             raise errors[0]
+
+
+@pytest.fixture
+def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
+    """A fleet file for the session fleet and the demo bake file; at the end, every job of
+    this test that still runs is cancelled and anything left of it killed."""
+    from rocmtui.core.config import load_config
+    from rocmtui.core.jobs import cancel_job, list_jobs
+    from tests.test_jobs_support import kill_job_leftovers, write_config
+
+    require("docker-buildx")
+    path = write_config(tmp_path, fleet)
+    yield path
+    loaded = load_config(path)
+    for job in list_jobs(loaded, limit=None):
+        if job.ended_at is None:
+            cancel_job(loaded, job.id, grace=2.0)
+        kill_job_leftovers(job.to_json())
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,24 +14,16 @@ from rocmtui.app.app import RocmTui
 from rocmtui.app.messages import LogRequested
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.core.config import load_config
-from tests.realparts import require
 from tests.test_jobs_support import (
     bake,
     lock_dir,  # noqa: F401 - fixture
     wait_state,
-    write_config,
 )
 
 pytestmark = pytest.mark.fleet
 
 
-async def test_a_finished_build_opened_later_shows_its_whole_outline(
-    tmp_path: Path,
-    fleet: Any,
-    lock_dir: Path,  # noqa: F811
-) -> None:
-    require("docker-buildx")
-    config = write_config(tmp_path, fleet)
+async def test_a_finished_build_opened_later_shows_its_whole_outline(config: Path) -> None:
     nonce = f"DEMO_NONCE={os.getpid()}-{time.time_ns()}"
     args = ["demo-base", "--arch", "gfx1201", "--node", "snoc-think"]
     job_id = bake(config, *args, "--set", "DEMO_STEPS=6", "--set", nonce)

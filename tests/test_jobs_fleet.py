@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from tests.realparts import require
 from tests.test_jobs_support import (
     bake,
     job_json,
-    kill_job_leftovers,
     lock_dir,  # noqa: F401 - fixture
     log_has,
     rocmtui_argv,
@@ -39,20 +37,6 @@ from tests.test_jobs_support import (
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 NODE = "snoc-think"  # an engine in a network namespace of its own
 ARCH = "gfx1201"
-
-
-@pytest.fixture
-def config(tmp_path: Path, fleet: Any, lock_dir: Path) -> Iterator[Path]:  # noqa: F811
-    """A fleet file for the session fleet and the demo bake file; at the end, every job of
-    this test that still runs is cancelled and anything left of it killed."""
-    require("docker-buildx")
-    path = write_config(tmp_path, fleet)
-    yield path
-    loaded = load_config(path)
-    for job in list_jobs(loaded, limit=None):
-        if job.ended_at is None:
-            cancel_job(loaded, job.id, grace=2.0)
-        kill_job_leftovers(job.to_json())
 
 
 def nonce() -> str:

@@ -7,7 +7,6 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,7 +24,6 @@ from tests.test_jobs_support import (
     run_cli,
     started_job,
     wait_state,
-    write_config,
 )
 
 EVIL_VERSION = "9.9.9-evil"
@@ -126,12 +124,8 @@ def test_bake_environment_is_scrubbed_and_overrides_are_explicit(tmp_path: Path)
 
 @pytest.mark.fleet
 def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
-    tmp_path: Path,
-    fleet: Any,
-    lock_dir: Path,  # noqa: F811
+    tmp_path: Path, config: Path
 ) -> None:
-    require("docker-buildx")
-    config = write_config(tmp_path, fleet)
     env = {**os.environ, "PYTORCH_VERSION": EVIL_VERSION, "HF_TOKEN": TOKEN}
     out = run_cli(
         config,
