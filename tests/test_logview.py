@@ -15,6 +15,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from rocmtui.app.widgets.logview import LogView
+from rocmtui.core.progress_ninja import ERROR_LINE
 from rocmtui.core.sanitize import sanitize_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -187,9 +188,7 @@ async def test_find_filter_and_jumps_agree_with_re(build_log: Path) -> None:
             "line 1234",
         )
         await pilot.press("e")
-        first_err = next(
-            i for i, t in enumerate(texts) if re.search(r"\berror\b|\bfatal\b|\bfailed\b", t, re.I)
-        )
+        first_err = next(i for i, t in enumerate(texts) if ERROR_LINE.search(t))
         await until(
             pilot,
             lambda: any(r and shown(lines[first_err]).startswith(r) for r in rows(view)),

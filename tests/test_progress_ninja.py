@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.progress import ProgressTracker, StepStatus, parse_log_file
+from rocmtui.core.progress_ninja import ERROR_LINE
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 import gen_buildlog
@@ -165,3 +166,27 @@ def test_generated_pytorch_log(tmp_path: Path) -> None:
     again = tmp_path / "again.log"
     gen_buildlog.generate(again, lines=20_000, seed=3)
     assert again.read_bytes() == path.read_bytes()  # deterministic
+
+
+def test_error_lines_are_errors_and_warnings_are_not() -> None:
+    """`e` in a log pane and a step's "failed at" both use ERROR_LINE. On a HIP build clang's
+    `-Wpass-failed` warning comes long before the real error; `e` used to land on it."""
+    errors = [
+        "#10 1.090 /src/vllm/csrc/rocm/activation_kernels.hip:128:18: error: use of undeclared",
+        "#10 1.090 FAILED: CMakeFiles/_rocm_C.dir/csrc/rocm/activation_kernels.hip.o",
+        "FAILED: CMakeFiles/_rocm_C.dir/csrc/rocm/activation_kernels.hip.o",
+        "#10 ERROR: executor failed running [/bin/sh -c fake-compile vllm]: exit code: 1",
+        "ERROR: failed to solve: process did not complete successfully: exit code: 1",
+        "src/lib.rs:3:5: error[E0425]: cannot find value",
+        "#16 41.2 fatal error: 'hip/hip_runtime.h' file not found",
+        "#16 41.2 RuntimeError: HIP error: invalid device function",
+    ]
+    not_errors = [
+        "#8 0.800 /src/base/src/kernels.hip:412:5: warning: loop not unrolled: the optimizer was "
+        "unable to perform the requested transformation [-Wpass-failed=transform-warning]",
+        "#8 0.385 /opt/rocm/llvm/bin/clang++ -Wno-error=deprecated -Werror=return-type",
+        "#8 0.281 -- Performing Test HAVE_ERROR_H",
+        "#12 3.1 2 warnings and 0 errors generated",
+    ]
+    assert [line for line in errors if not ERROR_LINE.search(line)] == []
+    assert [line for line in not_errors if ERROR_LINE.search(line)] == []

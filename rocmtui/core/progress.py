@@ -18,7 +18,6 @@ the log (names, errors) are already sanitised.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,7 +42,13 @@ from rocmtui.core.progress_model import (
     TargetProgress,
     target_progress,
 )
-from rocmtui.core.progress_ninja import NINJA_STATUS, NinjaCounter, NinjaProgress, WindowRate
+from rocmtui.core.progress_ninja import (
+    ERROR_LINE,
+    NINJA_STATUS,
+    NinjaCounter,
+    NinjaProgress,
+    WindowRate,
+)
 
 __all__ = [
     "FINISHED",
@@ -57,10 +62,6 @@ __all__ = [
 ]
 from rocmtui.core.sanitize import sanitize_line
 
-# A compiler or ninja error as printed: `foo.cpp:3:1: error: ...`, `error[E0425]:`, `FAILED: `.
-_ERROR_LINE = re.compile(
-    r"(?:^|\s)(?:error|Error|ERROR)(?:\[[^\]]{0,20}\])?:|^FAILED: |fatal error"
-)
 _MAX_PARTIAL = 65536
 _MAX_TEXT = 1024
 
@@ -234,7 +235,7 @@ class ProgressTracker:
         if (
             step.first_error is None
             and ("rror" in text or "FAILED" in text)
-            and _ERROR_LINE.search(text)
+            and ERROR_LINE.search(text)
         ):
             step.first_error = sanitize_line(text, _MAX_TEXT)
         if text[:1] == "[" and (nm := NINJA_STATUS.match(text)):

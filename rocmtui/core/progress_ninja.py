@@ -1,5 +1,6 @@
-"""Sliding-window rates for progress counters: ninja's `[i/N]` compile counter and the plain
-count of log lines. Bounded: a window keeps at most `max_samples` points whatever the rate."""
+"""What compile output says: ninja's `[i/N]` counter and error lines; sliding-window rates for
+progress counters (that counter and the plain count of log lines). Bounded: a window keeps at
+most `max_samples` points whatever the rate."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ from dataclasses import dataclass
 
 #: ninja's default status prefix (`NINJA_STATUS="[%f/%t] "`) at the start of an output line.
 NINJA_STATUS = re.compile(r"\[(\d{1,9})/(\d{1,9})\] ")
+
+#: An error line as compilers, ninja, BuildKit and Python print it, in a raw log line (after a
+#: BuildKit `#10 1.090 ` prefix) or in a step's own text: `foo.hip:3:1: error: ...`,
+#: `error[E0425]:`, `fatal error`, `FAILED: ...`, `#10 ERROR: ...`, `RuntimeError: ...`.
+#: Never a warning that mentions failing: clang's `[-Wpass-failed=transform-warning]` is on
+#: every other line of a HIP build, and a flag such as `-Wno-error=...` is not an error either.
+ERROR_LINE = re.compile(
+    r"(?:^|\s)(?:error|Error|ERROR)(?:\[[^\]]{0,20}\])?:|(?:^|\s)FAILED: |fatal error"
+    r"|\b[A-Z][A-Za-z]*Error: ",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,11 +39,11 @@ from rocmtui.app.widgets.logview_tail import (
 )
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.logsearch import SearchState
+from rocmtui.core.progress_ninja import ERROR_LINE
 
 # the tail's names were defined here before it became its own module: still importable from here
 __all__ = [
     "BINDINGS",
-    "ERROR_RE",
     "FAST_STREAM_LINES",
     "FAST_STREAM_PAUSE",
     "POLL_SECONDS",
@@ -53,7 +53,6 @@ __all__ = [
     "release_freed_memory",
 ]
 
-ERROR_RE = re.compile(r"\berror\b|\bfatal\b|\bfailed\b", re.IGNORECASE | re.MULTILINE)
 
 BINDINGS: list[Binding] = [
     Binding("f", "toggle_follow", "Follow", id="logview.follow"),
@@ -233,8 +232,8 @@ class LogView(LogViewActions, LogViewTail, Vertical):
         self._status()
 
     def goto_first_error(self) -> None:
-        """Jump to the first line that says error, fatal or failed."""
-        self._first_line_matching(ERROR_RE, "no error found")
+        """Jump to the first error line (a compiler's, ninja's, BuildKit's; not a warning)."""
+        self._first_line_matching(ERROR_LINE, "no error found")  # the progress model's own
 
     def goto_step(self, step: str | int) -> None:
         """Jump to the first line of BuildKit step `#step`."""
