@@ -9,6 +9,7 @@ actions are carried out, not only by hiding keys.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import threading
@@ -59,8 +60,9 @@ class FleetBackend:
         taken here is not relayed again by `run_monitor`."""
         with self._lock:
             first = self._first
-            ready = first is not None and first.done.is_set()
-            if first is None or not ready or not isinstance(first.item, FleetSnapshot):
+            if first is None or not first.done.is_set():
+                return None
+            if not isinstance(first.item, FleetSnapshot):
                 return None
             first.taken = True
             return first.item
@@ -79,20 +81,15 @@ class FleetBackend:
             if self._child is None or self._child.poll() is not None:
                 self._child = probeproc.start(self.config.source)
             child = self._child
+        items: Iterable[FleetSnapshot | str] = probeproc.rounds(child)
         first = self._first
         if first is not None and first.child is child:
             first.done.wait()  # its reader owns the pipe until the first line is read
             with self._lock:
                 self._first = None
-            if self._stopped:
-                return
-            if first.item is None:  # end of output before any round
-                raise RuntimeError(f"the fleet monitor process ended (exit {child.wait()})")
-            if isinstance(first.item, str):
-                raise RuntimeError(first.item)
-            if not first.taken:
-                publish(first.item)
-        for item in probeproc.rounds(child):
+            if first.item is not None and not first.taken:  # None: the output had ended
+                items = itertools.chain([first.item], items)
+        for item in items:
             if self._stopped:
                 return
             if isinstance(item, str):
