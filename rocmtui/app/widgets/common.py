@@ -1,10 +1,10 @@
-"""Shared pieces of the fleet screen's panels: a panel that can show its own fault, a table that
-updates only the cells that changed, and the colours of the state words taken from the theme.
+"""Shared pieces of the fleet screen's panels: a panel that can show its own fault, a status
+line, a quiet footer, and the colours of the state words taken from the theme (the tables are in
+rocmtui/app/widgets/table.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +14,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Static
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets import Footer, Static
 
 from rocmtui.app.model import SEVERITY
 from rocmtui.app.text import clean
@@ -153,98 +152,6 @@ class Panel(Vertical):
     def fault(self) -> str | None:
         """The fault on show, if any."""
         return self._reason
-
-
-Row = tuple[str, Sequence[Text]]
-
-
-def _same(a: Text, b: Text) -> bool:
-    """Whether two cells would paint the same (rich's `Text ==` ignores the base style)."""
-    return a.plain == b.plain and a.style == b.style and a.spans == b.spans
-
-
-class SnapshotTable(DataTable[Text]):
-    """A DataTable filled from a list of rows, repainting only the cells whose text changed.
-
-    Over ssh every byte is latency: a 2 s refresh that rewrote whole tables would cost kilobytes
-    a second. Rows are keyed, so the cursor stays on the same node or job across refreshes.
-    """
-
-    def __init__(self, columns: Sequence[str], *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=1)
-        self._column_names = tuple(columns)
-        self._keys: list[str] = []
-        self._cells: dict[str, tuple[Text, ...]] = {}
-
-    def on_mount(self) -> None:
-        """Columns are fixed for the widget's life."""
-        for name in self._column_names:
-            self.add_column(name, key=name)
-
-    @property
-    def row_keys(self) -> list[str]:
-        """Keys of the rows in display order."""
-        return list(self._keys)
-
-    @property
-    def selected_key(self) -> str | None:
-        """The key of the row under the cursor."""
-        if not self._keys:
-            return None
-        return self._keys[min(max(self.cursor_row, 0), len(self._keys) - 1)]
-
-    def _too_wide(self, rows: Sequence[Row]) -> bool:
-        """Whether a column is much wider than anything it now holds (a long text went away)."""
-        if not rows:
-            return False
-        for index, column in enumerate(self.columns.values()):
-            needed = max(
-                [column.label.cell_len] + [c[index].cell_len for _, c in rows if index < len(c)]
-            )
-            if column.content_width > needed + 8:
-                return True
-        return False
-
-    def show_rows(self, rows: Sequence[Row]) -> None:
-        """Make the table show exactly `rows`, touching as little of the screen as possible."""
-        keys = [key for key, _ in rows]
-        if keys != self._keys or self._too_wide(rows):
-            selected = self.selected_key
-            self.clear(columns=True)  # columns only ever grow: start over so they fit again
-            for name in self._column_names:
-                self.add_column(name, key=name)
-            for key, cells in rows:
-                self.add_row(*cells, key=key)
-            self._keys = keys
-            self._cells = {key: tuple(cells) for key, cells in rows}
-            if selected in keys:
-                self.move_cursor(row=keys.index(selected), animate=False)
-            # column widths settle on the next idle; repaint then, or rows keep the old widths
-            self.call_after_refresh(self.refresh, layout=True)
-            return
-        for row_index, (key, cells) in enumerate(rows):
-            old = self._cells.get(key, ())
-            changed = False
-            for index, (name, cell) in enumerate(zip(self._column_names, cells, strict=False)):
-                if index >= len(old) or not _same(old[index], cell):
-                    changed = self._set_cell(key, name, cell) or changed
-            if changed:
-                self.refresh_row(row_index)
-            self._cells[key] = tuple(cells)
-
-    def _set_cell(self, key: str, name: str, cell: Text) -> bool:
-        """Put a cell in place; True when only its row needs a repaint.
-
-        DataTable.update_cell repaints the whole table; a cell that still fits its column only
-        needs its row repainted, which is what keeps an idle console under 2 KB/s over ssh.
-        """
-        column = self.columns.get(ColumnKey(name))
-        if column is None or cell.cell_len > column.content_width:
-            self.update_cell(key, name, cell, update_width=True)  # wider: re-measure, repaint
-            return False
-        self._data[RowKey(key)][ColumnKey(name)] = cell  # DataTable's own store: no full repaint
-        self._update_count += 1  # invalidates the render caches keyed on it
-        return True
 
 
 class StatusLine(Widget):

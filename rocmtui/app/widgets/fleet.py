@@ -12,7 +12,6 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import DataTable
 
 from rocmtui.app.messages import LogRequested
 from rocmtui.app.model import (
@@ -28,7 +27,8 @@ from rocmtui.app.model import (
     sparkline,
 )
 from rocmtui.app.text import clean, safe
-from rocmtui.app.widgets.common import Palette, Panel, Row, SnapshotTable, state_cell
+from rocmtui.app.widgets.common import Palette, Panel, state_cell
+from rocmtui.app.widgets.table import Row, SnapshotTable
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import JOB_SYMBOLS, NODE_SYMBOLS, SERVICE_SYMBOLS, JobState, NodeState
@@ -183,14 +183,13 @@ class NodesPanel(FleetPanel):
         )
         return cell
 
-    @on(DataTable.RowSelected)
-    def _open_running_log(self, event: DataTable.RowSelected) -> None:
+    @on(SnapshotTable.RowSelected)
+    def _open_running_log(self, event: SnapshotTable.RowSelected) -> None:
         """Enter on a node opens the log of the job running there."""
         event.stop()
         app_data: ConsoleData | None = getattr(self.screen, "data", None)
-        key = event.row_key.value
-        if app_data is not None and key is not None:
-            job = running_job_on(key, app_data.jobs)
+        if app_data is not None:
+            job = running_job_on(event.key, app_data.jobs)
             if job is not None:
                 self.post_message(LogRequested(job.id))
 
@@ -290,12 +289,11 @@ class JobsPanel(FleetPanel):
             cell.append(" " + clean(job.message, 80))
         return cell
 
-    @on(DataTable.RowSelected)
-    def _open_log(self, event: DataTable.RowSelected) -> None:
+    @on(SnapshotTable.RowSelected)
+    def _open_log(self, event: SnapshotTable.RowSelected) -> None:
         """Enter on a job opens its log pane."""
         event.stop()
-        if event.row_key.value is not None:
-            self.post_message(LogRequested(event.row_key.value))
+        self.post_message(LogRequested(event.key))
 
 
 class VariablesPanel(FleetPanel):
