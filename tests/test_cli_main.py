@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from rocmtui.cli.main import COMMANDS, build_parser, chosen_command, main
+from rocmtui.app import probeproc
+from rocmtui.cli.main import (
+    COMMANDS,
+    build_parser,
+    chosen_command,
+    config_word,
+    main,
+    start_monitor,
+)
 
 
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,3 +55,57 @@ def test_a_command_imports_only_its_own_module() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.splitlines()[-1] == "LOADED:", result.stdout.splitlines()[-1]
+
+
+def test_config_word_reads_both_spellings() -> None:
+    assert config_word(["--read-only", "--config", "a.toml"]) == "a.toml"
+    assert config_word(["--config=b.toml"]) == "b.toml"
+    assert config_word(["--read-only"]) is None
+    assert config_word(["--config"]) is None  # argparse will say what is missing
+
+
+def test_only_the_console_starts_its_monitor_early() -> None:
+    for words in (["status"], ["--config", "x.toml", "jobs"], ["--help"], ["--version"]):
+        assert start_monitor(words) is None, words
+
+
+QUIET_FLEET = """
+[registry]
+url = "http://127.0.0.1:9"
+[webdav]
+url = "http://127.0.0.1:9/"
+[[nodes]]
+name = "nowhere"
+docker_host = "unix:///nonexistent/docker.sock"
+"""  # probes that fail at once, on this machine only: the monitor stays up until stopped
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--config", "{bad}"],
+        ["--config={bad}", "--read-only"],
+        ["--config", "{good}", "--no-such-option"],
+    ],
+)
+def test_the_early_monitor_is_stopped_when_the_console_never_opens(
+    words: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad, good = tmp_path / "bad.toml", tmp_path / "good.toml"
+    bad.write_text("refresh_seconds = 'soon'\n")
+    good.write_text(QUIET_FLEET)
+    started: list[subprocess.Popen[bytes]] = []
+    real_start = probeproc.start
+
+    def start(path: Path | str | None) -> subprocess.Popen[bytes]:
+        started.append(real_start(path))
+        return started[-1]
+
+    monkeypatch.setattr(probeproc, "start", start)
+    try:
+        code = main([w.format(bad=bad, good=good) for w in words])
+    except SystemExit as exc:  # argparse refuses an unknown option
+        code = exc.code
+    assert code == 2
+    assert len(started) == 1  # the console's monitor was started first thing ...
+    assert started[0].poll() is not None  # ... and is gone again, reaped

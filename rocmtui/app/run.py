@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 
 from rocmtui.core.config import load_config
 
 
-def run_console(args: argparse.Namespace) -> int:
-    """Open the console on the fleet file the arguments name; print what keeps running."""
+def run_console(args: argparse.Namespace, child: subprocess.Popen[bytes] | None = None) -> int:
+    """Open the console on the fleet file the arguments name; print what keeps running.
+
+    `child` is the monitor process `main` started first thing (rocmtui.cli.main.start_monitor);
+    without one it is started here, and stopped again when the console ends."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
     from rocmtui.app import probeproc
 
-    child = probeproc.start(config.source)  # probes on the other core while Textual imports
+    own = child is None
+    if child is None:
+        child = probeproc.start(config.source)
     try:
         from rocmtui.app.app import RocmTui
         from rocmtui.app.dialogs.quit import farewell
@@ -22,7 +28,8 @@ def run_console(args: argparse.Namespace) -> int:
         app.backend.adopt_monitor(child)
         running = app.run()
     finally:
-        probeproc.stop(child, grace=1.0)
+        if own:
+            probeproc.stop(child, grace=1.0)
     if app.return_code not in (None, 0):
         return int(app.return_code or 1)
     message = farewell(running or [])

@@ -11,10 +11,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rocmtui import __version__
-from rocmtui.core.config import ConfigError, FleetConfig, load_config
+
+if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
+    from subprocess import Popen
+
+    from rocmtui.core.config import FleetConfig
 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
@@ -57,6 +61,8 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
     """Load the fleet file the arguments point at (raises ConfigError)."""
+    from rocmtui.core.config import load_config
+
     return load_config(getattr(args, "config", None))
 
 
@@ -108,23 +114,61 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
     return parser
 
 
+def config_word(argv: Sequence[str]) -> str | None:
+    """The value of `--config PATH` or `--config=PATH` in `argv`, if any."""
+    for index, word in enumerate(argv):
+        if word == "--config" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--config="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def start_monitor(argv: Sequence[str]) -> Popen[bytes] | None:
+    """For the console (no subcommand, no --help or --version): start its monitor process now.
+
+    Its first probe round (docker SDK and httpx imports, then every engine and service) is the
+    long pole of the console's first frame with fleet data, so it starts before this process
+    imports anything else: the fleet file, argparse's parser and Textual follow on the other
+    core. The child reads the same fleet file (the same `--config`, or the same search). None
+    when it cannot be started: the console then starts it as before, and says why not.
+    """
+    if chosen_command(argv) is not None or {"-h", "--help", "--version"} & set(argv):
+        return None
+    from rocmtui.app import probeproc
+
+    try:
+        return probeproc.start(config_word(argv))
+    except OSError:
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the process's)."""
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(chosen_command(words), all_commands=False)
-    args = parser.parse_args(words)
+    monitor = start_monitor(words)
     try:
-        if args.command is None:
-            from rocmtui.app.run import run_console
+        from rocmtui.core.config import ConfigError
 
-            return int(run_console(args))
-        module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
-        return module.run(args)
-    except ConfigError as exc:
-        print(f"rocmtui: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+        parser = build_parser(chosen_command(words), all_commands=False)
+        args = parser.parse_args(words)
+        try:
+            if args.command is None:
+                from rocmtui.app.run import run_console
+
+                return int(run_console(args, monitor))
+            module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
+            return module.run(args)
+        except ConfigError as exc:
+            print(f"rocmtui: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            return 130
+    finally:
+        if monitor is not None:
+            from rocmtui.app import probeproc
+
+            probeproc.stop(monitor, grace=1.0)
 
 
 if __name__ == "__main__":  # pragma: no cover
