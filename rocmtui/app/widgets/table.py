@@ -174,7 +174,8 @@ class SnapshotTable(ScrollView, can_focus=True):
             else:  # ... and leaves it out when there are none
                 segments.append(Segment(cell.plain, console.get_style(cell.style)))
             segments.append(Segment(" " * (width - cell.cell_len + 1)))
-        strip = Strip(Segment.apply_style(segments, base), self._line_width())
+        # one segment per run of one style: each segment costs its own colour codes on the wire
+        strip = Strip(Segment.apply_style(segments, base), self._line_width()).simplify()
         self._strips[index] = strip
         return strip
 
