@@ -151,11 +151,11 @@ async def test_left_and_right_scroll_a_column_at_a_time() -> None:
 
 async def test_cells_keep_their_colours_and_the_cursor_goes_over_them() -> None:
     app = TableApp()
-    red = Style(color="red")
+    red, alarm = Style(color="red"), Style(bgcolor="red")
     async with app.run_test(size=(40, 12)) as pilot:
         app.table.show_rows(
             [
-                ("a", [Text("alarm", style=red), Text("x")]),
+                ("a", [Text("alarm", style=alarm), Text("x")]),
                 ("b", [Text("quiet", style=red), Text("two\nlines")]),
             ]
         )
@@ -163,8 +163,12 @@ async def test_cells_keep_their_colours_and_the_cursor_goes_over_them() -> None:
         under_cursor = app.table.render_line(1)
         below = app.table.render_line(2)
         cursor = app.table.get_component_rich_style("snapshot-table--cursor")
-        [seg] = [s for s in below if s.text == "quiet"]
+        [seg] = [s for s in below if "quiet" in s.text]
         assert seg.style is not None and seg.style.color == red.color
-        [seg] = [s for s in under_cursor if s.text == "alarm"]
+        # the gap after a coloured word trails it (a space shows no colour), and SVG
+        # renderers that drop leading spaces still put the next column in its place
+        assert seg.text == "quiet  "
+        [seg] = [s for s in under_cursor if "alarm" in s.text]
         assert seg.style is not None and seg.style.bgcolor == cursor.bgcolor
+        assert seg.text == "alarm"  # a background never spreads into the gap
         assert lines(app.table)[2] == " quiet  two"  # one line per row, whatever a cell holds

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -34,6 +35,18 @@ HEADER = -1  # the header's index in the strip cache
 def _same(a: Text, b: Text) -> bool:
     """Whether two cells would paint the same (rich's `Text ==` ignores the base style)."""
     return a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
+def _blank_looks_plain(style: Style) -> bool:
+    """Whether spaces in `style` look like spaces in no style (colour and bold do not show)."""
+    return not (
+        style.bgcolor
+        or style.underline
+        or style.underline2
+        or style.overline
+        or style.strike
+        or style.reverse
+    )
 
 
 class SnapshotTable(ScrollView, can_focus=True):
@@ -165,17 +178,26 @@ class SnapshotTable(ScrollView, can_focus=True):
         else:
             cells = self._rows[index]
         segments: list[Segment] = []
-        for cell, width in zip(cells, self._widths, strict=False):
+        last = min(len(cells), len(self._widths)) - 1
+        for column, (cell, width) in enumerate(zip(cells, self._widths, strict=False)):
             if "\n" in cell.plain:  # a cell is one line, whatever it was given
                 cell = cell.split("\n")[0]
-            segments.append(Segment(" "))
             if cell.spans:  # rich lays the cell's own style under its spans
                 segments.extend(cell.render(console, end=""))
             else:  # ... and leaves it out when there are none
                 segments.append(Segment(cell.plain, console.get_style(cell.style)))
-            segments.append(Segment(" " * (width - cell.cell_len + 1)))
-        # one segment per run of one style: each segment costs its own colour codes on the wire
-        strip = Strip(Segment.apply_style(segments, base), self._line_width()).simplify()
+            gap = " " * (width - cell.cell_len + (1 if column == last else 2))
+            tail = segments[-1]
+            if tail.style is not None and _blank_looks_plain(tail.style):
+                segments[-1] = Segment(tail.text + gap, tail.style)  # trails the cell's text
+            else:
+                segments.append(Segment(gap))
+        # one segment per run of one style: each segment costs its own colour codes on the wire.
+        # Gaps trail the text before them where that looks the same: fewer runs, and SVG
+        # renderers that drop a run's leading spaces (rsvg) still place the columns right.
+        # The row's first space is in the plain style: the header's text starts a run of its own
+        lead = Segment(" ", self.rich_style)
+        strip = Strip([lead, *Segment.apply_style(segments, base)], self._line_width()).simplify()
         self._strips[index] = strip
         return strip
 
