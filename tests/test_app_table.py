@@ -172,3 +172,13 @@ async def test_cells_keep_their_colours_and_the_cursor_goes_over_them() -> None:
         assert seg.style is not None and seg.style.bgcolor == cursor.bgcolor
         assert seg.text == "alarm"  # a background never spreads into the gap
         assert lines(app.table)[2] == " quiet  two"  # one line per row, whatever a cell holds
+        app.table.show_rows(
+            [
+                ("a", [Text("a"), Text("x")]),
+                ("c", [Text.assemble(("zot", "bold"), " http://x"), Text("y")]),
+            ]
+        )
+        await pilot.pause()
+        texts = [s.text for s in app.table.render_line(2)]
+        assert texts[:2] == [" ", "zot "]  # the span's space trails "zot" ...
+        assert texts[2].startswith("http://x  y")  # ... and the gap trails the cell

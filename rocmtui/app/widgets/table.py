@@ -13,7 +13,7 @@ first line when the rows scroll.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -37,16 +37,36 @@ def _same(a: Text, b: Text) -> bool:
     return a.plain == b.plain and a.style == b.style and a.spans == b.spans
 
 
-def _blank_looks_plain(style: Style) -> bool:
-    """Whether spaces in `style` look like spaces in no style (colour and bold do not show)."""
-    return not (
-        style.bgcolor
-        or style.underline
-        or style.underline2
-        or style.overline
-        or style.strike
-        or style.reverse
-    )
+def _blank_shows(style: Style | None) -> object:
+    """What a space in `style` looks like: its background, and marks that show on a blank."""
+    if style is None:
+        return None
+    marks = (style.underline, style.underline2, style.overline, style.strike, style.reverse)
+    return style.bgcolor, tuple(bool(mark) for mark in marks)
+
+
+def _runs(segments: Iterable[Segment]) -> list[Segment]:
+    """One segment per run of one style, each run's leading spaces moved to the run before.
+
+    Each segment costs its own colour codes on the wire. And SVG renderers that drop a text
+    run's leading spaces (rsvg, which turns the screenshots into PNGs) shifted every column
+    after one: a gap, or a span such as " gfx1201" after a bold target. Spaces move only where
+    both styles look the same on a blank (the same background; no underline, reverse, strike).
+    """
+    out: list[Segment] = []
+    for segment in segments:
+        text, style = segment.text, segment.style
+        if out and text.startswith(" ") and _blank_shows(style) == _blank_shows(out[-1].style):
+            body = text.lstrip(" ")
+            out[-1] = Segment(out[-1].text + text[: len(text) - len(body)], out[-1].style)
+            text = body
+        if not text:
+            continue
+        if out and out[-1].style == style:
+            out[-1] = Segment(out[-1].text + text, style)
+        else:
+            out.append(Segment(text, style))
+    return out
 
 
 class SnapshotTable(ScrollView, can_focus=True):
@@ -186,18 +206,10 @@ class SnapshotTable(ScrollView, can_focus=True):
                 segments.extend(cell.render(console, end=""))
             else:  # ... and leaves it out when there are none
                 segments.append(Segment(cell.plain, console.get_style(cell.style)))
-            gap = " " * (width - cell.cell_len + (1 if column == last else 2))
-            tail = segments[-1]
-            if tail.style is not None and _blank_looks_plain(tail.style):
-                segments[-1] = Segment(tail.text + gap, tail.style)  # trails the cell's text
-            else:
-                segments.append(Segment(gap))
-        # one segment per run of one style: each segment costs its own colour codes on the wire.
-        # Gaps trail the text before them where that looks the same: fewer runs, and SVG
-        # renderers that drop a run's leading spaces (rsvg) still place the columns right.
+            segments.append(Segment(" " * (width - cell.cell_len + (1 if column == last else 2))))
         # The row's first space is in the plain style: the header's text starts a run of its own
         lead = Segment(" ", self.rich_style)
-        strip = Strip([lead, *Segment.apply_style(segments, base)], self._line_width()).simplify()
+        strip = Strip(_runs([lead, *Segment.apply_style(segments, base)]), self._line_width())
         self._strips[index] = strip
         return strip
 
