@@ -219,6 +219,23 @@ def test_two_launches_at_once_exactly_one_starts(config: Path) -> None:
     assert [j.id for j in list_jobs(load_config(config))] == [winner]
 
 
+def test_a_group_and_its_member_do_not_build_the_same_image_at_once(config: Path) -> None:
+    group = bake(config, "all", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
+    other = None
+    try:
+        member = run_cli(config, "bake", "demo-pytorch", "--arch", ARCH, "--node", NODE)
+        assert member.returncode == 1, member.stdout
+        assert "already building" in member.stderr and group in member.stderr
+        assert "pytorch:" in member.stderr and f"-{ARCH}" in member.stderr  # the image named
+        # the same target for another arch is another image: it starts
+        other = bake(config, "demo-pytorch", "--arch", "gfx950", "--node", NODE, *quick(300, 0.1))
+    finally:
+        for job_id in (group, other):
+            if job_id is not None:
+                assert run_cli(config, "cancel", job_id, "--grace", "5").returncode == 0
+    assert {j.id for j in list_jobs(load_config(config))} == {group, other}
+
+
 def test_cancel_mid_build_leaves_no_process(config: Path) -> None:
     job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1))
     job = started_job(config, job_id)

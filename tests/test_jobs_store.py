@@ -152,9 +152,10 @@ def test_silence_makes_stalled_and_new_output_makes_running(tmp_path: Path) -> N
 
 
 def test_slot_lock_is_exclusive_across_processes_and_released_on_death(tmp_path: Path) -> None:
-    slot = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "demo-base", "gfx1201")
-    other = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "demo-base", "gfx950")
-    assert slot != other
+    slot = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "tag:r/demo-base:gfx1201")
+    other = locks.slot_path(tmp_path, "snoc-think", "unix:///x", "tag:r/demo-base:gfx950")
+    elsewhere = locks.slot_path(tmp_path, "snoc-think", "unix:///y", "tag:r/demo-base:gfx1201")
+    assert len({slot, other, elsewhere}) == 3
     holder = hold_lock(slot)
     try:
         assert locks.take_slot(slot) is None

@@ -15,6 +15,7 @@ from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs import LaunchError, launch_job, locks
 from rocmtui.core.jobs.plan import (
+    images,
     node_environment,
     pinned_arch,
     resolve_target,
@@ -143,12 +144,37 @@ def test_group_and_matrix_names_launch(
         assert command[-2:] == ["--", target] and f"GFX_ARCH={recorded}" in command
         assert command[command.index("-f") + 1] == str(ROCM_BAKE)
         assert "--push" not in command and not record.push
-        # the slot is keyed by the name as given, the recorded arch and the node
+        # one slot per image the name builds on the node: its tags, for the recorded arch
         node = config.nodes[0]
-        slot = locks.slot_path(lock_dir, node.name, node.endpoint, target, recorded)
-        assert slot.exists()
+        keys = images(config, bake, target, recorded, {**env, "GFX_ARCH": recorded})
+        assert keys and all(k.startswith("tag:") for k in keys)
+        assert any(k.endswith(f"-{recorded}") for k in keys)  # "all" holds every arch's too
+        for key in keys:
+            assert locks.slot_path(lock_dir, node.name, node.endpoint, key).exists()
     finally:
         done = wait_state(path, record.id, ENDED)
     assert done["state"] == "failed"  # bake ran and could not reach the missing engine
     log = Path(done["job_dir"], "log").read_text(errors="replace")
     assert f"-- {target}" in log
+
+
+def test_names_that_build_the_same_image_share_its_slot(tmp_path: Path) -> None:
+    require("docker-buildx")
+    config = load_config(offline_config(tmp_path, ROCM_BAKE))
+    bake = load_bake(ROCM_BAKE)
+
+    def keys(target: str, arch: str) -> set[str]:
+        env = {"PATH": os.environ["PATH"], "GFX_ARCH": arch}
+        return set(images(config, bake, target, arch, env))
+
+    pytorch = keys("pytorch", "gfx1201")
+    assert len(pytorch) == 1 and next(iter(pytorch)).endswith("-gfx1201")
+    assert keys("pytorch-gfx1201", "gfx1201") == pytorch  # the matrix name for that arch
+    assert keys("pytorch-push", "gfx1201") == pytorch  # the pushing variant
+    assert pytorch < keys("gfx1201", "gfx1201")  # the per-arch group holds it
+    assert not pytorch & keys("pytorch", "gfx950")  # another arch, another image
+    # base is built as pytorch's and triton's context, not asked for: they may build together
+    assert not pytorch & keys("triton", "gfx1201")
+    assert len(keys("all", "gfx950")) == 3 * 8  # every component, every arch
+    # a name bake cannot resolve keeps the name as typed (the build will say what is wrong)
+    assert keys("no-such-target", "gfx950") == {"target:no-such-target@gfx950"}

@@ -1,10 +1,10 @@
-"""Start a bake job detached: validate, take the target's slot, record, hand over, return.
+"""Start a bake job detached: validate, take its images' slots, record, hand over, return.
 
 `launch_job` never runs bake itself and never holds a pipe to it. It starts the supervisor
 (through `detach.py`) in a new session with stdin /dev/null and stdout/stderr on the job's
-log, hands it the two locks it already holds (the job's and the target+arch+node slot), waits
-only for the first, forking process to exit, and returns the job's record. What bake runs
-with is decided in `plan.py`.
+log, hands it the locks it already holds (the job's, and one slot per image the build makes
+on its node), waits only for the first, forking process to exit, and returns the job's
+record. What bake runs with is decided in `plan.py`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from rocmtui.core.jobs.plan import (
     build_command,
     check_overrides,
     engine_assignments,
+    images,
     known_arches,
     logout_risk,
     names_of,
@@ -69,7 +70,8 @@ __all__ = [
 
 
 class AlreadyRunning(LaunchRefused):
-    """The target+arch+node already has a build; `holder` says whose and since when."""
+    """An image of the launch is already being built on the node; `holder` says whose and
+    since when."""
 
     def __init__(self, message: str, holder: locks.SlotHolder | None) -> None:
         super().__init__(message)
@@ -121,6 +123,25 @@ def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
     )
 
 
+def _take_slots(
+    directory: Path, node: NodeConfig, keys: list[str], store: JobStore, what: str
+) -> list[int]:
+    """Take the slot of every image the launch builds, or none: AlreadyRunning names the
+    first busy one and its holder. Never waits, so two launches cannot hold each other up."""
+    fds: list[int] = []
+    for key in keys:  # sorted: every launch tries overlapping slots in the same order
+        slot = locks.slot_path(directory, node.name, node.endpoint, key)
+        fd = locks.take_slot(slot)
+        if fd is None:
+            for taken in fds:
+                os.close(taken)
+            image = key.split(":", 1)[1]
+            holder = _wait_holder(slot, store)
+            raise AlreadyRunning(_describe_holder(holder, f"{what} ({image})"), holder)
+        fds.append(fd)
+    return fds
+
+
 def _wait_holder(path: Path, store: JobStore) -> locks.SlotHolder | None:
     """Read the slot's holder; the winner of a race may not have written it yet."""
     deadline = time.monotonic() + 2.0
@@ -158,7 +179,9 @@ def launch_job(
     matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked under that arch. The node
     defaults to the fleet's local node (else the first). Raises `LaunchError` for unknown names,
     `LaunchRefused` for a pushing build without `yes` or without a login entry for its
-    registry, `AlreadyRunning` when the target+arch+node is busy.
+    registry, `AlreadyRunning` when an image it builds is already being built on that node
+    (one slot per image tag, so a target, its matrix name for the arch, its push variant and
+    a group holding it exclude each other).
     """
     env = os.environ if env is None else env
     overrides = dict(overrides or {})
@@ -197,17 +220,18 @@ def launch_job(
     docker = shutil.which("docker", path=child_env.get("PATH") or os.defpath) or "docker"
     bake_file = bake_path(config, bake)
 
-    slot = locks.slot_path(locks.lock_dir(config, env), node.name, node.endpoint, target, arch)
-    slot_fd = locks.take_slot(slot)
-    if slot_fd is None:
-        holder = _wait_holder(slot, store)
-        raise AlreadyRunning(
-            _describe_holder(holder, f"{target} for {arch} on {node.name}"), holder
-        )
+    slot_fds = _take_slots(
+        locks.lock_dir(config, env),
+        node,
+        images(config, bake, target, arch, child_env, reusable),
+        store,
+        f"{target} for {arch} on {node.name}",
+    )
     job_fd = log_fd = -1
     record: JobRecord | None = None
     try:
-        os.ftruncate(slot_fd, 0)  # no stale holder is ever read while we hold it
+        for fd in slot_fds:
+            os.ftruncate(fd, 0)  # no stale holder is ever read while we hold it
         user, host = _who(env), socket.gethostname()
 
         def make(job_id: str, job_dir: Path) -> JobRecord:
@@ -243,28 +267,30 @@ def launch_job(
             return made
 
         record = store.create(make)
-        locks.write_holder(
-            slot_fd,
-            {
-                "job_id": record.id,
-                "user": user,
-                "host": host,
-                "started_at": record.started_at,
-                "state_dir": str(store.root),
-            },
-        )
+        for fd in slot_fds:
+            locks.write_holder(
+                fd,
+                {
+                    "job_id": record.id,
+                    "user": user,
+                    "host": host,
+                    "started_at": record.started_at,
+                    "state_dir": str(store.root),
+                },
+            )
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
         command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
-        command += ["--store", str(store.root), "--job", record.id, "--slot-fd", str(slot_fd)]
+        command += ["--store", str(store.root), "--job", record.id]
+        command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
         command += [*(["--push"] if pushes else []), "--", *argv]
         proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
             stderr=log_fd,
-            pass_fds=(job_fd, slot_fd),
+            pass_fds=(job_fd, *slot_fds),
             start_new_session=True,
             cwd=bake_workdir(bake_file),
             env=_supervisor_env(child_env),
@@ -283,7 +309,7 @@ def launch_job(
             )
         raise
     finally:
-        for fd in (log_fd, job_fd, slot_fd):
+        for fd in (log_fd, job_fd, *slot_fds):
             if fd >= 0:
                 os.close(fd)  # the supervisor keeps its own copies of the locks
 

@@ -1,4 +1,4 @@
-"""flock-based locks: job liveness and one build per target+arch+node on the machine.
+"""flock-based locks: job liveness and one build per image and node on the machine.
 
 The kernel drops an flock when the last descriptor of its open file goes, so a lock held by the
 supervisor says exactly whether the supervisor lives: no pid file, no heartbeat to go stale.
@@ -109,7 +109,7 @@ def is_locked(path: Path) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class SlotHolder:
-    """Who holds a target+arch+node slot, as the holder wrote it."""
+    """Who holds an image+node slot, as the holder wrote it."""
 
     job_id: str | None
     user: str | None
@@ -135,10 +135,11 @@ class SlotHolder:
         )
 
 
-def slot_path(directory: Path, node: str, endpoint: str, target: str, arch: str) -> Path:
-    """The lock file for one target+arch+node. The node's endpoint is part of the key so two
-    fleet files that both call a different engine `local` do not block each other."""
-    key = json.dumps([node, endpoint, target, arch])
+def slot_path(directory: Path, node: str, endpoint: str, image: str) -> Path:
+    """The lock file for building one image on one node (`image`: a key from
+    `plan.images`). The node's endpoint is part of the key so two fleet files that both call a
+    different engine `local` do not block each other."""
+    key = json.dumps([node, endpoint, image])
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return directory / f"slot-{digest}.lock"
 

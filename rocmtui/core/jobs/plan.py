@@ -256,6 +256,66 @@ def pinned_arch(printed: Mapping[str, Any]) -> str | None:
     return only if isinstance(only, str) and only else None
 
 
+def images(
+    config: FleetConfig,
+    bake: Any,
+    target: str,
+    arch: str,
+    env: Mapping[str, str],
+    printed: Mapping[str, Any] | None = None,
+    timeout: float = RESOLVE_TIMEOUT,
+) -> list[str]:
+    """What a launch of `target` builds, as slot keys: each image tag of every target bake
+    resolves the name to (`tag:...`), `target:NAME@ARCH` for a target without tags.
+
+    `pytorch` for gfx1201, `pytorch-gfx1201`, `pytorch-push` for gfx1201 and the group
+    `gfx1201` all build the tag `.../pytorch:...-gfx1201`, so they share its slot. Targets bake
+    builds only as another's context (`base` under `pytorch`) are not keys: `pytorch` and
+    `triton` may build on one node at once, and BuildKit shares their base stage. `printed` is
+    bake's view under exactly `env` when the caller has one; otherwise bake is asked here. If
+    bake cannot answer, the name as given is the key (the build itself will say why)."""
+    if printed is None:
+        from rocmtui.core.bakefile import BakeError
+        from rocmtui.core.bakeprint import BuildxMissing, bake_print
+
+        try:
+            printed = bake_print(bake_path(config, bake), [target], env, timeout)
+        except (BakeError, BuildxMissing):
+            printed = {}
+    keys: set[str] = set()
+    for name, body in requested_targets(printed).items():
+        tags = body.get("tags")
+        tagged = [t for t in tags if isinstance(t, str) and t] if isinstance(tags, list) else []
+        keys.update(f"tag:{tag}" for tag in tagged)
+        if not tagged:
+            keys.add(f"target:{name}@{arch}")
+    return sorted(keys) or [f"target:{target}@{arch}"]
+
+
+def requested_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The printed targets the name asked for: bake's `default` group expanded through its
+    groups (a target that is only another's context is left out); all of them when bake
+    printed no groups."""
+    targets = printed_targets(printed)
+    groups = printed.get("group")
+    if not isinstance(groups, Mapping) or not isinstance(groups.get("default"), Mapping):
+        return targets
+    wanted: dict[str, Mapping[str, Any]] = {}
+    seen: set[str] = set()
+    todo = ["default"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        group = groups.get(name)
+        if name in targets:
+            wanted[name] = targets[name]
+        elif isinstance(group, Mapping) and isinstance(group.get("targets"), list):
+            todo.extend(m for m in group["targets"] if isinstance(m, str))
+    return wanted or targets
+
+
 def printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """`bake --print`'s targets, keeping only well-formed entries."""
     targets = printed.get("target")

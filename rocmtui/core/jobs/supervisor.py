@@ -205,7 +205,13 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--store", required=True, help="the state folder")
     parser.add_argument("--job", required=True, help="the job id")
     parser.add_argument("--push", action="store_true", help="the build pushes an image")
-    parser.add_argument("--slot-fd", type=int, help="inherited descriptor of the slot lock")
+    parser.add_argument(
+        "--slot-fd",
+        type=int,
+        action="append",
+        default=[],
+        help="inherited descriptor of a slot lock (one per image the build makes)",
+    )
     parser.add_argument("bake", nargs=argparse.REMAINDER, help="-- bake's argument list")
     args = parser.parse_args(argv)
     if args.bake and args.bake[0] == "--":
@@ -243,9 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(f"supervisor could not record the outcome: {type(exc).__name__}: {exc}")
         return 1
     finally:
-        if args.slot_fd is not None:
+        for fd in args.slot_fd:
             with contextlib.suppress(OSError):
-                os.ftruncate(args.slot_fd, 0)  # the next holder never reads us as its holder
+                os.ftruncate(fd, 0)  # the next holder never reads us as its holder
     return 0
 
 
