@@ -18,6 +18,7 @@ from rocmtui.core.jobs.plan import (
     images,
     node_environment,
     pinned_arch,
+    requested_targets,
     resolve_target,
     target_pushes,
 )
@@ -178,3 +179,18 @@ def test_names_that_build_the_same_image_share_its_slot(tmp_path: Path) -> None:
     assert len(keys("all", "gfx950")) == 3 * 8  # every component, every arch
     # a name bake cannot resolve keeps the name as typed (the build will say what is wrong)
     assert keys("no-such-target", "gfx950") == {"target:no-such-target@gfx950"}
+
+
+def test_requested_targets_follow_groups_and_survive_odd_json() -> None:
+    body = {"tags": ["r/x:1"]}
+    printed = {
+        "group": {
+            "default": {"targets": ["g"]},
+            "g": {"targets": ["a", "h", 7, "g"]},  # a member that is no string, itself again
+            "h": {"targets": ["b", "nowhere"]},
+        },
+        "target": {"a": body, "b": body, "ctx": body, "odd": "not a mapping"},
+    }
+    assert set(requested_targets(printed)) == {"a", "b"}  # ctx: only another's context
+    assert set(requested_targets({"target": {"a": body, "ctx": body}})) == {"a", "ctx"}
+    assert requested_targets({"group": "nonsense", "target": []}) == {}
