@@ -100,7 +100,6 @@ class SnapshotTable(ScrollView, can_focus=True):
 
     def __init__(self, columns: Sequence[str], *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._column_names = tuple(columns)
         self._labels = tuple(Text(name, no_wrap=True) for name in columns)
         self._keys: list[str] = []
         self._rows: list[tuple[Text, ...]] = []
