@@ -12,8 +12,16 @@ import pytest
 
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import LaunchError, LaunchRefused, build_command, launch_job, list_jobs
-from rocmtui.core.jobs.plan import node_environment
+from rocmtui.core.jobs import (
+    AlreadyRunning,
+    LaunchError,
+    LaunchRefused,
+    build_command,
+    launch_job,
+    list_jobs,
+    locks,
+)
+from rocmtui.core.jobs.plan import images, node_environment
 from rocmtui.core.jobs.registries import docker_config_hosts
 from tests.realparts import require
 from tests.test_jobs_support import (
@@ -120,6 +128,51 @@ def test_bake_environment_is_scrubbed_and_overrides_are_explicit(tmp_path: Path)
         launch_job(config, bake, "demo-pytorch-push", "gfx1201", "snoc-think", env=env)
     with pytest.raises(LaunchError):
         launch_job(config, bake, "demo-base", "gfx1201", "snoc-think", overrides={"HOME": "/"})
+
+
+def test_a_pushing_target_asks_bake_once(
+    tmp_path: Path,
+    lock_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require("docker-buildx")
+    from rocmtui.core import bakeprint
+
+    config = load_config(offline_config(tmp_path))
+    bake = load_bake(DEMO_BAKE)
+    logins = tmp_path / "docker"
+    logins.mkdir()
+    (logins / "config.json").write_text(json.dumps({"auths": {"snoc-strix:8080": {}}}))
+    env = {
+        "PATH": os.environ["PATH"],
+        "DOCKER_CONFIG": str(logins),
+        "ROCMTUI_LOCK_DIR": str(lock_dir),
+    }
+    node = config.node("snoc-think")
+    assert node is not None
+    child_env = node_environment(node, "gfx1201", env, {}, bake.variables)
+    held = [  # another build holds the image: the launch gets as far as the slots
+        locks.take_slot(locks.slot_path(lock_dir, node.name, node.endpoint, key))
+        for key in images(config, bake, "demo-pytorch-push", "gfx1201", child_env)
+    ]
+    prints: list[list[str]] = []
+    real = bakeprint.bake_print
+
+    def counted(*args: object, **kwargs: object) -> dict[str, object]:
+        prints.append(list(args[1]))  # type: ignore[call-overload]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bakeprint, "bake_print", counted)
+    try:
+        with pytest.raises(AlreadyRunning):  # past the login check, refused at the slots
+            launch_job(
+                config, bake, "demo-pytorch-push", "gfx1201", "snoc-think", yes=True, env=env
+            )
+    finally:
+        for fd in held:
+            assert fd is not None
+            os.close(fd)
+    assert prints == [["demo-pytorch-push"]]  # the login check and the slots share one print
 
 
 @pytest.mark.fleet

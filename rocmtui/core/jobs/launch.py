@@ -44,6 +44,7 @@ from rocmtui.core.jobs.plan import (
     parse_overrides,
     pick_node,
     pinned_arch,
+    printed_view,
     resolve_target,
     target_pushes,
     variable_default,
@@ -207,11 +208,13 @@ def launch_job(
     else:
         reusable = printed  # bake's view under exactly this environment
     pushes = push or target_pushes(bake, target, printed)
+    if pushes and not yes:
+        raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
+    # what bake builds under the final environment: one print serves the login check and slots
+    view = reusable if reusable is not None else printed_view(config, bake, target, child_env)
     if pushes:
-        if not yes:
-            raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
         logged_in = docker_config_hosts(child_env)
-        missing = sorted(push_hosts(config, bake, target, child_env, reusable) - logged_in)
+        missing = sorted(push_hosts(config, bake, target, child_env, view) - logged_in)
         if missing:
             raise LaunchRefused(
                 f"{target} pushes to {', '.join(missing)} but the docker config has no login "
@@ -223,7 +226,7 @@ def launch_job(
     slot_fds = _take_slots(
         locks.lock_dir(config, env),
         node,
-        images(config, bake, target, arch, child_env, reusable),
+        images(config, bake, target, arch, child_env, view),
         store,
         f"{target} for {arch} on {node.name}",
     )

@@ -256,6 +256,25 @@ def pinned_arch(printed: Mapping[str, Any]) -> str | None:
     return only if isinstance(only, str) and only else None
 
 
+def printed_view(
+    config: FleetConfig,
+    bake: Any,
+    target: str,
+    env: Mapping[str, str],
+    timeout: float = RESOLVE_TIMEOUT,
+) -> dict[str, Any]:
+    """`bake --print TARGET` under `env` (the job's own environment), or `{}` when bake cannot
+    answer: callers then fall back to what the bake file says (the build itself will fail and
+    say why)."""
+    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bakeprint import BuildxMissing, bake_print
+
+    try:
+        return bake_print(bake_path(config, bake), [target], dict(env), timeout)
+    except (BakeError, BuildxMissing):
+        return {}
+
+
 def images(
     config: FleetConfig,
     bake: Any,
@@ -275,13 +294,7 @@ def images(
     bake's view under exactly `env` when the caller has one; otherwise bake is asked here. If
     bake cannot answer, the name as given is the key (the build itself will say why)."""
     if printed is None:
-        from rocmtui.core.bakefile import BakeError
-        from rocmtui.core.bakeprint import BuildxMissing, bake_print
-
-        try:
-            printed = bake_print(bake_path(config, bake), [target], env, timeout)
-        except (BakeError, BuildxMissing):
-            printed = {}
+        printed = printed_view(config, bake, target, env, timeout)
     keys: set[str] = set()
     for name, body in requested_targets(printed).items():
         tags = body.get("tags")

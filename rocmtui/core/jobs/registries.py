@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.plan import (
-    RESOLVE_TIMEOUT,
-    bake_path,
     printed_pushes,
     printed_targets,
+    printed_view,
     variable_default,
 )
 
@@ -70,12 +69,8 @@ def push_hosts(
     the REGISTRY variable, else the fleet's registry."""
     try:
         if printed is None:
-            from rocmtui.core.bakeprint import bake_print
-
-            path = bake_path(config, bake)
-            printed = bake_print(path, [target], dict(child_env), RESOLVE_TIMEOUT)
-        data = printed if isinstance(printed, Mapping) else getattr(printed, "data", None)
-        bodies = printed_targets(data or {})
+            printed = printed_view(config, bake, target, child_env)
+        bodies = printed_targets(printed)
         if target in bodies:
             tags = bodies[target].get("tags") or []
         else:  # a group or matrix name: the pushing targets' tags (all of them under --push)
