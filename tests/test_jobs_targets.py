@@ -17,11 +17,10 @@ from rocmtui.core.jobs import LaunchError, launch_job, locks
 from rocmtui.core.jobs.plan import (
     images,
     node_environment,
-    pinned_arch,
-    requested_targets,
     resolve_target,
     target_pushes,
 )
+from rocmtui.core.jobs.printed import pinned_arch, requested_targets
 from tests.realparts import require
 from tests.test_jobs_support import (
     REPO,

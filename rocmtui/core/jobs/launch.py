@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import rocmtui
+from rocmtui.core.bakefile import ARCH_VARIABLE
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.plan import (
-    ARCH_VARIABLE,
     LaunchError,
     LaunchRefused,
     bake_path,
@@ -43,12 +43,12 @@ from rocmtui.core.jobs.plan import (
     node_environment,
     parse_overrides,
     pick_node,
-    pinned_arch,
     printed_view,
     resolve_target,
     target_pushes,
     variable_default,
 )
+from rocmtui.core.jobs.printed import pinned_arch
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
 from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore

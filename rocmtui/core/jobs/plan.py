@@ -8,7 +8,8 @@ build a login entry for every registry it pushes to (`registries`: presence of t
 
 A target is any name bake accepts: a `target` block is known from the file alone (the
 single-arch rebuild: `pytorch` + `GFX_ARCH`); a group or matrix name (`all`, `pytorch-gfx1201`)
-is asked of `bake --print` under the job's environment, which says what it pushes and builds.
+is asked of `bake --print` under the job's environment, which says what it pushes and builds
+(read by `printed`: its targets, their images, the arch they pin).
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ from __future__ import annotations
 import difflib
 import os
 import pwd
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError
 from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.jobs.printed import image_keys, printed_pushes, printed_targets
 from rocmtui.core.jobs.redaction import redact_argv
 
-ARCH_VARIABLE = "GFX_ARCH"
 #: How long a launch waits for `bake --print` (it answers in ~0.1 s and needs no daemon).
 RESOLVE_TIMEOUT = 20.0
-_PUSH_OUTPUT = re.compile(r"(^|[\s,])(type=registry|push=true)\b")
 
 
 class LaunchError(Exception):
@@ -224,7 +224,6 @@ def resolve_target(
     from `bakeprint.resolved_names`; any other bake failure is raised as bake reported it."""
     if target in names_of(getattr(bake, "targets", {})):
         return None
-    from rocmtui.core.bakefile import BakeError
     from rocmtui.core.bakeprint import BuildxMissing, bake_print, resolved_names
 
     path = bake_path(config, bake)
@@ -245,17 +244,6 @@ def resolve_target(
     raise unknown_target(path, target, known) from None
 
 
-def pinned_arch(printed: Mapping[str, Any]) -> str | None:
-    """The one `GFX_ARCH` arg all targets bake resolved build with, else None (mixed, absent):
-    gfx1201 for `pytorch-gfx1201` or group `gfx1201` whatever GFX_ARCH says (the matrix's)."""
-    values = set()
-    for body in printed_targets(printed).values():
-        args = body.get("args")
-        values.add(args.get(ARCH_VARIABLE) if isinstance(args, Mapping) else None)
-    only = values.pop() if len(values) == 1 else None
-    return only if isinstance(only, str) and only else None
-
-
 def printed_view(
     config: FleetConfig,
     bake: Any,
@@ -266,7 +254,6 @@ def printed_view(
     """`bake --print TARGET` under `env` (the job's own environment), or `{}` when bake cannot
     answer: callers then fall back to what the bake file says (the build itself will fail and
     say why)."""
-    from rocmtui.core.bakefile import BakeError
     from rocmtui.core.bakeprint import BuildxMissing, bake_print
 
     try:
@@ -295,53 +282,7 @@ def images(
     bake cannot answer, the name as given is the key (the build itself will say why)."""
     if printed is None:
         printed = printed_view(config, bake, target, env, timeout)
-    keys: set[str] = set()
-    for name, body in requested_targets(printed).items():
-        tags = body.get("tags")
-        tagged = [t for t in tags if isinstance(t, str) and t] if isinstance(tags, list) else []
-        keys.update(f"tag:{tag}" for tag in tagged)
-        if not tagged:
-            keys.add(f"target:{name}@{arch}")
-    return sorted(keys) or [f"target:{target}@{arch}"]
-
-
-def requested_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The printed targets the name asked for: bake's `default` group expanded through its
-    groups (a target that is only another's context is left out); all of them when bake
-    printed no groups."""
-    targets = printed_targets(printed)
-    groups = printed.get("group")
-    if not isinstance(groups, Mapping) or not isinstance(groups.get("default"), Mapping):
-        return targets
-    wanted: dict[str, Mapping[str, Any]] = {}
-    seen: set[str] = set()
-    todo = ["default"]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        group = groups.get(name)
-        if name in targets:
-            wanted[name] = targets[name]
-        elif isinstance(group, Mapping) and isinstance(group.get("targets"), list):
-            todo.extend(m for m in group["targets"] if isinstance(m, str))
-    return wanted or targets
-
-
-def printed_targets(printed: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """`bake --print`'s targets, keeping only well-formed entries."""
-    targets = printed.get("target")
-    if not isinstance(targets, Mapping):
-        return {}
-    return {str(k): v for k, v in targets.items() if isinstance(v, Mapping)}
-
-
-def printed_pushes(body: Mapping[str, Any]) -> bool:
-    """Whether a printed target's output is `type=registry` or carries `push=true`."""
-    outputs = body.get("output")
-    items = outputs if isinstance(outputs, list) else [outputs] if outputs else []
-    return any(_PUSH_OUTPUT.search(str(item)) for item in items)
+    return image_keys(printed, target, arch)
 
 
 def pick_node(config: FleetConfig, node_name: str | None) -> NodeConfig:

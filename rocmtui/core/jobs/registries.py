@@ -17,11 +17,10 @@ from urllib.parse import urlsplit
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.plan import (
-    printed_pushes,
-    printed_targets,
     printed_view,
     variable_default,
 )
+from rocmtui.core.jobs.printed import printed_pushes, printed_targets
 
 
 def docker_config_hosts(env: Mapping[str, str]) -> set[str]:
