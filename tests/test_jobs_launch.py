@@ -87,7 +87,7 @@ def test_login_presence_is_read_from_keys_only(tmp_path: Path) -> None:
         json.dumps(
             {
                 "auths": {"https://127.0.0.1:5000/v1/": {"auth": "c2VjcmV0"}, "zot:8080": {}},
-                "credHelpers": {"ghcr.io": "pass"},
+                "credHelpers": {"images.example": "pass"},
                 "credsStore": "secretservice",
             }
         )
@@ -95,7 +95,7 @@ def test_login_presence_is_read_from_keys_only(tmp_path: Path) -> None:
     assert docker_config_hosts({"DOCKER_CONFIG": str(folder)}) == {
         "127.0.0.1:5000",
         "zot:8080",
-        "ghcr.io",
+        "images.example",
     }
     assert docker_config_hosts({"DOCKER_CONFIG": str(tmp_path / "none")}) == set()
 
