@@ -131,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     time.tzset()
     with tempfile.TemporaryDirectory(prefix="rocmtui-shots-") as tmp:
         os.environ["ROCMTUI_STATE_DIR"] = str(Path(tmp) / "state")  # keep the operator's jobs out
+        # and its slot lock out of /run/lock (slots are keyed by the dev fleet's own sockets)
+        os.environ["ROCMTUI_LOCK_DIR"] = str(Path(tmp) / "locks")
         job_id = _start_build(_demo_config(fleet_file, Path(tmp)))
         try:
             saved = asyncio.run(_shoot(fleet_file, args.out.resolve(), job_id))
