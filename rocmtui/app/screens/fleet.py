@@ -90,9 +90,8 @@ class FleetScreen(FleetActions, Screen[None]):
         yield StatusLine(id="statusbar")
         with Container(id="panels"):
             yield NodesPanel(id="nodes")
-            with Container(id="middle"):  # stacked when narrow, side by side when wide
-                yield ServicesPanel(id="services")
-                yield JobsPanel(id="jobs")
+            yield ServicesPanel(id="services")
+            yield JobsPanel(id="jobs")
             yield VariablesPanel(id="variables")
             yield WatchPanel(id="watch")
         yield QuietFooter()
