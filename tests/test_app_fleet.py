@@ -55,6 +55,18 @@ async def test_stalled_node_is_first_and_loud() -> None:
         assert [n.title for n in app._notifications] == ["Build stalled"]
 
 
+async def test_services_and_jobs_show_every_column_at_200x60() -> None:
+    """At 200 columns nothing a wide terminal has room for is scrolled away: the services'
+    answer (why a service is slow or down) and the job ids (side by side they were cut)."""
+    app = recorded_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(app, pilot)
+        for panel in ("services", "jobs"):
+            table = app.fleet_screen.query_one(f"#{panel}", FleetPanel).table
+            assert table.virtual_size.width <= table.scrollable_content_region.width, panel
+            assert table.max_scroll_x == 0, panel
+
+
 async def test_stall_rings_once_per_new_stall(monkeypatch: pytest.MonkeyPatch) -> None:
     app = recorded_app()
     rings: list[int] = []
