@@ -5,8 +5,9 @@
 1. Start to the first frame that shows live fleet data (the status line's "probed Ns ago",
    drawn only once a real probe round came back), beside a minimal Textual app that mounts one
    Static: target <= 1.5x the minimal app's time (medians of `--runs` alternating runs).
-   A context row times that minimal app again with the console's monitor process starting
-   beside it (no target): on a 2-core machine the two start-ups slow each other.
+   Two context rows (no target): that minimal app again with the console's monitor process
+   starting beside it (on a 2-core machine the two start-ups slow each other), and the
+   monitor process alone, spawn to its first round, with its CPU: the live frame's floor.
 2. Idle on the 3-node fleet at a 2 s refresh for `--idle-seconds`: CPU of the console process
    (% of one core) and bytes written to the terminal per second: targets < 2% and < 2 KB/s.
 3. Key-press to screen update while a log pane follows a log written at 20,000 lines/s: `?`
@@ -22,19 +23,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
-import pty
 import re
-import signal
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +38,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
+from tui import Pty
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_MARKER = b"remap any of them"
@@ -137,67 +133,6 @@ with open(path, "a", buffering=1 << 20) as fh:
 """
 
 
-class Pty:
-    """A process on a pseudo-terminal of a fixed size, its output drained by a thread."""
-
-    def __init__(self, argv: Sequence[str], env: dict[str, str], cols: int, rows: int) -> None:
-        self.started = time.monotonic()
-        pid, fd = pty.fork()
-        if pid == 0:  # child: size the terminal, then become the program
-            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-            os.execvpe(argv[0], list(argv), env)
-        self.pid, self.fd = pid, fd
-        self.buffer = bytearray()
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._drain, daemon=True)
-        self.reader.start()
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            with self.lock:
-                self.buffer += chunk
-
-    @property
-    def size(self) -> int:
-        with self.lock:
-            return len(self.buffer)
-
-    def wait_for(self, marker: bytes, start: int = 0, timeout: float = 60.0) -> float | None:
-        """Monotonic time at which `marker` was first seen after byte `start` (None: never)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                found = self.buffer.find(marker, max(0, start - len(marker)))
-            if found >= 0:
-                return time.monotonic()
-            time.sleep(0.001)
-        return None
-
-    def type(self, data: bytes) -> None:
-        os.write(self.fd, data)
-
-    def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if os.waitpid(self.pid, os.WNOHANG)[0]:
-                break
-            time.sleep(0.05)
-        else:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
-
-
 def base_env(state: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "NO_COLOR"))}
     env.update(TERM="xterm-256color", TZ="UTC", ROCMTUI_STATE_DIR=str(state), COLUMNS="",
@@ -237,6 +172,28 @@ def startup(config: Path, env: dict[str, str], runs: int) -> tuple[float, float,
         if seen is not None:
             beside.append(seen - term.started)
     return statistics.median(console), statistics.median(minimal), statistics.median(beside)
+
+
+def monitor_alone(config: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
+    """Median seconds from spawning the console's monitor process alone to its first round on
+    stdout, and the median CPU seconds it used for that round: the floor under the console's
+    first live frame, whatever the console itself does."""
+    wall, cpu = [], []
+    tick = os.sysconf("SC_CLK_TCK")
+    for _ in range(runs):
+        started = time.monotonic()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "rocmtui.app.probeproc", str(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        assert child.stdin is not None and child.stdout is not None
+        if child.stdout.readline():
+            wall.append(time.monotonic() - started)
+            fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu.append((int(fields[11]) + int(fields[12])) / tick)
+        child.stdin.close()
+        child.wait(timeout=30)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def idle(config: Path, env: dict[str, str], seconds: float) -> tuple[float, float]:
@@ -333,6 +290,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "  context: that Textual app, its monitor process starting beside it", beside_s,
                 minimal_s, unit="s", anchor_name="the same app alone",
                 note="no target: what the probe process's start-up costs a Textual start here",
+            ))  # fmt: skip
+            alone_s, alone_cpu = monitor_alone(config, env, args.runs)
+            rows.append(common.row(
+                "  context: the monitor process alone, spawn to its first round", alone_s,
+                minimal_s, unit="s", anchor_name="Textual app mounting one Static",
+                note=f"no target: {alone_cpu:.3f} s of CPU (imports: docker SDK, httpx, psutil, "
+                f"asyncio); the live frame cannot come before it, the 1.5x budget is "
+                f"{1.5 * minimal_s:.3f} s",
             ))  # fmt: skip
 
             cpu_pct, rate = idle(config, env, args.idle_seconds)

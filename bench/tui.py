@@ -4,15 +4,24 @@ A private tmux server (`-L rocmtui-bench-PID`) so no one else's sessions are tou
 kills only that server. Timing is from `start()` (or a mark) to the first `capture-pane` that
 satisfies a condition, so it includes the program's rendering and tmux's own parsing: what an
 operator in tmux sees. A capture costs a few ms, which bounds the resolution.
+
+`Pty` runs a program on a bare pseudo-terminal instead and keeps every byte it writes, for
+figures that count bytes or need no tmux in between (bench_console.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import os
+import pty
 import re
 import shlex
+import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -153,3 +162,64 @@ def proc_status(pid: int, field: str) -> float:
     except OSError:
         pass
     return float("nan")
+
+
+class Pty:
+    """A process on a pseudo-terminal of a fixed size, its output drained by a thread."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cols: int, rows: int) -> None:
+        self.started = time.monotonic()
+        pid, fd = pty.fork()
+        if pid == 0:  # child: size the terminal, then become the program
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            os.execvpe(argv[0], list(argv), env)
+        self.pid, self.fd = pid, fd
+        self.buffer = bytearray()
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self.lock:
+                self.buffer += chunk
+
+    @property
+    def size(self) -> int:
+        with self.lock:
+            return len(self.buffer)
+
+    def wait_for(self, marker: bytes, start: int = 0, timeout: float = 60.0) -> float | None:
+        """Monotonic time at which `marker` was first seen after byte `start` (None: never)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                found = self.buffer.find(marker, max(0, start - len(marker)))
+            if found >= 0:
+                return time.monotonic()
+            time.sleep(0.001)
+        return None
+
+    def type(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if os.waitpid(self.pid, os.WNOHANG)[0]:
+                break
+            time.sleep(0.05)
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
