@@ -38,7 +38,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
-from tui import Pty
+from tui import Pty, cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_MARKER = b"remap any of them"
@@ -142,6 +142,11 @@ def base_env(state: Path) -> dict[str, str]:
     return env
 
 
+def monitor_argv(config: Path) -> list[str]:
+    """The console's monitor process, as the console starts it (rocmtui.app.probeproc)."""
+    return [sys.executable, "-m", "rocmtui.app.probeproc", str(config)]
+
+
 def startup(config: Path, env: dict[str, str], runs: int) -> tuple[float, float, float]:
     """Median seconds to first live frame (console), to first frame (minimal app), and to
     the minimal app's first frame while the console's monitor process starts beside it."""
@@ -160,7 +165,7 @@ def startup(config: Path, env: dict[str, str], runs: int) -> tuple[float, float,
         # the same minimal app, with the probe child the console starts before Textual: how
         # much the two processes' start-ups slow each other on this machine
         child = subprocess.Popen(
-            [sys.executable, "-m", "rocmtui.app.probeproc", str(config)],
+            monitor_argv(config),
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         term = Pty([sys.executable, "-c", MINIMAL_APP], env, 120, 40)
@@ -179,18 +184,16 @@ def monitor_alone(config: Path, env: dict[str, str], runs: int) -> tuple[float, 
     stdout, and the median CPU seconds it used for that round: the floor under the console's
     first live frame, whatever the console itself does."""
     wall, cpu = [], []
-    tick = os.sysconf("SC_CLK_TCK")
     for _ in range(runs):
         started = time.monotonic()
         child = subprocess.Popen(
-            [sys.executable, "-m", "rocmtui.app.probeproc", str(config)],
+            monitor_argv(config),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
         )  # fmt: skip
         assert child.stdin is not None and child.stdout is not None
         if child.stdout.readline():
             wall.append(time.monotonic() - started)
-            fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu.append((int(fields[11]) + int(fields[12])) / tick)
+            cpu.append(cpu_seconds(child.pid))
         child.stdin.close()
         child.wait(timeout=30)
     return statistics.median(wall), statistics.median(cpu)

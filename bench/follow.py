@@ -6,14 +6,13 @@ argument (the viewer, Textual's Log, Toolong). Used by bench_logs.py, figure 5.
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import threading
 import time
 from pathlib import Path
 
 from common import cache_dir
-from tui import ControlClient, Tmux
+from tui import ControlClient, Tmux, cpu_seconds
 
 
 class Writer(threading.Thread):
@@ -108,12 +107,3 @@ def follow_once(
         term.close()
         path.unlink(missing_ok=True)
     return ages, keys, cpu
-
-
-def cpu_seconds(pid: int) -> float:
-    """User+system CPU seconds of a process."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return float("nan")

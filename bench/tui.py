@@ -164,6 +164,16 @@ def proc_status(pid: int, field: str) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 class Pty:
     """A process on a pseudo-terminal of a fixed size, its output drained by a thread."""
 
