@@ -270,17 +270,15 @@ def launch_job(
             return made
 
         record = store.create(make)
+        holder = {
+            "job_id": record.id,
+            "user": user,
+            "host": host,
+            "started_at": record.started_at,
+            "state_dir": str(store.root),
+        }
         for fd in slot_fds:
-            locks.write_holder(
-                fd,
-                {
-                    "job_id": record.id,
-                    "user": user,
-                    "host": host,
-                    "started_at": record.started_at,
-                    "state_dir": str(store.root),
-                },
-            )
+            locks.write_holder(fd, holder)
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
