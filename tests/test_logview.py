@@ -353,3 +353,25 @@ async def test_status_names_the_lines_on_screen_after_a_resize(build_log: Path) 
         await pilot.resize_terminal(SIZE[0], SIZE[1] - 10)
         await until(pilot, lambda: view._status_text != before, "status after the resize")
         await until(pilot, status_says_what_is_shown, "status names the new first line")
+
+
+async def test_status_follows_the_view_when_it_scrolls(build_log: Path) -> None:
+    app = ViewApp(build_log)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        lines = file_lines(build_log)
+        await at_the_end(pilot, view, lines)
+        total = f"of {len(lines):,}"
+
+        def status_names_the_screen(top: bool) -> bool:
+            rows_now = view.body.visible_rows()
+            first = view.body.line_of_row(rows_now.start) + 1
+            last = view.body.line_of_row(rows_now.stop - 1) + 1
+            return (first == 1) == top and f"{first:,}–{last:,} {total}" in view._status_text
+
+        await pilot.press("g")  # top: the status's range goes with it
+        await until(pilot, lambda: status_names_the_screen(top=True), "status at the top")
+        await pilot.press("down", "down", "pagedown")
+        await until(pilot, lambda: status_names_the_screen(top=False), "status scrolled down")
+        await pilot.press("G")
+        await until(pilot, lambda: f"–{len(lines):,} {total}" in view._status_text, "the end")

@@ -144,6 +144,7 @@ class LogView(LogViewActions, LogViewTail, Vertical):
         """Start reading the file and polling it."""
         self.body.on_user_scroll_up = self._user_scrolled_up
         self.body.on_user_end = self.action_bottom
+        self.body.on_view_moved = self._status
         self.set_interval(POLL_SECONDS, self._poll)
         if self.path is not None:
             self._open(self.path)

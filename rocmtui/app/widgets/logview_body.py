@@ -75,6 +75,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         self.select_cursor: int | None = None
         self.on_user_scroll_up: Callable[[], None] | None = None
         self.on_user_end: Callable[[], None] | None = None
+        self.on_view_moved: Callable[[], None] | None = None  # while paused: see watch_scroll_y
         self.stick_to_end = True  # mirrors LogView.follow
         self._on_pending = on_pending
         self._pending: set[int] = set()
@@ -253,6 +254,14 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         if message.y is not None and message.y < self.scroll_y:
             self._user_up()
         super()._on_scroll_to(message)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """A scroll while paused (keys, mouse, a jump) moves the lines on screen: say so. While
+        following, the tail's own update already does, once per batch of lines."""
+        super().watch_scroll_y(old_value, new_value)
+        moved = int(old_value) != int(new_value)  # whole rows, as visible_rows counts them
+        if moved and not self.stick_to_end and self.on_view_moved is not None:
+            self.on_view_moved()
 
     def visible_rows(self) -> range:
         """Rows whose lines are (at least partly) on screen."""
