@@ -213,6 +213,30 @@ async def test_pushing_target_needs_a_second_explicit_key(monkeypatch: pytest.Mo
         assert [(p.target, p.push) for p in started] == [("demo-pytorch-push", True)]
 
 
+async def test_target_list_shows_every_name_whole_at_80x24() -> None:
+    """At 80 columns the target field is ~20 cells wide; its list opens as wide as the longest
+    target, so `demo-pytorch-push` is neither wrapped nor cut (it was: "demo-pytorch-pus", "h")."""
+    app = recorded_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, BakeDialog)
+        field = dialog.query_one("#bake-target")
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        overlay = field.query_one("SelectOverlay")
+        assert overlay.display
+        names = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+        longest = max(names, key=len)
+        assert longest == "demo-pytorch-push"
+        assert field.size.width < len(longest) + 4  # the field itself is too narrow for it
+        assert overlay.content_region.width >= len(longest)
+        assert overlay.content_region.height == len(names)  # one line each: nothing wrapped
+
+
 async def test_read_only_hides_and_refuses() -> None:
     app = recorded_app(read_only=True)
     async with app.run_test(size=SIZE) as pilot:
