@@ -129,7 +129,7 @@ async def test_a_fault_stays_in_its_panel() -> None:
         assert app.fleet_screen.query_one("#nodes", FleetPanel).fault is None
         # a node snapshot the panel cannot render: the nodes panel says so, the rest goes on
         snap = recorded.fleet()
-        bad_host = HostStats(None, 1, 1, 1, 1, 1, 1, 1, "/", 1, 1)  # type: ignore[arg-type]
+        bad_host = HostStats(1, 1, 1, 1, 1, 1, 1, 1, "/", None, 1)  # type: ignore[arg-type]
         broken = replace(snap, nodes=(replace(snap.nodes[0], host=bad_host), *snap.nodes[1:]))
         app.fleet_screen.post_message(FleetUpdated(broken))
         await pilot.pause()

@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.config import NodeConfig, parse_config
-from rocmtui.core.probes import BuildxLs, NodeProber, buildkit_for_engine, probe_node
+from rocmtui.core.probes import (
+    BuildxLs,
+    HostProber,
+    NodeProber,
+    buildkit_for_engine,
+    probe_node,
+)
 from rocmtui.core.states import NodeState
 from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
 from tests.realparts import require
@@ -58,6 +64,24 @@ async def test_fleet_nodes_all_ok(fleet: DevFleet) -> None:
     local = next(s for s in snaps if s.host is not None)
     assert local.host is not None and local.host.mem_total > 0 and local.host.cpu_count >= 1
     assert Path(local.host.disk_path).exists()
+
+
+async def test_host_cpu_covers_the_time_since_the_last_reading(tmp_path: Path) -> None:
+    """The local node's CPU figure is the host's use since the previous reading, not over the
+    few milliseconds of one probe round (which read 0, 50 or 100% on an idle machine: every
+    round re-opened the window). Real psutil, real /proc/stat: one core is kept busy for
+    longer than the minimum window, then a new round starts (and primes) and reads."""
+    host = HostProber()
+    host.prime()  # a round starts
+    first = await host.stats(tmp_path, DEADLINE)
+    assert first is not None and first.cpu_percent is None  # a window of ~nothing: no figure
+    end = time.monotonic() + HostProber.MIN_WINDOW + 0.3
+    while time.monotonic() < end:  # this thread busy: one of the host's cores
+        pass
+    host.prime()  # the next round starts: the window opened above stays open
+    second = await host.stats(tmp_path, DEADLINE)
+    assert second is not None and second.cpu_percent is not None
+    assert second.cpu_percent >= 100 / second.cpu_count * 0.6, second
 
 
 async def test_buildkit_version_matches_buildx(fleet: DevFleet) -> None:

@@ -171,8 +171,12 @@ def _host_line(snapshot: FleetSnapshot) -> str | None:
     h = next((n.host for n in snapshot.nodes if n.host is not None), None)
     if h is None:  # every local node is this one machine: one line is enough
         return None
+    # a one-shot probe has no CPU window long enough to mean something (probes/host.py)
+    cpu = f"{h.cpu_count} cpus"
+    if h.cpu_percent is not None:
+        cpu = f"cpu {h.cpu_percent:.0f}% of {h.cpu_count}"
     return (
-        f"this host: cpu {h.cpu_percent:.0f}% of {h.cpu_count} · mem {h.mem_percent:.0f}% "
+        f"this host: {cpu} · mem {h.mem_percent:.0f}% "
         f"({fmt_bytes(h.mem_used)} of {fmt_bytes(h.mem_total)}) · load {h.load1:.2f} "
         f"{h.load5:.2f} {h.load15:.2f} · disk {h.disk_percent:.0f}% used on {h.disk_path} "
         f"({fmt_bytes(h.disk_free)} free)"

@@ -34,9 +34,12 @@ class BuilderInfo:
 
 @dataclass(frozen=True, slots=True)
 class HostStats:
-    """CPU, memory, load and disk of the machine the console runs on (psutil)."""
+    """CPU, memory, load and disk of the machine the console runs on (psutil).
 
-    cpu_percent: float
+    `cpu_percent` is None until a window long enough to mean something has passed (see
+    rocmtui/core/probes/host.py): a one-shot probe has none."""
+
+    cpu_percent: float | None
     cpu_count: int
     mem_percent: float
     mem_used: int

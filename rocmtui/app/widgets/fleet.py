@@ -175,6 +175,9 @@ class NodesPanel(FleetPanel):
             return EMPTY
         cell = Text(no_wrap=True)
         for label, pct in (("cpu", host.cpu_percent), ("mem", host.mem_percent)):
+            if pct is None:  # no CPU window long enough yet (the first round)
+                cell.append(f"{label}   —  ", style=palette.muted)
+                continue
             style = palette.warn if pct >= 90 else ""
             cell.append(f"{label} {pct:3.0f}% ", style=style)
         style = palette.bad if host.disk_percent >= 95 else ""

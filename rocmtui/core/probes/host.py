@@ -1,10 +1,14 @@
 """The local host's CPU, memory, load and disk (psutil), for nodes with `local = true`.
 
-CPU percent is measured between two calls: `prime()` at the start of a round (and, in the
-monitor, the previous round) marks the start, so one-shot `rocmtui status` reports the CPU
-use during its own probe round instead of psutil's meaningless first 0.0. The disk figure is
-taken with `statvfs`, which can hang on a dead network mount, so it runs through the
-abandonable `ThreadGate` like the engine probes.
+CPU percent is the whole host's use over a window: `prime()` (each round calls it) opens one
+if none is open, and a reading closes it and opens the next, so in the monitor each reading
+covers the time since the previous one (a refresh period). A window shorter than `MIN_WINDOW`
+gives no new figure (the previous one, or None before the first): over a few milliseconds
+the kernel's 100 Hz ticks make it 0, 50 or 100% on two cores, and the probe round's own work
+is most of it. One-shot `rocmtui status` therefore reports None rather than a coin toss (its
+load averages are there). psutil keeps this window per process; nothing else here calls
+`psutil.cpu_percent`. The disk figure is taken with `statvfs`, which can hang on a dead
+network mount, so it runs through the abandonable `ThreadGate` like the engine probes.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ def _existing(path: Path) -> Path:
     return Path("/")
 
 
-def sample(disk_path: Path, cpu_percent: float) -> HostStats:
+def sample(disk_path: Path, cpu_percent: float | None) -> HostStats:
     """Blocking: one reading of memory, load and the disk holding `disk_path`."""
     import psutil
 
@@ -54,31 +58,36 @@ class HostProber:
     """Host readings for local nodes, shared by every node of a round that asks together."""
 
     SHARE_SECONDS = 0.5  # readings this fresh are reused rather than taken again
+    MIN_WINDOW = 0.5  # seconds: a CPU window shorter than this gives no new figure
 
     def __init__(self, gate: ThreadGate | None = None) -> None:
         self.gate = gate or ThreadGate()
-        self._primed = False
-        self._cpu: tuple[float, float] = (-1e18, 0.0)  # (monotonic, percent)
+        self._window: float | None = None  # monotonic start of the open CPU window
+        self._cpu: float | None = None  # the last figure
         self._readings: dict[str, tuple[float, HostStats]] = {}
         self._pending: dict[str, asyncio.Future[HostStats | None]] = {}
 
     def prime(self) -> None:
-        """Start the CPU-percent window (cheap: reads /proc/stat)."""
+        """Open the CPU-percent window unless one is open (cheap: reads /proc/stat)."""
+        if self._window is None:
+            import psutil
+
+            psutil.cpu_percent(interval=None)
+            self._window = time.monotonic()
+
+    def _cpu_percent(self) -> float | None:
+        """The host's CPU use over the open window, once it lasted `MIN_WINDOW`; before
+        that the previous figure (None before the first)."""
         import psutil
 
-        psutil.cpu_percent(interval=None)
-        self._primed = True
-
-    def _cpu_percent(self) -> float:
-        import psutil
-
-        if not self._primed:
+        if self._window is None:
             self.prime()
-        at, value = self._cpu
-        if time.monotonic() - at > self.SHARE_SECONDS:
-            value = float(psutil.cpu_percent(interval=None))
-            self._cpu = (time.monotonic(), value)
-        return value
+        assert self._window is not None
+        now = time.monotonic()
+        if now - self._window >= self.MIN_WINDOW:
+            self._cpu = float(psutil.cpu_percent(interval=None))
+            self._window = now
+        return self._cpu
 
     async def stats(self, disk_path: Path, deadline: float) -> HostStats | None:
         """A reading within `deadline` seconds, or None when the host did not answer."""
