@@ -258,6 +258,20 @@ async def test_read_only_hides_and_refuses() -> None:
             app.backend.cancel("anything")
 
 
+async def test_palette_lists_each_command_once() -> None:
+    """The catalog's "Keys" and "Quit" are not listed again as Textual's own (whose "Keys"
+    opened a different, Textual help panel); Textual's others stay."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        for screen in (app.fleet_screen, app.logs_screen):
+            titles = [c.title for c in app.get_system_commands(screen)]
+            assert len(titles) == len(set(titles)), titles
+            keys_help = [c for c in app.get_system_commands(screen) if c.title == "Keys"]
+            assert [c.help for c in keys_help] == ["key ?"]
+            assert "Theme" in titles and "Quit" in titles
+
+
 def test_read_only_backend_refuses_even_without_the_console() -> None:
     backend = FleetBackend(recorded.config(read_only=True))
     with pytest.raises(ReadOnlyError):

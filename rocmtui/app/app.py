@@ -98,13 +98,18 @@ class RocmTui(App[list[JobView]]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The palette lists the catalog's actions of this screen (never dangerous ones when
-        read-only), then Textual's own."""
+        read-only), then Textual's own but those the catalog already named: its "Keys" (a
+        second, different help) and "Quit" were listed twice."""
         scope = {"fleet": "fleet", "logs": "logs"}.get(screen.id or "", "")
+        named = set()
         for entry in keys.entries(("app", scope), self.read_only):
             target = self if entry.scope == "app" else screen
             key = keys.display_key(entry.key, self.keymap, entry.id)
+            named.add(entry.description)
             yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in named:
+                yield command
 
     def action_help(self) -> None:
         """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
