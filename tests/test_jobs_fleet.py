@@ -319,7 +319,8 @@ def test_failing_build_is_failed_with_the_step_named(config: Path) -> None:
     assert job["state"] == "failed" and job["exit_code"] not in (0, None)
     assert job["error_step"] and "demo-base" in job["error_step"] and "RUN" in job["error_step"]
     table = run_cli(config, "jobs").stdout
-    assert "failed" in table and "RUN" in table
+    # worded as the console's jobs panel words it
+    assert "failed" in table and f"exit {job['exit_code']} at [demo-base" in table
     follow = run_cli(config, "logs", "-f", job_id)
     assert follow.returncode == 1 and "error: use of undeclared identifier" in follow.stdout
 

@@ -42,7 +42,7 @@ def _info(record: object) -> str:
         text = f"digest {record.digest}" if record.digest else ""
     elif record.state is JobState.FAILED:
         text = f"exit {record.exit_code}" + (
-            f" in {record.error_step}" if record.error_step else ""
+            f" at {record.error_step}" if record.error_step else ""
         )
         if record.message:
             text += f"; {record.message}"
