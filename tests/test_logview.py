@@ -203,6 +203,43 @@ async def test_find_filter_and_jumps_agree_with_re(build_log: Path) -> None:
         )
 
 
+def landed_rows(view: LogView) -> list[int]:
+    """Screen rows drawn in the style of the line a jump landed on (bold and underlined)."""
+    body = view.body
+    found = []
+    for y in range(body.scrollable_content_region.height):
+        strip = body.render_line(y)
+        if any(s.style and s.style.bold and s.style.underline for s in strip if s.text.strip()):
+            found.append(y)
+    return found
+
+
+async def test_a_jump_marks_the_line_it_landed_on(tmp_path: Path) -> None:
+    """`e` near the end of a log cannot put the error at the top of the screen (the view stops
+    at the last line), so the line it landed on is marked; so is a line number's."""
+    path = tmp_path / "failed.log"
+    lines = [f"#9 {i / 10:.3f} [{i}/41] Building HIP object k{i}.hip.o" for i in range(1, 60)]
+    lines[49] = "#9 5.000 /src/Indexing.hip:128:18: error: use of undeclared identifier"
+    path.write_text("\n".join(lines) + "\n")
+    app = ViewApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await at_the_end(pilot, view, file_lines(path))
+        assert landed_rows(view) == []
+        await pilot.press("e")
+        await until(pilot, lambda: view.body.current_line == 49, "first error")
+        await pilot.pause()
+        top = view.body.line_of_row(view.body.visible_rows().start)
+        assert top < 49  # the error is not the top row: the mark is what shows it
+        assert landed_rows(view) == [49 - top]
+        assert "error: use of undeclared" in rows(view)[49 - top]
+        await pilot.press("colon", *"12", "enter")
+        await until(pilot, lambda: view.body.current_line == 11, "line 12")
+        await pilot.pause()
+        top = view.body.line_of_row(view.body.visible_rows().start)
+        assert landed_rows(view) == [11 - top]
+
+
 async def test_follow_growth_partial_lines_and_split_utf8(tmp_path: Path) -> None:
     path = tmp_path / "grow.log"
     path.write_bytes(b"start\n")

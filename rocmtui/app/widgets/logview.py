@@ -226,10 +226,15 @@ class LogView(LogViewActions, LogViewTail, Vertical):
         self._search_worker(self._filter, "filter")
 
     def goto_line(self, number: int) -> None:
-        """Show file line `number` (1-based); under a filter, the first shown line from it."""
+        """Show file line `number` (1-based), marked; under a filter, the first shown line
+        from it. (A jump to the first error or a step lands here too: the screen may not be
+        able to put the line at its top, and the mark says which line it is.)"""
         self.follow = False
-        row = self.body.row_of_line(max(0, number - 1))
-        self.body.scroll_to_row(row)
+        body = self.body
+        row = body.row_of_line(max(0, number - 1))
+        body.current_line = body.line_of_row(row) if body.row_count else None
+        body.restyle()
+        body.scroll_to_row(row)
         self._status()
 
     def goto_first_error(self) -> None:

@@ -43,6 +43,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "logview--match",
         "logview--current",
+        "logview--landed",
         "logview--dim",
         "logview--selected",
         "logview--cursor",
@@ -56,6 +57,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
     }
     LogBody > .logview--match { background: $warning 40%; }
     LogBody > .logview--current { background: $accent; color: $text; text-style: bold; }
+    LogBody > .logview--landed { background: $accent 35%; text-style: bold underline; }
     LogBody > .logview--dim { text-style: dim; }
     LogBody > .logview--selected { background: $primary 50%; }
     LogBody > .logview--cursor { background: $primary; }
@@ -70,7 +72,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         self.find: re.Pattern[str] | None = None
         self.dim = False
         self.wrap = False
-        self.current_line: int | None = None  # the match n/N landed on
+        self.current_line: int | None = None  # where n/N, e, a line number or a step landed
         self.select_anchor: int | None = None  # selection: rows anchor..cursor
         self.select_cursor: int | None = None
         self.on_user_scroll_up: Callable[[], None] | None = None
@@ -313,11 +315,18 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
             self._pending.discard(n)
 
     def _decorated(self, line: int) -> Text:
-        """The line's text with find highlights (and dimming when it does not match)."""
+        """The line's text with find highlights (and dimming when it does not match); the line
+        a jump landed on stands out whole unless its matches already do."""
         text = self._text(line)
+        matches = []
+        if self.find is not None:
+            matches = [m.span() for m in self.find.finditer(text.plain) if m.end() > m.start()]
+        if line == self.current_line and not matches:
+            text = text.copy()
+            text.stylize(self.get_component_rich_style("logview--landed"))
+            return text
         if self.find is None:
             return text
-        matches = [m.span() for m in self.find.finditer(text.plain) if m.end() > m.start()]
         if not matches:
             if self.dim:
                 text = text.copy()

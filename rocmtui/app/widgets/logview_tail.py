@@ -202,6 +202,7 @@ class LogViewTail:
             return
         if change is Change.RESET:
             self.body.forget()
+            self.body.current_line = None  # the line a jump landed on is gone
             self._seen_prepended = 0
             for search in (self._find, self._filter):
                 if search is not None:
