@@ -50,6 +50,8 @@ async def test_stalled_node_is_first_and_loud() -> None:
         assert "[12345/23456] 11.4/s ETA 16m15s" in nodes[0][4]
         jobs = cells(app, "jobs")
         assert jobs[0][0] == "‼ stalled"
+        # the evidence says how long it has been silent: not said twice ("out 16m40s ago")
+        assert jobs[0][4].count("16m40s") == 1 and "silent 16m40s; builder" in jobs[0][4]
         status = str(app.fleet_screen.query_one("#statusbar").render())
         assert "1 stalled" in status
         assert [n.title for n in app._notifications] == ["Build stalled"]

@@ -273,12 +273,11 @@ class JobsPanel(FleetPanel):
         progress = job.progress
         if job.active:
             cell = Text(fmt_counter(progress), style=palette.accent)
-            if progress and progress.last_output_at is not None:
-                silent = fmt_age(now - progress.last_output_at)
-                style = palette.alarm if job.state == JobState.STALLED else palette.muted
-                cell.append(f" out {silent} ago", style=style)
-            if job.evidence:
-                cell.append(" " + clean(job.evidence, 80), style=palette.muted)
+            style = palette.alarm if job.state == JobState.STALLED else palette.muted
+            if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
+                cell.append(" " + clean(job.evidence, 80), style=style)
+            elif progress and progress.last_output_at is not None:
+                cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell
         cell = Text(style=palette.muted)
         if job.exit_code is not None:
