@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from rocmtui.app import keys
 from rocmtui.app.model import (
+    LATENCY_FLOOR,
     effective_node_state,
     fmt_counter,
     keep_running,
@@ -28,6 +29,14 @@ def test_sparkline_has_a_fixed_width() -> None:
     assert sparkline([], 8) == " " * 8
     line = sparkline([1, 2, 4, 8], 8)
     assert len(line) == 8 and line.endswith("█") and line.startswith("    ")
+
+
+def test_latency_jitter_is_not_drawn_as_spikes() -> None:
+    """6-10 ms answers stay near the bottom; a 0.5 s answer among them reaches the top."""
+    steady = [0.008, 0.006, 0.010, 0.007, 0.009]
+    assert set(sparkline(steady, 5, floor=LATENCY_FLOOR)) <= set("▁▂")
+    assert sparkline([*steady, 0.5], 6, floor=LATENCY_FLOOR).endswith("▁█")
+    assert "█" in sparkline(steady, 5)  # with no floor the largest jitter is full height
 
 
 def test_counter_with_rate_and_eta() -> None:

@@ -35,6 +35,7 @@ SEVERITY: dict[str, str] = {
 # Sort order of nodes: what needs the operator first (a stalled node sits on top).
 NODE_RANK: dict[str, int] = {"stalled": 0, "down": 1, "unknown": 2, "building": 3, "ok": 4}
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
+LATENCY_FLOOR = 0.1  # s: the latency history's full height is at least this
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,12 +193,14 @@ def fmt_counter(progress: ProgressView | None, running: bool = True) -> str:
     return " ".join(parts)
 
 
-def sparkline(values: Sequence[float], width: int = 16) -> str:
-    """Block-character sparkline of the last `width` values (relative to their own max)."""
+def sparkline(values: Sequence[float], width: int = 16, floor: float = 0.0) -> str:
+    """Block-character sparkline of the last `width` values, relative to their own max but
+    never to less than `floor` (latencies pass 0.1 s: a service answering in 6-10 ms draws a
+    low flat line, not its jitter blown up to full height)."""
     tail = list(values)[-width:]
     if not tail:
         return " " * width
-    top = max(tail) or 1.0
+    top = max(*tail, floor) or 1.0
     last = len(SPARK_BLOCKS) - 1
     line = "".join(SPARK_BLOCKS[min(last, round(v / top * last))] for v in tail)
     return line.rjust(width)  # fixed width: a growing column would re-run the layout

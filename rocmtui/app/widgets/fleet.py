@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 
 from rocmtui.app.messages import LogRequested
 from rocmtui.app.model import (
+    LATENCY_FLOOR,
     NODE_RANK,
     ConsoleData,
     JobView,
@@ -231,7 +232,7 @@ class ServicesPanel(FleetPanel):
             state_cell(word, SERVICE_SYMBOLS.get(word, "?"), palette),
             name,
             Text(fmt_latency(svc.latency)),
-            Text(sparkline(history), style=palette.busy),
+            Text(sparkline(history, floor=LATENCY_FLOOR), style=palette.busy),
             Text("—" if svc.repositories is None else str(svc.repositories)),
             self.age_cell(svc.age(now), palette),
             answer,
