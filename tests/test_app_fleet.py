@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 from rich.console import Console
+from textual.widgets import TabbedContent
 from textual.widgets._footer import FooterKey
 
 from rocmtui.app.backend import FleetBackend, ReadOnlyError
@@ -19,7 +20,7 @@ from rocmtui.app.dialogs.confirm import ConfirmDialog
 from rocmtui.app.messages import FleetUpdated, JobsUpdated, PanelFailed
 from rocmtui.app.model import BakePlan
 from rocmtui.app.screens.help import HelpScreen, help_table
-from rocmtui.app.screens.logs import LogsScreen
+from rocmtui.app.screens.logs import LogsScreen, pane_id
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.snapshots import HostStats
 from tests.snapshots import recorded
@@ -155,6 +156,10 @@ async def test_enter_on_jobs_opens_panes_and_escape_keeps_them() -> None:
         await pilot.press("down", "l")
         await pilot.pause()
         assert list(app.logs_screen.panes) == [vllm, pytorch]
+        tabs = app.logs_screen.query_one(TabbedContent)
+        titles = [str(tabs.get_tab(pane_id(job)).label) for job in (vllm, pytorch)]
+        # each tab says where its build ran: one target and arch on two nodes is two panes
+        assert titles == ["demo-vllm gfx950 snoc-strix", "demo-pytorch gfx1201 snoc-think"]
         current = app.logs_screen.current()
         assert current is not None and current.job.id == pytorch
         await pilot.press("right_square_bracket")

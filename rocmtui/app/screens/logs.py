@@ -72,7 +72,9 @@ class LogsScreen(Screen[None]):
         if job.id not in self.panes:
             pane = LogPane(job, id=f"{pid}-pane")
             self.panes[job.id] = pane
-            title = Content(f"{clean(job.target, 24)} {clean(job.arch or '', 10)}")
+            # the node too: the same target and arch built on two nodes are two panes
+            where = f"{clean(job.arch or '', 10)} {clean(job.node, 16)}".strip()
+            title = Content(f"{clean(job.target, 24)} {where}")
             tab = TabPane(title, pane, id=pid)
             if tabs is not None:
                 tabs.add_pane(tab)
