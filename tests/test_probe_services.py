@@ -337,3 +337,25 @@ async def test_plain_registry_is_asked_twice() -> None:
         snap = await probe_registry(url, deadline=DEADLINE)
     assert snap.state is ServiceState.OK and snap.extras == ()
     assert sorted(p.split("?")[0] for p in server.paths) == ["/livez", "/v2/", "/v2/_catalog"]
+
+
+async def test_latency_counts_from_the_request_leaving() -> None:
+    """A service's latency is the time from the request leaving (connecting, or sending on a
+    kept connection) to the end of its answer, not the client's own work before that: a
+    client's first request imports httpcore's backends, and the first round's registry
+    latency read 70-110 ms against 10-20 ms after. Here the work before sending is a request
+    hook that sleeps 0.4 s; the loopback server answers at once, then after 0.3 s."""
+    import asyncio
+
+    from rocmtui.core.probes._http import fetch
+
+    async def busy_before_sending(request: httpx.Request) -> None:
+        await asyncio.sleep(0.4)
+
+    ok, hooks = reply("200 OK"), {"request": [busy_before_sending]}
+    for delay, (low, high) in ((0.0, (0.0, 0.4)), (0.3, (0.3, 0.3 + DEADLINE))):
+        async with CannedServer(ok, delay) as url, httpx.AsyncClient(event_hooks=hooks) as c:
+            first = await fetch(c, "GET", url + "/v2/", DEADLINE)  # a new connection
+            kept = await fetch(c, "GET", url + "/v2/", DEADLINE)  # the kept one
+        for got in (first, kept):
+            assert got.status == 200 and low <= got.latency < high, (delay, got.latency)
