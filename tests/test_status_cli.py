@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rocmtui.devfleet import DevFleet
 
 DEADLINE_LINE = "probe_deadline_seconds = 2.0\n"
@@ -89,3 +91,25 @@ def test_status_never_imports_textual(fleet: DevFleet) -> None:
         env=dict(os.environ),
     )
     assert "TEXTUAL=False RC=0" in done.stderr, done.stderr
+
+
+def test_tables_fit_80_columns_without_cutting_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 80 columns cells wrap at their spaces: every version, URL, state word and age is
+    whole (rich folded the engine version and the registry's URL in the middle, and squeezed
+    the services' age to one column: '0s' read '0')."""
+    from rocmtui.cli.status import render
+    from tests.snapshots import recorded
+
+    snap = recorded.fleet(think_down=True)
+    render(snap, now=recorded.NOW + 5, width=80)
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    words = set(out.split())
+    wanted = {n.engine_version for n in snap.nodes if n.engine_version}
+    wanted |= {n.builder.buildkit_version for n in snap.nodes if n.builder}
+    wanted |= {snap.registry.url, snap.webdav.url, "age", "down"}
+    assert wanted <= words, wanted - words
+    ages = [
+        line.split()[-1] for line in out.splitlines() if line.startswith((" registry", " webdav"))
+    ]
+    assert ages and all(age.endswith("s") for age in ages), ages

@@ -28,6 +28,9 @@ from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.table import Table
     from rich.text import Text
 
 STATE_STYLES = {
@@ -102,6 +105,7 @@ def preload(config: FleetConfig) -> None:
 
 
 EXIT_RESERVE = 0.15  # seconds kept for printing and interpreter exit
+MAX_WORD = 40  # a column is never kept wider than this for one word
 
 
 def process_age() -> float:
@@ -183,6 +187,20 @@ def _host_line(snapshot: FleetSnapshot) -> str | None:
     )
 
 
+def _add_rows(table: Table, rows: Sequence[Sequence[Text]]) -> None:
+    """Add `rows`, each column kept at least as wide as its longest word (its whole text when
+    it does not wrap): a narrow terminal then wraps cells at their spaces, and no version, URL
+    or age is cut in the middle (rich folds anywhere once a column is narrower than a word)."""
+    from rich.cells import cell_len
+
+    for i, column in enumerate(table.columns):
+        texts = [str(column.header), *(row[i].plain for row in rows)]
+        words = texts if column.no_wrap else [w for text in texts for w in text.split()]
+        column.min_width = min(MAX_WORD, max(cell_len(w) for w in words))
+    for row in rows:
+        table.add_row(*row)
+
+
 def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None = None) -> None:
     """Print the snapshot as tables (rich; every cell is Text, never markup).
 
@@ -200,7 +218,13 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
         console.width = 160
 
     def table(title: str, columns: tuple[str, ...]) -> Table:
-        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        t = Table(
+            title=title,
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,  # two spaces between columns: the tables fit 80 columns
+        )
         for column in columns:
             fixed = column in ("state", "latency", "age", "gfx")
             t.add_column(column, no_wrap=fixed, overflow="fold")
@@ -210,22 +234,26 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
         "Nodes", ("node", "gfx", "state", "engine · buildkit", "builder", "latency", "age")
     )
     reasons: list[Text] = []
+    rows: list[tuple[Text, ...]] = []
     for n in snapshot.nodes:
         buildkit = n.builder.buildkit_version if n.builder else None
         engine = " · ".join(x for x in (n.engine_version, buildkit) if x) or "—"
         builder = f"{n.builder.name} {n.builder.status}" if n.builder else "—"
-        nodes.add_row(
-            Text(n.name),
-            Text(n.gfx or "—"),
-            _state(str(n.state), NODE_SYMBOLS.get(n.state, "?")),
-            Text(engine),
-            Text(builder),
-            Text(fmt_latency(n.latency)),
-            Text(fmt_age(n.age(now))),
+        rows.append(
+            (
+                Text(n.name),
+                Text(n.gfx or "—"),
+                _state(str(n.state), NODE_SYMBOLS.get(n.state, "?")),
+                Text(engine),
+                Text(builder),
+                Text(fmt_latency(n.latency)),
+                Text(fmt_age(n.age(now))),
+            )
         )
         why = _reason(n, now)
         if why:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
+    _add_rows(nodes, rows)
     console.print(nodes)
     for line in reasons:
         console.print(line)
@@ -234,20 +262,23 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
         console.print(Text(host))
     console.print()
     services = table("Services", ("service", "url", "state", "latency", "detail", "age"))
-    reasons = []
+    reasons, rows = [], []
     for svc in (snapshot.registry, snapshot.webdav):
-        services.add_row(
-            Text(svc.kind),
-            Text(svc.url),
-            _state(str(svc.state), SERVICE_SYMBOLS.get(svc.state, "?")),
-            Text(fmt_latency(svc.latency)),
-            Text(_service_detail(svc)),
-            Text(fmt_age(svc.age(now))),
+        rows.append(
+            (
+                Text(svc.kind),
+                Text(svc.url),
+                _state(str(svc.state), SERVICE_SYMBOLS.get(svc.state, "?")),
+                Text(fmt_latency(svc.latency)),
+                Text(_service_detail(svc)),
+                Text(fmt_age(svc.age(now))),
+            )
         )
         if svc.reason:
             symbol = SERVICE_SYMBOLS.get(svc.state, "?")
             http = f" (HTTP {svc.http_status})" if svc.http_status else ""
             reasons.append(Text(f"  {symbol} {svc.kind}: {svc.reason}{http}"))
+    _add_rows(services, rows)
     console.print(services)
     for line in reasons:
         console.print(line)
