@@ -254,6 +254,13 @@ async def test_read_only_hides_and_refuses() -> None:
         await pilot.press("b", "r", "c")
         await pilot.pause()
         assert app.screen is app.fleet_screen
+        # each hidden key says why it did nothing
+        said = [n.message for n in app._notifications]
+        assert said == [
+            "Read-only console: Bake (b) is off.",
+            "Read-only console: Rebuild (r) is off.",
+            "Read-only console: Cancel (c) is off.",
+        ]
         app.fleet_screen.open_bake(BakeRequest())
         await pilot.pause()
         assert app.screen is app.fleet_screen
@@ -277,6 +284,25 @@ async def test_palette_lists_each_command_once() -> None:
             keys_help = [c for c in app.get_system_commands(screen) if c.title == "Keys"]
             assert [c.help for c in keys_help] == ["key ?"]
             assert "Theme" in titles and "Quit" in titles
+
+
+async def test_read_only_says_why_a_remapped_or_log_pane_key_did_nothing() -> None:
+    app = recorded_app(read_only=True, keys={"fleet.bake": "B"})
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b", "B")  # b is nothing now; B is the hidden bake
+        await pilot.pause()
+        app.fleet_screen.query_one("#jobs-table").focus()
+        await pilot.press("l")  # a log pane: its cancel is hidden too
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        await pilot.press("c")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [
+            "Read-only console: Bake (B) is off.",
+            "Read-only console: Cancel (c) is off.",
+        ]
+        assert isinstance(app.screen, LogsScreen)
 
 
 def test_read_only_backend_refuses_even_without_the_console() -> None:

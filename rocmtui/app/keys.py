@@ -84,6 +84,18 @@ def entries(scopes: Iterable[str], read_only: bool) -> list[KeyAction]:
     return [k for k in CATALOG if k.scope in wanted and not (read_only and k.dangerous)]
 
 
+def read_only_notice(key: str, scope: str, keymap: Mapping[str, str]) -> str | None:
+    """What to say when `key` is one of `scope`'s dangerous keys (as remapped) in read-only
+    mode, which hides and refuses them: the operator learns why the key did nothing."""
+    for entry in CATALOG:
+        if entry.scope == scope and entry.dangerous:
+            bound = keymap.get(entry.id, entry.key)
+            if key in (part.strip() for part in bound.split(",")):
+                what = entry.description.rstrip("…")
+                return f"Read-only console: {what} ({display_key(bound)}) is off."
+    return None
+
+
 def check_keymap(keymap: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """Split the fleet file's `[keys]` table into usable entries and complaints about the rest."""
     good: dict[str, str] = {}

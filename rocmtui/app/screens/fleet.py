@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
@@ -304,6 +304,15 @@ class FleetScreen(FleetActions, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides dangerous keys (and the backend refuses them anyway)."""
         return not (self.console.read_only and action in keys.DANGEROUS_ACTIONS["fleet"])
+
+    def on_key(self, event: events.Key) -> None:
+        """Read-only: a hidden dangerous key says why it did nothing."""
+        notice = self.console.read_only and keys.read_only_notice(
+            event.key, "fleet", self.console.keymap
+        )
+        if notice:
+            self.notify(notice, severity="warning")
+            event.stop()
 
     def action_show_logs(self) -> None:
         """`v`: the log panes already open."""

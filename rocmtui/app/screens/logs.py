@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.content import Content
@@ -64,6 +65,15 @@ class LogsScreen(Screen[None]):
         ):
             return None
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """Read-only: a hidden dangerous key says why it did nothing."""
+        notice = self.console.read_only and keys.read_only_notice(
+            event.key, "logs", self.console.keymap
+        )
+        if notice:
+            self.notify(notice, severity="warning")
+            event.stop()
 
     def open_job(self, job: JobView) -> None:
         """Show the job's pane, adding it when it is not open yet."""
