@@ -23,6 +23,7 @@ from rocmtui.app.screens.help import HelpScreen, help_table
 from rocmtui.app.screens.logs import LogsScreen, pane_id
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.snapshots import HostStats
+from rocmtui.core.states import JobState
 from tests.snapshots import recorded
 from tests.snapshots.harness import feed, recorded_app
 
@@ -68,6 +69,24 @@ async def test_services_and_jobs_show_every_column_at_200x60() -> None:
             table = app.fleet_screen.query_one(f"#{panel}", FleetPanel).table
             assert table.virtual_size.width <= table.scrollable_content_region.width, panel
             assert table.max_scroll_x == 0, panel
+
+
+async def test_a_cancelled_job_says_only_what_its_state_word_does_not() -> None:
+    """A cancelled bake exits 1 (or 143) because of the signal, and its message "cancelled" is
+    the state word again: the progress cell read "exit 1 cancelled". It is empty now; a
+    message that says more (the supervisor was killed, a signal) is still shown."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        base = recorded.jobs()[0]
+        ended = {"state": JobState.CANCELLED, "ended_at": recorded.NOW, "exit_code": 1}
+        cancelled = replace(base, id="c1", message="cancelled", **ended)
+        signalled = replace(base, id="c2", message="stopped by a signal", **ended)
+        app.fleet_screen.post_message(JobsUpdated((cancelled, signalled)))
+        await pilot.pause()
+        rows = {row[-1]: row for row in cells(app, "jobs")}
+        assert rows["c1"][0] == "⊘ cancelled" and rows["c1"][4] == ""
+        assert rows["c2"][4] == "stopped by a signal"
 
 
 async def test_stall_rings_once_per_new_stall(monkeypatch: pytest.MonkeyPatch) -> None:

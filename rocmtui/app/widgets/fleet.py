@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -280,16 +281,20 @@ class JobsPanel(FleetPanel):
             elif progress and progress.last_output_at is not None:
                 cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell
-        cell = Text(style=palette.muted)
-        if job.exit_code is not None:
-            cell.append(f"exit {job.exit_code}")
+        parts: list[tuple[str, Style | str]] = []
+        # a cancelled bake's exit code is the signal's doing, and "cancelled" is its state word
+        if job.exit_code is not None and job.state != JobState.CANCELLED:
+            parts.append((f"exit {job.exit_code}", ""))
         if job.digest:
-            cell.append(" " + clean(job.digest, 80)[:19])
+            parts.append((clean(job.digest, 80)[:19], ""))
         error_step = job.error_step or (progress.error_step if progress else None)
         if error_step:
-            cell.append(" at " + clean(error_step, 80), style=palette.bad)
-        elif job.message and job.state != JobState.SUCCEEDED:
-            cell.append(" " + clean(job.message, 80))
+            parts.append(("at " + clean(error_step, 80), palette.bad))
+        elif job.message and job.state != JobState.SUCCEEDED and job.message != job.state:
+            parts.append((clean(job.message, 80), ""))
+        cell = Text(style=palette.muted)
+        for i, (text, look) in enumerate(parts):
+            cell.append((" " if i else "") + text, style=look)
         return cell
 
     @on(SnapshotTable.RowSelected)
