@@ -189,6 +189,24 @@ async def test_enter_on_jobs_opens_panes_and_escape_keeps_them() -> None:
         assert list(app.logs_screen.panes) == [pytorch]
 
 
+async def test_log_pane_header_keeps_its_progress_line_at_80x24() -> None:
+    """The header is two lines: the job, then where the build is. At 80 columns the first
+    line is longer than the screen; it wrapped and pushed the counter, rate, ETA and silence
+    (or the failed step) out of the header. Each line is now cut at the edge instead."""
+    app = recorded_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, pilot)
+        app.fleet_screen.query_one("#jobs-table").focus()
+        await pilot.press("down", "l")
+        await pilot.pause()
+        pane = app.logs_screen.current()
+        assert pane is not None
+        await pilot.pause()
+        lines = ["".join(s.text for s in pane.header.render_line(y)) for y in range(2)]
+        assert lines[0].lstrip().startswith("▶ running") and lines[0].rstrip().endswith("…")
+        assert lines[1].lstrip().startswith("[12345/23456] 11.4/s ETA 16m15s"), lines
+
+
 async def test_rebuild_is_r_then_enter_with_the_job_prefilled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
