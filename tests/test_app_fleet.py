@@ -89,6 +89,32 @@ async def test_a_cancelled_job_says_only_what_its_state_word_does_not() -> None:
         assert rows["c2"][4] == "stopped by a signal"
 
 
+async def test_an_interim_round_shows_who_is_still_being_probed() -> None:
+    """Half a second into a round that waits on a hung engine the monitor sends what answered;
+    the targets it still waits for read '… probing', and the status line names them."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        before = {kind: len(points) for kind, points in app.fleet_screen.history.items()}
+        snap = replace(recorded.fleet(), pending=("snoc-think", "webdav"))
+        app.fleet_screen.post_message(FleetUpdated(snap))
+        await pilot.pause()
+        assert {k: len(p) for k, p in app.fleet_screen.history.items()} == before
+        nodes = {row[1]: row for row in cells(app, "nodes")}
+        assert nodes["snoc-think"][0] == "… probing" and nodes["snoc-gaming"][0] == "✓ ok"
+        services = {row[1].split()[0]: row for row in cells(app, "services")}
+        assert services["webdav"][0] == "… probing" and services["zot"][0] == "✓ ok"
+        status = str(app.fleet_screen.query_one("#statusbar").render())
+        assert "waiting for snoc-think, webdav" in status and "probed" not in status
+        before = {kind: len(points) for kind, points in app.fleet_screen.history.items()}
+        app.fleet_screen.post_message(FleetUpdated(recorded.fleet()))  # the round's end
+        await pilot.pause()
+        after = {kind: len(points) for kind, points in app.fleet_screen.history.items()}
+        assert after == {kind: n + 1 for kind, n in before.items()}  # one point per round
+        assert "… probing" not in [row[0] for row in cells(app, "nodes")]
+        assert "probed" in str(app.fleet_screen.query_one("#statusbar").render())
+
+
 async def test_stall_rings_once_per_new_stall(monkeypatch: pytest.MonkeyPatch) -> None:
     app = recorded_app()
     rings: list[int] = []

@@ -11,6 +11,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from rocmtui.core import monitor as monitor_module
 from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig, parse_config
 from rocmtui.core.monitor import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
@@ -106,11 +109,49 @@ async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
         )
         published: list[FleetSnapshot] = []
         monitor = FleetMonitor(config, published.append)
-        await run_monitor(monitor, published, 3)
-    for before, after in itertools.pairwise(published):
+        await run_monitor(monitor, published, 6)
+    rounds = [s for s in published if not s.pending]  # each round's final snapshot
+    for before, after in itertools.pairwise(rounds):
         assert after.taken_at >= before.taken_at + before.duration - 0.01
     assert monitor.dropped > 0
-    assert monitor.latest is published[-1]
+    assert monitor.latest is rounds[-1]
+
+
+async def test_a_hung_node_does_not_hide_the_others(
+    fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round waits for a hung engine until the deadline; INTERIM_AFTER into it (0.5 s, a
+    second here for a loaded machine) the monitor publishes what answered, the hung node
+    named as pending (a placeholder in the first round, its last snapshot after). The
+    round's own snapshot follows at the deadline."""
+    monkeypatch.setattr(monitor_module, "INTERIM_AFTER", 1.0)
+    with HungUnixSocket() as hung:
+        config = fleet_config(
+            fleet,
+            NodeConfig("hung", docker_host=hung.docker_host),
+            refresh_seconds=0.2,
+            probe_deadline_seconds=2.5,
+        )
+        published: list[FleetSnapshot] = []
+        monitor = FleetMonitor(config, published.append)
+        await run_monitor(monitor, published, 4)
+    first, final, second = published[:3]
+    assert first.pending == ("hung",) and first.taken_at == final.taken_at
+    assert first.duration < final.duration  # published while the round went on
+    assert {n.name: n.state for n in first.nodes} == {
+        "snoc-strix": NodeState.OK,
+        "snoc-think": NodeState.OK,
+        "snoc-gaming": NodeState.OK,
+        "hung": NodeState.UNKNOWN,  # never answered: a placeholder
+    }
+    assert first.node("hung").reason == "no answer yet"  # type: ignore[union-attr]
+    assert first.registry.state is ServiceState.OK and not first.healthy
+    assert final.pending == () and final.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
+    # the next round probes it again (the backoff waits one period): its last answer stands
+    assert second.pending == ("hung",) and second.node("hung") == final.node("hung")
+    assert second.taken_at > final.taken_at
+    data = first.to_json()
+    assert data["pending"] == ["hung"]
 
 
 async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ def decode(data: dict[str, Any]) -> FleetSnapshot:
         webdav=service(data["webdav"]),
         duration=float(data.get("duration") or 0.0),
         problems=tuple(data.get("problems") or ()),
+        pending=tuple(data.get("pending") or ()),
     )
 
 

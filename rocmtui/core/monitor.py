@@ -42,6 +42,7 @@ Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
 MAX_BACKOFF = 30.0  # seconds between probes of a target that keeps failing
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
+INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ async def probe_fleet(
     probers: Probers | None = None,
     skip: frozenset[str] = frozenset(),
     deadline: float | None = None,
+    interim: Publish | None = None,
 ) -> FleetSnapshot:
     """One probe round of the whole fleet, bounded by the probe deadline plus a margin.
 
@@ -99,6 +101,12 @@ async def probe_fleet(
     names, "registry", "webdav") are not probed; their `previous` snapshot is reused as is
     (its age shows how old it is). `node_overlay` is the jobs hook described in the module
     docstring.
+
+    `interim`, if given, receives a snapshot `INTERIM_AFTER` seconds into a round that is
+    still waiting on some targets (a hung engine holds a round until the deadline): what has
+    answered, and the previous snapshot of the rest (or a placeholder if it never answered),
+    all of them named in `FleetSnapshot.pending`. So one slow node never hides the others,
+    not even in the console's first round.
     """
     now = time.time() if now is None else now
     started = time.monotonic()
@@ -123,41 +131,85 @@ async def probe_fleet(
         if kind in skip and old is not None:
             continue
         tasks[kind] = asyncio.ensure_future(_service(kind, url, deadline, old, now, probers.http))
+
+    def assemble(waiting: bool) -> FleetSnapshot:
+        """The round's snapshot; `waiting`: an interim one, unfinished probes still run."""
+        pending: list[str] = []
+
+        def result(key: str) -> object:
+            task = tasks.get(key)
+            if task is None or not task.done() or task.cancelled() or task.exception():
+                return None
+            return task.result()
+
+        def unanswered(key: str) -> bool:  # still probing, in an interim snapshot
+            task = tasks.get(key)
+            return waiting and task is not None and not task.done()
+
+        nodes: list[NodeSnapshot] = []
+        for node in config.nodes:
+            key = f"node:{node.name}"  # a node may be called "registry"
+            snap = result(key)
+            if unanswered(key):
+                pending.append(node.name)
+            if not isinstance(snap, NodeSnapshot) and (node.name in skip or unanswered(key)):
+                snap = prev_nodes.get(node.name)
+            if not isinstance(snap, NodeSnapshot):
+                endpoint = one_line(node.endpoint, 120)
+                if unanswered(key):
+                    snap = NodeSnapshot(
+                        node.name,
+                        node.gfx,
+                        endpoint,
+                        NodeState.UNKNOWN,
+                        now,
+                        reason="no answer yet",
+                    )
+                else:
+                    snap = _placeholder_node(node.name, node.gfx, endpoint, now)
+            nodes.append(_overlay(snap, node_overlay))
+        svc: dict[str, ServiceSnapshot] = {}
+        for kind, url in services:
+            snap = result(kind)
+            old = getattr(previous, kind) if previous else None
+            if unanswered(kind):
+                pending.append(kind)
+            if not isinstance(snap, ServiceSnapshot) and (kind in skip or unanswered(kind)):
+                snap = old
+            if not isinstance(snap, ServiceSnapshot):
+                reason = "no answer yet" if unanswered(kind) else "probe round overran"
+                snap = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason=reason)
+            svc[kind] = snap
+        return FleetSnapshot(
+            taken_at=now,
+            nodes=tuple(nodes),
+            registry=svc["registry"],
+            webdav=svc["webdav"],
+            duration=time.monotonic() - started,
+            pending=tuple(pending),
+        )
+
+    limit = deadline + ROUND_MARGIN
+    if tasks and interim is not None and limit > INTERIM_AFTER:
+        _, late = await asyncio.wait(tasks.values(), timeout=INTERIM_AFTER)
+        if late:
+            await _deliver(interim, assemble(waiting=True))
     if tasks:
-        _, late = await asyncio.wait(tasks.values(), timeout=deadline + ROUND_MARGIN)
+        left = limit - (time.monotonic() - started)
+        _, late = await asyncio.wait(tasks.values(), timeout=max(0.0, left))
         for task in late:  # each probe bounds itself; this is the belt to those braces
             task.cancel()
+    return assemble(waiting=False)
 
-    def result(key: str) -> object:
-        task = tasks.get(key)
-        if task is None or not task.done() or task.cancelled() or task.exception():
-            return None
-        return task.result()
 
-    nodes: list[NodeSnapshot] = []
-    for node in config.nodes:
-        snap = result(f"node:{node.name}")
-        if not isinstance(snap, NodeSnapshot):
-            snap = prev_nodes.get(node.name) if node.name in skip else None
-        if not isinstance(snap, NodeSnapshot):
-            snap = _placeholder_node(node.name, node.gfx, one_line(node.endpoint, 120), now)
-        nodes.append(_overlay(snap, node_overlay))
-    svc: dict[str, ServiceSnapshot] = {}
-    for kind, url in services:
-        snap = result(kind)
-        if not isinstance(snap, ServiceSnapshot):
-            old = getattr(previous, kind) if previous else None
-            snap = old if kind in skip and old is not None else None
-        if not isinstance(snap, ServiceSnapshot):
-            snap = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason="probe round overran")
-        svc[kind] = snap
-    return FleetSnapshot(
-        taken_at=now,
-        nodes=tuple(nodes),
-        registry=svc["registry"],
-        webdav=svc["webdav"],
-        duration=time.monotonic() - started,
-    )
+async def _deliver(publish: Publish, snapshot: FleetSnapshot) -> None:
+    """Hand a snapshot to a plain or coroutine `publish`; an exception in it is logged."""
+    try:
+        outcome = publish(snapshot)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        log.exception("publishing a fleet snapshot failed")
 
 
 @dataclass
@@ -237,16 +289,12 @@ class FleetMonitor:
                 node_overlay=self.node_overlay,
                 probers=self.probers,
                 skip=skipped,
+                interim=self.publish,
             )
             self._record(snapshot, skipped, started)
             self.latest = snapshot
             self.rounds += 1
-        try:
-            outcome = self.publish(snapshot)
-            if inspect.isawaitable(outcome):
-                await outcome
-        except Exception:
-            log.exception("publishing a fleet snapshot failed")
+        await _deliver(self.publish, snapshot)
         return snapshot
 
     async def run(self) -> None:

@@ -108,6 +108,11 @@ class FleetSnapshot:
     webdav: ServiceSnapshot
     duration: float = 0.0  # seconds the whole probe round took
     problems: tuple[str, ...] = field(default=())  # extra reasons the fleet is unhealthy
+    # An interim snapshot, taken while the round still waits on slow targets, names them here
+    # (node names, "registry", "webdav"). Their entries are the previous round's, or for a
+    # target that never answered a placeholder: a node `unknown`, a service `down`, both with
+    # the reason "no answer yet". A round's final snapshot has none.
+    pending: tuple[str, ...] = field(default=())
 
     @property
     def healthy(self) -> bool:
@@ -142,4 +147,5 @@ class FleetSnapshot:
             "registry": with_age(self.registry),
             "webdav": with_age(self.webdav),
             "problems": list(self.problems),
+            "pending": list(self.pending),
         }

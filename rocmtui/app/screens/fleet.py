@@ -204,7 +204,13 @@ class FleetScreen(FleetActions, Screen[None]):
             line.append(" · ")
             line.append(f" {word} ", style=style)
             running = sum(1 for j in self.data.jobs if j.active)
-            line.append(f" · {running} building · probed {fmt_age(age)} ago")
+            line.append(f" · {running} building")
+            if fleet.pending:  # an interim snapshot: the rest answered, these have not yet
+                waiting = ", ".join(clean(name, 30) for name in fleet.pending[:3])
+                more = f" and {len(fleet.pending) - 3} more" if len(fleet.pending) > 3 else ""
+                line.append(f" · waiting for {waiting}{more}", style=self.palette.muted)
+            else:
+                line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
         if self.console.read_only:
@@ -220,7 +226,8 @@ class FleetScreen(FleetActions, Screen[None]):
     def show_fleet(self, snap: FleetSnapshot) -> None:
         """A probe round: the nodes and services panels, the latency history, the status."""
         for svc in (snap.registry, snap.webdav):
-            if svc.latency is not None:
+            # one point per round: an interim snapshot's answers come again in the round's own
+            if svc.latency is not None and not snap.pending:
                 self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
         latency = {k: tuple(v) for k, v in self.history.items()}
         self.data = replace(self.data, fleet=snap, latency=latency)

@@ -122,6 +122,11 @@ def state_cell(word: str, symbol: str, palette: Palette) -> Text:
     return Text(f"{symbol} {clean(word, 12)}", style=palette.for_state(word), no_wrap=True)
 
 
+def waiting_cell(palette: Palette) -> Text:
+    """In place of a state word: the target has not answered yet and its round is waiting."""
+    return Text("… probing", style=palette.muted, no_wrap=True)
+
+
 class Panel(Vertical):
     """A titled panel with a fault line: a failure behind this panel is shown here, not raised."""
 

@@ -29,7 +29,7 @@ from rocmtui.app.model import (
     sparkline,
 )
 from rocmtui.app.text import clean, safe
-from rocmtui.app.widgets.common import Palette, Panel, state_cell
+from rocmtui.app.widgets.common import Palette, Panel, state_cell, waiting_cell
 from rocmtui.app.widgets.table import Row, SnapshotTable
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
@@ -104,12 +104,20 @@ class NodesPanel(FleetPanel):
             data.fleet.nodes,
             key=lambda n: (NODE_RANK.get(effective_node_state(n, data.jobs), 9), order[n.name]),
         )
-        return [(n.name, self.node_cells(n, data.jobs, now, palette)) for n in nodes]
+        pending = set(data.fleet.pending)
+        return [
+            (n.name, self.node_cells(n, data.jobs, now, palette, n.name in pending)) for n in nodes
+        ]
 
     def node_cells(
-        self, node: NodeSnapshot, jobs: Sequence[JobView], now: float, palette: Palette
+        self,
+        node: NodeSnapshot,
+        jobs: Sequence[JobView],
+        now: float,
+        palette: Palette,
+        pending: bool = False,
     ) -> list[Text]:
-        """The cells of one node's row."""
+        """The cells of one node's row (`pending`: the round is still waiting for it)."""
         state = effective_node_state(node, jobs)
         job = running_job_on(node.name, jobs)
         builder = node.builder
@@ -121,7 +129,9 @@ class NodesPanel(FleetPanel):
             if builder.error:
                 builder_cell.append(" " + clean(builder.error, 60), style=palette.bad)
         return [
-            state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
+            waiting_cell(palette)
+            if pending
+            else state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
             safe(node.name, "bold", 40),
             safe(node.gfx or "—", "", 10),
             self.output_cell(state, job, now, palette),
@@ -219,10 +229,12 @@ class ServicesPanel(FleetPanel):
     ) -> list[Text]:
         """The cells of one service's row."""
         word = str(svc.state)
+        pending = data.fleet is not None and svc.kind in data.fleet.pending
         name = Text(label, style="bold")
         name.append(" " + clean(svc.url, 60), style=palette.muted)
         if svc.reason:
-            answer = safe(svc.reason, palette.for_state(word), 160)
+            style = palette.muted if pending else palette.for_state(word)
+            answer = safe(svc.reason, style, 160)
         else:
             parts = [f"HTTP {svc.http_status}" if svc.http_status else ""]
             parts.append(clean(svc.identity or "", 40))
@@ -230,7 +242,9 @@ class ServicesPanel(FleetPanel):
             answer = Text(" · ".join(p for p in parts if p), style=palette.muted)
         history = data.latency.get(svc.kind, ())
         return [
-            state_cell(word, SERVICE_SYMBOLS.get(word, "?"), palette),
+            waiting_cell(palette)
+            if pending
+            else state_cell(word, SERVICE_SYMBOLS.get(word, "?"), palette),
             name,
             Text(fmt_latency(svc.latency)),
             Text(sparkline(history, floor=LATENCY_FLOOR), style=palette.busy),
