@@ -113,6 +113,11 @@ async def test_an_interim_round_shows_who_is_still_being_probed() -> None:
         assert after == {kind: n + 1 for kind, n in before.items()}  # one point per round
         assert "… probing" not in [row[0] for row in cells(app, "nodes")]
         assert "probed" in str(app.fleet_screen.query_one("#statusbar").render())
+        # a node with a stalled build keeps its alarm while its engine is being probed
+        app.fleet_screen.post_message(JobsUpdated(recorded.jobs(stalled=True)))
+        app.fleet_screen.post_message(FleetUpdated(snap))
+        await pilot.pause()
+        assert {row[1]: row[0] for row in cells(app, "nodes")}["snoc-think"] == "‼ stalled"
 
 
 async def test_stall_rings_once_per_new_stall(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -130,7 +130,7 @@ class NodesPanel(FleetPanel):
                 builder_cell.append(" " + clean(builder.error, 60), style=palette.bad)
         return [
             waiting_cell(palette)
-            if pending
+            if pending and state != NodeState.STALLED  # a stall is never hidden
             else state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
             safe(node.name, "bold", 40),
             safe(node.gfx or "—", "", 10),
