@@ -191,9 +191,13 @@ def monitor_alone(config: Path, env: dict[str, str], runs: int) -> tuple[float, 
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
         )  # fmt: skip
         assert child.stdin is not None and child.stdout is not None
-        if child.stdout.readline():
-            wall.append(time.monotonic() - started)
-            cpu.append(cpu_seconds(child.pid))
+        # the round's own snapshot: an interim one (a target still answering after 0.5 s)
+        # names what it waits for in "pending"
+        while line := child.stdout.readline():
+            if not json.loads(line).get("pending"):
+                wall.append(time.monotonic() - started)
+                cpu.append(cpu_seconds(child.pid))
+                break
         child.stdin.close()
         child.wait(timeout=30)
     return statistics.median(wall), statistics.median(cpu)
