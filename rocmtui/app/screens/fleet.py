@@ -12,11 +12,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
-from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
@@ -31,6 +30,7 @@ from rocmtui.app.messages import (
     PanelFailed,
 )
 from rocmtui.app.model import ConsoleData, JobView
+from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette, QuietFooter, StatusLine
@@ -46,7 +46,6 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
-    from rocmtui.app.app import RocmTui
     from rocmtui.app.dialogs.bake import BakeRequest
     from rocmtui.core.snapshots import FleetSnapshot
 
@@ -54,9 +53,10 @@ HISTORY = 32  # latency samples kept per service
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
-class FleetScreen(FleetActions, Screen[None]):
+class FleetScreen(FleetActions, CatalogScreen):
     """Nodes, services, jobs and variables on one screen; the keys that act on them."""
 
+    SCOPE = "fleet"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("fleet"))
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 (Textual's type)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (48, "-tall")]  # noqa: RUF012
@@ -71,11 +71,6 @@ class FleetScreen(FleetActions, Screen[None]):
         self.feeds: Feeds | None = None
         self._bake_requested = False
         self._pending_bake: BakeRequest | None = None  # `b`/`r` pressed before the file was read
-
-    @property
-    def console(self) -> RocmTui:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Status line, the four panels, the footer."""
@@ -307,19 +302,6 @@ class FleetScreen(FleetActions, Screen[None]):
 
     # ---------------------------------------------------------------- keys
     # bake, rebuild, open_log, cancel_job and their workers are FleetActions' (fleet_actions.py)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Read-only mode hides dangerous keys (and the backend refuses them anyway)."""
-        return not (self.console.read_only and action in keys.DANGEROUS_ACTIONS["fleet"])
-
-    def on_key(self, event: events.Key) -> None:
-        """Read-only: a hidden dangerous key says why it did nothing."""
-        notice = self.console.read_only and keys.read_only_notice(
-            event.key, "fleet", self.console.keymap
-        )
-        if notice:
-            self.notify(notice, severity="warning")
-            event.stop()
 
     def action_show_logs(self) -> None:
         """`v`: the log panes already open."""

@@ -48,7 +48,7 @@ class FleetActions(_Base):
 
         @property
         def console(self) -> RocmTui:
-            """The app, typed (FleetScreen's property)."""
+            """The app, typed (CatalogScreen's property)."""
 
         def load_bake(self) -> None:
             """Read the bake file in a worker, once (FleetScreen's method)."""

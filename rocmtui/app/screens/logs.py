@@ -10,21 +10,20 @@ import re
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.app import keys
 from rocmtui.app.model import JobView
+from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
 
 if TYPE_CHECKING:
-    from rocmtui.app.app import RocmTui
+    pass
 
 
 def pane_id(job_id: str) -> str:
@@ -32,9 +31,10 @@ def pane_id(job_id: str) -> str:
     return "job-" + re.sub(r"[^A-Za-z0-9_-]", "_", job_id)
 
 
-class LogsScreen(Screen[None]):
+class LogsScreen(CatalogScreen):
     """Tabs of log panes."""
 
+    SCOPE = "logs"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))
 
     def __init__(self) -> None:
@@ -43,11 +43,6 @@ class LogsScreen(Screen[None]):
         self._pending: list[TabPane] = []  # panes opened before the screen was first shown
         self._pending_active: str | None = None
 
-    @property
-    def console(self) -> RocmTui:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         """Tabs (empty until a log is opened) and the footer."""
         yield Static(Text("No log open: select a job and press l.", style="dim"), id="logs-empty")
@@ -55,8 +50,8 @@ class LogsScreen(Screen[None]):
         yield QuietFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Read-only mode hides dangerous keys here too."""
-        if self.console.read_only and action in keys.DANGEROUS_ACTIONS["logs"]:
+        """Read-only mode hides dangerous keys here too; pane keys wait for a pane."""
+        if not super().check_action(action, parameters):
             return False
         if (
             action
@@ -65,15 +60,6 @@ class LogsScreen(Screen[None]):
         ):
             return None
         return True
-
-    def on_key(self, event: events.Key) -> None:
-        """Read-only: a hidden dangerous key says why it did nothing."""
-        notice = self.console.read_only and keys.read_only_notice(
-            event.key, "logs", self.console.keymap
-        )
-        if notice:
-            self.notify(notice, severity="warning")
-            event.stop()
 
     def open_job(self, job: JobView) -> None:
         """Show the job's pane, adding it when it is not open yet."""
