@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.paths import state_dir
@@ -36,6 +37,7 @@ from rocmtui.core.probes import (
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 
+T = TypeVar("T", NodeSnapshot, ServiceSnapshot)
 NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
 Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
@@ -53,10 +55,6 @@ class Probers:
 
     nodes: NodeProber = field(default_factory=lambda: DEFAULT_NODE_PROBER)
     http: HttpClients | None = None  # None: fresh clients each round (one-shot callers)
-
-
-def _placeholder_node(name: str, gfx: str | None, endpoint: str, now: float) -> NodeSnapshot:
-    return NodeSnapshot(name, gfx, endpoint, NodeState.DOWN, now, reason="probe round overran")
 
 
 async def _service(
@@ -136,50 +134,36 @@ async def probe_fleet(
         """The round's snapshot; `waiting`: an interim one, unfinished probes still run."""
         pending: list[str] = []
 
-        def result(key: str) -> object:
+        def pick(key: str, name: str, old: T | None) -> T | None:
+            """A target's answer; else, when it was skipped or (in an interim snapshot) is
+            still being probed, its previous snapshot; else None (a placeholder is due)."""
             task = tasks.get(key)
-            if task is None or not task.done() or task.cancelled() or task.exception():
-                return None
-            return task.result()
+            probing = waiting and task is not None and not task.done()
+            if probing:
+                pending.append(name)
+            if task is not None and task.done() and not task.cancelled() and not task.exception():
+                return cast("T", task.result())
+            return old if name in skip or probing else None
 
-        def unanswered(key: str) -> bool:  # still probing, in an interim snapshot
-            task = tasks.get(key)
-            return waiting and task is not None and not task.done()
+        def why(name: str) -> str:  # a placeholder's reason
+            return "no answer yet" if name in pending else "probe round overran"
 
         nodes: list[NodeSnapshot] = []
-        for node in config.nodes:
-            key = f"node:{node.name}"  # a node may be called "registry"
-            snap = result(key)
-            if unanswered(key):
-                pending.append(node.name)
-            if not isinstance(snap, NodeSnapshot) and (node.name in skip or unanswered(key)):
-                snap = prev_nodes.get(node.name)
-            if not isinstance(snap, NodeSnapshot):
+        for node in config.nodes:  # task keys are prefixed: a node may be called "registry"
+            snap = pick(f"node:{node.name}", node.name, prev_nodes.get(node.name))
+            if snap is None:
+                state = NodeState.UNKNOWN if node.name in pending else NodeState.DOWN
                 endpoint = one_line(node.endpoint, 120)
-                if unanswered(key):
-                    snap = NodeSnapshot(
-                        node.name,
-                        node.gfx,
-                        endpoint,
-                        NodeState.UNKNOWN,
-                        now,
-                        reason="no answer yet",
-                    )
-                else:
-                    snap = _placeholder_node(node.name, node.gfx, endpoint, now)
+                snap = NodeSnapshot(
+                    node.name, node.gfx, endpoint, state, now, reason=why(node.name)
+                )
             nodes.append(_overlay(snap, node_overlay))
         svc: dict[str, ServiceSnapshot] = {}
         for kind, url in services:
-            snap = result(kind)
-            old = getattr(previous, kind) if previous else None
-            if unanswered(kind):
-                pending.append(kind)
-            if not isinstance(snap, ServiceSnapshot) and (kind in skip or unanswered(kind)):
-                snap = old
-            if not isinstance(snap, ServiceSnapshot):
-                reason = "no answer yet" if unanswered(kind) else "probe round overran"
-                snap = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason=reason)
-            svc[kind] = snap
+            answer = pick(kind, kind, getattr(previous, kind) if previous else None)
+            if answer is None:
+                answer = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason=why(kind))
+            svc[kind] = answer
         return FleetSnapshot(
             taken_at=now,
             nodes=tuple(nodes),
