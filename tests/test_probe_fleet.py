@@ -98,18 +98,27 @@ async def run_monitor(monitor: FleetMonitor, published: list[FleetSnapshot], rou
         await asyncio.wait_for(task, DEADLINE + 10)
 
 
-async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
-    """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
+async def monitor_with_a_hung_node(
+    fleet: DevFleet, deadline: float, snapshots: int
+) -> tuple[FleetMonitor, list[FleetSnapshot]]:
+    """Run a monitor at a 0.2 s refresh on the fleet plus a node "hung" that accepts and never
+    answers, until it has published `snapshots` snapshots; the monitor and what it published."""
     with HungUnixSocket() as hung:
         config = fleet_config(
             fleet,
             NodeConfig("hung", docker_host=hung.docker_host),
             refresh_seconds=0.2,
-            probe_deadline_seconds=1.0,
+            probe_deadline_seconds=deadline,
         )
         published: list[FleetSnapshot] = []
         monitor = FleetMonitor(config, published.append)
-        await run_monitor(monitor, published, 6)
+        await run_monitor(monitor, published, snapshots)
+    return monitor, published
+
+
+async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
+    """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
+    monitor, published = await monitor_with_a_hung_node(fleet, deadline=1.0, snapshots=6)
     rounds = [s for s in published if not s.pending]  # each round's final snapshot
     for before, after in itertools.pairwise(rounds):
         assert after.taken_at >= before.taken_at + before.duration - 0.01
@@ -125,16 +134,7 @@ async def test_a_hung_node_does_not_hide_the_others(
     named as pending (a placeholder in the first round, its last snapshot after). The
     round's own snapshot follows at the deadline."""
     monkeypatch.setattr(monitor_module, "INTERIM_AFTER", 1.0)
-    with HungUnixSocket() as hung:
-        config = fleet_config(
-            fleet,
-            NodeConfig("hung", docker_host=hung.docker_host),
-            refresh_seconds=0.2,
-            probe_deadline_seconds=2.5,
-        )
-        published: list[FleetSnapshot] = []
-        monitor = FleetMonitor(config, published.append)
-        await run_monitor(monitor, published, 4)
+    _, published = await monitor_with_a_hung_node(fleet, deadline=2.5, snapshots=4)
     first, final, second = published[:3]
     assert first.pending == ("hung",) and first.taken_at == final.taken_at
     assert first.duration < final.duration  # published while the round went on
