@@ -101,6 +101,43 @@ async def test_buildkit_version_matches_buildx(fleet: DevFleet) -> None:
     assert f'"Version":"{snap.builder.buildkit_version}"' in out
 
 
+async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
+    fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold engine's /version and /info are asked while /_ping is still out (dockerd forks
+    runc for them: after /_ping they lengthened every first round); after that they are
+    asked once per engine version, not per probe. The calls are the real ones, timed."""
+    from rocmtui.core.probes import engine as engine_mod
+
+    calls: list[tuple[str, float, float]] = []
+
+    def timed(kind: str, real: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object) -> object:
+            started = time.monotonic()
+            try:
+                return real(*args)
+            finally:
+                calls.append((kind, started, time.monotonic()))
+
+        return call
+
+    monkeypatch.setattr(engine_mod, "_ask_live", timed("live", engine_mod._ask_live))
+    monkeypatch.setattr(engine_mod, "_ask_static", timed("static", engine_mod._ask_static))
+    node = next(n for n in parse_config(fleet.config_path).nodes if n.local)
+    prober = NodeProber()
+    first = await prober.probe(node, deadline=DEADLINE)
+    assert first.state is NodeState.OK and first.os_arch == "linux/amd64"
+    assert first.host is not None and first.engine_version
+    (live,) = [c for c in calls if c[0] == "live"]
+    (static,) = [c for c in calls if c[0] == "static"]
+    assert static[1] < live[2], calls  # asked before /_ping had answered
+    for _ in range(2):
+        again = await prober.probe(node, deadline=DEADLINE, previous=first)
+        assert again.engine_version == first.engine_version
+        assert again.os_arch == first.os_arch
+    assert [c[0] for c in calls].count("static") == 1, calls
+
+
 async def test_stopped_engine_is_down_within_one_deadline(
     engine_factory: Callable[..., EngineHandle],
 ) -> None:
@@ -137,7 +174,8 @@ async def test_hung_engine_is_bounded(kind: str) -> None:
 
 async def test_stuck_probe_thread_is_abandoned_not_repeated() -> None:
     """A dripping "engine" keeps the SDK reading forever (every byte resets its timeout):
-    the probe returns at the deadline, and the next probe starts no second thread."""
+    the probe returns at the deadline, and the next probe starts no more threads. A cold
+    engine is asked /_ping and /version at once, so two threads are stuck, one per question."""
     prober = NodeProber()
     with DripServer() as drip:
         node = NodeConfig("drip", docker_host=f"tcp://{drip.address}")
@@ -145,12 +183,12 @@ async def test_stuck_probe_thread_is_abandoned_not_repeated() -> None:
         first = await prober.probe(node, deadline=1.0)
         assert time.monotonic() - started < 1.0 + MARGIN
         assert first.state is NodeState.DOWN and first.reason == "no answer in 1s"
-        assert prober.gate.in_flight() == 1
+        assert prober.gate.in_flight() == 2
         second = await prober.probe(node, deadline=1.0, previous=first)
         assert second.state is NodeState.DOWN
         assert second.reason and "previous probe still stuck" in second.reason
         assert second.down_since == first.down_since
-        assert prober.gate.in_flight() == 1  # still one thread, not two
+        assert prober.gate.in_flight() == 2  # still the same two threads
     # the drip server is gone: the stuck thread ends on its own
     wait_until(lambda: prober.gate.in_flight() == 0, 10, "the stuck thread to end")
 
