@@ -293,8 +293,7 @@ class EngineProber:
         if static.server == server:
             return static
         static = replace(static, server=server)
-        fetched = self._static[url][0] if url in self._static else time.monotonic()
-        self._static[url] = (fetched, static)
+        self._static[url] = (self._static[url][0], static)  # a fetch records before returning
         return static
 
     async def facts(
