@@ -44,6 +44,28 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("logs.rebuild", "r", "rebuild", "Rebuild", "logs", dangerous=True),
 )
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
+# The order in which shown keys win the footer's room when not all of them fit (80 columns
+# hold about seven): `?` first, since it lists every key; then the way back, the log's own
+# follow and find, the build actions. Keys not named here come last, in their own order.
+FOOTER_FIRST: tuple[str, ...] = (
+    "app.help",
+    "logs.back",
+    "logview.follow",
+    "logview.find",
+    "fleet.bake",
+    "fleet.rebuild",
+    "logs.rebuild",
+    "fleet.log",
+    "fleet.cancel",
+    "logs.cancel",
+    "fleet.logs",
+    "app.quit",
+    "logview.first_error",
+    "logs.next",
+    "logs.close",
+    "logview.next",
+    "logview.filter",
+)
 DANGEROUS_ACTIONS: dict[str, frozenset[str]] = {
     scope: frozenset(k.action for k in CATALOG if k.scope == scope and k.dangerous)
     for scope in ("app", "fleet", "logs")

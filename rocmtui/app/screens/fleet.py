@@ -33,7 +33,7 @@ from rocmtui.app.model import ConsoleData, JobView
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
-from rocmtui.app.widgets.common import Palette, QuietFooter, StatusLine
+from rocmtui.app.widgets.common import Palette, StatusLine
 from rocmtui.app.widgets.fleet import (
     FleetPanel,
     JobsPanel,
@@ -42,6 +42,7 @@ from rocmtui.app.widgets.fleet import (
     VariablesPanel,
     WatchPanel,
 )
+from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 

@@ -19,7 +19,7 @@ from rocmtui.app import keys
 from rocmtui.app.model import JobView
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
-from rocmtui.app.widgets.common import QuietFooter
+from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
 
 if TYPE_CHECKING:

@@ -1,77 +1,21 @@
 """Shared pieces of the fleet screen's panels: a panel that can show its own fault, a status
-line, a quiet footer, and the colours of the state words taken from the theme (the tables are in
+line, and the colours of the state words taken from the theme (the tables are in
 rocmtui/app/widgets/table.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rocmtui.app.model import SEVERITY
 from rocmtui.app.text import clean
-
-
-class QuietFooter(Footer):
-    """Textual's Footer, rebuilt only when the keys it shows changed.
-
-    Textual rebuilds a screen's footer (dozens of widgets, ~70 ms over a busy log pane) every
-    time a screen is pushed over it or popped off it, although the keys are the same: opening
-    the help screen over a log pane waited for that, and each rebuild left ~60 styled objects
-    in reference cycles for the garbage collector, whose full passes then paused keys over a
-    busy log. Here the shown keys are compared first and the footer is rebuilt only when they
-    differ (another focus, a key enabled or disabled).
-    """
-
-    _shown: Any = None
-
-    def _signature(self) -> Any:
-        bindings = tuple(
-            (binding, enabled, tooltip)
-            for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
-            if binding.show
-        )
-        return bindings, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE
-
-    def compose(self) -> ComposeResult:
-        """Textual's footer keys; remembers which keys they show."""
-        self._forget_removed_keys()
-        if self._bindings_ready:
-            self._shown = self._signature()
-        yield from super().compose()
-
-    def _forget_removed_keys(self) -> None:
-        """Drop the data-binding watchers of keys a recompose removed.
-
-        Textual's Footer binds each FooterKey to its `compact` reactive; the watcher list keeps
-        (key, setter) pairs and prunes closed keys only when `compact` changes, which it never
-        does here. Every recompose (a dialog opened and closed) left its keys, their styles and
-        rendered lines alive: 7 widgets per `?` press, and the garbage collector's full passes
-        grew with them (a 345 ms pause after a few dozen presses over a busy log).
-        """
-        watchers: dict[str, list[tuple[Any, Any]]] = getattr(self, "__watchers", {})
-        for pairs in watchers.values():
-            pairs[:] = [(node, call) for node, call in pairs if getattr(node, "is_attached", True)]
-
-    def bindings_changed(self, screen: Screen[Any]) -> None:
-        """Rebuild (as Textual does) only when the keys differ from the ones shown."""
-        if (
-            self._bindings_ready
-            and self.is_attached
-            and screen is self.screen
-            and self._shown is not None
-            and self._signature() == self._shown
-        ):
-            return
-        super().bindings_changed(screen)
 
 
 @dataclass(frozen=True, slots=True)
