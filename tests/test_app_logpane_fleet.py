@@ -5,6 +5,7 @@ ETA (the job store reports progress for jobs with an open pane, not only for run
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -52,6 +53,9 @@ async def test_a_finished_build_opened_later_shows_its_whole_outline(config: Pat
         assert any("RUN" in s.name for s in steps)
         labels = [str(node.label) for node in pane.outline.root.children]
         assert all(label.startswith(("✓", "≡")) for label in labels), labels
+        # a step's duration comes before its name, which runs past the outline's edge
+        timed = [str(n.label) for n in pane.outline.root.children if n.data.duration is not None]
+        assert timed and all(re.match(r"^. #\d+ +[\d.]+s \S", t) for t in timed), timed
         header = str(pane.header.render())
         assert "succeeded" in header and "]" in header  # the final compile counter
         assert "ETA" not in header and "/s" not in header  # no rate or ETA once it has ended

@@ -49,10 +49,15 @@ class StepOutline(Tree[StepView]):
         for step in ordered:
             label = Text(f"{STEP_SYMBOLS.get(step.status, '·')} ")
             label.append(clean(step.number, 8) + " ", style="dim")
+            if step.duration is not None:  # before the name: names run past the outline's edge
+                label.append(fmt_step_duration(step.duration) + " ", style="dim")
             label.append(clean(step.name, 80))
-            if step.duration is not None:
-                label.append(f" {step.duration:.1f}s", style="dim")
             self.root.add_leaf(label, data=step)
+
+
+def fmt_step_duration(seconds: float) -> str:
+    """A step's duration in five cells: `0.4s`, `12.3s`, `3m12s`, `2h05m`."""
+    return (f"{seconds:.1f}s" if seconds < 59.95 else fmt_age(seconds)).rjust(5)
 
 
 class LogPane(Vertical):
