@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import itertools
 import os
 import pty
 import re
 import shlex
+import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import termios
 import threading
 import time
 from collections.abc import Callable, Sequence
-
-_SERIAL = itertools.count()
 
 
 class Tmux:
@@ -35,15 +34,18 @@ class Tmux:
     def __init__(self, argv: Sequence[str], cols: int = 120, rows: int = 40) -> None:
         self.argv = list(argv)
         self.cols, self.rows = cols, rows
-        # a fresh server name each time: reusing one while the last server exits fails
-        self.socket = f"rocmtui-bench-{os.getpid()}-{next(_SERIAL)}"
+        # a fresh server each time (reusing one while the last server exits fails), on a
+        # socket in a directory of its own: `-L` names left a socket file in tmux's shared
+        # directory after every run
+        self.home = tempfile.mkdtemp(prefix="rocmtui-bench-tmux-")
+        self.socket = os.path.join(self.home, "tmux")
         self.session = "b"
         self.started = 0.0
         self._pid = 0
 
     def _tmux(self, *args: str, check: bool = True) -> str:
         done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
+            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=check
         )
         return done.stdout
 
@@ -89,8 +91,9 @@ class Tmux:
         return None
 
     def close(self) -> None:
-        """Kill the private tmux server (and so the program)."""
+        """Kill the private tmux server (and so the program); remove its socket."""
         self._tmux("kill-server", check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 class ControlClient:
@@ -99,7 +102,7 @@ class ControlClient:
 
     def __init__(self, term: Tmux) -> None:
         self.proc = subprocess.Popen(
-            ["tmux", "-L", term.socket, "-C", "attach", "-t", term.session],
+            ["tmux", "-S", term.socket, "-C", "attach", "-t", term.session],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
         )  # fmt: skip
         self.session = term.session

@@ -1,6 +1,7 @@
 """End to end: the real console in a real terminal (tmux) against the real local fleet.
 
-Each test runs its own tmux server (`-L` with a unique socket name), types keys with
+Each test runs its own tmux server (`-S`, a socket in a private temporary directory, removed
+with it), types keys with
 `send-keys`, reads the screen with `capture-pane -p`, and waits on what the screen says, never on
 a bare sleep. Builds are real `docker buildx bake` runs of bake/demo.hcl on the fleet's engines.
 """
@@ -11,8 +12,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -32,13 +35,16 @@ class Terminal:
     """One tmux server of our own with one console in it."""
 
     def __init__(self, width: int = 120, height: int = 40) -> None:
-        self.socket = f"rocmtui-e2e-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        # a socket of our own, not one named in tmux's shared directory (`-L` left a socket
+        # file there after every test: hundreds of them)
+        self.home = tempfile.mkdtemp(prefix="rocmtui-e2e-tmux-")
+        self.socket = os.path.join(self.home, "tmux")
         self.width, self.height = width, height
         self.sessions = 0
 
     def tmux(self, *args: str) -> str:
         out = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20
+            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=20
         )
         return out.stdout
 
@@ -50,7 +56,7 @@ class Terminal:
         argv = [sys.executable, "-m", "rocmtui", "--config", str(config), *extra]
         command = f"env -i {assignments} {shlex.join(argv)}; echo CONSOLE-EXIT-$?; sleep 600"
         subprocess.run(
-            ["tmux", "-L", self.socket, "new-session", "-d", "-s", name, "-x", str(self.width),
+            ["tmux", "-S", self.socket, "new-session", "-d", "-s", name, "-x", str(self.width),
              "-y", str(self.height), command],
             check=True,
             timeout=20,
@@ -90,8 +96,9 @@ class Terminal:
         self.tmux("kill-session", "-t", self.session)
 
     def close(self) -> None:
-        """Stop our tmux server (and with it any console still in it)."""
+        """Stop our tmux server (and with it any console still in it); remove its socket."""
         self.tmux("kill-server")
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @pytest.fixture
@@ -102,6 +109,7 @@ def terminal() -> Iterator[Terminal]:
         yield term
     finally:
         term.close()
+    assert not os.path.exists(term.home), "the tmux socket's directory was left behind"
 
 
 def fleet_file(
