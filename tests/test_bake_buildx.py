@@ -3,9 +3,12 @@ files of the project and the fixtures, the scrubbed launch environment, the dead
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 from rocmtui.core.bakefile import BakeError, BakeFile, load_bake
 from rocmtui.core.bakeprint import (
     KEEP_NAMES,
+    RESOLVE_TARGET,
     BuildxMissing,
     bake_environment,
     bake_print,
@@ -299,3 +303,46 @@ def test_deadline_kills_a_hung_docker_and_its_children(tmp_path: Path) -> None:
     if _alive(child):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the hung docker's child survived the deadline")
+
+
+def test_resolving_leaves_no_file_when_its_process_dies(tmp_path: Path) -> None:
+    """The overlay that resolves the variables reaches bake on stdin. As a temporary file it
+    stayed in /tmp whenever the console died while bake ran (an ssh drop, a SIGKILL). The
+    stand-in `docker` (a shell script, as above) keeps what came on its stdin, then hangs."""
+    bin_dir, temp = tmp_path / "bin", tmp_path / "tmp"
+    bin_dir.mkdir()
+    temp.mkdir()
+    seen, pidfile = tmp_path / "stdin.hcl", tmp_path / "docker.pid"
+    stand_in = bin_dir / "docker"
+    stand_in.write_text(f"#!/bin/sh\ncat > {seen}\necho $$ > {pidfile}\nexec sleep 300\n")
+    stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
+    code = (
+        "import sys; from rocmtui.core.bakeprint import resolved_variables; "
+        "resolved_variables(sys.argv[1], ['ROCM_VERSION'], {'PATH': sys.argv[2]}, timeout=60)"
+    )
+    argv = [sys.executable, "-c", code, str(ROCM_BAKE), f"{bin_dir}:/usr/bin:/bin"]
+    child = subprocess.Popen(argv, env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        deadline = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the stand-in docker never ran"
+        child.kill()  # the console's process dies while bake runs
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        with contextlib.suppress(OSError, ValueError):
+            os.killpg(int(pidfile.read_text()), signal.SIGKILL)  # its own session's leader
+    assert list(temp.iterdir()) == []
+    assert RESOLVE_TARGET in seen.read_text()
+
+
+def test_an_error_in_the_resolve_overlay_names_the_bake_file() -> None:
+    """The overlay is not a file anyone can open: buildx's complaint about it ("-.hcl:1")
+    is reported against the bake file, without the overlay's line number."""
+    with pytest.raises(BakeError) as info:
+        resolved_variables(DEMO_BAKE, ["NOT_A_VARIABLE"], {"PATH": os.environ["PATH"]})
+    assert info.value.path == DEMO_BAKE and info.value.line is None
+    assert "NOT_A_VARIABLE" in info.value.message

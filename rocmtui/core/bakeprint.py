@@ -26,7 +26,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +63,7 @@ KEEP_PREFIXES = ("LC_",)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: The target the resolve overlay defines (bake target names allow only [A-Za-z0-9_-]).
 RESOLVE_TARGET = "rocmtui-resolve-variables"
+STDIN_NAME = "-.hcl"  # what buildx calls a bake file read from stdin in its messages
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ERROR_AT = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+),\d+(?:-\d+(?:,\d+)?)?: (?P<msg>.*)$")
 _MAX_MESSAGE = 400
@@ -125,9 +125,14 @@ def _buildx_error(stderr: str, path: Path, env: Mapping[str, str]) -> BakeError:
 
 
 def _run_print(
-    files: Sequence[Path], targets: Sequence[str], env: Mapping[str, str], timeout: float
+    files: Sequence[Path],
+    targets: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+    overlay: str | None = None,
 ) -> dict[str, Any]:
-    """Run `docker buildx bake -f F... --print -- TARGETS...` under a hard deadline."""
+    """Run `docker buildx bake -f F... --print -- TARGETS...` under a hard deadline; `overlay`,
+    if given, is one more bake file, read from stdin (`-f -`: no file to leave behind)."""
     path = files[0]
     docker = shutil.which("docker", path=env.get("PATH", DEFAULT_PATH))
     if docker is None:
@@ -135,13 +140,15 @@ def _run_print(
     argv = [docker, "buildx", "bake"]
     for f in files:
         argv += ["-f", str(Path(f).absolute())]
+    if overlay is not None:
+        argv += ["-f", "-"]
     argv += ["--print", "--", *targets]
     try:
         proc = subprocess.Popen(
             argv,
             cwd=bake_workdir(path),
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if overlay is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # so the deadline can kill docker *and* its buildx child
@@ -149,7 +156,8 @@ def _run_print(
     except OSError as exc:
         raise BuildxMissing(f"cannot run docker: {exc.strerror or exc}", path) from None
     try:
-        out, err = proc.communicate(timeout=timeout)
+        given = None if overlay is None else overlay.encode("utf-8")
+        out, err = proc.communicate(given, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise BakeError(
@@ -227,28 +235,25 @@ def resolved_variables(
 ) -> dict[str, str]:
     """What bake really resolves each variable to under `env`.
 
-    Done exactly, by bake itself: a temporary overlay bake file defines one target whose `args`
-    map every variable to itself (`NAME = jsonencode(NAME)`), `--print` runs with both files
-    and that target, and the args are read back. jsonencode keeps every type readable (a list
-    or a null default cannot be an arg as is) and is decoded to what `NAME = NAME` would give:
-    strings as they are, numbers and bools as bake prints them, lists and objects as compact
-    JSON. A variable whose value is null is absent from the result (bake passes nothing for
-    it); so are names that are not plain identifiers.
+    Done exactly, by bake itself: an overlay bake file, given on stdin, defines one target
+    whose `args` map every variable to itself (`NAME = jsonencode(NAME)`), `--print` runs
+    with both files and that target, and the args are read back. jsonencode keeps every type
+    readable (a list or a null default cannot be an arg as is) and is decoded to what
+    `NAME = NAME` would give: strings as they are, numbers and bools as bake prints them,
+    lists and objects as compact JSON. A variable whose value is null is absent from the
+    result (bake passes nothing for it); so are names that are not plain identifiers.
     """
     path = Path(path)
     names = sorted({n for n in variable_names if _IDENTIFIER.match(n)})
     if not names:
         return {}
-    with tempfile.TemporaryDirectory(prefix="rocmtui-resolve-") as tmp:
-        overlay = Path(tmp) / "resolve.hcl"
-        overlay.write_text(_overlay_text(names), encoding="utf-8")
-        try:
-            data = _run_print([path, overlay], [RESOLVE_TARGET], env, timeout)
-        except BakeError as exc:
-            if exc.path != overlay:
-                raise
-            # our own overlay cannot be shown to anyone (it is gone): blame the bake file
-            raise BakeError(exc.message, path) from None
+    try:
+        data = _run_print([path], [RESOLVE_TARGET], env, timeout, overlay=_overlay_text(names))
+    except BakeError as exc:
+        if exc.path.name != STDIN_NAME:
+            raise
+        # our own overlay cannot be shown to anyone (it was never a file): blame the bake file
+        raise BakeError(exc.message, path) from None
     try:
         args = data["target"][RESOLVE_TARGET].get("args") or {}
     except (KeyError, TypeError, AttributeError):
