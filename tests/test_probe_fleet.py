@@ -193,3 +193,24 @@ async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     assert states["snoc-gaming"] is NodeState.OK
     assert snap.healthy  # building is a healthy state
     await monitor.probers.http.aclose()  # type: ignore[union-attr]
+
+
+async def test_the_monitor_leaves_containers_uncounted(fleet: DevFleet) -> None:
+    """No screen shows the running-container count, and asking every engine for it every
+    round was one more request per node and round: the console's monitor leaves it unasked.
+    `rocmtui status` (probe_fleet) and a monitor made with count_containers=True still ask."""
+    config = fleet_config(fleet)
+    for count in (False, True):
+        monitor = FleetMonitor(config, lambda snap: None, count_containers=count)
+        try:
+            snap = await monitor.round()
+        finally:
+            await monitor.probers.http.aclose()  # type: ignore[union-attr]
+        assert [n.state for n in snap.nodes] == [NodeState.OK] * 3, snap
+        counts = [n.containers_running for n in snap.nodes]
+        if count:
+            assert all(isinstance(c, int) for c in counts), counts
+        else:
+            assert counts == [None] * 3, counts
+    snap = await probe_fleet(config)
+    assert all(isinstance(n.containers_running, int) for n in snap.nodes), snap

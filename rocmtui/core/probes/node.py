@@ -29,6 +29,7 @@ class NodeProber:
     """Probes nodes; keeps the state that must outlive one round (stuck threads, caches).
 
     One instance per process is enough (`DEFAULT_NODE_PROBER`); the monitor uses its own.
+    `count_containers=False` leaves the running containers unasked (`containers_running` None).
     """
 
     def __init__(
@@ -37,9 +38,10 @@ class NodeProber:
         builders: BuildxLs | None = None,
         host: HostProber | None = None,
         env: Mapping[str, str] | None = None,
+        count_containers: bool = True,
     ) -> None:
         self.gate = ThreadGate()
-        self.engines = EngineProber(self.gate)
+        self.engines = EngineProber(self.gate, count_containers)
         self.builders = builders or BuildxLs()
         self.host = host or HostProber(self.gate)
         self._env = env
