@@ -66,6 +66,7 @@ FOOTER_FIRST: tuple[str, ...] = (
     "logview.next",
     "logview.filter",
 )
+FOOTER_RANK: dict[str, int] = {key_id: n for n, key_id in enumerate(FOOTER_FIRST)}
 DANGEROUS_ACTIONS: dict[str, frozenset[str]] = {
     scope: frozenset(k.action for k in CATALOG if k.scope == scope and k.dangerous)
     for scope in ("app", "fleet", "logs")

@@ -63,10 +63,10 @@ class QuietFooter(Footer):
         room = self.app.size.width
         if palette is not None:
             room -= self.key_width(palette[0]) + PALETTE_EXTRA
-        rank = {key_id: n for n, key_id in enumerate(keys.FOOTER_FIRST)}
+        last = len(keys.FOOTER_RANK)
         order = sorted(
             range(len(candidates)),
-            key=lambda n: (rank.get(candidates[n][0].id or "", len(rank)), n),
+            key=lambda n: (keys.FOOTER_RANK.get(candidates[n][0].id or "", last), n),
         )
         chosen: set[int] = set()
         for n in order:
@@ -83,26 +83,23 @@ class QuietFooter(Footer):
             return
         self._shown = shown, palette = self._choose()
         self.styles.grid_size_columns = len(shown)
-        for binding, enabled, tooltip in shown:
-            yield FooterKey(
-                binding.key,
-                self.app.get_key_display(binding),
-                binding.description,
-                binding.action,
-                disabled=not enabled,
-                tooltip=tooltip,
-            ).data_bind(compact=Footer.compact)
+        for key in shown:
+            yield self._footer_key(key).data_bind(compact=Footer.compact)
         if palette is not None:
-            binding, enabled, tooltip = palette
-            yield FooterKey(
-                binding.key,
-                self.app.get_key_display(binding),
-                binding.description,
-                binding.action,
-                classes="-command-palette",
-                disabled=not enabled,
-                tooltip=tooltip,
-            )
+            yield self._footer_key(palette, classes="-command-palette")
+
+    def _footer_key(self, shown: Shown, classes: str = "") -> FooterKey:
+        """One key as Textual's footer draws it."""
+        binding, enabled, tooltip = shown
+        return FooterKey(
+            binding.key,
+            self.app.get_key_display(binding),
+            binding.description,
+            binding.action,
+            classes=classes,
+            disabled=not enabled,
+            tooltip=tooltip,
+        )
 
     def _forget_removed_keys(self) -> None:
         """Drop the data-binding watchers of keys a recompose removed.
