@@ -164,6 +164,11 @@ def fmt_latency(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:.0f}ms".rjust(6)
 
 
+def fmt_step_duration(seconds: float) -> str:
+    """A BuildKit step's duration in five cells: `0.4s`, `12.3s`, `3m12s`, `2h05m`."""
+    return (f"{seconds:.1f}s" if seconds < 59.95 else fmt_age(seconds)).rjust(5)
+
+
 def fmt_bytes(n: int | None) -> str:
     """Bytes in the largest unit that keeps three digits."""
     if n is None:

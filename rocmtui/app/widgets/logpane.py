@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 
-from rocmtui.app.model import JobView, StepView, fmt_counter
+from rocmtui.app.model import JobView, StepView, fmt_counter, fmt_step_duration
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.logview import LogView
 from rocmtui.core.display import fmt_age
@@ -53,11 +53,6 @@ class StepOutline(Tree[StepView]):
                 label.append(fmt_step_duration(step.duration) + " ", style="dim")
             label.append(clean(step.name, 80))
             self.root.add_leaf(label, data=step)
-
-
-def fmt_step_duration(seconds: float) -> str:
-    """A step's duration in five cells: `0.4s`, `12.3s`, `3m12s`, `2h05m`."""
-    return (f"{seconds:.1f}s" if seconds < 59.95 else fmt_age(seconds)).rjust(5)
 
 
 class LogPane(Vertical):
