@@ -1,9 +1,9 @@
 """End to end: the real console in a real terminal (tmux) against the real local fleet.
 
 Each test runs its own tmux server (`-S`, a socket in a private temporary directory, removed
-with it), types keys with
-`send-keys`, reads the screen with `capture-pane -p`, and waits on what the screen says, never on
-a bare sleep. Builds are real `docker buildx bake` runs of bake/demo.hcl on the fleet's engines.
+with it), types keys with `send-keys`, reads the screen with `capture-pane -p`, and waits on
+what the screen says, never on a bare sleep. Builds are real `docker buildx bake` runs of
+bake/demo.hcl on the fleet's engines.
 """
 
 from __future__ import annotations
