@@ -9,6 +9,11 @@
    Two context rows (no target): that minimal app again with the console's monitor process
    starting beside it (on a 2-core machine the two start-ups slow each other), and the
    monitor process alone, spawn to its first round, with its CPU: the live frame's floor.
+   Two more split the console's own cost from the probes': the same console with its monitor
+   process replaced by one replaying a recorded round (taken from the real monitor at the
+   start of the run) at once, and again after importing the probe libraries first.
+   A last context row measures how much of a second core this machine gives two CPU-bound
+   processes at once: the console's start-up is two such processes, its anchor one.
 2. Idle on the 3-node fleet at a 2 s refresh for `--idle-seconds`: CPU of the console process
    (% of one core) and bytes written to the terminal per second: targets < 2% and < 2 KB/s.
 3. Key-press to screen update while a log pane follows a log written at 20,000 lines/s: `?`
@@ -53,6 +58,36 @@ class Minimal(App):
         yield Static("rocmtui-bench-ready")
 Minimal().run()
 """
+
+# The console exactly as `rocmtui --config FLEET` starts it, but for its monitor process: one
+# that replays a recorded round (its times moved to now) and then waits for the end of stdin.
+CONSOLE_REPLAYED = """
+import subprocess, sys
+import rocmtui.cli.main as cli
+fleet, replay, recorded, preload = sys.argv[1:5]
+cli.start_monitor = lambda argv: subprocess.Popen(
+    [sys.executable, "-c", replay, recorded, preload],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+sys.exit(cli.main(["--config", fleet]))
+"""
+
+REPLAY = """
+import json, sys, time
+for name in filter(None, sys.argv[2].split(",")):
+    __import__(name)
+recorded = json.loads(open(sys.argv[1]).read())
+shift = time.time() - recorded["taken_at"]
+def moved(item):
+    if isinstance(item, dict):
+        return {k: v + shift if k.endswith("_at") and isinstance(v, float) else moved(v)
+                for k, v in item.items()}
+    return [moved(v) for v in item] if isinstance(item, list) else item
+sys.stdout.write(json.dumps(moved(recorded)) + "\\n")
+sys.stdout.flush()
+sys.stdin.read()
+"""
+# what the monitor's first round imports (rocmtui.core.monitor brings asyncio)
+PROBE_LIBRARIES = "rocmtui.core.monitor,docker,httpx,psutil"
 
 CONSOLE_FOLLOWING = """
 import sys, time
@@ -156,6 +191,8 @@ class Startup:
     console: float  # to the first frame with live fleet data
     minimal: float  # the minimal app, to its first frame
     beside: float  # the minimal app, its monitor process starting beside it
+    replayed: float  # the console, its monitor replaying a recorded round at once
+    preloaded: float  # the same, the replaying monitor importing the probe libraries first
     console_cpu: float  # the console process itself, by its live frame
     monitor_cpu: float  # its monitor process, by then
     minimal_cpu: float  # the minimal app, by its first frame
@@ -170,13 +207,45 @@ def _cpu_by_now(pid: int) -> tuple[float, float]:
     return cpu_seconds(pid), sum(cpu_seconds(kid.pid) for kid in kids)
 
 
-def startup(config: Path, env: dict[str, str], runs: int) -> Startup:
+def record_round(config: Path, env: dict[str, str], path: Path) -> None:
+    """Write the real monitor's first whole round (no target pending) to `path`."""
+    child = subprocess.Popen(monitor_argv(config), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=env)  # fmt: skip
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        while line := child.stdout.readline():
+            if not json.loads(line).get("pending"):
+                path.write_bytes(line)
+                return
+        raise RuntimeError("the monitor process ended before a whole round")
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+
+
+def _live_frame(argv: Sequence[str], env: dict[str, str]) -> float | None:
+    """Seconds from starting a console to its status line's 'probed' (None: not seen)."""
+    term = Pty(argv, env, 120, 40)
+    seen = term.wait_for(b"probed", timeout=30)
+    term.stop()
+    return None if seen is None else seen - term.started
+
+
+def startup(config: Path, env: dict[str, str], runs: int, tmp: Path) -> Startup:
     """Medians: seconds to first live frame (console), to first frame (minimal app), and to
     the minimal app's first frame while the console's monitor process starts beside it; and
-    the CPU each had used by then."""
-    console, minimal, beside = [], [], []
+    the CPU each had used by then. Also the console with its monitor replaced by a replay of
+    a recorded round, at once and after the probe libraries' imports."""
+    recorded = tmp / "recorded-round.json"
+    record_round(config, env, recorded)
+    replay = [sys.executable, "-c", CONSOLE_REPLAYED, str(config), REPLAY, str(recorded)]
+    console, minimal, beside, replayed, preloaded = [], [], [], [], []
     console_cpu, monitor_cpu, minimal_cpu = [], [], []
     for _ in range(runs):
+        for argv, into in (([*replay, ""], replayed), ([*replay, PROBE_LIBRARIES], preloaded)):
+            seconds = _live_frame(argv, env)
+            if seconds is not None:
+                into.append(seconds)
         term = Pty([sys.executable, "-m", "rocmtui", "--config", str(config)], env, 120, 40)
         seen = term.wait_for(b"probed", timeout=30)
         own, children = _cpu_by_now(term.pid)
@@ -208,8 +277,38 @@ def startup(config: Path, env: dict[str, str], runs: int) -> Startup:
             beside.append(seen - term.started)
     md = statistics.median
     return Startup(
-        md(console), md(minimal), md(beside), md(console_cpu), md(monitor_cpu), md(minimal_cpu)
-    )
+        md(console), md(minimal), md(beside), md(replayed), md(preloaded),
+        md(console_cpu), md(monitor_cpu), md(minimal_cpu),
+    )  # fmt: skip
+
+
+BURN = """
+import time
+started = time.perf_counter()
+total = 0
+for n in range(2_000_000):
+    total += n
+print(time.perf_counter() - started)
+"""
+
+
+def parallel_speedup(runs: int) -> tuple[float, float, float]:
+    """How much of a second core two CPU-bound processes get at once: twice the median time of
+    one loop alone over the median time of the slower of two run together (2.0: two whole
+    cores; 1.0: one), and the lowest and highest of the runs' own ratios. The console and its
+    monitor process start up together, the minimal app alone."""
+
+    def burn(count: int) -> list[float]:
+        procs = [subprocess.Popen([sys.executable, "-c", BURN], stdout=subprocess.PIPE)
+                 for _ in range(count)]  # fmt: skip
+        return [float(proc.communicate()[0]) for proc in procs]
+
+    alone, together = [], []
+    for _ in range(runs):
+        alone.append(burn(1)[0])
+        together.append(max(burn(2)))
+    ratios = [2 * a / t for a, t in zip(alone, together, strict=True)]
+    return 2 * common.median(alone) / common.median(together), min(ratios), max(ratios)
 
 
 def monitor_alone(config: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
@@ -319,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             config.write_text(text)
             env = base_env(tmpdir / "state")
 
-            started = startup(config, env, args.runs)
+            started = startup(config, env, args.runs, tmpdir)
             console_s, minimal_s, beside_s = started.console, started.minimal, started.beside
             rows.append(common.row(
                 "start to first frame with live fleet data", console_s, minimal_s, unit="s",
@@ -341,6 +440,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{started.monitor_cpu:.3f} s; spread over {cores} cores at best that is "
                 f"{both_cpu / cores:.3f} s of wall time (the 1.5x budget: {1.5 * minimal_s:.3f} s)",
             ))  # fmt: skip
+            rows.append(common.row(
+                "  context: the console, its monitor replaying a recorded round at once",
+                started.replayed, minimal_s, unit="s",
+                anchor_name="Textual app mounting one Static",
+                note="no target: the console's own start-up, no probing at all; the same path "
+                "as the first row, the monitor process a replay of this fleet's first round",
+            ))  # fmt: skip
+            rows.append(common.row(
+                "  context: the same, the replay importing the probe libraries first",
+                started.preloaded, minimal_s, unit="s",
+                anchor_name="Textual app mounting one Static",
+                note="no target: the replaying process imports "
+                f"{PROBE_LIBRARIES.replace(',', ', ')} before its line, as the monitor's first "
+                "round does; the rest is the round itself",
+            ))  # fmt: skip
             alone_s, alone_cpu = monitor_alone(config, env, args.runs)
             rows.append(common.row(
                 "  context: the monitor process alone, spawn to its first round", alone_s,
@@ -348,6 +462,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 note=f"no target: {alone_cpu:.3f} s of CPU (imports: docker SDK, httpx, psutil, "
                 f"asyncio); the live frame cannot come before it, the 1.5x budget is "
                 f"{1.5 * minimal_s:.3f} s",
+            ))  # fmt: skip
+
+            speedup, lowest, highest = parallel_speedup(args.runs)
+            rows.append(common.row(
+                "  context: this machine's second core, two CPU-bound processes at once",
+                speedup, 2.0, unit="x", anchor_name="two whole cores",
+                note=f"no target: medians of {args.runs}; single runs {lowest:.2f}x to "
+                f"{highest:.2f}x (1.0x: together they ran as on one core); the console starts "
+                "two processes, the Textual app one",
             ))  # fmt: skip
 
             cpu_pct, rate = idle(config, env, args.idle_seconds)
