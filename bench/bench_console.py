@@ -193,9 +193,17 @@ class Startup:
     beside: float  # the minimal app, its monitor process starting beside it
     replayed: float  # the console, its monitor replaying a recorded round at once
     preloaded: float  # the same, the replaying monitor importing the probe libraries first
+    alone: float  # the monitor process alone, spawn to its first whole round
     console_cpu: float  # the console process itself, by its live frame
     monitor_cpu: float  # its monitor process, by then
     minimal_cpu: float  # the minimal app, by its first frame
+    alone_cpu: float  # the monitor process alone, by its first whole round
+    # two CPU-bound loops at once: twice the median time of one alone over the median time of
+    # the slower of the two (2.0: two whole cores; 1.0: they ran as on one), and the lowest
+    # and highest of the runs' own ratios
+    second_core: float
+    second_core_low: float
+    second_core_high: float
 
 
 def _cpu_by_now(pid: int) -> tuple[float, float]:
@@ -207,16 +215,20 @@ def _cpu_by_now(pid: int) -> tuple[float, float]:
     return cpu_seconds(pid), sum(cpu_seconds(kid.pid) for kid in kids)
 
 
-def record_round(config: Path, env: dict[str, str], path: Path) -> None:
-    """Write the real monitor's first whole round (no target pending) to `path`."""
+def first_round(config: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Seconds from spawning the console's monitor process alone to its first whole round on
+    stdout, the CPU seconds it used for it, and the round's line: the floor under the
+    console's first live frame, whatever the console itself does."""
+    started = time.monotonic()
     child = subprocess.Popen(monitor_argv(config), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              env=env)  # fmt: skip
     assert child.stdin is not None and child.stdout is not None
     try:
+        # the round's own snapshot: an interim one (a target still answering after 0.5 s)
+        # names what it waits for in "pending"
         while line := child.stdout.readline():
             if not json.loads(line).get("pending"):
-                path.write_bytes(line)
-                return
+                return time.monotonic() - started, cpu_seconds(child.pid), line
         raise RuntimeError("the monitor process ended before a whole round")
     finally:
         child.stdin.close()
@@ -237,11 +249,16 @@ def startup(config: Path, env: dict[str, str], runs: int, tmp: Path) -> Startup:
     the CPU each had used by then. Also the console with its monitor replaced by a replay of
     a recorded round, at once and after the probe libraries' imports."""
     recorded = tmp / "recorded-round.json"
-    record_round(config, env, recorded)
+    recorded.write_bytes(first_round(config, env)[2])
     replay = [sys.executable, "-c", CONSOLE_REPLAYED, str(config), REPLAY, str(recorded)]
     console, minimal, beside, replayed, preloaded = [], [], [], [], []
-    console_cpu, monitor_cpu, minimal_cpu = [], [], []
+    console_cpu, monitor_cpu, minimal_cpu, alone, alone_cpu = [], [], [], [], []
+    burns: list[tuple[float, float]] = []
     for _ in range(runs):
+        burns.append(burn_pair())
+        seconds, cpu, _ = first_round(config, env)
+        alone.append(seconds)
+        alone_cpu.append(cpu)
         for argv, into in (([*replay, ""], replayed), ([*replay, PROBE_LIBRARIES], preloaded)):
             seconds = _live_frame(argv, env)
             if seconds is not None:
@@ -277,8 +294,10 @@ def startup(config: Path, env: dict[str, str], runs: int, tmp: Path) -> Startup:
             beside.append(seen - term.started)
     md = statistics.median
     return Startup(
-        md(console), md(minimal), md(beside), md(replayed), md(preloaded),
-        md(console_cpu), md(monitor_cpu), md(minimal_cpu),
+        md(console), md(minimal), md(beside), md(replayed), md(preloaded), md(alone),
+        md(console_cpu), md(monitor_cpu), md(minimal_cpu), md(alone_cpu),
+        2 * md(a for a, _ in burns) / md(t for _, t in burns),
+        min(2 * a / t for a, t in burns), max(2 * a / t for a, t in burns),
     )  # fmt: skip
 
 
@@ -292,47 +311,17 @@ print(time.perf_counter() - started)
 """
 
 
-def parallel_speedup(runs: int) -> tuple[float, float, float]:
-    """How much of a second core two CPU-bound processes get at once: twice the median time of
-    one loop alone over the median time of the slower of two run together (2.0: two whole
-    cores; 1.0: one), and the lowest and highest of the runs' own ratios. The console and its
-    monitor process start up together, the minimal app alone."""
+def burn_pair() -> tuple[float, float]:
+    """Seconds of one CPU-bound loop alone, and of the slower of two run at once: how much of
+    a second core two processes get (the console and its monitor start up together, the
+    minimal app alone)."""
 
     def burn(count: int) -> list[float]:
         procs = [subprocess.Popen([sys.executable, "-c", BURN], stdout=subprocess.PIPE)
                  for _ in range(count)]  # fmt: skip
         return [float(proc.communicate()[0]) for proc in procs]
 
-    alone, together = [], []
-    for _ in range(runs):
-        alone.append(burn(1)[0])
-        together.append(max(burn(2)))
-    ratios = [2 * a / t for a, t in zip(alone, together, strict=True)]
-    return 2 * common.median(alone) / common.median(together), min(ratios), max(ratios)
-
-
-def monitor_alone(config: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
-    """Median seconds from spawning the console's monitor process alone to its first round on
-    stdout, and the median CPU seconds it used for that round: the floor under the console's
-    first live frame, whatever the console itself does."""
-    wall, cpu = [], []
-    for _ in range(runs):
-        started = time.monotonic()
-        child = subprocess.Popen(
-            monitor_argv(config),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-        )  # fmt: skip
-        assert child.stdin is not None and child.stdout is not None
-        # the round's own snapshot: an interim one (a target still answering after 0.5 s)
-        # names what it waits for in "pending"
-        while line := child.stdout.readline():
-            if not json.loads(line).get("pending"):
-                wall.append(time.monotonic() - started)
-                cpu.append(cpu_seconds(child.pid))
-                break
-        child.stdin.close()
-        child.wait(timeout=30)
-    return statistics.median(wall), statistics.median(cpu)
+    return burn(1)[0], max(burn(2))
 
 
 def idle(config: Path, env: dict[str, str], seconds: float) -> tuple[float, float]:
@@ -455,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{PROBE_LIBRARIES.replace(',', ', ')} before its line, as the monitor's first "
                 "round does; the rest is the round itself",
             ))  # fmt: skip
-            alone_s, alone_cpu = monitor_alone(config, env, args.runs)
+            alone_s, alone_cpu = started.alone, started.alone_cpu
             rows.append(common.row(
                 "  context: the monitor process alone, spawn to its first round", alone_s,
                 minimal_s, unit="s", anchor_name="Textual app mounting one Static",
@@ -464,13 +453,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{1.5 * minimal_s:.3f} s",
             ))  # fmt: skip
 
-            speedup, lowest, highest = parallel_speedup(args.runs)
             rows.append(common.row(
                 "  context: this machine's second core, two CPU-bound processes at once",
-                speedup, 2.0, unit="x", anchor_name="two whole cores",
-                note=f"no target: medians of {args.runs}; single runs {lowest:.2f}x to "
-                f"{highest:.2f}x (1.0x: together they ran as on one core); the console starts "
-                "two processes, the Textual app one",
+                started.second_core, 2.0, unit="x", anchor_name="two whole cores",
+                note=f"no target: medians of {args.runs}; single runs "
+                f"{started.second_core_low:.2f}x to {started.second_core_high:.2f}x (1.0x: "
+                "together they ran as on one core); "
+                "the console starts two processes, the Textual app one",
             ))  # fmt: skip
 
             cpu_pct, rate = idle(config, env, args.idle_seconds)
