@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -25,6 +26,21 @@ from rocmtui.core.snapshots import FleetSnapshot
 
 class ReadOnlyError(PermissionError):
     """A dangerous action was asked of a read-only console."""
+
+
+class MonitorFailed(RuntimeError):
+    """The monitor process ended, or sent a line that is not a round (worded for the panel)."""
+
+    @classmethod
+    def ended(cls, returncode: int) -> MonitorFailed:
+        """The process ended while the console still wanted rounds."""
+        if returncode >= 0:
+            return cls(f"the monitor process exited with status {returncode}")
+        try:
+            how = signal.Signals(-returncode).name
+        except ValueError:
+            how = f"signal {-returncode}"
+        return cls(f"the monitor process was killed by {how}")
 
 
 class FleetBackend:
@@ -93,10 +109,10 @@ class FleetBackend:
             if self._stopped:
                 return
             if isinstance(item, str):
-                raise RuntimeError(item)
+                raise MonitorFailed(item)
             publish(item)
         if not self._stopped:
-            raise RuntimeError(f"the fleet monitor process ended (exit {child.wait()})")
+            raise MonitorFailed.ended(child.wait())
 
     def refresh_now(self) -> None:
         """Ask the monitor for a round now (thread-safe)."""

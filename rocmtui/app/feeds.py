@@ -17,18 +17,25 @@ from textual.worker import get_current_worker
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.messages import BakeLoaded, FleetUpdated, JobsUpdated, PanelFailed
 from rocmtui.app.model import BakeView
+from rocmtui.core.display import fmt_age
+from rocmtui.core.snapshots import FleetSnapshot
 
 Post = Callable[[Message], object]
 
 
 def describe(exc: BaseException) -> str:
-    """One line for a failure, as the operator should read it."""
+    """One line for a failure, as the operator should read it. rocmtui's own errors are
+    worded for the operator already; anything else keeps its type's name, so that the
+    unexpected can be recognised (`OperationalError: database is locked`)."""
     if isinstance(exc, TimeoutError):
         return "timed out"
     if isinstance(exc, ImportError):
         return f"not available in this build: {exc.name or exc}"
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+    first = text[0] if text else ""
+    if first and type(exc).__module__.startswith("rocmtui."):
+        return first
+    return f"{type(exc).__name__}: {first}".rstrip(": ")
 
 
 class Feeds:
@@ -70,18 +77,28 @@ class Feeds:
 
     def fleet_loop(self) -> None:
         """The core's monitor (in its own process): each round as it comes; if the process
-        dies, the nodes and services panels say so and it is started again, backing off."""
+        dies, the nodes and services panels say so and when it is started again, backing off
+        while it keeps failing before its first round (a process that had been sending rounds
+        is started again after one refresh, however often it failed long before)."""
         failures = 0
         while not self.stopping.is_set():
+            delivered = False
+
+            def publish(snapshot: FleetSnapshot) -> None:
+                nonlocal delivered
+                delivered = True
+                self.post(FleetUpdated(snapshot))
+
             try:
-                self.backend.run_monitor(lambda snap: self.post(FleetUpdated(snap)))
+                self.backend.run_monitor(publish)
                 return  # stopped
             except Exception as exc:
-                failures += 1
+                failures = 1 if delivered else failures + 1
+                delay = min(30.0, self.backend.config.refresh_seconds * 2 ** min(failures - 1, 4))
+                said = f"fleet monitor: {describe(exc)}; starting it again in {fmt_age(delay)}"
                 for panel in ("nodes", "services"):
-                    self.post(PanelFailed(panel, f"fleet monitor: {describe(exc)}"))
-            refresh = self.backend.config.refresh_seconds
-            if not self._sleep(min(30.0, refresh * 2 ** min(failures, 4))):
+                    self.post(PanelFailed(panel, said))
+            if not self._sleep(delay):
                 return
 
     def jobs_loop(self) -> None:
@@ -106,4 +123,6 @@ class Feeds:
             self.post(BakeLoaded(self.backend.load_bake()))
         except Exception as exc:
             path = self.backend.config.bake_file
-            self.post(BakeLoaded(BakeView(path=path, error=f"{path.name}: {describe(exc)}")))
+            said = describe(exc)  # the bake file's own errors name it, and the line
+            error = said if str(path) in said else f"{path.name}: {said}"
+            self.post(BakeLoaded(BakeView(path=path, error=error)))
