@@ -99,3 +99,25 @@ async def test_a_broken_bake_file_is_said_once_in_the_variables_panel(tmp_path: 
         assert fault.count("rocm-bake.hcl") == 1, fault
         await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
         assert screen.data.fleet is not None and screen.data.fleet.nodes[0].state == "down"
+
+
+async def test_a_corrupt_job_store_is_said_in_the_jobs_panel(tmp_path: Path) -> None:
+    """The jobs panel names the database file; the nodes go on being probed."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "jobs.sqlite").write_text("not a database\n")
+    fleet_file = tmp_path / "fleet.toml"
+    fleet_file.write_text(
+        f'state_dir = "{state}"\nrefresh_seconds = 1.0\n'
+        f'[[nodes]]\nname = "snoc-strix"\ndocker_host = "unix://{tmp_path}/no.sock"\n'
+        'gfx = "gfx1151"\n'
+    )
+    app = RocmTui(load_config(fleet_file))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        jobs = screen.query_one("#jobs", FleetPanel)
+        await until(pilot, lambda: jobs.fault is not None, "the jobs panel's fault")
+        assert jobs.fault == f"job store: {state / 'jobs.sqlite'}: file is not a database"
+        await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
+        assert screen.query_one("#nodes", FleetPanel).fault is None

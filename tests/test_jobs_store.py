@@ -17,9 +17,9 @@ import pytest
 
 from rocmtui.core.jobs import AmbiguousJob, JobNotFound, JobRecord, JobStore, live_record, locks
 from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat, start_time
-from rocmtui.core.jobs.store import new_job_id, write_json_atomic
+from rocmtui.core.jobs.store import JobStoreError, new_job_id, write_json_atomic
 from rocmtui.core.states import JobState
-from tests.test_jobs_support import wait_for
+from tests.test_jobs_support import run_cli, wait_for
 
 HOLD_LOCK = (
     "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
@@ -247,3 +247,27 @@ def test_node_overlay_marks_building_and_stalled_nodes(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
     assert overlay(ok).state is NodeState.OK  # the job is lost now, not running
+
+
+def test_a_corrupt_database_is_named_by_the_store_and_the_commands(tmp_path: Path) -> None:
+    """A jobs.sqlite that is not a database (a disk that filled, a bad copy) is said with its
+    path by the store, and by `rocmtui jobs` and `rocmtui bake` as one line with exit 1: they
+    printed a traceback ending in "file is not a database"."""
+    state = tmp_path / "state"
+    state.mkdir()
+    db = state / "jobs.sqlite"
+    db.write_text("not a database\n" * 100)
+    with pytest.raises(JobStoreError, match=rf"^{re.escape(str(db))}: file is not a database$"):
+        JobStore(state).list()
+    fleet_file = tmp_path / "fleet.toml"
+    bake_file = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
+    fleet_file.write_text(
+        f'bake_file = "{bake_file}"\nstate_dir = "{state}"\n'
+        f'[[nodes]]\nname = "snoc-think"\ndocker_host = "unix://{tmp_path}/no.sock"\n'
+        'gfx = "gfx1201"\n'
+    )
+    for words in (["jobs"], ["bake", "demo-base", "--node", "snoc-think", "--yes"]):
+        done = run_cli(fleet_file, *words)
+        assert done.returncode == 1, (words, done.stderr)
+        assert done.stderr == f"rocmtui: job store {db}: file is not a database\n", words
+    assert db.read_text() == "not a database\n" * 100  # nothing written over it

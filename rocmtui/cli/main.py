@@ -157,8 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from rocmtui.app.run import run_console
 
                 return int(run_console(args, monitor))
+            from rocmtui.core.jobs.store import JobStoreError
+
             module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
-            return module.run(args)
+            try:
+                return module.run(args)
+            except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
+                print(f"rocmtui: job store {exc}", file=sys.stderr)
+                return EXIT_UNHEALTHY
         except ConfigError as exc:
             print(f"rocmtui: {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -69,6 +69,10 @@ class JobNotFound(LookupError):
     """No job matches the id or prefix given."""
 
 
+class JobStoreError(Exception):
+    """The store's database cannot be read or written; the message names the file."""
+
+
 class AmbiguousJob(LookupError):
     """A prefix matches more than one job."""
 
@@ -213,7 +217,17 @@ class JobStore:
     @contextlib.contextmanager
     def connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         """A connection; with `write`, inside BEGIN IMMEDIATE (other writers wait, readers go
-        on) and committed on success."""
+        on) and committed on success. SQLite's errors, the caller's queries' too, come out as
+        JobStoreError naming the database file (a corrupt one said only "file is not a
+        database")."""
+        try:
+            with self._connection(write) as conn:
+                yield conn
+        except sqlite3.Error as exc:
+            raise JobStoreError(f"{self.db_path}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _connection(self, write: bool) -> Iterator[sqlite3.Connection]:
         self._ensure()
         conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
