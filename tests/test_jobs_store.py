@@ -271,3 +271,34 @@ def test_a_corrupt_database_is_named_by_the_store_and_the_commands(tmp_path: Pat
         assert done.returncode == 1, (words, done.stderr)
         assert done.stderr == f"rocmtui: job store {db}: file is not a database\n", words
     assert db.read_text() == "not a database\n" * 100  # nothing written over it
+
+
+def test_folders_that_cannot_be_made_are_one_line_each(tmp_path: Path) -> None:
+    """A state folder or a lock folder where a file is: one line naming it and exit 1, where
+    the commands printed a NotADirectoryError or FileExistsError traceback; no job is
+    recorded for a launch that could not take its lock."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    with pytest.raises(JobStoreError, match=r"/a-file/jobs: Not a directory$"):
+        JobStore(a_file).list()
+    fleet_file = tmp_path / "fleet.toml"
+    fleet_file.write_text(
+        f'state_dir = "{a_file}"\n[[nodes]]\nname = "snoc-think"\n'
+        f'docker_host = "unix://{tmp_path}/no.sock"\ngfx = "gfx1201"\n'
+    )
+    done = run_cli(fleet_file, "jobs")
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"rocmtui: job store {a_file}/jobs: Not a directory\n",
+    )
+    bake_file = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
+    state = tmp_path / "state"
+    fleet_file.write_text(
+        f'bake_file = "{bake_file}"\nstate_dir = "{state}"\n[[nodes]]\nname = "snoc-think"\n'
+        f'docker_host = "unix://{tmp_path}/no.sock"\ngfx = "gfx1201"\n'
+    )
+    env = {**os.environ, "ROCMTUI_LOCK_DIR": str(a_file)}
+    done = run_cli(fleet_file, "bake", "demo-base", "--node", "snoc-think", "--yes", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("rocmtui: ") and str(a_file) in done.stderr, done.stderr
+    assert JobStore(state).list() == []

@@ -165,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
                 print(f"rocmtui: job store {exc}", file=sys.stderr)
                 return EXIT_UNHEALTHY
+            except OSError as exc:  # the machine's, not a bug: its text names the file
+                print(f"rocmtui: {exc}", file=sys.stderr)
+                return EXIT_UNHEALTHY
         except ConfigError as exc:
             print(f"rocmtui: {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -249,7 +249,10 @@ class JobStore:
     def _ensure(self) -> None:
         if self._ready:
             return
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # the state folder is a file, on a read-only or full disk ...
+            raise JobStoreError(f"{exc.filename or self.jobs_dir}: {exc.strerror or exc}") from exc
         conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
