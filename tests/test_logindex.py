@@ -179,6 +179,25 @@ def test_truncate_rewrite_and_rotation(tmp_path: Path) -> None:
     idx.close()
 
 
+def test_a_removed_file_is_still_read_while_its_writer_writes(tmp_path: Path) -> None:
+    """`rm` of a log a build still writes: the open file is read as it grows (tail -f), and a
+    new file at the path is opened in its place."""
+    path = tmp_path / "build.log"
+    with path.open("ab", buffering=0) as writer:
+        writer.write(b"one\ntwo\n")
+        idx = full_index(path)
+        path.unlink()
+        assert idx.refresh() is Change.MISSING and idx.removed
+        writer.write(b"three\nfour\n")
+        assert idx.refresh() is Change.GREW and idx.removed
+        check(idx, b"one\ntwo\nthree\nfour\n")
+    path.write_bytes(b"a new file\n")
+    assert idx.refresh() is Change.RESET and not idx.removed
+    assert idx.scan_back()
+    check(idx, b"a new file\n")
+    idx.close()
+
+
 def test_empty_file_grows(tmp_path: Path) -> None:
     path = tmp_path / "g.log"
     path.write_bytes(b"")

@@ -282,6 +282,24 @@ async def test_truncate_rewrite_and_rotation_while_followed(tmp_path: Path) -> N
         assert view.line_count == 2
 
 
+async def test_a_removed_log_is_still_followed_and_the_status_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "build.log"
+    with path.open("ab", buffering=0) as writer:
+        writer.write(b"".join(b"line %d\n" % i for i in range(100)))
+        app = ViewApp(path)
+        async with app.run_test(size=SIZE) as pilot:
+            view = app.query_one(LogView)
+            await until(pilot, lambda: rows(view)[-1] == "line 99", "the end")
+            path.unlink()
+            writer.write(b"written after the rm\n")
+            await until(pilot, lambda: rows(view)[-1] == "written after the rm", "new line")
+            await until(pilot, lambda: "removed" in view._status_text, "the status")
+            assert view.line_count == 101
+            path.write_bytes(b"a new file\n")
+            await until(pilot, lambda: [r for r in rows(view) if r] == ["a new file"], "new")
+            await until(pilot, lambda: "removed" not in view._status_text, "status cleared")
+
+
 async def test_huge_line_no_final_newline_and_wrap(tmp_path: Path) -> None:
     path = tmp_path / "huge.log"
     path.write_bytes(b"before\n" + b"x" * (10 << 20) + b"\nafter without newline")

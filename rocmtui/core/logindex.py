@@ -91,7 +91,7 @@ class Change(enum.Enum):
     NONE = "none"  # nothing new
     GREW = "grew"  # bytes were appended and indexed
     RESET = "reset"  # truncated, rewritten or rotated: the index was rebuilt from the tail
-    MISSING = "missing"  # the path is gone (rotation in progress?): the old data stays shown
+    MISSING = "missing"  # the path is gone and the open file did not grow: nothing new
 
 
 class LineIndex:
@@ -110,6 +110,7 @@ class LineIndex:
         self._fingerprint = b""
         self.generation = 0  # bumped on every reset; a consumer drops what it cached before
         self.prepended = 0  # lines the backward scan added in front since the last open()
+        self.removed = False  # the path was gone at the last refresh(): the open file is read
 
     # -- opening and scanning ------------------------------------------------------------------
     def open(self) -> None:
@@ -209,11 +210,21 @@ class LineIndex:
 
     def refresh(self, cancelled: Cancelled | None = None) -> Change:
         """Index what was appended since the last call; rebuild from the tail when the file was
-        truncated, rewritten (the bytes before our end changed) or replaced at its path."""
+        truncated, rewritten (the bytes before our end changed) or replaced at its path.
+
+        While the path is gone (the file removed, or renamed away by a rotation) the open file
+        is still read as it grows, as `tail -f` does: its writer may still be writing to it.
+        `removed` says so; a new file at the path is opened in its place (RESET)."""
+        with self._lock:
+            fd = self._fd
         try:
             st = os.stat(self.path)
+            self.removed = False
         except FileNotFoundError:
-            return Change.MISSING
+            if fd is None:
+                return Change.MISSING
+            st = os.fstat(fd)
+            self.removed = True
         with self._lock:
             fd = self._fd
             seg = self._segments[-1] if self._segments else None
@@ -230,7 +241,7 @@ class LineIndex:
             self.open()
             return Change.RESET
         if st.st_size == end:
-            return Change.NONE
+            return Change.MISSING if self.removed else Change.NONE
         while True:
             size = os.fstat(fd).st_size
             if size <= end or (cancelled is not None and cancelled()):

@@ -344,9 +344,11 @@ class LogViewActions:
         parts: list[str] = []
         if self.error:
             parts.append(f"⚠ {self.error}")
+        index = self.index
+        if index is not None and index.removed:
+            parts.append("⚠ removed: still reading the open file")
         if self.path is not None:
             parts.append(self.path.name)
-        index = self.index
         if index is not None:
             rows = self.body.visible_rows()
             total = index.line_count

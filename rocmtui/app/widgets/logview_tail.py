@@ -145,7 +145,13 @@ class LogViewTail:
         if self.index is None or self.path is None:
             return
         try:
-            st = os.stat(self.path)
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:  # removed: the open file may still grow (see refresh)
+                fd = self.index.fileno()
+                if fd is None:
+                    raise
+                st = os.fstat(fd)
             now: tuple[int, int, int, int] | None = (
                 st.st_dev,
                 st.st_ino,
@@ -221,6 +227,7 @@ class LogViewTail:
             self._update()
         elif change is Change.MISSING:
             self._stat = None  # look again next poll
+            self._status()  # the path is gone: the status says so
 
     @work(thread=True, exclusive=True, group="logview-index", exit_on_error=False)
     def _rescan(self: Any, index: LineIndex) -> None:
