@@ -122,7 +122,7 @@ class LogView(LogViewActions, LogViewTail, Vertical):
         self._match_no: int | None = None
         self._indexing: tuple[int, int] | None = None
         self._seen_prepended = 0
-        self._stat: tuple[int, int, int, int] | None = None
+        self._stat: tuple[int, int, int, int, int] | None = None
         self._wake = threading.Event()
         self._status_text = ""
         self._warming = False

@@ -74,7 +74,7 @@ class LogViewTail:
     error: str | None
     _indexing: tuple[int, int] | None  # lines indexed of total, while the backward scan runs
     _seen_prepended: int
-    _stat: tuple[int, int, int, int] | None  # (dev, inode, size, mtime) at the last poll
+    _stat: tuple[int, int, int, int, int] | None  # (dev, inode, size, mtime, gone): last poll
     _warming: bool
 
     def _open(self: Any, path: Path) -> None:
@@ -124,7 +124,7 @@ class LogViewTail:
         self.index = index
         self.error = None
         self._seen_prepended = index.prepended
-        self._stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        self._stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, 0)
         self.body.index = index
         self.body.forget()
         self.body.sync(follow=True)
@@ -144,6 +144,7 @@ class LogViewTail:
         """Timer: when the file changed, wake the tail thread to read what is new."""
         if self.index is None or self.path is None:
             return
+        gone = 0
         try:
             try:
                 st = os.stat(self.path)
@@ -151,12 +152,13 @@ class LogViewTail:
                 fd = self.index.fileno()
                 if fd is None:
                     raise
-                st = os.fstat(fd)
-            now: tuple[int, int, int, int] | None = (
+                st, gone = os.fstat(fd), 1
+            now: tuple[int, int, int, int, int] | None = (
                 st.st_dev,
                 st.st_ino,
                 st.st_size,
                 st.st_mtime_ns,
+                gone,  # a removal alone is a change too: the status says so
             )
         except OSError:
             now = None
