@@ -20,7 +20,9 @@ from rocmtui.app.feeds import describe
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.config import load_config
+from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.devfleet import DevFleet
+from tests.test_jobs_support import engineless_fleet
 
 
 async def until(pilot: Pilot[object], ready: Callable[[], object], what: str) -> None:
@@ -78,27 +80,30 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
             assert names == {"snoc-strix", "snoc-think", "snoc-gaming"}
 
 
-async def test_a_broken_bake_file_is_said_once_in_the_variables_panel(tmp_path: Path) -> None:
-    """The variables panel names the file and the line, once; the other panels go on."""
-    bake_file = tmp_path / "rocm-bake.hcl"
-    bake_file.write_text('variable "ROCM_VERSION" {\n  default = \n}\n')
-    fleet_file = tmp_path / "fleet.toml"
-    fleet_file.write_text(
-        f'bake_file = "{bake_file}"\nrefresh_seconds = 1.0\n'
-        f'[[nodes]]\nname = "snoc-strix"\ndocker_host = "unix://{tmp_path}/no.sock"\n'
-        'gfx = "gfx1151"\n'
-    )
+async def faults_shown(fleet_file: Path, panel: str) -> tuple[dict[str, str | None], FleetSnapshot]:
+    """Open the console on `fleet_file` until `panel` shows a fault and a probe round is in:
+    every panel's fault then, and the round."""
     app = RocmTui(load_config(fleet_file))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        variables = screen.query_one("#variables", FleetPanel)
-        await until(pilot, lambda: variables.fault is not None, "the variables panel's fault")
-        fault = variables.fault
-        assert fault is not None and fault.startswith(f"{bake_file}:2: "), fault
-        assert fault.count("rocm-bake.hcl") == 1, fault
+        panels = {p.id or "": p for p in screen.query(FleetPanel)}
+        await until(pilot, lambda: panels[panel].fault is not None, f"the {panel} panel's fault")
         await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
-        assert screen.data.fleet is not None and screen.data.fleet.nodes[0].state == "down"
+        assert screen.data.fleet is not None
+        return {name: p.fault for name, p in panels.items()}, screen.data.fleet
+
+
+async def test_a_broken_bake_file_is_said_once_in_the_variables_panel(tmp_path: Path) -> None:
+    """The variables panel names the file and the line, once; the nodes go on being probed."""
+    bake_file = tmp_path / "rocm-bake.hcl"
+    bake_file.write_text('variable "ROCM_VERSION" {\n  default = \n}\n')
+    fleet_file = engineless_fleet(tmp_path, "snoc-strix", bake_file=bake_file, refresh_seconds=1.0)
+    faults, fleet = await faults_shown(fleet_file, "variables")
+    fault = faults["variables"]
+    assert fault is not None and fault.startswith(f"{bake_file}:2: "), fault
+    assert fault.count("rocm-bake.hcl") == 1, fault
+    assert fleet.nodes[0].state == "down" and faults["nodes"] is None
 
 
 async def test_a_corrupt_job_store_is_said_in_the_jobs_panel(tmp_path: Path) -> None:
@@ -106,18 +111,7 @@ async def test_a_corrupt_job_store_is_said_in_the_jobs_panel(tmp_path: Path) -> 
     state = tmp_path / "state"
     state.mkdir()
     (state / "jobs.sqlite").write_text("not a database\n")
-    fleet_file = tmp_path / "fleet.toml"
-    fleet_file.write_text(
-        f'state_dir = "{state}"\nrefresh_seconds = 1.0\n'
-        f'[[nodes]]\nname = "snoc-strix"\ndocker_host = "unix://{tmp_path}/no.sock"\n'
-        'gfx = "gfx1151"\n'
-    )
-    app = RocmTui(load_config(fleet_file))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
-        jobs = screen.query_one("#jobs", FleetPanel)
-        await until(pilot, lambda: jobs.fault is not None, "the jobs panel's fault")
-        assert jobs.fault == f"job store: {state / 'jobs.sqlite'}: file is not a database"
-        await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
-        assert screen.query_one("#nodes", FleetPanel).fault is None
+    fleet_file = engineless_fleet(tmp_path, "snoc-strix", state_dir=state, refresh_seconds=1.0)
+    faults, fleet = await faults_shown(fleet_file, "jobs")
+    assert faults["jobs"] == f"job store: {state / 'jobs.sqlite'}: file is not a database"
+    assert fleet.nodes[0].state == "down" and faults["nodes"] is None

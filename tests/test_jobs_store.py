@@ -19,8 +19,9 @@ from rocmtui.core.jobs import AmbiguousJob, JobNotFound, JobRecord, JobStore, li
 from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat, start_time
 from rocmtui.core.jobs.store import JobStoreError, new_job_id, write_json_atomic
 from rocmtui.core.states import JobState
-from tests.test_jobs_support import run_cli, wait_for
+from tests.test_jobs_support import engineless_fleet, run_cli, wait_for
 
+DEMO_BAKE = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
 HOLD_LOCK = (
     "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
     "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
@@ -259,13 +260,7 @@ def test_a_corrupt_database_is_named_by_the_store_and_the_commands(tmp_path: Pat
     db.write_text("not a database\n" * 100)
     with pytest.raises(JobStoreError, match=rf"^{re.escape(str(db))}: file is not a database$"):
         JobStore(state).list()
-    fleet_file = tmp_path / "fleet.toml"
-    bake_file = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
-    fleet_file.write_text(
-        f'bake_file = "{bake_file}"\nstate_dir = "{state}"\n'
-        f'[[nodes]]\nname = "snoc-think"\ndocker_host = "unix://{tmp_path}/no.sock"\n'
-        'gfx = "gfx1201"\n'
-    )
+    fleet_file = engineless_fleet(tmp_path, bake_file=DEMO_BAKE, state_dir=state)
     for words in (["jobs"], ["bake", "demo-base", "--node", "snoc-think", "--yes"]):
         done = run_cli(fleet_file, *words)
         assert done.returncode == 1, (words, done.stderr)
@@ -281,22 +276,13 @@ def test_folders_that_cannot_be_made_are_one_line_each(tmp_path: Path) -> None:
     a_file.write_text("")
     with pytest.raises(JobStoreError, match=r"/a-file/jobs: Not a directory$"):
         JobStore(a_file).list()
-    fleet_file = tmp_path / "fleet.toml"
-    fleet_file.write_text(
-        f'state_dir = "{a_file}"\n[[nodes]]\nname = "snoc-think"\n'
-        f'docker_host = "unix://{tmp_path}/no.sock"\ngfx = "gfx1201"\n'
-    )
-    done = run_cli(fleet_file, "jobs")
+    done = run_cli(engineless_fleet(tmp_path, state_dir=a_file), "jobs")
     assert (done.returncode, done.stderr) == (
         1,
         f"rocmtui: job store {a_file}/jobs: Not a directory\n",
     )
-    bake_file = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
     state = tmp_path / "state"
-    fleet_file.write_text(
-        f'bake_file = "{bake_file}"\nstate_dir = "{state}"\n[[nodes]]\nname = "snoc-think"\n'
-        f'docker_host = "unix://{tmp_path}/no.sock"\ngfx = "gfx1201"\n'
-    )
+    fleet_file = engineless_fleet(tmp_path, bake_file=DEMO_BAKE, state_dir=state)
     env = {**os.environ, "ROCMTUI_LOCK_DIR": str(a_file)}
     done = run_cli(fleet_file, "bake", "demo-base", "--node", "snoc-think", "--yes", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr

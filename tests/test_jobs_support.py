@@ -63,6 +63,20 @@ def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+def engineless_fleet(tmp_path: Path, node: str = "snoc-think", **settings: object) -> Path:
+    """A fleet file of one node whose engine socket does not exist (it probes `down` at once),
+    with top-level `settings` (paths and numbers); no real part is needed to open it."""
+    lines = [
+        f"{key} = {value}" if isinstance(value, int | float) else f'{key} = "{value}"'
+        for key, value in settings.items()
+    ]
+    gfx = "gfx1151" if node == "snoc-strix" else "gfx1201"
+    lines += ["[[nodes]]", f'name = "{node}"', f'docker_host = "unix://{tmp_path}/no.sock"']
+    fleet_file = tmp_path / "fleet.toml"
+    fleet_file.write_text("\n".join([*lines, f'gfx = "{gfx}"', ""]))
+    return fleet_file
+
+
 def rocmtui_argv(config: Path, *args: str) -> list[str]:
     """The command line of `rocmtui --config CONFIG ARGS...` as a real process."""
     return [sys.executable, "-m", "rocmtui", "--config", str(config), *args]
