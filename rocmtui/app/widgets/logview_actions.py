@@ -346,7 +346,7 @@ class LogViewActions:
             parts.append(f"⚠ {self.error}")
         index = self.index
         if index is not None and index.removed:
-            parts.append("⚠ removed: still reading the open file")
+            parts.append("⚠ removed; still followed")
         if self.path is not None:
             parts.append(self.path.name)
         if index is not None:
