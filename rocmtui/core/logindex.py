@@ -215,16 +215,10 @@ class LineIndex:
         While the path is gone (the file removed, or renamed away by a rotation) the open file
         is still read as it grows, as `tail -f` does: its writer may still be writing to it.
         `removed` says so; a new file at the path is opened in its place (RESET)."""
-        with self._lock:
-            fd = self._fd
         try:
-            st = os.stat(self.path)
-            self.removed = False
+            st, self.removed = self.stat()
         except FileNotFoundError:
-            if fd is None:
-                return Change.MISSING
-            st = os.fstat(fd)
-            self.removed = True
+            return Change.MISSING
         with self._lock:
             fd = self._fd
             seg = self._segments[-1] if self._segments else None
@@ -260,6 +254,17 @@ class LineIndex:
                 self._reindex()
             end += len(buf)
         return Change.GREW
+
+    def stat(self) -> tuple[os.stat_result, bool]:
+        """The file at the path, or the open file while the path is gone, and whether it is
+        gone (FileNotFoundError: gone, and nothing open)."""
+        try:
+            return os.stat(self.path), False
+        except FileNotFoundError:
+            fd = self.fileno()
+            if fd is None:
+                raise
+            return os.fstat(fd), True
 
     def fileno(self) -> int | None:
         """The descriptor the index reads (a search of the same bytes uses it too)."""

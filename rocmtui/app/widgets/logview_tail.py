@@ -144,21 +144,14 @@ class LogViewTail:
         """Timer: when the file changed, wake the tail thread to read what is new."""
         if self.index is None or self.path is None:
             return
-        gone = 0
         try:
-            try:
-                st = os.stat(self.path)
-            except FileNotFoundError:  # removed: the open file may still grow (see refresh)
-                fd = self.index.fileno()
-                if fd is None:
-                    raise
-                st, gone = os.fstat(fd), 1
+            st, gone = self.index.stat()  # removed: the open file may still grow
             now: tuple[int, int, int, int, int] | None = (
                 st.st_dev,
                 st.st_ino,
                 st.st_size,
                 st.st_mtime_ns,
-                gone,  # a removal alone is a change too: the status says so
+                int(gone),  # a removal alone is a change too: the status says so
             )
         except OSError:
             now = None
