@@ -134,7 +134,7 @@ def idle(config: Path, env: dict[str, str], seconds: float) -> tuple[float, floa
     """(CPU % of one core, terminal bytes per second) of an idle console."""
     term = Pty([sys.executable, "-m", "rocmtui", "--config", str(config)], env, 120, 40)
     try:
-        term.wait_for(b"probed", timeout=30)
+        term.wait_for(startup.LIVE, timeout=30)
         time.sleep(5)  # the bake file and first rounds settle
         # the console and its children (the fleet monitor runs in one): all of its CPU
         procs = [psutil.Process(term.pid), *psutil.Process(term.pid).children(recursive=True)]

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import common
 import psutil
@@ -66,6 +67,9 @@ sys.stdout.write(json.dumps(moved(recorded)) + "\\n")
 sys.stdout.flush()
 sys.stdin.read()
 """
+LIVE = b"probed"  # the status line's word once a real round is on screen
+READY = b"rocmtui-bench-ready"  # the minimal app's Static
+MINIMAL_NAME = "Textual app mounting one Static"  # the anchor
 # what the monitor's first round imports (rocmtui.core.monitor brings asyncio)
 PROBE_LIBRARIES = "rocmtui.core.monitor,docker,httpx,psutil"
 
@@ -126,12 +130,16 @@ def first_round(config: Path, env: dict[str, str]) -> tuple[float, float, bytes]
         child.wait(timeout=30)
 
 
-def _live_frame(argv: Sequence[str], env: dict[str, str]) -> float | None:
-    """Seconds from starting a console to its status line's 'probed' (None: not seen)."""
+def _frame(
+    argv: Sequence[str], env: dict[str, str], marker: bytes
+) -> tuple[float, float, float] | None:
+    """Seconds from starting `argv` on a pty to `marker` on its terminal, and the CPU seconds
+    it and its children had used by then (None: not seen in 30 s)."""
     term = Pty(argv, env, 120, 40)
-    seen = term.wait_for(b"probed", timeout=30)
+    seen = term.wait_for(marker, timeout=30)
+    own, children = _cpu_by_now(term.pid)
     term.stop()
-    return None if seen is None else seen - term.started
+    return None if seen is None else (seen - term.started, own, children)
 
 
 BURN = """
@@ -165,64 +173,61 @@ def measure(config: Path, env: dict[str, str], runs: int, tmp: Path) -> Startup:
     recorded = tmp / "recorded-round.json"
     recorded.write_bytes(first_round(config, env)[2])
     replay = [sys.executable, "-c", CONSOLE_REPLAYED, str(config), REPLAY, str(recorded)]
-    console, minimal, beside, replayed, preloaded = [], [], [], [], []
-    console_cpu, monitor_cpu, minimal_cpu, alone, alone_cpu = [], [], [], [], []
+    console = [sys.executable, "-m", "rocmtui", "--config", str(config)]
+    minimal = [sys.executable, "-c", MINIMAL_APP]
+    frames: dict[str, list[tuple[float, float, float]]] = {}
+    alone: list[tuple[float, float]] = []
     burns: list[tuple[float, float]] = []
+
+    def frame(name: str, argv: Sequence[str], marker: bytes) -> None:
+        got = _frame(argv, env, marker)
+        if got is not None:
+            frames.setdefault(name, []).append(got)
+
     for _ in range(runs):
         burns.append(burn_pair())
-        seconds, cpu, _ = first_round(config, env)
-        alone.append(seconds)
-        alone_cpu.append(cpu)
-        for argv, into in (([*replay, ""], replayed), ([*replay, PROBE_LIBRARIES], preloaded)):
-            seconds = _live_frame(argv, env)
-            if seconds is not None:
-                into.append(seconds)
-        term = Pty([sys.executable, "-m", "rocmtui", "--config", str(config)], env, 120, 40)
-        seen = term.wait_for(b"probed", timeout=30)
-        own, children = _cpu_by_now(term.pid)
-        term.stop()
-        if seen is not None:
-            console.append(seen - term.started)
-            console_cpu.append(own)
-            monitor_cpu.append(children)
-        term = Pty([sys.executable, "-c", MINIMAL_APP], env, 120, 40)
-        seen = term.wait_for(b"rocmtui-bench-ready", timeout=30)
-        own, _ = _cpu_by_now(term.pid)
-        term.stop()
-        if seen is not None:
-            minimal.append(seen - term.started)
-            minimal_cpu.append(own)
+        alone.append(first_round(config, env)[:2])
+        frame("replayed", [*replay, ""], LIVE)
+        frame("preloaded", [*replay, PROBE_LIBRARIES], LIVE)
+        frame("console", console, LIVE)
+        frame("minimal", minimal, READY)
         # the same minimal app, with the probe child the console starts before Textual: how
         # much the two processes' start-ups slow each other on this machine
         child = subprocess.Popen(
             monitor_argv(config),
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
         )  # fmt: skip
-        term = Pty([sys.executable, "-c", MINIMAL_APP], env, 120, 40)
-        seen = term.wait_for(b"rocmtui-bench-ready", timeout=30)
-        term.stop()
+        frame("beside", minimal, READY)
         assert child.stdin is not None
         child.stdin.close()  # the child ends after its round
         child.wait(timeout=30)
-        if seen is not None:
-            beside.append(seen - term.started)
-    md = statistics.median
+
+    def md(name: str, field: int = 0) -> float:
+        return statistics.median(f[field] for f in frames[name])
+
+    ratios = [2 * a / t for a, t in burns]
     return Startup(
-        md(console), md(minimal), md(beside), md(replayed), md(preloaded), md(alone),
-        md(console_cpu), md(monitor_cpu), md(minimal_cpu), md(alone_cpu),
-        2 * md(a for a, _ in burns) / md(t for _, t in burns),
-        min(2 * a / t for a, t in burns), max(2 * a / t for a, t in burns),
+        md("console"), md("minimal"), md("beside"), md("replayed"), md("preloaded"),
+        statistics.median(a[0] for a in alone),
+        md("console", 1), md("console", 2), md("minimal", 1),
+        statistics.median(a[1] for a in alone),
+        2 * statistics.median(a for a, _ in burns) / statistics.median(t for _, t in burns),
+        min(ratios), max(ratios),
     )  # fmt: skip
 
 
 def rows(s: Startup, runs: int) -> list[common.Row]:
     """The figure and its context rows."""
+
+    def beside_minimal(figure: str, seconds: float, note: str, **extra: Any) -> common.Row:
+        return common.row(figure, seconds, s.minimal, unit="s", anchor_name=MINIMAL_NAME,
+                          note=note, **extra)  # fmt: skip
+
     out: list[common.Row] = []
-    out.append(common.row(
-        "start to first frame with live fleet data", s.console, s.minimal, unit="s",
-        anchor_name="Textual app mounting one Static", target="<= 1.5x",
-        ok=s.console <= 1.5 * s.minimal,
-        note=f"median of {runs}; live = the status line's 'probed' after a real round",
+    out.append(beside_minimal(
+        "start to first frame with live fleet data", s.console,
+        f"median of {runs}; live = the status line's 'probed' after a real round",
+        target="<= 1.5x", ok=s.console <= 1.5 * s.minimal,
     ))  # fmt: skip
     out.append(common.row(
         "  context: that Textual app, its monitor process starting beside it", s.beside,
@@ -238,25 +243,19 @@ def rows(s: Startup, runs: int) -> list[common.Row]:
         f"{s.monitor_cpu:.3f} s; spread over {cores} cores at best that is "
         f"{both_cpu / cores:.3f} s of wall time (the 1.5x budget: {1.5 * s.minimal:.3f} s)",
     ))  # fmt: skip
-    out.append(common.row(
-        "  context: the console, its monitor replaying a recorded round at once",
-        s.replayed, s.minimal, unit="s",
-        anchor_name="Textual app mounting one Static",
-        note="no target: the console's own start-up, no probing at all; the same path "
-        "as the first row, the monitor process a replay of this fleet's first round",
+    out.append(beside_minimal(
+        "  context: the console, its monitor replaying a recorded round at once", s.replayed,
+        "no target: the console's own start-up, no probing at all; the same path as the "
+        "first row, the monitor process a replay of this fleet's first round",
     ))  # fmt: skip
-    out.append(common.row(
-        "  context: the same, the replay importing the probe libraries first",
-        s.preloaded, s.minimal, unit="s",
-        anchor_name="Textual app mounting one Static",
-        note="no target: the replaying process imports "
-        f"{PROBE_LIBRARIES.replace(',', ', ')} before its line, as the monitor's first "
-        "round does; the rest is the round itself",
+    out.append(beside_minimal(
+        "  context: the same, the replay importing the probe libraries first", s.preloaded,
+        f"no target: the replaying process imports {PROBE_LIBRARIES.replace(',', ', ')} "
+        "before its line, as the monitor's first round does; the rest is the round itself",
     ))  # fmt: skip
-    out.append(common.row(
+    out.append(beside_minimal(
         "  context: the monitor process alone, spawn to its first round", s.alone,
-        s.minimal, unit="s", anchor_name="Textual app mounting one Static",
-        note=f"no target: {s.alone_cpu:.3f} s of CPU (imports: docker SDK, httpx, psutil, "
+        f"no target: {s.alone_cpu:.3f} s of CPU (imports: docker SDK, httpx, psutil, "
         f"asyncio); the live frame cannot come before it, the 1.5x budget is "
         f"{1.5 * s.minimal:.3f} s",
     ))  # fmt: skip
