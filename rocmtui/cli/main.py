@@ -8,6 +8,7 @@ Exit codes: 0 healthy / done, 1 something is not healthy, 2 usage or configurati
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the console starts its monitor before importing these (see 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
+EXIT_PIPE = 141  # what a shell reports for a tool ended by SIGPIPE (128 + 13): `| head` closed
 
 # subcommand -> (module, one-line help); order is the order of `rocmtui --help`. Only the
 # module of the command being run is imported, so `rocmtui bake` and the console never pay for
@@ -48,8 +50,11 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
+READ_ONLY_HELP = "refuse every action that starts or stops a build (as read_only = true does)"
+
+
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    """Every subcommand takes --config."""
+    """Every subcommand takes --config and --read-only (after its name, too)."""
     parser.add_argument(
         "--config",
         metavar="PATH",
@@ -57,13 +62,22 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
         help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
         "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
     )
+    parser.add_argument(
+        "--read-only", action="store_true", default=argparse.SUPPRESS, help=READ_ONLY_HELP
+    )
 
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
-    """Load the fleet file the arguments point at (raises ConfigError)."""
+    """Load the fleet file the arguments point at (raises ConfigError); `--read-only` makes it
+    read-only, which the core's launch and cancel enforce."""
     from rocmtui.core.config import load_config
 
-    return load_config(getattr(args, "config", None))
+    config = load_config(getattr(args, "config", None))
+    if getattr(args, "read_only", False) and not config.read_only:
+        from dataclasses import replace
+
+        config = replace(config, read_only=True)
+    return config
 
 
 def chosen_command(argv: Sequence[str]) -> str | None:
@@ -95,11 +109,7 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
         help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
         "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
     )
-    parser.add_argument(
-        "--read-only",
-        action="store_true",
-        help="console: refuse every action that starts or stops a build",
-    )
+    parser.add_argument("--read-only", action="store_true", help=READ_ONLY_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if not all_commands and name != only:
@@ -148,36 +158,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     monitor = start_monitor(words)
     try:
-        from rocmtui.core.config import ConfigError
-
-        parser = build_parser(chosen_command(words), all_commands=False)
-        args = parser.parse_args(words)
-        try:
-            if args.command is None:
-                from rocmtui.app.run import run_console
-
-                return int(run_console(args, monitor))
-            from rocmtui.core.jobs.store import JobStoreError
-
-            module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
-            try:
-                return module.run(args)
-            except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
-                print(f"rocmtui: job store {exc}", file=sys.stderr)
-                return EXIT_UNHEALTHY
-            except OSError as exc:  # the machine's, not a bug: its text names the file
-                print(f"rocmtui: {exc}", file=sys.stderr)
-                return EXIT_UNHEALTHY
-        except ConfigError as exc:
-            print(f"rocmtui: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except KeyboardInterrupt:
-            return 130
+        code = _run(words, monitor)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is said below, quietly
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     finally:
         if monitor is not None:
             from rocmtui.app import probeproc
 
             probeproc.stop(monitor, grace=1.0)
+
+
+def _run(words: list[str], monitor: Popen[bytes] | None) -> int:
+    """Parse `words` and run the console or the command they name."""
+    from rocmtui.core.config import ConfigError
+
+    parser = build_parser(chosen_command(words), all_commands=False)
+    try:
+        args = parser.parse_args(words)
+    except SystemExit:  # --help, --version, a usage error: flushed here, where a closed
+        sys.stdout.flush()  # pipe is caught (see main)
+        raise
+    try:
+        if args.command is None:
+            from rocmtui.app.run import run_console
+
+            return int(run_console(args, monitor))
+        from rocmtui.core.jobs.store import JobStoreError
+
+        module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
+        try:
+            return module.run(args)
+        except BrokenPipeError:
+            raise  # not the machine's fault: the reader left (see main)
+        except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
+            print(f"rocmtui: job store {exc}", file=sys.stderr)
+            return EXIT_UNHEALTHY
+        except OSError as exc:  # the machine's, not a bug: its text names the file
+            print(f"rocmtui: {exc}", file=sys.stderr)
+            return EXIT_UNHEALTHY
+    except ConfigError as exc:
+        print(f"rocmtui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _closed_pipe() -> int:
+    """The reader went away (`rocmtui jobs --json | head`): stop quietly, as every Unix tool
+    does. stdout is pointed at /dev/null so the interpreter's last flush cannot fail again."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

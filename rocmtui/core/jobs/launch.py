@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import rocmtui
-from rocmtui.core.bakefile import ARCH_VARIABLE
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.plan import (
@@ -34,23 +33,17 @@ from rocmtui.core.jobs.plan import (
     bake_workdir,
     build_argv,
     build_command,
-    check_overrides,
     engine_assignments,
     images,
     known_arches,
     logout_risk,
-    names_of,
     node_environment,
     parse_overrides,
-    pick_node,
-    printed_view,
-    resolve_target,
-    target_pushes,
-    variable_default,
+    refuse_if_read_only,
 )
-from rocmtui.core.jobs.printed import pinned_arch
+from rocmtui.core.jobs.preview import preview_launch
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
-from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
+from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 
@@ -180,53 +173,32 @@ def launch_job(
     matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked under that arch. The node
     defaults to the fleet's local node (else the first). Raises `LaunchError` for unknown names,
     `LaunchRefused` for a pushing build without `yes` or without a login entry for its
-    registry, `AlreadyRunning` when an image it builds is already being built on that node
+    registry, `ReadOnlyRefused` when the fleet is read-only, `AlreadyRunning` when an image it
+    builds is already being built on that node
     (one slot per image tag, so a target, its matrix name for the arch, its push variant and
     a group holding it exclude each other).
     """
+    refuse_if_read_only(config, "starting a build")
     env = os.environ if env is None else env
-    overrides = dict(overrides or {})
     store = store or JobStore.for_config(config, env)
-    node = pick_node(config, node_name)
-    arches = known_arches(bake)
-    arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
-    # the node's own arch is always buildable there (snoc-strix's gfx1151 is in no release list)
-    if not arch or (arch not in arches and arch != node.gfx):
-        own = f"; {node.name} is {node.gfx}" if node.gfx and node.gfx not in arches else ""
-        raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}{own}")
-    check_overrides(bake, overrides)
-    declared = names_of(bake.variables)
-    child_env = node_environment(node, arch, env, overrides, declared)
-    # a target block: no bake run; a group or matrix name: bake's view under the job's env
-    printed = resolve_target(config, bake, target, child_env)
-    pinned = pinned_arch(printed) if printed is not None else None
-    if pinned and pinned != arch:
-        # the matrix fixed the arch (`pytorch-gfx1201`): record, lock and label what is built
-        arch = pinned
-        child_env = node_environment(node, arch, env, overrides, declared)
-        reusable = None  # that print was made with the other GFX_ARCH
-    else:
-        reusable = printed  # bake's view under exactly this environment
-    pushes = push or target_pushes(bake, target, printed)
+    chosen = preview_launch(config, bake, target, arch, node_name, push, env, overrides or {})
+    node, arch, pushes, child_env = chosen.node, chosen.arch, chosen.pushes, chosen.child_env
+    overrides = chosen.overrides
     if pushes and not yes:
         raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
-    # what bake builds under the final environment: one print serves the login check and slots
-    view = reusable if reusable is not None else printed_view(config, bake, target, child_env)
-    if pushes:
-        logged_in = docker_config_hosts(child_env)
-        missing = sorted(push_hosts(config, bake, target, child_env, view) - logged_in)
-        if missing:
-            raise LaunchRefused(
-                f"{target} pushes to {', '.join(missing)} but the docker config has no login "
-                f"for it: run `docker login {missing[0]}` first"
-            )
+    if chosen.missing_logins:
+        missing = chosen.missing_logins
+        raise LaunchRefused(
+            f"{target} pushes to {', '.join(missing)} but the docker config has no login "
+            f"for it: run `docker login {missing[0]}` first"
+        )
     docker = shutil.which("docker", path=child_env.get("PATH") or os.defpath) or "docker"
     bake_file = bake_path(config, bake)
 
     slot_fds = _take_slots(
         locks.lock_dir(config, env),
         node,
-        images(config, bake, target, arch, child_env, view),
+        images(config, bake, target, arch, child_env, chosen.printed),
         store,
         f"{target} for {arch} on {node.name}",
     )
