@@ -22,7 +22,7 @@ from rocmtui.app.model import (
     StepView,
     VariableView,
 )
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
 from rocmtui.core.config import FleetConfig
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
@@ -71,51 +71,85 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
         )
         for v in variables
     )
-    targets = tuple(name for name in bake.targets if not name.startswith("_"))
+    from rocmtui.core.jobs.preview import default_arch
+
     return BakeView(
         path=bake.path,
-        targets=targets,
+        targets=buildable_names(bake, launch_env),
         pushing_targets=bake.pushing_targets,
         arches=bake.arches,
         variables=views,
         error=error,
+        default_arch=default_arch(bake),
     )
+
+
+def buildable_names(bake: BakeFile, launch_env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every name `rocmtui bake` takes, as the dialog offers them: the file's targets in its
+    order, then groups (a matrix block's label is one), then the names its matrices make
+    (`pytorch-gfx1201`), as bake resolves them; names starting with `_` are bases, not builds.
+    Without buildx, the names written in the file."""
+    from rocmtui.core import bakeprint
+
+    plain = [n for n, t in bake.targets.items() if not t.matrix]
+    groups = sorted({*bake.groups, *(n for n, t in bake.targets.items() if t.matrix)})
+    try:
+        made = bakeprint.resolved_names(bake, launch_env, timeout=PRINT_TIMEOUT)
+    except Exception:  # buildx missing or slow: what the file says is still right
+        made = frozenset()
+    generated = sorted(made - set(plain) - set(groups))
+    names = dict.fromkeys(n for n in (*plain, *groups, *generated) if not n.startswith("_"))
+    return tuple(names)
 
 
 def plan(
     config: FleetConfig,
     bake: BakeFile,
     target: str,
-    arch: str,
+    arch: str | None,
     node: str,
     push: bool,
     env: Mapping[str, str],
+    overrides: Mapping[str, str] | None = None,
 ) -> BakePlan:
-    """The exact command, and `bake --print` for it; lines that differ from the defaults marked."""
+    """What a launch of this choice will do, decided by the core exactly as `launch_job`
+    decides it (arch, push, the registries it pushes to), the command, and `bake --print`
+    under the job's environment with the lines that differ from the defaults marked.
+    `overrides` (the dialog's variables) go over the operator's environment overrides."""
     from rocmtui.core import bakeprint
     from rocmtui.core.jobs import build_command
+    from rocmtui.core.jobs.preview import preview_launch
     from rocmtui.core.redact import Redactor
 
-    overrides = env_overrides(bake, env)
-    pushes = push or target in bake.pushing_targets
-    command = tuple(build_command(config, target, arch, node, pushes, overrides))
-    launch_env = bakeprint.bake_environment(
-        env, {**overrides, ARCH_VARIABLE: arch}, bake_variables=bake.variables
-    )
+    chosen = dict(overrides or {})
+    applied = {**env_overrides(bake, env), **chosen}
+    preview = preview_launch(config, bake, target, arch, node, push, env, applied)
+    command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
     default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
     redactor = Redactor(env)  # secrets by name and by value; overrides are not secret
-    resolved = _print_lines(bakeprint.bake_print(bake.path, [target], launch_env, PRINT_TIMEOUT))
-    baseline = _print_lines(bakeprint.bake_print(bake.path, [target], default_env, PRINT_TIMEOUT))
-    base = set(baseline)
+    resolved = _print_lines(preview.printed)
+    base: set[str] = set()
+    if preview.print_error is None:
+        try:  # the defaults, to mark what this launch changes; nothing marked if bake refuses
+            base = set(_print_lines(bakeprint.bake_print(bake.path, [target], default_env)))
+        except BakeError:
+            base = set(resolved)
     changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
     return BakePlan(
         target=target,
-        arch=arch,
-        node=node,
-        push=pushes,
+        arch=preview.arch,
+        node=preview.node.name,
+        push=preview.pushes,
         command=command,
         resolved=tuple(redactor.redact_text(line) for line in resolved),
         changed=changed,
+        error=preview.print_error,
+        push_switch=push,
+        overrides=tuple(sorted(chosen.items())),
+        push_hosts=preview.push_hosts,
+        missing_logins=preview.missing_logins,
+        arch_pinned=preview.pinned,
+        ready=preview.print_error is None,
     )
 
 
@@ -234,6 +268,7 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
         error_step=record.error_step,
         message=record.message,
         progress=progress,
+        overrides=tuple(sorted((str(k), str(v)) for k, v in (record.overrides or {}).items())),
     )
 
 
@@ -257,8 +292,16 @@ def list_jobs(
     return tuple(views)
 
 
-def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str, str]) -> JobView:
-    """Start a plan through the core; the core refuses what it must (locks, names, login)."""
+def launch(
+    config: FleetConfig,
+    bake: BakeFile,
+    plan: BakePlan,
+    env: Mapping[str, str],
+    push_confirmed: bool,
+) -> JobView:
+    """Start a resolved plan through the core, which refuses what it must (read-only, locks,
+    names, login). `push_confirmed` is the operator's answer to the push question: a plan the
+    core finds pushing without it is refused, never pushed unasked."""
     from rocmtui.core.jobs import launch_job
 
     record = launch_job(
@@ -267,10 +310,10 @@ def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str
         target=plan.target,
         arch=plan.arch,
         node_name=plan.node,
-        push=plan.push,
-        yes=True,  # the dialog asked a second time, with its own key, for a pushing target
+        push=plan.push_switch,
+        yes=push_confirmed,
         env=env,
-        overrides=env_overrides(bake, env),
+        overrides={**env_overrides(bake, env), **dict(plan.overrides)},
     )
     return job_view(record, None)
 

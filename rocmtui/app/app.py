@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -42,9 +43,11 @@ class RocmTui(App[list[JobView]]):
     ) -> None:
         super().__init__()
         strips.install()  # composited lines without reference cycles (see rocmtui.app.strips)
-        self.config = config
         self.read_only = read_only or config.read_only
-        self.backend = backend or FleetBackend(config, read_only=self.read_only)
+        if self.read_only and not config.read_only:
+            config = replace(config, read_only=True)  # the core's launch and cancel refuse
+        self.config = config
+        self.backend = backend or FleetBackend(config)
         self.backend.read_only = self.read_only
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run

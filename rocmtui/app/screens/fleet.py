@@ -33,6 +33,7 @@ from rocmtui.app.model import ConsoleData, JobView
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
+from rocmtui.app.userthreads import run_on_own_thread
 from rocmtui.app.widgets.common import Palette, StatusLine
 from rocmtui.app.widgets.fleet import (
     FleetPanel,
@@ -47,7 +48,7 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
-    from rocmtui.app.dialogs.bake import BakeRequest
+    from rocmtui.app.dialogs.bake_choices import BakeRequest
     from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
@@ -128,15 +129,16 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.query_one("#nodes-table").focus()
 
     def load_bake(self) -> None:
-        """Read the bake file in a worker, once (the variables panel fills when it is read)."""
+        """Read the bake file once, on a thread of its own (the variables panel fills when it
+        is read): `b` pressed before then waits for it, never behind the views' pool."""
         if self._bake_requested or self.feeds is None:
             return
         self._bake_requested = True
+        load = self.feeds.load_bake
         self.run_worker(
-            self.feeds.load_bake,
+            run_on_own_thread(load, name="bake-file", daemon=True),
             name="bake-file",
             group="bake",
-            thread=True,
             exit_on_error=False,
         )
 
@@ -305,7 +307,7 @@ class FleetScreen(FleetActions, CatalogScreen):
     # bake, rebuild, open_log, cancel_job and their workers are FleetActions' (fleet_actions.py)
 
     def action_show_logs(self) -> None:
-        """`v`: the log panes already open."""
+        """`L`: the log panes already open."""
         self.app.push_screen(self.console.logs_screen)
 
     def action_refresh(self) -> None:

@@ -169,12 +169,9 @@ class LogsScreen(CatalogScreen):
             self.console.fleet_screen.confirm_cancel(pane.job)
 
     def action_rebuild(self) -> None:
-        """The single-arch rebuild of this pane's job."""
+        """Rebuild exactly what this pane's job built."""
         pane = self.current()
         if pane is not None:
-            from rocmtui.app.dialogs.bake import BakeRequest
+            from rocmtui.app.dialogs.bake_choices import rebuild_request
 
-            job = pane.job
-            self.console.fleet_screen.open_bake(
-                BakeRequest(node=job.node, target=job.target, arch=job.arch, ready=True)
-            )
+            self.console.fleet_screen.open_bake(rebuild_request(pane.job))
