@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from rocmtui.app.model import (
 )
 from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.states import JobState
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
 PRINT_TIMEOUT = 20.0
@@ -123,17 +126,19 @@ def plan(
 
     chosen = dict(overrides or {})
     applied = {**env_overrides(bake, env), **chosen}
-    preview = preview_launch(config, bake, target, arch, node, push, env, applied)
-    command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
     default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
+    # the defaults' print (what the marks compare against) runs beside the launch's own: two
+    # bake processes at once, not one after the other, before the operator sees the plan
+    with ThreadPoolExecutor(1, thread_name_prefix="bake-print-defaults") as beside:
+        defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
+        preview = preview_launch(config, bake, target, arch, node, push, env, applied)
+        try:
+            base = set(_print_lines(defaults.result()))
+        except BakeError:  # nothing to compare with: nothing marked
+            base = set(_print_lines(preview.printed))
+    command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
     redactor = Redactor(env)  # secrets by name and by value; overrides are not secret
     resolved = _print_lines(preview.printed)
-    base: set[str] = set()
-    if preview.print_error is None:
-        try:  # the defaults, to mark what this launch changes; nothing marked if bake refuses
-            base = set(_print_lines(bakeprint.bake_print(bake.path, [target], default_env)))
-        except BakeError:
-            base = set(resolved)
     changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
     return BakePlan(
         target=target,
@@ -203,7 +208,10 @@ class ProgressCache:
                 tracker.feed(chunk[:cut].decode("utf-8", "replace").split("\n")[:-1], now)
                 offset += cut
         self._trackers[job_id] = (tracker, offset)
-        return progress_view(tracker.snapshot(now), info.st_mtime)
+        # the silence is the log's age, as the core's stall check reads it: every panel and
+        # every console shows the same silence, rate and ETA for one log
+        silence = max(0.0, now - info.st_mtime)
+        return progress_view(tracker.snapshot(now, silence=silence), info.st_mtime)
 
     def forget_except(self, keep: Iterable[str]) -> None:
         """Drop trackers of jobs no longer followed (memory stays bounded)."""
@@ -218,7 +226,8 @@ def _step_label(step: Any) -> str:
 
 
 def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView:
-    """The core's JobProgress as a ProgressView (the log's mtime is the last output time)."""
+    """The core's JobProgress as a ProgressView. The last output is the log's mtime (what the
+    stall check reads), not when this console happened to read the lines."""
     steps = tuple(
         StepView(
             number=f"#{s.number}",
@@ -233,7 +242,7 @@ def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView
         if not s.internal or s.status == "error"
     )
     ninja = progress.ninja
-    last = max((t for t in (progress.last_output, log_mtime) if t is not None), default=None)
+    last = log_mtime if log_mtime is not None else progress.last_output
     return ProgressView(
         step=_step_label(progress.current) if progress.current is not None else None,
         steps_done=int(progress.steps_done),
@@ -286,7 +295,10 @@ def list_jobs(
         view = job_view(record, None)
         if view.active or view.id in watched:
             followed.append(view.id)
-            view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
+            progress = cache.progress(view.id, view.target, view.log_path, now)
+            if progress is not None and view.state == JobState.STALLED:
+                progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
+            view = job_view(record, progress)
         views.append(view)
     cache.forget_except(followed)
     return tuple(views)
