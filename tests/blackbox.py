@@ -60,3 +60,9 @@ async def until(pilot: Pilot[Any], ready: Any, what: str, timeout: float = 20.0)
         await pilot.pause(0.1)
     raise AssertionError(f"not within {timeout:.0f} s: {what}; the screen:\n"
                          f"{screen_text(pilot.app)}")  # fmt: skip
+
+
+def toasts(shown: str) -> str:
+    """The text of the notifications on `shown`, each one's lines joined (a toast wraps)."""
+    parts = [line.rsplit("▌", 1)[1].strip() for line in shown.splitlines() if "▌" in line]
+    return " ".join(" ".join(part for part in parts if part).split())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
+from textual.widget import Widget
 
 from rocmtui.app import heap, keys, strips
 from rocmtui.app.backend import FleetBackend
@@ -110,9 +112,35 @@ class RocmTui(App[list[JobView]]):
             key = keys.display_key(entry.key, self.keymap, entry.id)
             named.add(entry.description)
             yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
+        logs = self._logs_screen
+        if logs is not None and screen is logs:
+            yield from self._log_view_commands(logs)
         for command in super().get_system_commands(screen):
             if command.title not in named:
                 yield command
+
+    def _log_view_commands(self, screen: LogsScreen) -> Iterable[SystemCommand]:
+        """The pane's own keys (find, follow, wrap ...), found by name like every other action:
+        `?` says the palette finds them all."""
+        view = screen.current_view()
+        if view is None:
+            return
+        from rocmtui.app.widgets.logview import BINDINGS as LOG_VIEW_BINDINGS
+
+        for binding in LOG_VIEW_BINDINGS:
+            key = keys.display_key(binding.key)
+            title = f"Log: {binding.description}"
+            yield SystemCommand(title, f"key {key} in a log pane", _runner(view, binding.action))
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: Textual saves to ~/Downloads and failed where there is
+        none (a server). The SVG goes there when it exists, else to the working directory,
+        else to the state folder; the notification names the file."""
+        if path is None:
+            path = str(screenshot_folder(self.config))
+        return super().deliver_screenshot(filename, path, time_format)
 
     def action_help(self) -> None:
         """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
@@ -142,7 +170,23 @@ class RocmTui(App[list[JobView]]):
         self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)
 
 
-def _runner(target: App[Any] | Screen[Any], action: str) -> Callable[[], object]:
+def screenshot_folder(config: FleetConfig) -> Path:
+    """Where the palette's Screenshot is saved (see `RocmTui.deliver_screenshot`)."""
+    from platformdirs import user_downloads_path
+
+    downloads = user_downloads_path()
+    if downloads.is_dir():
+        return downloads
+    if os.access(Path.cwd(), os.W_OK):
+        return Path.cwd()
+    from rocmtui.core.paths import state_dir
+
+    folder = state_dir(config) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _runner(target: App[Any] | Screen[Any] | Widget, action: str) -> Callable[[], object]:
     async def run() -> None:
         await target.run_action(action)
 

@@ -18,7 +18,7 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.worker import Worker, WorkerState
 
-from rocmtui.app import keys
+from rocmtui.app import keys, notices
 from rocmtui.app.feeds import Feeds, describe
 from rocmtui.app.messages import (
     BakeLoaded,
@@ -48,10 +48,13 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
+    from textual.notifications import Notification
+
     from rocmtui.app.dialogs.bake_choices import BakeRequest
     from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
+STALL_NOTICE_SECONDS = 30  # a stall or a failure stays on screen this long (or until it clears)
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
@@ -68,6 +71,8 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.data = ConsoleData()
         self.history: dict[str, deque[float]] = {}
         self.stalled_seen: set[str] = set()
+        self.failed_seen: set[str] | None = None  # None until the first job list is in
+        self._notices: dict[str, Notification] = {}  # job id -> its stall notification
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
@@ -231,7 +236,8 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.data = replace(self.data, fleet=snap, latency=latency)
         for name in ("nodes", "services"):
             self.query_one(f"#{name}", FleetPanel).show_fault(None)
-        self.render_panels("nodes", "services")
+        # jobs too: its silences and the nodes' are worded at one `now`, so they agree
+        self.render_panels("nodes", "services", "jobs")
         if not self._bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
@@ -242,6 +248,7 @@ class FleetScreen(FleetActions, CatalogScreen):
             return  # the usual idle round: nothing to draw
         self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
+        self.alarm_new_failures(message.jobs)
         self.render_panels("jobs", "nodes")
         self.watch_build()
         logs = self.console.open_logs_screen
@@ -272,22 +279,50 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
 
     def alarm_new_stalls(self, jobs: tuple[JobView, ...]) -> None:
-        """A job that just went stalled rings the bell and raises a notification, once."""
+        """A job that just went stalled rings the bell and raises a notification, once; the
+        notification goes away when the job prints again (or ends)."""
         stalled = {j.id: j for j in jobs if j.state == JobState.STALLED}
+        threshold = self.console.config.stall_after_seconds
         for job_id in stalled.keys() - self.stalled_seen:
             job = stalled[job_id]
             self.app.bell()
             last = job.progress.last_output_at if job.progress else None
-            silent = fmt_age(self.console.clock() - (last or job.started_at))
-            self.notify(
-                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
-                f"has printed nothing for {silent}",
+            # the silence the core measured (the log's age): never less than the threshold
+            silent = max(threshold, self.console.clock() - (last or job.started_at))
+            self._notices[job_id] = notices.post(
+                self.app,
+                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} has "
+                f"printed nothing for {fmt_age(silent)} (stalled after {fmt_age(threshold)})",
                 title="Build stalled",
-                severity="error",
-                timeout=30,
-                markup=False,
+                timeout=STALL_NOTICE_SECONDS,
             )
+        for job_id in self.stalled_seen - stalled.keys():  # it prints again, or it ended
+            notices.withdraw(self.app, self._notices.pop(job_id, None))
         self.stalled_seen = set(stalled)
+
+    def alarm_new_failures(self, jobs: tuple[JobView, ...]) -> None:
+        """A build that fails (or is lost) while the console watches is as loud as a stall:
+        the bell and a notification naming where it failed. Jobs that had already ended when
+        the console started are not news."""
+        ended = {j.id: j for j in jobs if j.state in (JobState.FAILED, JobState.LOST)}
+        if self.failed_seen is None:
+            self.failed_seen = set(ended)
+            return
+        for job_id in sorted(ended.keys() - self.failed_seen):
+            job = ended[job_id]
+            self.app.bell()
+            where = job.error_step or (job.progress.error_step if job.progress else None)
+            why = f" at {clean(where, 80)}" if where else ""
+            if job.exit_code is not None and job.state == JobState.FAILED:
+                why = f" (exit {job.exit_code}){why}"
+            notices.post(
+                self.app,
+                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
+                f"{job.state}{why}: job {clean(job.id)}",
+                title="Build failed" if job.state == JobState.FAILED else "Build lost",
+                timeout=STALL_NOTICE_SECONDS,
+            )
+        self.failed_seen |= ended.keys()
 
     # ---------------------------------------------------------------- worker errors
 

@@ -30,7 +30,7 @@ from rocmtui.app.model import (
 )
 from rocmtui.app.text import clean, safe
 from rocmtui.app.widgets.common import Palette, Panel, state_cell, waiting_cell
-from rocmtui.app.widgets.table import Row, SnapshotTable
+from rocmtui.app.widgets.table import Fit, Row, SnapshotTable
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import JOB_SYMBOLS, NODE_SYMBOLS, SERVICE_SYMBOLS, JobState, NodeState
@@ -42,11 +42,12 @@ class FleetPanel(Panel):
     """A panel holding one keyed table; subclasses turn `ConsoleData` into rows."""
 
     COLUMNS: Sequence[str] = ()
+    FITS: Sequence[Fit] = ()  # how the columns fit the width (none: the table scrolls)
     TITLE = ""
 
     def __init__(self, *, id: str) -> None:
         super().__init__(self.TITLE, id=id)
-        self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table")
+        self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table", fits=self.FITS)
         self.late_after = 6.0  # seconds; the screen sets it from the refresh interval
 
     def compose(self) -> ComposeResult:
@@ -254,12 +255,36 @@ class ServicesPanel(FleetPanel):
         ]
 
 
+def stall_words(job: JobView, now: float) -> str:
+    """A stalled job's evidence with its silence as of `now`, from the log's age as every panel
+    reads it (the evidence was worded when the job list was read)."""
+    evidence = job.evidence or ""
+    last = job.progress.last_output_at if job.progress else None
+    if last is None or not evidence.startswith("silent "):
+        return evidence
+    rest = evidence.partition(";")[2]
+    return f"silent {fmt_age(max(0.0, now - last))}" + (f";{rest}" if rest else "")
+
+
 class JobsPanel(FleetPanel):
     """Recent and running jobs from the job store, whoever started them."""
 
     TITLE = "Jobs"
-    # what matters at 80 columns first; the job id (for `rocmtui logs`) last
+    # what matters at 80 columns first; the job id (for `rocmtui logs`) last, and like the
+    # state never cut or hidden: the others shrink (a long failure text first), then the least
+    # needed go, until both fit the width
     COLUMNS = ("State", "Target", "Arch", "Node", "Progress", "Took", "Started", "User", "Job")
+    FITS = (
+        Fit(),
+        Fit(min=10, max=40, shrink=4),
+        Fit(),
+        Fit(min=8, max=30, shrink=3),
+        Fit(min=32, max=72, shrink=1),  # a running build's counter, rate, ETA: before Took
+        Fit(drop=3),
+        Fit(drop=2),
+        Fit(min=4, max=20, drop=1, shrink=2),
+        Fit(),
+    )
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
         """Active jobs first (stalled on top), then the rest newest first."""
@@ -291,7 +316,7 @@ class JobsPanel(FleetPanel):
             cell = Text(fmt_counter(progress), style=palette.accent)
             style = palette.alarm if job.state == JobState.STALLED else palette.muted
             if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
-                cell.append(" " + clean(job.evidence, 80), style=style)
+                cell.append(" " + clean(stall_words(job, now), 80), style=style)
             elif progress and progress.last_output_at is not None:
                 cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,6 +19,7 @@ from textual.widgets import Static, Tree
 
 from rocmtui.app.model import JobView, StepView, fmt_counter, fmt_step_duration
 from rocmtui.app.text import clean
+from rocmtui.app.widgets.common import Palette
 from rocmtui.app.widgets.logview import LogView
 from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JOB_SYMBOLS, JobState
@@ -64,6 +66,14 @@ class LogPane(Vertical):
         self.view = make_log_view(job.log_path)
         self.header = Static("", classes="logpane--header", markup=False)
         self.outline = StepOutline()
+        self._palette: Palette | None = None
+
+    @property
+    def palette(self) -> Palette:
+        """Theme colours for the state word (resolved once)."""
+        if self._palette is None:
+            self._palette = Palette.from_app(self.app)
+        return self._palette
 
     def compose(self) -> ComposeResult:
         """Header above; steps beside the log."""
@@ -93,7 +103,9 @@ class LogPane(Vertical):
         now = time.time() if now is None else now
         word = str(job.state)
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}", style="bold")
+        # in the state's colour, as in the jobs panel: `✗ failed` red, `‼ stalled` alarmed
+        look = self.palette.for_state(word) + Style(bold=True)
+        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}", style=look)
         line.append(f"  {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
         line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
         if job.exit_code is not None:
@@ -115,7 +127,7 @@ class LogPane(Vertical):
             self.outline.show_steps(progress.steps)
         error_step = job.error_step or (progress.error_step if progress else None)
         if error_step:
-            line.append("failed at " + clean(error_step, 120), style="bold")
+            line.append("failed at " + clean(error_step, 120), style=look)
         if job.log_path is None:
             line.append("  (no log file recorded)", style="dim")
         self.header.update(line)

@@ -30,6 +30,7 @@ from rocmtui.app.widgets import logview_messages as msgs
 from rocmtui.app.widgets.logview_render import DISPLAY_CAP, LogBodyRender
 from rocmtui.app.widgets.lru import LineCache
 from rocmtui.core.logindex import LineIndex
+from rocmtui.core.progress_ninja import ERROR_LINE
 from rocmtui.core.sanitize import styled_line
 
 MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker
@@ -48,6 +49,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         "logview--selected",
         "logview--cursor",
         "logview--marker",
+        "logview--error",
     }
 
     DEFAULT_CSS = """
@@ -62,6 +64,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
     LogBody > .logview--selected { background: $primary 50%; }
     LogBody > .logview--cursor { background: $primary; }
     LogBody > .logview--marker { color: $text-muted; text-style: italic; }
+    LogBody > .logview--error { color: $text-error; text-style: bold; }
     """
 
     def __init__(self, on_pending: Callable[[list[int]], None], **kwargs: object) -> None:
@@ -304,8 +307,13 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
             if got is None:
                 return
         marker = self.get_component_rich_style("logview--marker")
+        error = self.get_component_rich_style("logview--error")
         for n, (raw, full) in zip(lines, got, strict=False):
             text = styled_line(raw.decode("utf-8", "replace"))
+            plain = text.plain  # an error line as the progress model finds one: hard to miss
+            suspect = "rror" in plain or "FAIL" in plain or "fatal" in plain  # cheap first
+            if suspect and ERROR_LINE.search(plain):
+                text.stylize(error)
             text.expand_tabs(8)
             if full > len(raw):
                 text.append(f" … [+{full - len(raw):,} bytes]", style=marker)
