@@ -247,10 +247,10 @@ async def test_the_dialog_defaults_to_the_bake_files_arch_and_says_what_a_node_d
         await pilot.press("b")  # on snoc-strix (gfx1151): the arch is still the file's
         shown = await until_text(pilot, r"bake --print \(lines")
         assert re.search(r"arch gfx950 .*node snoc-strix", shown)
-        said = "arch gfx950: the bake file's default (GFX_ARCH); snoc-strix's GPU is gfx1151"
+        said = "arch gfx950: GFX_ARCH's default; snoc-strix is gfx1151; a new node keeps it"
         assert said in shown and "GFX_ARCH=gfx950 " in shown
         await pilot.press("tab", "tab", "enter", "down", "enter")  # node: snoc-think (gfx1201)
-        shown = await until_text(pilot, r"snoc-think's GPU is gfx1201; changing node keeps")
+        shown = await until_text(pilot, r"snoc-think is gfx1201; a new node keeps it")
         assert re.search(r"arch gfx950 .*node snoc-think", shown)
 
 

@@ -68,9 +68,9 @@ def arch_note(
     default = default_arch(bake)
     if plan is not None and plan.arch_pinned and plan.arch == arch:
         return f"arch {arch}: fixed by {clean(plan.target, 40)} whatever is chosen"
-    where = "the bake file's default (GFX_ARCH)" if arch == default else f"default is {default}"
-    gpu = f"; {clean(node, 30)}'s GPU is {node_gfx}" if node_gfx and node_gfx != arch else ""
-    return f"arch {arch}: {where}{gpu}; changing node keeps the arch"
+    where = "GFX_ARCH's default" if arch == default else f"GFX_ARCH's default is {default}"
+    gpu = f"; {clean(node, 30)} is {node_gfx}" if node_gfx and node_gfx != arch else ""
+    return f"arch {arch}: {where}{gpu}; a new node keeps it"
 
 
 def node_changed_note(arch: str, node: str, node_gfx: str | None, fallback: str) -> str:

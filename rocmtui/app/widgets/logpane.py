@@ -105,8 +105,9 @@ class LogPane(Vertical):
         line = Text(no_wrap=True, overflow="ellipsis")
         # in the state's colour, as in the jobs panel: `✗ failed` red, `‼ stalled` alarmed
         look = self.palette.for_state(word) + Style(bold=True)
-        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}", style=look)
-        line.append(f"  {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
+        # the gap after the word is in its run: SVG renderers drop a run's leading spaces
+        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}  ", style=look)
+        line.append(f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
         line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
         if job.exit_code is not None:
             line.append(f"  exit {job.exit_code}", style="dim")
