@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FLEET_DIR ?= $(CURDIR)/.fleet
 
-.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench clean
+.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,5 +51,11 @@ screenshots: $(STAMP) system
 bench: $(STAMP) system
 	$(BIN)/python bench/run.py
 
+# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/test_wheel.py builds
+# and installs one into a fresh venv in CI.
+wheel: $(STAMP)
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	rm -rf build
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
