@@ -7,6 +7,7 @@ and bake actions (bake, rebuild, log, cancel) are in `fleet_actions.FleetActions
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
@@ -178,6 +179,25 @@ class FleetScreen(FleetActions, CatalogScreen):
             self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
         self.render_status()
 
+    @property
+    def monitor_log(self) -> str:
+        """The monitor process's log, as short as the home folder allows."""
+        from rocmtui.core.debuglog import monitor_log
+
+        path = str(monitor_log(self.console.config))
+        home = os.path.expanduser("~")
+        return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path
+
+    @property
+    def bake_label(self) -> str:
+        """Which bake file the console read: its name, `(demo)` for the project's own, or
+        `no bake file` when the built-in default found none."""
+        config = self.console.config
+        if config.bake_problem and not config.bake_file.exists():
+            return "no bake file"
+        demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
+        return f"bake: {clean(config.bake_file.name, 40)}{demo}"
+
     def render_status(self) -> None:
         """One line: fleet file, health summary, age of the last round, read-only."""
         now = self.console.clock()
@@ -185,6 +205,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
         line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
+        line.append(" · " + self.bake_label, style=self.palette.muted)
         fleet = self.data.fleet
         if fleet is None:
             line.append(" · waiting for the first probe round…", style=self.palette.muted)
@@ -209,6 +230,12 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
+            if fleet.failed_rounds:
+                rounds = "round" if fleet.failed_rounds == 1 else "rounds"
+                line.append(
+                    f" · {fleet.failed_rounds} probe {rounds} failed: why in {self.monitor_log}",
+                    style=self.palette.warn,
+                )
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
         self.query_one("#statusbar", StatusLine).show(line)
