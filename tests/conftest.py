@@ -1,7 +1,7 @@
 """Shared fixtures: an isolated environment for every test, and the real local fleet.
 
-- autouse `_isolated_env`: HOME, XDG_* (XDG_CONFIG_DIRS too), DOCKER_CONFIG and ROCMTUI_LOCK_DIR point at the test's
-  temp dir;
+- autouse `_isolated_env`: HOME, XDG_* (XDG_CONFIG_DIRS too), DOCKER_CONFIG and
+  ROCMTUI_LOCK_DIR point at the test's temp dir;
   ROCMTUI_CONFIG, ROCMTUI_STATE_DIR and DOCKER_HOST/DOCKER_CONTEXT are unset.
 - session `fleet`: a `devfleet.DevFleet` (three engines — snoc-strix in the host netns,
   snoc-think and snoc-gaming each in a netns of their own — registry and WebDAV), with
