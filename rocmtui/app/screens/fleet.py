@@ -100,6 +100,7 @@ class FleetScreen(FleetActions, CatalogScreen):
             panel.late_after = max(
                 3 * refresh, refresh + self.console.config.probe_deadline_seconds
             )
+        self.query_one(NodesPanel).disk_warn_percent = self.console.config.disk_warn_percent
         self.render_status()
         if self.console.live:
             first = self.console.backend.take_first_round()
@@ -230,6 +231,16 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
+            full = next(
+                (
+                    n.host
+                    for n in fleet.nodes
+                    if n.host and n.host.disk_percent >= config.disk_warn_percent
+                ),
+                None,
+            )
+            if full is not None:  # builds' logs and outcomes live there
+                line.append(f" · state disk {full.disk_percent:.0f}% full", style=self.palette.bad)
             if fleet.failed_rounds:
                 rounds = "round" if fleet.failed_rounds == 1 else "rounds"
                 line.append(
