@@ -128,8 +128,7 @@ def test_doctor_in_tmux_checks_the_terminal(tmp_path: Path, fleet: DevFleet) -> 
     tmux = ["tmux", "-S", socket]
     out = tmp_path / "done"
     command = (
-        f"{sys.executable} -m rocmtui --config {fleet.config_path} doctor; "
-        f"touch {out}; sleep 600"
+        f"{sys.executable} -m rocmtui --config {fleet.config_path} doctor; touch {out}; sleep 600"
     )
     subprocess.run(
         [*tmux, "new-session", "-d", "-x", "100", "-y", "40", command], check=True, timeout=20
