@@ -155,8 +155,18 @@ def run(args: argparse.Namespace) -> int:
     risk = logout_risk()
     if risk:
         print(f"rocmtui bake: warning: {risk}", file=sys.stderr)
+    from rocmtui.core.bakefile import ARCH_VARIABLE
+
+    if ARCH_VARIABLE not in bake.variables:  # said plainly: nothing chose an arch
+        own = f"; recorded as {record.node}'s own {record.arch}" if record.arch else ""
+        print(
+            f"rocmtui bake: {config.bake_file.name} declares no {ARCH_VARIABLE}: built as "
+            f"written, for no particular arch{own}",
+            file=sys.stderr,
+        )
+    arch = f"for {record.arch} " if record.arch else ""
     print(
-        f"started {record.target} for {record.arch} on {record.node}"
+        f"started {record.target} {arch}on {record.node}"
         f"{' (push)' if record.push else ''}: rocmtui logs -f {record.id}",
         file=sys.stderr,
     )

@@ -160,6 +160,12 @@ class FleetScreen(FleetActions, CatalogScreen):
             self._palette = Palette.from_app(self.app)
         return self._palette
 
+    def theme_changed(self) -> None:
+        """A new theme: resolve the state words' colours again and repaint."""
+        self._palette = None
+        if self.is_mounted:
+            self.render_all()
+
     def tick(self) -> None:
         """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
         late the ages are re-rendered every tick so the screen says it is late, not frozen."""
