@@ -37,7 +37,7 @@ async def test_failed_rounds_and_a_full_state_disk_are_in_the_status_line() -> N
         )
         await pilot.pause()
         line = status(app)
-        assert "bake: demo.hcl" in line
+        assert "· demo.hcl ·" in line
         assert "state disk 96% full" in line
         where = monitor_log(app.config)
         assert f"2 probe rounds failed: why in {where}" in line
@@ -60,7 +60,7 @@ async def test_a_broken_bake_file_in_the_current_folder_is_named_and_the_console
         assert variables.fault is not None
         assert variables.fault.startswith(f"{tmp_path}/rocm-bake.hcl:2: "), variables.fault
         await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
-        assert "bake: rocm-bake.hcl" in status(app)
+        assert "· rocm-bake.hcl ·" in status(app)
         assert screen.data.fleet is not None and len(screen.data.fleet.nodes) == 1
 
 

@@ -203,7 +203,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         if config.bake_problem and not config.bake_file.exists():
             return "no bake file"
         demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
-        return f"bake: {clean(config.bake_file.name, 40)}{demo}"
+        return f"{clean(config.bake_file.name, 40)}{demo}"  # .hcl says what it is: 80 columns
 
     def render_status(self) -> None:
         """One line: fleet file, health summary, age of the last round, read-only."""
