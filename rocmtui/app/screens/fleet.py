@@ -237,16 +237,9 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
-            full = next(
-                (
-                    n.host
-                    for n in fleet.nodes
-                    if n.host and n.host.disk_percent >= config.disk_warn_percent
-                ),
-                None,
-            )
+            full = state_disk_full(fleet, config.disk_warn_percent)
             if full is not None:  # builds' logs and outcomes live there
-                line.append(f" · state disk {full.disk_percent:.0f}% full", style=self.palette.bad)
+                line.append(f" · state disk {full:.0f}% full", style=self.palette.bad)
             if fleet.failed_rounds:
                 rounds = "round" if fleet.failed_rounds == 1 else "rounds"
                 line.append(
@@ -389,3 +382,14 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.post_message(LogRequested(job.id))
         if self.feeds is not None:
             self.feeds.poke()
+
+
+def state_disk_full(fleet: FleetSnapshot, warn_at: float) -> float | None:
+    """How full the local node's disk (the state folder's) is, once it is `warn_at` percent
+    full or more; None below that, or when no reading makes sense (the status line must
+    never fail on a round a panel could not show)."""
+    for node in fleet.nodes:
+        used = node.host.disk_percent if node.host else None
+        if isinstance(used, int | float) and used >= warn_at:
+            return float(used)
+    return None
