@@ -161,7 +161,7 @@ class FleetBackend:
                 if found is not None:
                     with self._lock:
                         self._link = found
-                    link.close()
+                    link.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
                     return True
         return not self._stopped
 

@@ -36,6 +36,7 @@ from rocmtui.core.snapshots import FleetSnapshot
 
 log = logging.getLogger("rocmtui.monitor")
 LOCK_MODE = 0o640
+POKE_INTERVAL = 1.0  # s: consoles' requests for a round closer together than this are one
 
 
 class AlreadyRunning(RuntimeError):
@@ -99,6 +100,7 @@ class MonitorService:
         self._lock_fd: int | None = None
         self._sock: socket.socket | None = None
         self._latest_taken_at: float | None = None
+        self._poked_at = -POKE_INTERVAL
 
     # ---------------------------------------------------------------- start and end
 
@@ -176,6 +178,14 @@ class MonitorService:
             version=__version__,
         )
 
+    def poke(self) -> None:
+        """A console asks for a round now: granted once per `POKE_INTERVAL` (consoles are many,
+        and each of their refresh keys would otherwise be a round against every engine)."""
+        now = time.monotonic()
+        if self.monitor is not None and now - self._poked_at >= POKE_INTERVAL:
+            self._poked_at = now
+            self.monitor.request_refresh()
+
     def figures(self) -> MonitorFigures:
         """The probe loop's counts now."""
         monitor = self.monitor
@@ -198,7 +208,7 @@ class MonitorService:
                 feed.offer(snapshot)
 
         self.monitor = FleetMonitor(self.config, publish)
-        self.hub = SnapshotHub(self.hello, self.monitor.request_refresh)
+        self.hub = SnapshotHub(self.hello, self.poke)
         assert self._sock is not None
         await self.hub.start(self._sock)
         log.info(
