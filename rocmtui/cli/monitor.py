@@ -45,9 +45,12 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.core.hostmonitor.http import ListenError
     from rocmtui.core.hostmonitor.service import AlreadyRunning, MonitorStartError, run
 
+    # our own events at INFO; the libraries' (httpx logs every request at INFO) only when
+    # they warn: a probe every two seconds is not news for the journal
     logging.basicConfig(
-        level=logging.INFO, format="rocmtui monitor: %(message)s", stream=sys.stderr
+        level=logging.WARNING, format="rocmtui monitor: %(message)s", stream=sys.stderr
     )
+    logging.getLogger("rocmtui").setLevel(logging.INFO)
     try:
         run(config, None if args.no_metrics else args.listen)
     except ListenError as exc:
