@@ -50,21 +50,28 @@ class MonitorGone(MonitorFailed):
 class ProbeLink(Protocol):
     """A source of fleet snapshots."""
 
-    kind: str
+    kind: str  # OWN or MONITOR
 
-    def describe(self) -> str: ...
+    def describe(self) -> str:
+        """What it is, for the operator ("shared monitor (pid 4242)")."""
 
-    def rounds(self) -> Iterator[FleetSnapshot | str]: ...
+    def rounds(self) -> Iterator[FleetSnapshot | str]:
+        """Each round as it comes (blocks: a worker thread); ends with the link."""
 
-    def poke(self) -> None: ...
+    def poke(self) -> None:
+        """Ask for a round now; never blocks."""
 
-    def alive(self) -> bool: ...
+    def alive(self) -> bool:
+        """False once it has ended (or was closed)."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """End it without waiting (safe on the event loop)."""
 
-    def ended(self) -> MonitorFailed: ...
+    def ended(self) -> MonitorFailed:
+        """Why its rounds stopped (MonitorGone for the host's monitor)."""
 
-    def stop(self, grace: float) -> None: ...
+    def stop(self, grace: float) -> None:
+        """End it, waiting up to `grace` seconds (a child is reaped)."""
 
 
 class ChildLink:
