@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # devfleet: beside the package
 import common
 from tui import Tmux
 
@@ -176,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.fleet_dir:
             fleet_file = args.fleet_dir / "rocmtui.toml"
         else:
-            from rocmtui.devfleet import start_fleet
+            from devfleet import start_fleet
 
             fleet = start_fleet(tmpdir / "fleet")
             fleet_file = fleet.config_path

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
 from rocmtui import __version__
@@ -19,12 +20,14 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
+    from rocmtui.app.links import ProbeLink
     from rocmtui.core.config import FleetConfig
 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a tool ended by SIGPIPE (128 + 13): `| head` closed
+READ_ONLY_HELP = "refuse every action that starts or stops a build (as read_only = true does)"
 
 # subcommand -> (module, one-line help); order is the order of `rocmtui --help`. Only the
 # module of the command being run is imported, so `rocmtui bake` and the console never pay for
@@ -39,6 +42,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("rocmtui.cli.jobs", "list bake jobs (newest first) with state and duration"),
     "logs": ("rocmtui.cli.logs", "print a job's log (sanitised); -f follows it until the job ends"),
     "cancel": ("rocmtui.cli.cancel", "cancel a running build"),
+    "config": ("rocmtui.cli.configcmd", "the fleet file in effect, why, and its settings"),
+    "doctor": ("rocmtui.cli.doctor", "check docker, buildx, every node, logins, the bake file"),
+    "completion": ("rocmtui.cli.completion", "print a bash, zsh or fish completion script"),
+    "monitor": (
+        "rocmtui.cli.monitor",
+        "the probe loop as one long-running process: consoles attach, Prometheus scrapes",
+    ),
 }
 
 
@@ -50,47 +60,100 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
-READ_ONLY_HELP = "refuse every action that starts or stops a build (as read_only = true does)"
+CONFIG_HELP = (
+    "fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, $XDG_CONFIG_HOME/rocmtui/config.toml, "
+    "$XDG_CONFIG_DIRS/rocmtui/config.toml, then the built-in default)"
+)
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    """Every subcommand takes --config and --read-only (after its name, too)."""
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
-        "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
-    )
+    """Every subcommand takes --config, --color, --debug and --read-only (after its name too)."""
+    add_common_options(parser, default=argparse.SUPPRESS)
     parser.add_argument(
         "--read-only", action="store_true", default=argparse.SUPPRESS, help=READ_ONLY_HELP
     )
 
 
+def add_common_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """--config, --color and --debug; a subcommand's copies default to SUPPRESS so that the
+    value given before the subcommand's name is kept."""
+    parser.add_argument("--config", metavar="PATH", default=default, help=CONFIG_HELP)
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default=default,
+        help="colour in output: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+        "it), always (kept through a pipe: `| less -R`) or never",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="write a debug log under the state folder (also: ROCMTUI_DEBUG=1)",
+    )
+
+
+def apply_color(choice: str | None, env: MutableMapping[str, str] | None = None) -> None:
+    """`--color` as the environment every colour decision already reads: `always` sets
+    FORCE_COLOR (and drops NO_COLOR), `never` sets NO_COLOR; `auto` leaves both alone."""
+    env = os.environ if env is None else env
+    if choice == "always":
+        env.pop("NO_COLOR", None)
+        env["FORCE_COLOR"] = "1"
+    elif choice == "never":
+        env.pop("FORCE_COLOR", None)
+        env["NO_COLOR"] = "1"
+
+
 def config_from(args: argparse.Namespace) -> FleetConfig:
-    """Load the fleet file the arguments point at (raises ConfigError); `--read-only` makes it
-    read-only, which the core's launch and cancel enforce."""
+    """Load the fleet file the arguments point at (raises ConfigError)."""
     from rocmtui.core.config import load_config
 
     config = load_config(getattr(args, "config", None))
     if getattr(args, "read_only", False) and not config.read_only:
         from dataclasses import replace
 
-        config = replace(config, read_only=True)
+        config = replace(config, read_only=True)  # the core's launch and cancel refuse
+    if os.environ.get("ROCMTUI_DEBUG", "") not in ("", "0"):
+        from rocmtui.core import debuglog
+
+        debuglog.setup(config)
     return config
 
 
-def chosen_command(argv: Sequence[str]) -> str | None:
-    """The subcommand named in `argv` (the first word that is not an option), if any."""
+VALUE_OPTIONS = ("--config", "--color")  # top-level options followed by a value word
+
+
+def first_word(argv: Sequence[str]) -> str | None:
+    """The first word of `argv` that is not an option (nor an option's value), if any."""
     skip = False
     for word in argv:
         if skip:
             skip = False
-        elif word == "--config":
+        elif word in VALUE_OPTIONS:
             skip = True
         elif not word.startswith("-"):
-            return word if word in COMMANDS else None
+            return word
     return None
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (the first word that is not an option), if any."""
+    word = first_word(argv)
+    return word if word in COMMANDS else None
+
+
+def unknown_command(argv: Sequence[str]) -> str | None:
+    """One line for a first word that names no command (with the nearest command, if one is
+    close), or None. Answered before anything is imported or started."""
+    word = first_word(argv)
+    if word is None or word in COMMANDS:
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 
 
 def build_parser(only: str | None = None, *, all_commands: bool = True) -> argparse.ArgumentParser:
@@ -102,13 +165,7 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
         "full-screen console.",
     )
     parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=None,
-        help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
-        "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
-    )
+    add_common_options(parser, default=None)
     parser.add_argument("--read-only", action="store_true", help=READ_ONLY_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
@@ -134,28 +191,41 @@ def config_word(argv: Sequence[str]) -> str | None:
     return None
 
 
-def start_monitor(argv: Sequence[str]) -> Popen[bytes] | None:
-    """For the console (no subcommand, no --help or --version): start its monitor process now.
+def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
+    """For the console (no subcommand, no --help or --version): open its source of rounds now.
 
-    Its first probe round (docker SDK and httpx imports, then every engine and service) is the
-    long pole of the console's first frame with fleet data, so it starts before this process
-    imports anything else: the fleet file, argparse's parser and Textual follow on the other
-    core. The child reads the same fleet file (the same `--config`, or the same search). None
-    when it cannot be started: the console then starts it as before, and says why not.
+    The host's monitor for the fleet file, when one runs: its latest snapshot comes at once and
+    nothing probes in this console's path. Else its own monitor process, started here: its
+    first probe round (docker SDK and httpx imports, then every engine and service) is the long
+    pole of the console's first frame with fleet data, so it starts before this process imports
+    anything else: argparse's parser and Textual follow on the other core. The child reads the
+    same fleet file (the same `--config`, or the same search). None when it cannot be started:
+    the console then tries again as it opens, and says why not.
     """
-    if chosen_command(argv) is not None or {"-h", "--help", "--version"} & set(argv):
-        return None
-    from rocmtui.app import probeproc
+    if first_word(argv) is not None or {"-h", "--help", "--version"} & set(argv):
+        return None  # a command (known or not) or a question: no console, no probes
+    from rocmtui.app.links import open_link
 
     try:
-        return probeproc.start(config_word(argv))
+        return open_link(config_word(argv))
     except OSError:
         return None
+
+
+def stop_link(link: ProbeLink | Popen[bytes]) -> None:
+    """End what `start_monitor` opened (a child is reaped; a session just closed)."""
+    from rocmtui.app.links import as_link
+
+    as_link(link).stop(grace=1.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the process's)."""
     words = list(sys.argv[1:] if argv is None else argv)
+    unknown = unknown_command(words)
+    if unknown is not None and not {"-h", "--help"} & set(words):
+        print(unknown, file=sys.stderr)
+        return EXIT_USAGE
     monitor = start_monitor(words)
     try:
         code = _run(words, monitor)
@@ -165,12 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     finally:
         if monitor is not None:
-            from rocmtui.app import probeproc
-
-            probeproc.stop(monitor, grace=1.0)
+            stop_link(monitor)
 
 
-def _run(words: list[str], monitor: Popen[bytes] | None) -> int:
+def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
     """Parse `words` and run the console or the command they name."""
     from rocmtui.core.config import ConfigError
 
@@ -180,24 +248,30 @@ def _run(words: list[str], monitor: Popen[bytes] | None) -> int:
     except SystemExit:  # --help, --version, a usage error: flushed here, where a closed
         sys.stdout.flush()  # pipe is caught (see main)
         raise
+    apply_color(getattr(args, "color", None))
+    if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):
+        os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
     try:
         if args.command is None:
             from rocmtui.app.run import run_console
 
             return int(run_console(args, monitor))
-        from rocmtui.core.jobs.store import JobStoreError
-
         module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
         try:
             return module.run(args)
         except BrokenPipeError:
             raise  # not the machine's fault: the reader left (see main)
-        except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
-            print(f"rocmtui: job store {exc}", file=sys.stderr)
-            return EXIT_UNHEALTHY
         except OSError as exc:  # the machine's, not a bug: its text names the file
             print(f"rocmtui: {exc}", file=sys.stderr)
             return EXIT_UNHEALTHY
+        except Exception as exc:
+            # a corrupt or unwritable database: named, no traceback. Looked up, not
+            # imported: a command that never opened the store (completion) never pays it
+            store = sys.modules.get("rocmtui.core.jobs.store")
+            if store is not None and isinstance(exc, store.JobStoreError):
+                print(f"rocmtui: job store {exc}", file=sys.stderr)
+                return EXIT_UNHEALTHY
+            raise
     except ConfigError as exc:
         print(f"rocmtui: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -208,8 +282,6 @@ def _run(words: list[str], monitor: Popen[bytes] | None) -> int:
 def _closed_pipe() -> int:
     """The reader went away (`rocmtui jobs --json | head`): stop quietly, as every Unix tool
     does. stdout is pointed at /dev/null so the interpreter's last flush cannot fail again."""
-    import os
-
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -7,6 +7,7 @@ and bake actions (bake, rebuild, log, cancel) are in `fleet_actions.FleetActions
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
@@ -18,8 +19,10 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.worker import Worker, WorkerState
 
-from rocmtui.app import keys, notices
+from rocmtui.app import keys
+from rocmtui.app.alarms import BuildAlarms
 from rocmtui.app.feeds import Feeds, describe
+from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
     BakeLoaded,
     CancelRequested,
@@ -28,8 +31,9 @@ from rocmtui.app.messages import (
     JobsUpdated,
     LogRequested,
     PanelFailed,
+    ProbeSourceChanged,
 )
-from rocmtui.app.model import ConsoleData, JobView
+from rocmtui.app.model import ConsoleData
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
@@ -48,13 +52,10 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
-    from textual.notifications import Notification
-
     from rocmtui.app.dialogs.bake_choices import BakeRequest
     from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
-STALL_NOTICE_SECONDS = 30  # a stall or a failure stays on screen this long (or until it clears)
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
@@ -70,12 +71,12 @@ class FleetScreen(FleetActions, CatalogScreen):
         super().__init__(id="fleet")
         self.data = ConsoleData()
         self.history: dict[str, deque[float]] = {}
-        self.stalled_seen: set[str] = set()
-        self.failed_seen: set[str] | None = None  # None until the first job list is in
-        self._notices: dict[str, Notification] = {}  # job id -> its stall notification
+        self._alarms: BuildAlarms | None = None
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
+        self.source = ""  # where rounds come from: links.MONITOR, links.OWN
+        self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
         self._pending_bake: BakeRequest | None = None  # `b`/`r` pressed before the file was read
 
@@ -105,6 +106,9 @@ class FleetScreen(FleetActions, CatalogScreen):
             panel.late_after = max(
                 3 * refresh, refresh + self.console.config.probe_deadline_seconds
             )
+        self.query_one(NodesPanel).disk_warn_percent = self.console.config.disk_warn_percent
+        if self.console.live:
+            self.source = self.console.backend.source
         self.render_status()
         if self.console.live:
             first = self.console.backend.take_first_round()
@@ -159,11 +163,25 @@ class FleetScreen(FleetActions, CatalogScreen):
     # ---------------------------------------------------------------- rendering
 
     @property
+    def alarms(self) -> BuildAlarms:
+        """The bell and notifications for builds that stall or fail (made when first fed)."""
+        if self._alarms is None:
+            config = self.console.config
+            self._alarms = BuildAlarms(self.app, config.stall_after_seconds, self.console.clock)
+        return self._alarms
+
+    @property
     def palette(self) -> Palette:
         """Theme colours for the state words (resolved once)."""
         if self._palette is None:
             self._palette = Palette.from_app(self.app)
         return self._palette
+
+    def theme_changed(self) -> None:
+        """A new theme: resolve the state words' colours again and repaint."""
+        self._palette = None
+        if self.is_mounted:
+            self.render_all()
 
     def tick(self) -> None:
         """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
@@ -185,6 +203,25 @@ class FleetScreen(FleetActions, CatalogScreen):
             self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
         self.render_status()
 
+    @property
+    def monitor_log(self) -> str:
+        """The monitor process's log, as short as the home folder allows."""
+        from rocmtui.core.debuglog import monitor_log
+
+        path = str(monitor_log(self.console.config))
+        home = os.path.expanduser("~")
+        return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path
+
+    @property
+    def bake_label(self) -> str:
+        """Which bake file the console read: its name, `(demo)` for the project's own, or
+        `no bake file` when the built-in default found none."""
+        config = self.console.config
+        if config.bake_problem and not config.bake_file.exists():
+            return "no bake file"
+        demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
+        return f"{clean(config.bake_file.name, 40)}{demo}"  # .hcl says what it is: 80 columns
+
     def render_status(self) -> None:
         """One line: fleet file, health summary, age of the last round, read-only."""
         now = self.console.clock()
@@ -192,6 +229,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
         line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
+        line.append(" · " + self.bake_label, style=self.palette.muted)
         fleet = self.data.fleet
         if fleet is None:
             line.append(" · waiting for the first probe round…", style=self.palette.muted)
@@ -216,6 +254,19 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
+            full = state_disk_full(fleet, config.disk_warn_percent)
+            if full is not None:  # builds' logs and outcomes live there
+                line.append(f" · state disk {full:.0f}% full", style=self.palette.bad)
+            if fleet.failed_rounds:
+                rounds = "round" if fleet.failed_rounds == 1 else "rounds"
+                line.append(
+                    f" · {fleet.failed_rounds} probe {rounds} failed: why in {self.monitor_log}",
+                    style=self.palette.warn,
+                )
+        if self.source == MONITOR:
+            line.append(" · shared monitor", style=self.palette.muted)
+        elif self.monitor_lost is not None:
+            line.append(" · monitor gone: probing here", style=self.palette.warn)
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
         self.query_one("#statusbar", StatusLine).show(line)
@@ -241,14 +292,32 @@ class FleetScreen(FleetActions, CatalogScreen):
         if not self._bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
+    @on(ProbeSourceChanged)
+    def _source(self, message: ProbeSourceChanged) -> None:
+        """The host's monitor attached, or gone (this console probes on its own meanwhile)."""
+        was, self.source = self.source, message.kind
+        if message.kind == "lost":
+            self.monitor_lost = message.detail
+            self.notify(
+                f"{message.detail}. This console probes on its own until one is back.",
+                title="Monitor gone",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        elif message.kind == MONITOR:
+            if was and was != MONITOR:
+                self.notify(f"Attached to the {message.detail}.", title="Monitor", markup=False)
+            self.monitor_lost = None
+        self.render_status()
+
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
         self.query_one("#jobs", FleetPanel).show_fault(None)
         if message.jobs == self.data.jobs:
             return  # the usual idle round: nothing to draw
         self.data = replace(self.data, jobs=message.jobs)
-        self.alarm_new_stalls(message.jobs)
-        self.alarm_new_failures(message.jobs)
+        self.alarms.update(message.jobs)
         self.render_panels("jobs", "nodes")
         self.watch_build()
         logs = self.console.open_logs_screen
@@ -277,52 +346,6 @@ class FleetScreen(FleetActions, CatalogScreen):
     @on(PanelFailed)
     def _failed(self, message: PanelFailed) -> None:
         self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
-
-    def alarm_new_stalls(self, jobs: tuple[JobView, ...]) -> None:
-        """A job that just went stalled rings the bell and raises a notification, once; the
-        notification goes away when the job prints again (or ends)."""
-        stalled = {j.id: j for j in jobs if j.state == JobState.STALLED}
-        threshold = self.console.config.stall_after_seconds
-        for job_id in stalled.keys() - self.stalled_seen:
-            job = stalled[job_id]
-            self.app.bell()
-            last = job.progress.last_output_at if job.progress else None
-            # the silence the core measured (the log's age): never less than the threshold
-            silent = max(threshold, self.console.clock() - (last or job.started_at))
-            self._notices[job_id] = notices.post(
-                self.app,
-                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} has "
-                f"printed nothing for {fmt_age(silent)} (stalled after {fmt_age(threshold)})",
-                title="Build stalled",
-                timeout=STALL_NOTICE_SECONDS,
-            )
-        for job_id in self.stalled_seen - stalled.keys():  # it prints again, or it ended
-            notices.withdraw(self.app, self._notices.pop(job_id, None))
-        self.stalled_seen = set(stalled)
-
-    def alarm_new_failures(self, jobs: tuple[JobView, ...]) -> None:
-        """A build that fails (or is lost) while the console watches is as loud as a stall:
-        the bell and a notification naming where it failed. Jobs that had already ended when
-        the console started are not news."""
-        ended = {j.id: j for j in jobs if j.state in (JobState.FAILED, JobState.LOST)}
-        if self.failed_seen is None:
-            self.failed_seen = set(ended)
-            return
-        for job_id in sorted(ended.keys() - self.failed_seen):
-            job = ended[job_id]
-            self.app.bell()
-            where = job.error_step or (job.progress.error_step if job.progress else None)
-            why = f" at {clean(where, 80)}" if where else ""
-            if job.exit_code is not None and job.state == JobState.FAILED:
-                why = f" (exit {job.exit_code}){why}"
-            notices.post(
-                self.app,
-                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
-                f"{job.state}{why}: job {clean(job.id)}",
-                title="Build failed" if job.state == JobState.FAILED else "Build lost",
-                timeout=STALL_NOTICE_SECONDS,
-            )
-        self.failed_seen |= ended.keys()
 
     # ---------------------------------------------------------------- worker errors
 
@@ -382,3 +405,14 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.post_message(LogRequested(job.id))
         if self.feeds is not None:
             self.feeds.poke()
+
+
+def state_disk_full(fleet: FleetSnapshot, warn_at: float) -> float | None:
+    """How full the local node's disk (the state folder's) is, once it is `warn_at` percent
+    full or more; None below that, or when no reading makes sense (the status line must
+    never fail on a round a panel could not show)."""
+    for node in fleet.nodes:
+        used = node.host.disk_percent if node.host else None
+        if isinstance(used, int | float) and used >= warn_at:
+            return float(used)
+    return None

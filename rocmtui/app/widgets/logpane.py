@@ -66,14 +66,6 @@ class LogPane(Vertical):
         self.view = make_log_view(job.log_path)
         self.header = Static("", classes="logpane--header", markup=False)
         self.outline = StepOutline()
-        self._palette: Palette | None = None
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours for the state word (resolved once)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def compose(self) -> ComposeResult:
         """Header above; steps beside the log."""
@@ -104,7 +96,7 @@ class LogPane(Vertical):
         word = str(job.state)
         line = Text(no_wrap=True, overflow="ellipsis")
         # in the state's colour, as in the jobs panel: `✗ failed` red, `‼ stalled` alarmed
-        look = self.palette.for_state(word) + Style(bold=True)
+        look = Palette.from_app(self.app).for_state(word) + Style(bold=True)  # (a new theme too)
         # the gap after the word is in its run: SVG renderers drop a run's leading spaces
         line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}  ", style=look)
         line.append(f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
