@@ -274,18 +274,18 @@ class JobsPanel(FleetPanel):
 
     TITLE = "Jobs"
     # what matters at 80 columns first; the job id (for `rocmtui logs`) last, and like the
-    # state never cut or hidden: the others shrink (a long failure text first), then the least
-    # needed go, until both fit the width
+    # state never cut or hidden: the others give way in turns (a long failure text first, then
+    # User, Started and Took are hidden, then Node and Target are cut) until both fit
     COLUMNS = ("State", "Target", "Arch", "Node", "Progress", "Took", "Started", "User", "Job")
     FITS = (
         Fit(),
-        Fit(min=10, max=40, shrink=4),
+        Fit(min=10, max=40, turn=6),
         Fit(),
-        Fit(min=8, max=30, shrink=3),
-        Fit(min=32, max=72, shrink=1),  # a running build's counter, rate, ETA: before Took
-        Fit(drop=3),
-        Fit(drop=2),
-        Fit(min=4, max=20, drop=1, shrink=2),
+        Fit(min=8, max=30, turn=5),
+        Fit(min=32, max=72, turn=1),  # a long failure text gives way first
+        Fit(drop=True, turn=4),
+        Fit(drop=True, turn=3),
+        Fit(max=20, drop=True, turn=2),
         Fit(),
     )
 

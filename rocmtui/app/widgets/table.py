@@ -11,9 +11,9 @@ enter (or a click on the row under the cursor) posts `RowSelected`. The header s
 first line when the rows scroll; a resize scrolls back to the first column.
 
 A table given `fits` (one `Fit` per column) fits its room instead of scrolling: a column is
-never wider than its `max`, flexible columns shrink to their `min` (a cut cell ends in `…`),
-and when even that is too wide, columns are hidden in their `drop` order; the others (the
-jobs' state and id) stay on screen at every width.
+never wider than its `max`; then, turn by turn, flexible columns shrink to their `min` (a cut
+cell ends in `…`) and droppable ones are hidden, and last the widest give way; columns with
+no turn (the jobs' state and id) stay whole on screen at every width.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ Row = tuple[str, Sequence[Text]]
 class Fit:
     """How a column gives way to the table's room (see the module doc)."""
 
-    min: int = 0  # shrinks to this before others are hidden, then further (0: never shrinks)
+    min: int = 0  # a flexible column shrinks to this at its turn (0: never shrinks)
     max: int = 0  # never wider than this (0: as wide as its widest cell)
-    drop: int = 0  # hidden, lowest first, when the mins do not fit (0: never hidden)
-    shrink: int = 0  # flexible columns shrink to their min in this order, lowest first
+    drop: bool = False  # at its turn, hidden instead
+    turn: int = 0  # columns give way in rising turns until the table fits
 
 
 SHRINK_AFTER = 8  # cells: a column this much wider than anything it holds is fitted again
@@ -206,17 +206,17 @@ class SnapshotTable(ScrollView, can_focus=True):
             return list(enumerate(widths))
         fits = self._fits
         want = {i: min(w, fits[i].max) if fits[i].max else w for i, w in enumerate(widths)}
-        least = {i: min(w, fits[i].min) if fits[i].min else w for i, w in want.items()}
-        for _, column in sorted((f.drop, i) for i, f in enumerate(fits) if f.drop):
-            if sum(least[i] + 2 for i in want) <= room:
-                break
-            del want[column]
         excess = sum(w + 2 for w in want.values()) - room
-        # flexible columns give way in their `shrink` order, each down to its min; when that
-        # is not enough, the widest gives a cell at a time (a cut cell still shows its start)
-        for column in sorted((i for i in want if fits[i].min), key=lambda i: fits[i].shrink):
-            give = min(excess, want[column] - least[column])
-            if give > 0:
+        # columns give way in their turns: a flexible one shrinks to its min, a droppable one
+        # is hidden; when that is not enough, the widest gives a cell at a time (a cut cell
+        # still shows its start)
+        for column in sorted((i for i, f in enumerate(fits) if f.turn), key=lambda i: fits[i].turn):
+            if excess <= 0:
+                break
+            if fits[column].drop:
+                excess -= want.pop(column) + 2
+            elif fits[column].min:
+                give = min(excess, max(0, want[column] - fits[column].min))
                 want[column] -= give
                 excess -= give
         while excess > 0:
