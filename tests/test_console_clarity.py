@@ -19,6 +19,7 @@ import pytest
 from rich.style import Style
 
 from rocmtui.app import keys
+from rocmtui.app.app import RocmTui
 from rocmtui.app.messages import JobsUpdated
 from rocmtui.app.model import ProgressView
 from rocmtui.core.states import JobState
@@ -286,3 +287,26 @@ async def test_the_dialogs_variables_reach_the_plan() -> None:
         await pilot.press("tab", "tab", "tab", *"DEMO_STEPS=7 ROCM_VERSION=7.9.9", "enter")
         shown = await until_text(pilot, r'▶ +"ROCM_VERSION": "7\.9\.9"')
         assert "DEMO_STEPS=7 " in shown and "ROCM_VERSION=7.9.9 " in shown  # the command
+
+
+async def test_a_secret_set_in_the_dialog_is_never_shown(tmp_path: Path) -> None:
+    """A variable named like a secret, set in the dialog: neither the command nor what bake
+    printed shows its value (bake prints it back as an arg); only the field it is typed in."""
+    bake_file = tmp_path / "secret.hcl"
+    bake_file.write_text(
+        'variable "HF_TOKEN" {\n  default = ""\n}\nvariable "GFX_ARCH" {\n  default = "gfx950"\n}\n'
+        'target "demo-base" {\n  dockerfile-inline = "FROM scratch"\n'
+        "  args = {\n    HF_TOKEN = HF_TOKEN\n    GFX_ARCH = GFX_ARCH\n  }\n}\n"
+    )
+    app = RocmTui(
+        replace(recorded.config(), bake_file=bake_file), live=False, clock=lambda: recorded.NOW
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")
+        await until_text(pilot, r"bake --print \(lines")
+        await pilot.press("tab", "tab", "tab", *"HF_TOKEN=hf_s3cretvalue42", "enter")
+        shown = await until_text(pilot, r'"HF_TOKEN": "<redacted:HF_TOKEN>"')
+        typed = [ln.strip(" │") for ln in shown.splitlines() if "hf_s3cretvalue42" in ln]
+        assert typed == ["set HF_TOKEN=hf_s3cretvalue42"]  # the field, and nowhere else
+        assert "HF_TOKEN=<redacted:HF_TOKEN>" in shown

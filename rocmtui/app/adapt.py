@@ -122,7 +122,7 @@ def plan(
     from rocmtui.core import bakeprint
     from rocmtui.core.jobs import build_command
     from rocmtui.core.jobs.preview import preview_launch
-    from rocmtui.core.redact import Redactor
+    from rocmtui.core.redact import Redactor, is_secret_name
 
     chosen = dict(overrides or {})
     applied = {**env_overrides(bake, env), **chosen}
@@ -137,7 +137,8 @@ def plan(
         except BakeError:  # nothing to compare with: nothing marked
             base = set(_print_lines(preview.printed))
     command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
-    redactor = Redactor(env)  # secrets by name and by value; overrides are not secret
+    # secrets by name and by value: the environment's, and a secret-named variable set here
+    redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
     resolved = _print_lines(preview.printed)
     changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
     return BakePlan(
