@@ -89,11 +89,19 @@ def _format_duration(seconds: float) -> str:
 class Supervisor:
     """Runs bake for one job and records how it ended."""
 
-    def __init__(self, store: JobStore, job_id: str, argv: Sequence[str], push: bool) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        job_id: str,
+        argv: Sequence[str],
+        push: bool,
+        registry_url: str | None = None,
+    ) -> None:
         self.store = store
         self.job_id = job_id
         self.argv = list(argv)
         self.push = push
+        self.registry_url = registry_url  # the fleet's registry: asked once a push has ended
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -188,7 +196,7 @@ class Supervisor:
             f"{_format_duration(ended - latest.started_at)}"
             + (f"; digest {digest}" if digest else "")
         )
-        return self.store.update(
+        record = self.store.update(
             self.job_id,
             only_if_unfinished=True,
             state=state,
@@ -198,6 +206,23 @@ class Supervisor:
             error_step=error_step,
             message=message,
         )
+        self.afterwards(record)
+        return record
+
+    def afterwards(self, record: JobRecord) -> None:
+        """With the outcome recorded: cache statistics and the registry's word on the push
+        (`images.record_afterwards`); said in the log, never raised."""
+        from rocmtui.core.jobs.images import read_push_check, record_afterwards
+
+        try:
+            record_afterwards(record, self.registry_url)
+        except Exception as exc:
+            what = "could not check the registry or read cache statistics"
+            _log(f"{what}: {type(exc).__name__}: {exc}")
+            return
+        check = read_push_check(record.job_dir)
+        if check is not None:
+            _log(f"registry: {check.describe()}")
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -205,6 +230,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--store", required=True, help="the state folder")
     parser.add_argument("--job", required=True, help="the job id")
     parser.add_argument("--push", action="store_true", help="the build pushes an image")
+    parser.add_argument(
+        "--registry-url", default=None, help="the fleet's registry, asked about a push at its end"
+    )
     parser.add_argument(
         "--slot-fd",
         type=int,
@@ -226,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.setsid()  # our own session and group: cancel signals exactly this group
     store = JobStore(Path(args.store))
-    sup = Supervisor(store, args.job, args.bake, args.push)
+    sup = Supervisor(store, args.job, args.bake, args.push, args.registry_url)
     try:
         record = sup.start()
     except OSError as exc:
