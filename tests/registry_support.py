@@ -208,8 +208,7 @@ class StandInRegistry:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -226,3 +225,8 @@ class StandInRegistry:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64  # the default 5 drops connections a client opens at once

@@ -34,7 +34,7 @@ class JsonCache:
         try:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
-            mtime = os.fstat(fh.fileno()).st_mtime
+                mtime = os.fstat(fh.fileno()).st_mtime
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("key") != key:
