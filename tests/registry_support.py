@@ -227,6 +227,85 @@ class StandInRegistry:
         self.stop()
 
 
+class FaultyProxy:
+    """A stand-in in front of a real registry: every request is passed to `real` except those
+    for a repository named in `faults`, which gets the fault instead — "401" (a bearer
+    challenge), "500", or "drip" (headers one byte every 0.3 s, never finished). So one
+    registry can fail for some repositories while the rest of a matrix fills. Loopback only."""
+
+    def __init__(self, real: str, faults: Mapping[str, str]) -> None:
+        self.stopping = threading.Event()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                fault = next(
+                    (f for repo, f in faults.items() if self.path.startswith(f"/v2/{repo}/")), None
+                )
+                if fault == "401":
+                    challenge = 'Bearer realm="https://auth.example/token",service="zot"'
+                    self._send(401, {"WWW-Authenticate": challenge}, b"")
+                elif fault == "500":
+                    self._send(
+                        500,
+                        {"Content-Type": "application/json"},
+                        b'{"errors":[{"code":"UNKNOWN"}]}',
+                    )
+                elif fault == "drip":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                    for byte in b"X-Slow: " + b"x" * 200:
+                        if owner.stopping.wait(0.3):
+                            return
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:
+                            return
+                else:
+                    headers = {k: v for k, v in self.headers.items() if k.lower() in ("accept",)}
+                    status, answer, body = _request(self.command, real + self.path, None, headers)
+                    hop = ("connection", "transfer-encoding", "date", "server")
+                    keep = {k: v for k, v in answer.items() if k not in hop}
+                    if self.command != "HEAD":
+                        keep.pop("content-length", None)
+                    self._send(status, keep, body)
+
+            def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                if "content-length" not in headers:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_GET = do_HEAD = _answer
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.address = f"127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving (dripping answers end)."""
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FaultyProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 64  # the default 5 drops connections a client opens at once
