@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,11 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
 
 
 def list_jobs(
-    config: FleetConfig, cache: ProgressCache, now: float, watched: frozenset[str] = frozenset()
+    config: FleetConfig,
+    cache: ProgressCache,
+    now: float,
+    watched: frozenset[str] = frozenset(),
+    extras: Any = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -258,6 +263,8 @@ def list_jobs(
         if view.active or view.id in watched:
             followed.append(view.id)
             view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
+        if extras is not None:  # the registry's word on a push, cache statistics, images
+            view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
         views.append(view)
     cache.forget_except(followed)
     return tuple(views)

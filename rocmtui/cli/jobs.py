@@ -71,8 +71,8 @@ def _images(record: object) -> list[str]:
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.registry.loop import LOOP_SYMBOLS
     from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.states import LOOP_SYMBOLS
 
     assert isinstance(record, JobRecord)
     images = job_images(record.job_dir, record.target, record.arch)

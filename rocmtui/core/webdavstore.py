@@ -82,7 +82,7 @@ def sample_store(
 
 
 def describe_store(sample: Any) -> str:
-    """`sccache store 12.3G in 45,000 objects; disk 120.0G free of 500.0G (sampled 4m ago)`."""
+    """`sccache store 12.3G (45,000 objects), 120.0G free of 500.0G, sampled 4m ago`."""
     from rocmtui.core.display import fmt_age
 
     if not isinstance(sample, dict):
@@ -90,11 +90,11 @@ def describe_store(sample: Any) -> str:
     if sample.get("error") and sample.get("bytes") is None:
         return f"sccache store {sample.get('path')}: {sample['error']}"
     size = _bytes(sample.get("bytes"))
-    more = "" if sample.get("complete", True) else "≥ "
-    text = f"sccache store {more}{size} in {more}{sample.get('files', 0):,} objects"
+    more = "" if sample.get("complete", True) else "≥"
+    text = f"sccache store {more}{size} ({more}{sample.get('files', 0):,} objects)"
     if sample.get("disk_free") is not None:
-        text += f"; disk {_bytes(sample['disk_free'])} free of {_bytes(sample.get('disk_total'))}"
-    return text + f" (sampled {fmt_age(sample.get('age', 0.0))} ago)"
+        text += f", {_bytes(sample['disk_free'])} free of {_bytes(sample.get('disk_total'))}"
+    return text + f", sampled {fmt_age(sample.get('age', 0.0))} ago"
 
 
 def _bytes(n: Any) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from rocmtui.core.registry.client import Lookup, ManifestAnswer
 from rocmtui.core.registry.media import kind_word
 from rocmtui.core.registry.refs import BadReference, parse_ref, registry_url_for
+from rocmtui.core.states import LOOP_SYMBOLS
 
 
 class LoopState(StrEnum):
@@ -33,7 +34,6 @@ class LoopState(StrEnum):
     UNCHECKED = "unchecked"
 
 
-LOOP_SYMBOLS = {"in registry": "✓", "not found": "✗", "moved": "≠", "unchecked": "?"}
 _RANK = {
     LoopState.NOT_FOUND: 0,
     LoopState.MOVED: 1,
