@@ -9,7 +9,6 @@ opens among the log panes.
 
 from __future__ import annotations
 
-import time
 from typing import ClassVar
 
 from rich.text import Text
@@ -166,6 +165,10 @@ class PublishedScreen(CatalogScreen):
         matrix = published.matrix
         self.grid_panel.grid.show_matrix(matrix, self.palette)
         self.grid_panel.show_fault("; ".join(matrix.errors) if matrix.errors else None)
+        if matrix.store is not None:  # the sccache store beside the cells' hit rates
+            from rocmtui.core.webdavstore import describe_store
+
+            self.cell_panel.border_title = "Cell · " + clean(describe_store(matrix.store), 120)
         if published.versions is not None:
             self.versions_panel.table.show_rows(versions_rows(published.versions, self.palette))
             self.versions_panel.show_fault(
@@ -187,7 +190,7 @@ class PublishedScreen(CatalogScreen):
 
     def render_status(self) -> None:
         """One line: where, how old, what it cost, when next, and the counts."""
-        now = time.time()
+        now = self.console.clock()
         palette = self.palette
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
@@ -200,11 +203,6 @@ class PublishedScreen(CatalogScreen):
             )
         else:
             matrix = published.matrix
-            line.append(f" · {clean(matrix.registry, 60)}")
-            line.append(
-                f" · answered {fmt_age(now - matrix.taken_at)} ago in {matrix.seconds:.1f}s",
-                style=palette.muted,
-            )
             counts = matrix.counts()
             for word in (
                 "published",
@@ -225,14 +223,15 @@ class PublishedScreen(CatalogScreen):
                         else "warn"
                     )
                     line.append(f" · {counts[word]} {word}", style=getattr(palette, look))
+            line.append(
+                f" · answered {fmt_age(now - matrix.taken_at)} ago in {matrix.seconds:.1f}s",
+                style=palette.muted,
+            )
+            line.append(f" · {clean(matrix.registry, 60)}", style=palette.muted)
             if self.round_started is not None:
                 line.append(" · asking again…", style=palette.busy)
             elif self.feed is not None and self.feed.next_at is not None:
                 line.append(f" · next in {fmt_age(self.feed.next_at - now)}", style=palette.muted)
-            if matrix.store is not None:
-                from rocmtui.core.webdavstore import describe_store
-
-                line.append(" · " + clean(describe_store(matrix.store), 120), style=palette.muted)
         if self.console.read_only:
             line.append(" · READ-ONLY", style=palette.warn)
         self.query_one("#matrix-status", StatusLine).show(line)
@@ -256,7 +255,8 @@ class PublishedScreen(CatalogScreen):
             )
             return
         row, cell = chosen
-        self.cell_panel.text.update(cell_detail(row.name, cell, self.palette))
+        now = self.console.clock()
+        self.cell_panel.text.update(cell_detail(row.name, cell, self.palette, now=now))
 
     @on(MatrixGrid.CellMoved)
     def _moved(self, message: MatrixGrid.CellMoved) -> None:
@@ -279,7 +279,9 @@ class PublishedScreen(CatalogScreen):
         if chosen is not None:
             row, cell = chosen
             self.app.push_screen(
-                CellDetailScreen(cell_detail(row.name, cell, self.palette, full=True))
+                CellDetailScreen(
+                    cell_detail(row.name, cell, self.palette, full=True, now=self.console.clock())
+                )
             )
 
     def action_refresh(self) -> None:
