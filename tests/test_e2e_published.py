@@ -40,19 +40,19 @@ def registry_digest(fleet: DevFleet, repository: str, tag: str) -> str:
         return str(resp.headers["Docker-Content-Digest"])
 
 
-def rebuild_cell(terminal: Terminal, target: str, arch: str, node: str) -> str:
+def rebuild_cell(term: Terminal, target: str, arch: str, node: str) -> str:
     """r on the cell under the cursor: the dialog opens for the cell's pushing name, arch and
     preferred node; Enter, then y for the push. Returns the started job's id."""
-    terminal.keys("r")
-    terminal.wait_text(rf"target {target} .*arch {arch} .*node {node}", 30)
-    terminal.keys("Enter")
-    terminal.wait_text(rf"Push {target} for {arch}", 20)
-    terminal.keys("y")
-    shown = terminal.wait_text(rf"✓ succeeded +{target} {arch} on {node} +job (\S+)", 240)
+    term.keys("r")
+    term.wait_text(rf"target {target} .*arch {arch} .*node {node}", 30)
+    term.keys("Enter")
+    term.wait_text(rf"Push {target} for {arch}", 20)
+    term.keys("y")
+    shown = term.wait_text(rf"✓ succeeded +{target} {arch} on {node} +job (\S+)", 240)
     found = re.search(rf"✓ succeeded +{target} {arch} on {node} +job (\S+)", shown)
     assert found is not None
     assert "✓ in registry" in shown  # the log pane's header: the closed loop
-    terminal.keys("Escape")  # back to the published screen
+    term.keys("Escape")  # back to the published screen
     return found.group(1)
 
 
