@@ -124,3 +124,25 @@ def test_the_store_is_sampled_locally_and_slowly(tmp_path: Path) -> None:
         (many / f"d{i}").mkdir()
     _, _, complete = walk_size(many, deadline=0.0)
     assert not complete  # a deadline cuts a huge walk; the sample says it is partial
+
+
+def test_a_kept_parse_is_the_parse(tmp_path: Path) -> None:
+    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.matrix.bakecache import load_bake_kept
+
+    cache = JsonCache(tmp_path / "kept")
+    for path in (ROCM_BAKE, DEMO_BAKE):
+        fresh = load_bake_kept(path, cache)
+        kept = load_bake_kept(path, cache)
+        assert kept == fresh == load_bake(path)
+        assert kept.arches == fresh.arches and kept.pushing_targets == fresh.pushing_targets
+    copy = tmp_path / "demo.hcl"
+    copy.write_text(DEMO_BAKE.read_text())
+    load_bake_kept(copy, cache)
+    copy.write_text(DEMO_BAKE.read_text() + '\nvariable "X" {\n  default = "1"\n')  # broken now
+    try:
+        load_bake_kept(copy, cache)
+    except BakeError as exc:
+        assert str(exc).startswith(f"{copy}:")
+    else:
+        raise AssertionError("a changed file must be parsed again")

@@ -7,7 +7,8 @@ versions` print (`core.matrix.report`, `core.versions.report`) and writes one JS
 Why a child: a fill asks the registry hundreds of times and runs bake once per arch; in a thread
 that Python work would take the GIL from the event loop while the operator types (the figure
 asks for key p95 < 50 ms during a 2,000-tag fill), and a hung registry or bake is ended by
-killing the child at the deadline. It never imports Textual.
+killing the child at the deadline. It runs at a lower priority (nice 10), so on a busy machine
+the operator's keys are served before it. It never imports Textual.
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ class Child:
 
 def main(argv: list[str]) -> int:
     """The child: compute both, print one JSON object."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):  # background work: the console's keys come first
+        os.nice(10)
     from rocmtui.core.bakefile import BakeError
     from rocmtui.core.config import ConfigError, load_config
     from rocmtui.core.matrix.report import compute_matrix

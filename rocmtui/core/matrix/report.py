@@ -8,8 +8,9 @@ import os
 import time
 from collections.abc import Mapping
 
-from rocmtui.core.bakefile import BakeFile, load_bake
+from rocmtui.core.bakefile import BakeFile
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.matrix.bakecache import load_bake_kept
 from rocmtui.core.matrix.fill import fill_tags
 from rocmtui.core.matrix.judge import judge, seen_jobs
 from rocmtui.core.matrix.model import Matrix
@@ -30,7 +31,7 @@ def compute_matrix(
     env = os.environ if env is None else env
     started = time.monotonic()
     taken_at = time.time()
-    bake = bake or load_bake(config.bake_file)
+    bake = bake or load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
     plan = make_plan(
         config,
         bake,

@@ -197,11 +197,12 @@ class RegistryClient:
         headers = {"Accept": accept} if accept else {}
         async with self._http().stream(method, self.base + path, headers=headers) as response:
             body = bytearray()
-            if method != "HEAD":
-                async for chunk in response.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) > cap:
-                        raise _Failed(Lookup.ERROR, f"answer larger than {cap} bytes")
+            # read to the end even for a HEAD (nothing comes): httpcore keeps a connection
+            # only once it has seen the response end, else every request opened a new one
+            async for chunk in response.aiter_bytes():
+                body.extend(chunk)
+                if len(body) > cap:
+                    raise _Failed(Lookup.ERROR, f"answer larger than {cap} bytes")
             return _Answer(
                 response.status_code,
                 {k.lower(): v for k, v in response.headers.items()},

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile, load_bake
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.matrix.model import Matrix
 from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
@@ -128,7 +128,10 @@ def compute_versions(
     from rocmtui.core.bakeprint import BuildxMissing, fleet_variables, resolved_variables
 
     env = os.environ if env is None else env
-    bake = bake or load_bake(config.bake_file)
+    if bake is None:
+        from rocmtui.core.matrix.bakecache import load_bake_kept
+
+        bake = load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
     names = pin_variables(bake, config)
     errors: list[str] = []
     default_arch = next(iter(bake.arches), "gfx950")
