@@ -198,13 +198,13 @@ def record_afterwards(record: JobRecord, registry_url: str | None) -> None:
     from rocmtui.core.sccache import scan_log
     from rocmtui.core.states import JobState
 
+    if record.push and registry_url and record.state == JobState.SUCCEEDED:
+        check = check_push(record, registry_url)  # first: the registry as the push left it
+        if check is not None:
+            write_json_atomic(record.path / PUSH_CHECK_FILE, check.to_json())
     stats = scan_log(record.log_path)
     if stats is not None:
         write_json_atomic(record.path / CACHE_STATS_FILE, stats.to_json())
-    if record.push and registry_url and record.state == JobState.SUCCEEDED:
-        check = check_push(record, registry_url)
-        if check is not None:
-            write_json_atomic(record.path / PUSH_CHECK_FILE, check.to_json())
 
 
 def file_mtime(path: Path) -> float | None:
