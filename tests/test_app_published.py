@@ -144,6 +144,9 @@ async def test_a_pushing_job_that_ends_asks_again() -> None:
             def poke(self, delay: float = 0.0) -> None:
                 pokes.append(delay)
 
+            def stop(self) -> None:
+                pass
+
         screen.feed = Feed()  # type: ignore[assignment]
         running = JobView(
             "j1", "pytorch-push", "gfx950", "snoc-strix", "running", recorded.NOW, push=True

@@ -148,6 +148,9 @@ class FleetScreen(FleetActions, CatalogScreen):
         """Ask the probe and job loops to end (they finish their current round)."""
         if self.feeds is not None:
             self.feeds.stop()
+        published = self.console.open_published_screen
+        if published is not None:  # a fill in flight is killed, not waited for
+            published.stop_feed()
 
     # ---------------------------------------------------------------- rendering
 

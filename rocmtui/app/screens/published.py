@@ -145,6 +145,10 @@ class PublishedScreen(CatalogScreen):
 
     def on_unmount(self) -> None:
         """The console is going: kill a running child."""
+        self.stop_feed()
+
+    def stop_feed(self) -> None:
+        """End the feed and kill a fill in flight (the console is quitting)."""
         if self.feed is not None:
             self.feed.stop()
 
