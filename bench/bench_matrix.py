@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # devfleet/ (not in the wheel)
 import common
 from tui import Pty
 
@@ -331,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         print("docker-registry and docker buildx are needed", file=sys.stderr)
         return 1
     print(f"load average: {os.getloadavg()}")
-    from rocmtui.devfleet.services import start_registry
+    from devfleet.services import start_registry
 
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="rocmtui-bench-matrix-") as tmp_name:

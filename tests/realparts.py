@@ -55,6 +55,8 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
+    "fish": lambda: _which("fish"),
     "netns": _netns,
 }
 

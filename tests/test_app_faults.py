@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from devfleet import DevFleet
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import MonitorFailed
 from rocmtui.app.feeds import describe
@@ -21,7 +22,6 @@ from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.config import load_config
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.devfleet import DevFleet
 from tests.test_jobs_support import engineless_fleet
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet
 from rocmtui.core.registry.media import ACCEPT_ALL
-from rocmtui.devfleet import DevFleet
 from tests.test_e2e_tmux import (
     Terminal,
     cli,

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from devfleet import ServiceHandle
 from rocmtui.core.config import load_config
 from rocmtui.core.matrix.report import compute_matrix
 from rocmtui.core.registry.media import OCI_MANIFEST
-from rocmtui.devfleet import ServiceHandle
 from tests.realparts import require
 from tests.registry_support import FaultyProxy, push_image, push_index
 

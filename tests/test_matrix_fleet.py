@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from rocmtui.devfleet import DevFleet
+from devfleet import DevFleet
 from tests.test_jobs_support import DEMO_BAKE, bake, run_cli, wait_state
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
 from rocmtui.core.config import NodeConfig, parse_config
 from rocmtui.core.probes import (
     BuildxLs,
@@ -23,7 +24,6 @@ from rocmtui.core.probes import (
     probe_node,
 )
 from rocmtui.core.states import NodeState
-from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
 from tests.realparts import require
 
 DEADLINE = 2.0

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
+from devfleet import DripServer, ServiceHandle
 from rocmtui.core.registry.client import Lookup, RegistryClient, challenge_reason
 from rocmtui.core.registry.loop import LoopState, Pushed, check_pushed, judge
 from rocmtui.core.registry.media import (
@@ -23,7 +24,6 @@ from rocmtui.core.registry.media import (
 )
 from rocmtui.core.registry.refs import BadReference, parse_ref, registry_url_for, url_host
 from rocmtui.core.registry.sync import head_manifest
-from rocmtui.devfleet import DripServer, ServiceHandle
 from tests.registry_support import StandInRegistry, push_image, push_index
 
 

@@ -140,7 +140,9 @@ class FleetBackend:
     def load_bake(self) -> BakeView:
         """Targets, arches and the effective variables (resolved by bake, with their sources)."""
         from rocmtui.core.bakefile import load_bake
+        from rocmtui.core.bakefind import check_found
 
+        check_found(self.config)
         bake = load_bake(self.config.bake_file)
         self._bake = bake
         return adapt.bake_view(self.config, bake, self.env)
@@ -153,7 +155,9 @@ class FleetBackend:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
             from rocmtui.core.bakefile import load_bake
+            from rocmtui.core.bakefind import check_found
 
+            check_found(self.config)
             self._bake = load_bake(self.config.bake_file)
         return self._bake
 

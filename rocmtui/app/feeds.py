@@ -122,7 +122,10 @@ class Feeds:
         try:
             self.post(BakeLoaded(self.backend.load_bake()))
         except Exception as exc:
+            from rocmtui.core.bakefile import BakeError
+
             path = self.backend.config.bake_file
             said = describe(exc)  # the bake file's own errors name it, and the line
-            error = said if str(path) in said else f"{path.name}: {said}"
+            named = isinstance(exc, BakeError) or str(path) in said
+            error = said if named else f"{path.name}: {said}"
             self.post(BakeLoaded(BakeView(path=path, error=error)))

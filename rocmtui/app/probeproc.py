@@ -97,6 +97,7 @@ def decode(data: dict[str, Any]) -> FleetSnapshot:
         duration=float(data.get("duration") or 0.0),
         problems=tuple(data.get("problems") or ()),
         pending=tuple(data.get("pending") or ()),
+        failed_rounds=int(data.get("failed_rounds") or 0),
     )
 
 
@@ -158,6 +159,9 @@ def main(argv: Sequence[str]) -> int:
     from rocmtui.core.config import load_config
 
     config = load_config(argv[0] if argv else None)
+    from rocmtui.core import debuglog
+
+    debuglog.redirect_stderr(config)  # a round that raises leaves its traceback there
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         asyncio.run(_run(config))
     return 0

@@ -15,6 +15,9 @@ def run_console(args: argparse.Namespace, child: subprocess.Popen[bytes] | None 
     `child` is the monitor process `main` started first thing (rocmtui.cli.main.start_monitor);
     without one it is started here, and stopped again when the console ends."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
+    from rocmtui.core import debuglog
+
+    debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
     from rocmtui.app import probeproc
 
     own = child is None

@@ -9,7 +9,6 @@ never imported.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -19,19 +18,19 @@ import time
 from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
-from rocmtui.core.config import FleetConfig
 from rocmtui.core.display import fmt_age
-from rocmtui.core.jobs.overlay import NodeJobOverlay
-from rocmtui.core.monitor import probe_fleet
-from rocmtui.core.probes._common import one_line
-from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` builds this
+    # parser too, and must not pay for asyncio and the probe stack (~60 ms)
     from collections.abc import Sequence
 
     from rich.table import Table
     from rich.text import Text
+
+    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 
 STATE_STYLES = {
     "ok": "green",
@@ -58,6 +57,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe once and print; the exit code says whether the fleet is healthy."""
+    import asyncio
+
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.monitor import probe_fleet
+
     config = config_from(args)
     preload(config)
     overlay = NodeJobOverlay(config)
@@ -75,6 +79,8 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
     build is stalled, even on a node that is down or not in this fleet file. The jobs come
     from the overlay's read of the store, the one the node states were laid from."""
+    from rocmtui.core.probes._common import one_line
+
     stalled = overlay.stalled_jobs()
     if overlay.error is not None:  # an unreadable job store is reported, not fatal
         return dataclasses.replace(

@@ -7,6 +7,7 @@ and bake actions (bake, rebuild, log, cancel) are in `fleet_actions.FleetActions
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
@@ -99,6 +100,7 @@ class FleetScreen(FleetActions, CatalogScreen):
             panel.late_after = max(
                 3 * refresh, refresh + self.console.config.probe_deadline_seconds
             )
+        self.query_one(NodesPanel).disk_warn_percent = self.console.config.disk_warn_percent
         self.render_status()
         if self.console.live:
             first = self.console.backend.take_first_round()
@@ -161,6 +163,12 @@ class FleetScreen(FleetActions, CatalogScreen):
             self._palette = Palette.from_app(self.app)
         return self._palette
 
+    def theme_changed(self) -> None:
+        """A new theme: resolve the state words' colours again and repaint."""
+        self._palette = None
+        if self.is_mounted:
+            self.render_all()
+
     def tick(self) -> None:
         """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
         late the ages are re-rendered every tick so the screen says it is late, not frozen."""
@@ -181,6 +189,25 @@ class FleetScreen(FleetActions, CatalogScreen):
             self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
         self.render_status()
 
+    @property
+    def monitor_log(self) -> str:
+        """The monitor process's log, as short as the home folder allows."""
+        from rocmtui.core.debuglog import monitor_log
+
+        path = str(monitor_log(self.console.config))
+        home = os.path.expanduser("~")
+        return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path
+
+    @property
+    def bake_label(self) -> str:
+        """Which bake file the console read: its name, `(demo)` for the project's own, or
+        `no bake file` when the built-in default found none."""
+        config = self.console.config
+        if config.bake_problem and not config.bake_file.exists():
+            return "no bake file"
+        demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
+        return f"{clean(config.bake_file.name, 40)}{demo}"  # .hcl says what it is: 80 columns
+
     def render_status(self) -> None:
         """One line: fleet file, health summary, age of the last round, read-only."""
         now = self.console.clock()
@@ -188,6 +215,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
         line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
+        line.append(" · " + self.bake_label, style=self.palette.muted)
         fleet = self.data.fleet
         if fleet is None:
             line.append(" · waiting for the first probe round…", style=self.palette.muted)
@@ -212,6 +240,15 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
+            full = state_disk_full(fleet, config.disk_warn_percent)
+            if full is not None:  # builds' logs and outcomes live there
+                line.append(f" · state disk {full:.0f}% full", style=self.palette.bad)
+            if fleet.failed_rounds:
+                rounds = "round" if fleet.failed_rounds == 1 else "rounds"
+                line.append(
+                    f" · {fleet.failed_rounds} probe {rounds} failed: why in {self.monitor_log}",
+                    style=self.palette.warn,
+                )
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
         self.query_one("#statusbar", StatusLine).show(line)
@@ -356,3 +393,14 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.post_message(LogRequested(job.id))
         if self.feeds is not None:
             self.feeds.poke()
+
+
+def state_disk_full(fleet: FleetSnapshot, warn_at: float) -> float | None:
+    """How full the local node's disk (the state folder's) is, once it is `warn_at` percent
+    full or more; None below that, or when no reading makes sense (the status line must
+    never fail on a round a panel could not show)."""
+    for node in fleet.nodes:
+        used = node.host.disk_percent if node.host else None
+        if isinstance(used, int | float) and used >= warn_at:
+            return float(used)
+    return None

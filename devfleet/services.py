@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import ledger, procs
-from rocmtui.devfleet.procs import FleetError
+from devfleet import ledger, procs
+from devfleet.procs import FleetError
 
 SERVICE_START_TIMEOUT = 30.0
 DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
