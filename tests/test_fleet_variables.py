@@ -44,3 +44,23 @@ def test_a_push_goes_to_the_fleet_files_registry(tmp_path: Path) -> None:
     assert (
         "registry login 127.0.0.1:5999" in names and "registry login snoc-strix:8080" not in names
     )
+
+
+def test_config_prints_the_published_tables_with_secrets_redacted(tmp_path: Path) -> None:
+    config = fleet_with_registry(tmp_path)
+    config.write_text(
+        config.read_text()
+        + 'HF_TOKEN = "hf_fleet_secret"\n[matrix]\nrefresh_seconds = 60\n'
+        + '[upstream]\npypi = "https://pypi.example/pypi"\n[upstream.pins]\nPYTORCH_VERSION = "pypi:torch"\n'
+    )
+    out = run_cli(config, "config", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "hf_fleet_secret" not in out.stdout
+    settings = json.loads(out.stdout)["settings"]
+    assert settings["variables"]["value"]["REGISTRY"] == "127.0.0.1:5999"
+    assert settings["variables"]["value"]["HF_TOKEN"] == "<redacted:HF_TOKEN>"
+    assert settings["matrix"] == {
+        "value": {"refresh_seconds": 60.0, "deadline_seconds": 30.0, "concurrency": 8},
+        "from": "fleet file",
+    }
+    assert settings["upstream"]["value"]["pins"] == {"PYTORCH_VERSION": "pypi:torch"}
