@@ -5,6 +5,7 @@ returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage
 three-node fleet, and `python -m devfleet up|down|status --dir DIR` does it from a shell.
 """
 
+from devfleet.counting import CountingProxy
 from devfleet.engine import (
     API_VERSION,
     BASE_IMAGE,
@@ -28,6 +29,7 @@ from devfleet.fleet import (
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
 from devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
 from devfleet.procs import FleetError
 from devfleet.services import ServiceHandle, start_registry, start_webdav
 
@@ -35,6 +37,7 @@ __all__ = [
     "API_VERSION",
     "BASE_IMAGE",
     "DEFAULT_NODES",
+    "CountingProxy",
     "DevFleet",
     "DripServer",
     "EngineHandle",
@@ -52,9 +55,12 @@ __all__ = [
     "netns_del",
     "ping",
     "reap",
+    "start_alertmanager",
     "start_engine",
     "start_fleet",
+    "start_monitor",
     "start_port_forward",
+    "start_prometheus",
     "start_registry",
     "start_webdav",
     "stop_all_started",

@@ -3,12 +3,14 @@ row reached for real (the dev fleet, real builds, real files)."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
-from devfleet import DevFleet
+from devfleet import DevFleet, start_monitor
 from tests.realparts import require
 from tests.test_jobs_support import (
     DEMO_BAKE,
@@ -145,3 +147,20 @@ def test_completion_row(tmp_path: Path) -> None:
         (run_cli(config, "completion").returncode, 2),
         (run_cli(config, "completion", "tcsh").returncode, 2),
     )
+
+
+def test_monitor_row(tmp_path: Path) -> None:
+    assert readme_codes("monitor") == "0 on SIGTERM, 1 another runs (named) or cannot listen, 2"
+    config = engineless_fleet(tmp_path)
+    first = start_monitor(tmp_path / "monitor", config)
+    try:
+        second = run_cli(config, "monitor", "--no-metrics", timeout=30)
+        assert second.returncode == 1, second.stderr
+        assert str(first.pid) in second.stderr  # the one that runs is named
+        usage = run_cli(config, "monitor", "--listen", "not-an-address", timeout=30)
+        assert usage.returncode == 2, usage.stderr
+    finally:
+        os.kill(first.pid, signal.SIGTERM)
+        popen = first._popen
+        assert popen is not None and popen.wait(timeout=30) == 0
+        first.stop()

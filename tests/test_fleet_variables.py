@@ -51,7 +51,8 @@ def test_config_prints_the_published_tables_with_secrets_redacted(tmp_path: Path
     config.write_text(
         config.read_text()
         + 'HF_TOKEN = "hf_fleet_secret"\n[matrix]\nrefresh_seconds = 60\n'
-        + '[upstream]\npypi = "https://pypi.example/pypi"\n[upstream.pins]\nPYTORCH_VERSION = "pypi:torch"\n'
+        + '[upstream]\npypi = "https://pypi.example/pypi"\n'
+        + '[upstream.pins]\nPYTORCH_VERSION = "pypi:torch"\n'
     )
     out = run_cli(config, "config", "--json")
     assert out.returncode == 0, out.stderr

@@ -19,6 +19,7 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
+    from rocmtui.app.links import ProbeLink
     from rocmtui.core.config import FleetConfig
 
 EXIT_OK = 0
@@ -49,6 +50,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("rocmtui.cli.configcmd", "the fleet file in effect, why, and its settings"),
     "doctor": ("rocmtui.cli.doctor", "check docker, buildx, every node, logins, the bake file"),
     "completion": ("rocmtui.cli.completion", "print a bash, zsh or fish completion script"),
+    "monitor": (
+        "rocmtui.cli.monitor",
+        "the probe loop as one long-running process: consoles attach, Prometheus scrapes",
+    ),
 }
 
 
@@ -188,23 +193,32 @@ def config_word(argv: Sequence[str]) -> str | None:
     return None
 
 
-def start_monitor(argv: Sequence[str]) -> Popen[bytes] | None:
-    """For the console (no subcommand, no --help or --version): start its monitor process now.
+def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
+    """For the console (no subcommand, no --help or --version): open its source of rounds now.
 
-    Its first probe round (docker SDK and httpx imports, then every engine and service) is the
-    long pole of the console's first frame with fleet data, so it starts before this process
-    imports anything else: the fleet file, argparse's parser and Textual follow on the other
-    core. The child reads the same fleet file (the same `--config`, or the same search). None
-    when it cannot be started: the console then starts it as before, and says why not.
+    The host's monitor for the fleet file, when one runs: its latest snapshot comes at once and
+    nothing probes in this console's path. Else its own monitor process, started here: its
+    first probe round (docker SDK and httpx imports, then every engine and service) is the long
+    pole of the console's first frame with fleet data, so it starts before this process imports
+    anything else: argparse's parser and Textual follow on the other core. The child reads the
+    same fleet file (the same `--config`, or the same search). None when it cannot be started:
+    the console then tries again as it opens, and says why not.
     """
     if first_word(argv) is not None or {"-h", "--help", "--version"} & set(argv):
         return None  # a command (known or not) or a question: no console, no probes
-    from rocmtui.app import probeproc
+    from rocmtui.app.links import open_link
 
     try:
-        return probeproc.start(config_word(argv))
+        return open_link(config_word(argv))
     except OSError:
         return None
+
+
+def stop_link(link: ProbeLink | Popen[bytes]) -> None:
+    """End what `start_monitor` opened (a child is reaped; a session just closed)."""
+    from rocmtui.app.links import as_link
+
+    as_link(link).stop(grace=1.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,9 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     finally:
         if monitor is not None:
-            from rocmtui.app import probeproc
-
-            probeproc.stop(monitor, grace=1.0)
+            stop_link(monitor)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` buil
     from rich.text import Text
 
     from rocmtui.core.config import FleetConfig
+    from rocmtui.core.hostmonitor.client import MonitorStatus
     from rocmtui.core.jobs.overlay import NodeJobOverlay
     from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 
@@ -60,19 +61,34 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.monitor import probe_fleet
 
     config = config_from(args)
     preload(config)
     overlay = NodeJobOverlay(config)
-    snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay))
+    snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
-        sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
+        report = {**snapshot.to_json(), "monitor": monitor.to_json()}
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        render(snapshot)
+        render(snapshot, monitor_line=monitor.line())
     sys.stdout.flush()
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
+
+
+async def probe_and_ask(
+    config: FleetConfig, overlay: NodeJobOverlay
+) -> tuple[FleetSnapshot, MonitorStatus]:
+    """One probe round, and meanwhile whether the fleet file's monitor runs (and how old its
+    snapshot is): it answers within a second or counts as not answering."""
+    import asyncio
+
+    from rocmtui.core.hostmonitor.client import query
+    from rocmtui.core.monitor import probe_fleet
+
+    asking = asyncio.ensure_future(asyncio.to_thread(query, config))
+    snapshot = await probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay)
+    return snapshot, await asking
 
 
 def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> FleetSnapshot:
@@ -207,7 +223,12 @@ def _add_rows(table: Table, rows: Sequence[Sequence[Text]]) -> None:
         table.add_row(*row)
 
 
-def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None = None) -> None:
+def render(
+    snapshot: FleetSnapshot,
+    now: float | None = None,
+    width: int | None = None,
+    monitor_line: str | None = None,
+) -> None:
     """Print the snapshot as tables (rich; every cell is Text, never markup).
 
     Reasons go under each table rather than in a column, so the tables fit 80 columns.
@@ -290,6 +311,8 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
         console.print(line)
     for problem in snapshot.problems:
         console.print(Text(f"  {NODE_SYMBOLS[NodeState.STALLED]} {problem}", style="bold yellow"))
+    if monitor_line:
+        console.print(Text(monitor_line))
     verdict = "healthy" if snapshot.healthy else "NOT healthy"
     style = "green" if snapshot.healthy else "bold red"
     console.print(Text(f"{verdict} · probed in {snapshot.duration:.2f} s", style=style))

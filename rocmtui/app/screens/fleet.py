@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
 from rocmtui.app.feeds import Feeds, describe
+from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
     BakeLoaded,
     CancelRequested,
@@ -29,6 +30,7 @@ from rocmtui.app.messages import (
     JobsUpdated,
     LogRequested,
     PanelFailed,
+    ProbeSourceChanged,
 )
 from rocmtui.app.model import ConsoleData, JobView, pushes_ended
 from rocmtui.app.screens.catalog import CatalogScreen
@@ -71,6 +73,8 @@ class FleetScreen(FleetActions, CatalogScreen):
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
+        self.source = ""  # where rounds come from: links.MONITOR, links.OWN
+        self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
         self._pending_bake: BakeRequest | None = None  # `b`/`r` pressed before the file was read
 
@@ -101,6 +105,8 @@ class FleetScreen(FleetActions, CatalogScreen):
                 3 * refresh, refresh + self.console.config.probe_deadline_seconds
             )
         self.query_one(NodesPanel).disk_warn_percent = self.console.config.disk_warn_percent
+        if self.console.live:
+            self.source = self.console.backend.source
         self.render_status()
         if self.console.live:
             first = self.console.backend.take_first_round()
@@ -249,6 +255,10 @@ class FleetScreen(FleetActions, CatalogScreen):
                     f" · {fleet.failed_rounds} probe {rounds} failed: why in {self.monitor_log}",
                     style=self.palette.warn,
                 )
+        if self.source == MONITOR:
+            line.append(" · shared monitor", style=self.palette.muted)
+        elif self.monitor_lost is not None:
+            line.append(" · monitor gone: probing here", style=self.palette.warn)
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
         self.query_one("#statusbar", StatusLine).show(line)
@@ -272,6 +282,25 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.render_panels("nodes", "services")
         if not self._bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
+
+    @on(ProbeSourceChanged)
+    def _source(self, message: ProbeSourceChanged) -> None:
+        """The host's monitor attached, or gone (this console probes on its own meanwhile)."""
+        was, self.source = self.source, message.kind
+        if message.kind == "lost":
+            self.monitor_lost = message.detail
+            self.notify(
+                f"{message.detail}. This console probes on its own until one is back.",
+                title="Monitor gone",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        elif message.kind == MONITOR:
+            if was and was != MONITOR:
+                self.notify(f"Attached to the {message.detail}.", title="Monitor", markup=False)
+            self.monitor_lost = None
+        self.render_status()
 
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
