@@ -212,18 +212,18 @@ async def test_the_palette_finds_the_log_views_actions_by_name() -> None:
 
 def test_a_key_means_one_thing_across_the_screens() -> None:
     """`v` was "Log panes" on the fleet screen and "Select" inside a pane. A key may act in
-    two scopes only with one meaning (c cancels, r rebuilds the selected job); escape goes
-    back, after clearing what a log view has open."""
+    several scopes only as one action (c cancels, r rebuilds, l opens the log of the selected
+    row); escape goes back, after clearing what a log view has open."""
     from rocmtui.app.widgets.logview import BINDINGS as LOG_VIEW
 
-    meanings: dict[str, set[str]] = {}
+    actions: dict[str, set[str]] = {}
     for entry in keys.CATALOG:
         for key in entry.key.split(","):
-            meanings.setdefault(key.strip(), set()).add(entry.description)
+            actions.setdefault(key.strip(), set()).add(entry.action)
     for binding in LOG_VIEW:
         for key in binding.key.split(","):
-            meanings.setdefault(key.strip(), set()).add(binding.description)
-    twice = {key: m for key, m in meanings.items() if len(m) > 1 and key != "escape"}
+            actions.setdefault(key.strip(), set()).add(binding.action)
+    twice = {key: a for key, a in actions.items() if len(a) > 1 and key != "escape"}
     assert twice == {}
 
 

@@ -83,7 +83,7 @@ async def test_the_push_question_names_the_registry_bake_resolved(tmp_path: Path
         await pilot.press("b")
         await until_text(pilot, r"bake --print \(lines")
         await pick_pushing_target(pilot)
-        await until_text(pilot, r'"type=registry"')  # bake has resolved it
+        await until_text(pilot, r"push: to \S+ \(its output is a registry\)")  # resolved
         await pilot.press("ctrl+s")
         shown = await until_text(pilot, QUESTION)
         asked = re.search(QUESTION, shown)

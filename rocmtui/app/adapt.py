@@ -37,11 +37,14 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def env_overrides(bake: BakeFile, env: Mapping[str, str]) -> dict[str, str]:
-    """The operator's variables named like bake variables (GFX_ARCH is chosen per build)."""
-    from rocmtui.core.bakeprint import shell_overrides
+def env_overrides(
+    bake: BakeFile, env: Mapping[str, str], fleet: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The operator's variables named like bake variables, over the fleet file's `[variables]`
+    (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bakeprint import fleet_variables, shell_overrides
 
-    found = shell_overrides(bake, env)
+    found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
     found.pop(ARCH_VARIABLE, None)
     return found
 
@@ -53,8 +56,9 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
     """Targets, arches and every variable's effective value, resolved by bake itself."""
     from rocmtui.core import bakeprint
 
-    overrides = env_overrides(bake, env)
+    overrides = env_overrides(bake, env, config.variables)
     launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
+    from_fleet = bakeprint.fleet_variables(config.variables, bake).keys() - env.keys()
     error = None
     try:
         resolved = bakeprint.resolved_variables(
@@ -63,13 +67,15 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
     except Exception as exc:  # buildx missing or slow: static values, and say so
         resolved = None
         error = f"values not resolved by bake ({type(exc).__name__}: {exc}); showing defaults"
-    variables = bakeprint.effective_variables(bake, launch_env, resolved)
+    variables = bakeprint.effective_variables(bake, launch_env, resolved, from_fleet)
     views = tuple(
         VariableView(
             name=v.name,
             value=v.value if v.value is not None else (v.default_source or "?"),
             default=v.default if v.default is not None else v.default_source,
-            source="env" if v.source == bakeprint.SOURCE_ENVIRONMENT else "default",
+            source={bakeprint.SOURCE_ENVIRONMENT: "env", bakeprint.SOURCE_FLEET: "fleet"}.get(
+                v.source, "default"
+            ),
             secret=v.secret,
         )
         for v in variables
@@ -125,7 +131,7 @@ def plan(
     from rocmtui.core.redact import Redactor, is_secret_name
 
     chosen = dict(overrides or {})
-    applied = {**env_overrides(bake, env), **chosen}
+    applied = {**env_overrides(bake, env, config.variables), **chosen}
     default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
     # the defaults' print (what the marks compare against) runs beside the launch's own: two
     # bake processes at once, not one after the other, before the operator sees the plan
@@ -283,7 +289,11 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
 
 
 def list_jobs(
-    config: FleetConfig, cache: ProgressCache, now: float, watched: frozenset[str] = frozenset()
+    config: FleetConfig,
+    cache: ProgressCache,
+    now: float,
+    watched: frozenset[str] = frozenset(),
+    extras: Any = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -300,6 +310,8 @@ def list_jobs(
             if progress is not None and view.state == JobState.STALLED:
                 progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
             view = job_view(record, progress)
+        if extras is not None:  # the registry's word on a push, cache statistics, images
+            view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
         views.append(view)
     cache.forget_except(followed)
     return tuple(views)
@@ -326,7 +338,7 @@ def launch(
         push=plan.push_switch,
         yes=push_confirmed,
         env=env,
-        overrides={**env_overrides(bake, env), **dict(plan.overrides)},
+        overrides={**env_overrides(bake, env, config.variables), **dict(plan.overrides)},
     )
     return job_view(record, None)
 

@@ -26,6 +26,7 @@ from typing import Any
 import rocmtui
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import (
     LaunchError,
     LaunchRefused,
@@ -235,6 +236,8 @@ def launch_job(
                 started_at=time.time(),
                 state=JobState.RUNNING,
             )
+            # each image's tags: the matrix and the loop
+            write_targets(job_dir, chosen.printed or None, pushes)
             log_fd = os.open(
                 made.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
             )
@@ -254,10 +257,11 @@ def launch_job(
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
-        command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
+        command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
-        command += [*(["--push"] if pushes else []), "--", *argv]
+        command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
+        command += ["--", *argv]
         proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

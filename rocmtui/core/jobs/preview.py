@@ -69,8 +69,11 @@ def preview_launch(
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
+    from rocmtui.core.bakeprint import fleet_variables
     from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
+    # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
+    overrides = fleet_variables(config.variables, bake) | dict(overrides)
     node = pick_node(config, node_name)
     arches = known_arches(bake)
     if ARCH_VARIABLE not in bake.variables:
