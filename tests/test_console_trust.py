@@ -100,6 +100,7 @@ async def test_the_push_question_names_the_registry_bake_resolved(tmp_path: Path
         assert asked is not None and asked.group(2) == "127.0.0.1:5999"
         await pilot.press("y")
         started = await until(pilot, lambda: jobs(config), "the pushing job in the store")
+        await until_text(pilot, rf"job {started[0].id}")  # and its log pane opens
     assert [(j.target, j.arch, j.push, j.overrides) for j in started] == [
         ("demo-pytorch-push", "gfx950", True, {"REGISTRY": "127.0.0.1:5999"})
     ]
@@ -127,6 +128,7 @@ async def test_r_on_a_group_job_rebuilds_that_group_its_arch_node_and_variables(
         rebuilt = await until(
             pilot, lambda: [j for j in jobs(config) if j.id != first], "the rebuilt job"
         )
+        await until_text(pilot, rf"job {rebuilt[0].id}")  # and its log pane opens
     assert [(j.target, j.arch, j.node, j.overrides) for j in rebuilt] == [
         ("all", "gfx1201", "snoc-think", {"DEMO_STEPS": "3"})
     ]

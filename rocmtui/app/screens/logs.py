@@ -87,10 +87,11 @@ class LogsScreen(CatalogScreen):
             same = [p for p in self.panes.values() if _build(p.job) == _build(job)]
             tab = TabPane(Content(tab_title(job, twins=len(same) > 1)), pane, id=pid)
             if tabs is not None:
-                tabs.add_pane(tab)
+                self.call_later(self._add_and_show, tabs, tab)
             else:
                 self._pending.append(tab)
-        if tabs is not None:
+                self._pending_active = pid
+        elif tabs is not None:
             tabs.active = pid
         else:
             self._pending_active = pid
@@ -98,12 +99,20 @@ class LogsScreen(CatalogScreen):
         self._retitle()
         self._watch()
 
-    def on_mount(self) -> None:
-        """Add panes opened before the screen was first shown."""
+    async def _add_and_show(self, tabs: TabbedContent, tab: TabPane) -> None:
+        """Add a pane's tab, then bring it forward (a tab still being added cannot be)."""
+        await tabs.add_pane(tab)
+        if tab.id is not None:
+            tabs.active = tab.id
+        self._retitle()
+
+    async def on_mount(self) -> None:
+        """Add panes opened before the screen was first shown (each in place before one is
+        made active: a tab still being added is not there to activate)."""
         tabs = self.query_one(TabbedContent)
         pending, self._pending = list(self._pending), []
         for tab in pending:
-            tabs.add_pane(tab)
+            await tabs.add_pane(tab)
         if self._pending_active:
             tabs.active = self._pending_active
         self._show_empty()
@@ -142,7 +151,7 @@ class LogsScreen(CatalogScreen):
         builds = Counter(_build(p.job) for p in self.panes.values())
         for job_id, pane in self.panes.items():
             title = tab_title(pane.job, builds[_build(pane.job)] > 1)
-            with contextlib.suppress(NoMatches):  # a tab still being added
+            with contextlib.suppress(NoMatches, ValueError):  # a tab still being added
                 tab = tabs.get_tab(pane_id(job_id))
                 if tab.label.plain != title:
                     tab.label = Content(title)
