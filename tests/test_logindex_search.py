@@ -49,6 +49,9 @@ HOSTILE = [
     b"tab\terror\x00nul\x7fdel",
     b"ERROR: capital",
     b"",
+    "\u212aelvin and \u017fign error".encode(),  # fold to k and s, ignoring case
+    b"err\x1b[\x1b[0m31mor joined",  # removing one SGR makes another: shown as it is
+    b"x" * 5000 + b" error at the end of a long line",
 ]
 
 
@@ -72,6 +75,14 @@ QUERIES = [
     ("error: here", None, False),
     (r"err(or)?\b", True, False),
     ("é", None, False),
+    (r"\w+ error", None, False),
+    (r"err.r", None, False),
+    (r"[^a-z]rror", True, False),
+    ("KELVIN", False, False),
+    ("sign", False, False),
+    (r"\s+$", None, True),
+    (r"error\s+\S", None, False),  # runs over line ends: each line alone decides
+    ("ERROR", True, False),
 ]
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.logsearch import SearchState, scan
+from rocmtui.core.logsearch_split import scan_split
 
 PROGRESS_EVERY = 0.3  # a search's partial results repaint the rows: not too often, it slows it
 
@@ -196,12 +197,14 @@ class SearchController:
         def cancelled() -> bool:
             return search.cancelled
 
-        limit = 1 if search.kind == "jump" else None
         try:
-            # the file may grow while we search: go on until caught up with the index
-            while scan(fd, search.state, index.size, cancelled, progress, limit):
-                if search.state.next_byte >= index.size or search.state.partial:
-                    break
+            if search.kind == "jump":  # the first line only: found early, as a rule
+                scan(fd, search.state, index.size, cancelled, progress, limit=1)
+            elif scan_split(fd, search.state, index.size, cancelled, progress):  # 2 cores
+                # the file may grow while we search: go on until caught up with the index
+                while search.state.next_byte < index.size and not search.state.partial:
+                    if not scan(fd, search.state, index.size, cancelled, progress):
+                        break
         except OSError:
             return
         if search.cancelled:
