@@ -158,3 +158,10 @@ def test_smart_case_and_literal() -> None:
     assert not compile_query("a.b", regex=False).search("axb")
     with pytest.raises(re.error):
         compile_query("(unclosed")
+
+
+def test_a_pattern_that_matches_nothing_at_all_finds_every_line_once(tmp_path: Path) -> None:
+    path = tmp_path / "two.log"
+    path.write_bytes(b"a\nb\n")  # after the final newline there is no line to match
+    assert list(search_file(path, compile_query("x*"))) == [0, 1]
+    assert list(search_file(path, compile_query("x*"), invert=True)) == []
