@@ -220,3 +220,21 @@ def test_one_thread_serves_them_all_and_a_failing_one_stops_no_other(
     watcher.wake()
     wait_until(lambda: not watcher.running, "the watcher's thread to end")
     assert broken.closed and watcher.followers == 0
+
+
+def test_asked_to_look_now_it_answers_even_when_nothing_changed(
+    tmp_path: Path, watcher: LogWatcher
+) -> None:
+    path = tmp_path / "still.log"
+    path.write_bytes(lines(0, 5))
+    events = Events()
+    follower = LogFollower(path, events, watcher=watcher)
+    follower.start()
+    events.next(Opened)
+    events.next(Indexing)
+    assert events.none_for(0.3)  # nothing changes: nothing is said
+    follower.poll_now()  # follow mode went on: the view shows the end once it hears back
+    answer = events.next(Tailed)
+    assert isinstance(answer, Tailed) and answer.change is Change.NONE and answer.before == 5
+    follower.applied()
+    follower.stop()

@@ -161,16 +161,18 @@ class LogBody(ScrollView, can_focus=True):
         self.rows = rows
         self.sync(follow=follow)
 
-    def show_growth(self, before: int, follow: bool) -> None:
-        """The file grew from `before` lines; its last line then may have grown too."""
+    def show_growth(self, before: int, follow: bool, open_line: bool = True) -> None:
+        """The file grew from `before` lines; the last of them too when it was `open_line`
+        (no newline yet). Rows before the first that changed are not painted again."""
         index = self.renderer.index
         if index is None:
             return
         if follow and index.line_count - before >= self.size.height:
             self.renderer.drop_scrolled_out()
-        else:
-            self.renderer.forget_line(before - 1)  # it may have been a partial line
-        self.show_more(follow, changed_from=self.row_of_line(max(0, before - 1)))
+        elif open_line:
+            self.renderer.forget_line(before - 1)
+        first = max(0, before - 1) if open_line else before
+        self.show_more(follow, changed_from=self.row_of_line(first))
 
     def show_more(self, follow: bool, changed_from: int = 0) -> None:
         """The index or a filter has more rows (`changed_from`: the first that may differ);

@@ -66,10 +66,13 @@ class LogFeed:
         self.follower = None
         self.index = None
 
-    def poll_now(self) -> None:
-        """Read what the file grew by now, not at the next poll."""
-        if self.follower is not None:
-            self.follower.poll_now()
+    def poll_now(self) -> bool:
+        """Read what the file grew by now, not at the next poll: the answer comes as a
+        `Tailed` (changed or not). False when there is no file to read."""
+        if self.follower is None or self.index is None:
+            return False
+        self.follower.poll_now()
+        return True
 
     def apply(self, follower: LogFollower, event: FollowerEvent, follow: bool) -> Said | None:
         """Show what `follower` found; None when it is not this view's any more."""
@@ -102,5 +105,7 @@ class LogFeed:
             self.body.show_reset(rows, follow)
             return Said(reset="truncated or replaced")
         if event.change is Change.GREW:
-            self.body.show_growth(event.before, follow)
+            self.body.show_growth(event.before, follow, event.open_line)
+        elif follow:  # an answer to `poll_now()`: follow mode shows the end from now on
+            self.body.show_more(follow)
         return Said()  # MISSING: the path is gone; the status says so

@@ -29,9 +29,11 @@ from rocmtui.app.performance import release_freed_memory
 from rocmtui.app.widgets.logview.watcher import LogWatcher
 from rocmtui.core.logindex import Change, LineIndex
 
-POLL_SECONDS = 0.05  # how often a followed file's size is looked at
-FAST_STREAM_LINES = 1000  # lines in one read above which the next read waits a little
-FAST_STREAM_PAUSE = 0.1  # thousands of lines a second are a blur at 10 frames/s as at 20
+# How often a followed file is looked at: at most 20 reads (and frames) a second however fast
+# it grows, and a read waits for the last to be on screen. The newest line on screen is then at
+# most ~50 ms old, also in a frame a key press repaints whole (w: wrap); reading every 100 ms,
+# such frames showed lines up to 0.1-0.2 s old (bench_logs: newest-line age p95 0.22 s).
+POLL_SECONDS = 0.05
 TRIM_AFTER = 8 << 20  # bytes read after which freed heap is handed back to the OS
 PROGRESS_EVERY = 0.1  # seconds between progress events of the backward scan
 SCAN_SLICE = 0.03  # seconds of backward scan per turn, so other files' tails are not kept waiting
@@ -66,12 +68,14 @@ class Indexing:
 
 @dataclass(frozen=True, slots=True)
 class Tailed:
-    """What `refresh()` found (`change`); `before`: lines indexed before it. Call `applied()`
-    once it is on screen: no other `Tailed` comes before."""
+    """What `refresh()` found (`change`); `before`: lines indexed before it, the last of them
+    still open (no newline yet, so it may have grown) when `open_line`. Call `applied()` once
+    it is on screen: no other `Tailed` comes before."""
 
     index: LineIndex
     change: Change
     before: int
+    open_line: bool = False
 
 
 FollowerEvent = Opened | Failed | Indexing | Tailed
@@ -101,6 +105,7 @@ class LogFollower:
         self._index: LineIndex | None = None
         self._painted = False
         self._awaiting = False  # a `Tailed` was sent and not yet applied
+        self._asked = False  # `poll_now()`: the next look is answered, changed or not
         self._opened_at = 0.0
         self._open_after = 0.0  # when to try opening again after a failure
         self._failed = False
@@ -131,7 +136,10 @@ class LogFollower:
         self.watcher.wake()
 
     def poll_now(self) -> None:
-        """Look at the file now rather than at the next poll (follow mode was turned on)."""
+        """Look at the file now rather than at the next poll, and answer with a `Tailed` even
+        when nothing changed (follow mode was turned on: the reader shows the end once it
+        has the newest lines)."""
+        self._asked = True
         self._next_poll = 0.0
         self.watcher.wake()
 
@@ -221,6 +229,7 @@ class LogFollower:
         if now < self._next_poll:
             return self._next_poll
         self._next_poll = now + POLL_SECONDS
+        asked, self._asked = self._asked, False
         try:
             st, gone = index.stat()  # removed: the open file may still grow
             key: StatKey | None = _key(st, gone)
@@ -228,10 +237,14 @@ class LogFollower:
         except OSError:
             key, behind = None, True
         if key == self._stat and not behind:
+            if asked:
+                self._awaiting = True
+                self._send(Tailed(index, Change.NONE, index.line_count))
             return self._next_poll
         self._stat = key
         before, size = index.line_count, index.size
         try:
+            open_line = size > 0 and index.read(size - 1, size) != b"\n"
             change = index.refresh(cancelled=lambda: self.stopped)
         except OSError as exc:
             self._send(Failed(f"read: {exc.strerror or exc}"))
@@ -244,16 +257,14 @@ class LogFollower:
             if index.complete:
                 for grown in list(self.grown):
                     grown(index)
-            if index.line_count - before >= FAST_STREAM_LINES:
-                self._next_poll = now + FAST_STREAM_PAUSE
         elif change is Change.MISSING:
             self._stat = None  # look again next poll
-            if self._last_change is Change.MISSING:
+            if self._last_change is Change.MISSING and not asked:
                 return self._next_poll  # said once: the status keeps saying it
         self._last_change = change
-        if change is not Change.NONE:
+        if change is not Change.NONE or asked:
             self._awaiting = True
-            self._send(Tailed(index, change, before))
+            self._send(Tailed(index, change, before, open_line))
         return self._next_poll
 
     def _trim(self, grew: int) -> None:

@@ -294,9 +294,10 @@ class LogView(Vertical):
     def watch_follow(self, follow: bool) -> None:
         """Jump to the end when follow goes on; tell the parent either way."""
         self.body.stick_to_end = follow
-        if follow and self.is_mounted:
+        # the end is shown once what was written while paused is read (at once): showing the
+        # end as it was first would paint every row twice, the first time stale
+        if follow and self.is_mounted and not self.feed.poll_now():
             self.body.sync(follow=True)
-            self.feed.poll_now()  # what was written while paused, at once
         self.post_message(self.FollowChanged(self, follow))
         self._status()
 
