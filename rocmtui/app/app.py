@@ -41,6 +41,7 @@ class RocmTui(App[list[JobView]]):
         read_only: bool = False,
         clock: Callable[[], float] = time.time,
         live: bool = True,
+        remember: bool | None = None,
     ) -> None:
         super().__init__()
         performance.install_strip_patch()  # composited lines without reference cycles
@@ -50,10 +51,37 @@ class RocmTui(App[list[JobView]]):
         self.backend.read_only = self.read_only
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.remember = live if remember is None else remember  # the per-user prefs file
         self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
         self._logs_screen: LogsScreen | None = None
+        self.theme_problem = self._first_theme()
+
+    def _first_theme(self) -> str | None:
+        """The theme before the first frame: the operator's last choice in the palette, else
+        the fleet file's `theme`; a name Textual does not know is said, not fatal."""
+        from rocmtui.app import prefs
+
+        chosen = prefs.load().get("theme") if self.remember else None
+        for name in (chosen, self.config.theme):
+            if isinstance(name, str) and name in self.available_themes:
+                self.theme = name
+                break
+        if self.config.theme and self.config.theme not in self.available_themes:
+            known = ", ".join(sorted(self.available_themes))
+            return f"theme {self.config.theme!r} (fleet file) is not one of: {known}"
+        return None
+
+    def _theme_chosen(self, theme: str) -> None:
+        """Remember a theme chosen in the palette; the state words take its colours."""
+        self.fleet_screen.theme_changed()
+        if self.remember:
+            from rocmtui.app import prefs
+
+            self.run_worker(
+                lambda: prefs.save(theme=theme), name="save-theme", thread=True, exit_on_error=False
+            )
 
     @property
     def _background_screens(self) -> list[Screen[Any]]:
@@ -77,8 +105,9 @@ class RocmTui(App[list[JobView]]):
     def on_mount(self) -> None:
         """Keys from the fleet file."""
         self.set_keymap(self.keymap)
-        for problem in self.keymap_problems:
+        for problem in [*self.keymap_problems, *filter(None, [self.theme_problem])]:
             self.notify(problem, title="Fleet file", severity="warning", markup=False)
+        self.watch(self, "theme", self._theme_chosen, init=False)
         # once start-up is over (first rounds on screen, bake file read): a full collection
         # then would delay the first frame with fleet data
         self.set_timer(SETTLE_AFTER, performance.settle_heap, name="heap-settle")

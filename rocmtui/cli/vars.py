@@ -20,6 +20,7 @@ from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 from rocmtui.core.bakefile import BakeError, load_bake
+from rocmtui.core.bakefind import check_found
 from rocmtui.core.bakeprint import (
     BuildxMissing,
     EffectiveVariable,
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the variables; 2 on a fleet-file or bake-file error."""
     config = config_from(args)
     try:
+        check_found(config)
         bake = load_bake(config.bake_file)
         overrides = shell_overrides(bake, os.environ) | _parse_env(args.env)
         env = bake_environment(os.environ, overrides, bake_variables=bake.variables)

@@ -11,11 +11,12 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
+DEFAULT_DISK_WARN_PERCENT = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"
 DEFAULT_WEBDAV_URL = "http://localhost:8081/"
 GFX_RE = re.compile(r"^gfx[0-9a-f]{3,5}$")
@@ -83,6 +84,11 @@ class FleetConfig:
     read_only: bool = False
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
+    theme: str | None = None  # the console's default theme (the palette's choice is kept)
+    disk_warn_percent: float = DEFAULT_DISK_WARN_PERCENT  # the state disk this full: warn
+    found_by: str = "built-in default"  # which step of the lookup found the fleet file
+    bake_found_by: str = "the fleet file's bake_file"
+    bake_problem: str | None = None  # the default found no bake file: why, in one line
 
     def node(self, name: str) -> NodeConfig | None:
         """The node called `name`, if configured."""
@@ -100,6 +106,8 @@ _TOP_KEYS = {
     "read_only",
     "state_dir",
     "keys",
+    "theme",
+    "disk_warn_percent",
 }
 _NODE_KEYS = {"name", "docker_host", "context", "builder", "gfx", "local"}
 _SERVICE_KEYS = {"url"}
@@ -111,34 +119,25 @@ def find_config(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Path | None:
-    """The fleet file to read, in the documented order; None means the built-in default.
+    """The fleet file to read, in the documented order (rocmtui.core.configfind); None means
+    the built-in default."""
+    from rocmtui.core.configfind import lookup
 
-    An explicit path or `$ROCMTUI_CONFIG` that does not exist is an error, not a fall-through:
-    the operator asked for that file.
-    """
-    env = os.environ if env is None else env
-    cwd = Path.cwd() if cwd is None else cwd
-    for chosen in (explicit, env.get("ROCMTUI_CONFIG") or None):
-        if chosen:
-            path = Path(chosen)
-            path = path if path.is_absolute() else cwd / path
-            if not path.is_file():
-                raise ConfigError("no such fleet file", path)
-            return path
-    local = cwd / "rocmtui.toml"
-    if local.is_file():
-        return local
-    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    user = Path(xdg) / "rocmtui" / "config.toml"
-    return user if user.is_file() else None
+    return lookup(explicit, env, cwd).path
 
 
 def default_config(cwd: Path | None = None) -> FleetConfig:
-    """The built-in default: the local Docker engine as the only node."""
+    """The built-in default: the local Docker engine as the only node; the bake file in the
+    current folder, found as bake finds it (rocmtui.core.bakefind)."""
+    from rocmtui.core.bakefind import find_bake_file
+
     cwd = Path.cwd() if cwd is None else cwd
+    bake = find_bake_file(cwd)
     return FleetConfig(
         source=None,
-        bake_file=cwd / DEFAULT_BAKE_FILE,
+        bake_file=bake.path,
+        bake_found_by=bake.found_by,
+        bake_problem=bake.problem,
         refresh_seconds=2.0,
         stall_after_seconds=900.0,
         probe_deadline_seconds=3.0,
@@ -154,10 +153,12 @@ def load_config(
     cwd: Path | None = None,
 ) -> FleetConfig:
     """Find and load the fleet file, or return the built-in default."""
-    path = find_config(explicit, env, cwd)
-    if path is None:
+    from rocmtui.core.configfind import lookup
+
+    found = lookup(explicit, env, cwd)
+    if found.path is None:
         return default_config(cwd)
-    return parse_config(path)
+    return replace(parse_config(found.path), found_by=found.step)
 
 
 def parse_config(path: Path) -> FleetConfig:
@@ -347,6 +348,9 @@ class _Validator:
             raise self.fail("must be a path", "state_dir")
         keys = self.keys(data.get("keys", {}))
         refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
+        theme = data.get("theme")
+        if theme is not None and (not isinstance(theme, str) or not theme.strip()):
+            raise self.fail('must be a theme name such as "textual-dark"', "theme")
         return FleetConfig(
             source=self.path,
             bake_file=(base / bake).resolve(),
@@ -359,4 +363,8 @@ class _Validator:
             read_only=read_only,
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
+            theme=theme,
+            disk_warn_percent=self.number(
+                data, "disk_warn_percent", DEFAULT_DISK_WARN_PERCENT, 1, 100
+            ),
         )

@@ -82,6 +82,7 @@ class NodesPanel(FleetPanel):
     its progress, versions, host load."""
 
     TITLE = "Nodes"
+    disk_warn_percent = 90.0  # the screen sets it from the fleet file
     COLUMNS = (
         "State",
         "Node",
@@ -192,9 +193,11 @@ class NodesPanel(FleetPanel):
                 continue
             style = palette.warn if pct >= 90 else ""
             cell.append(f"{label} {pct:3.0f}% ", style=style)
-        style = palette.bad if host.disk_percent >= 95 else ""
+        full = host.disk_percent >= self.disk_warn_percent  # the state folder's disk
+        mark = " ‼" if full else ""
+        free = fmt_bytes(host.disk_free)
         cell.append(
-            f"disk {host.disk_percent:.0f}% ({fmt_bytes(host.disk_free)} free)", style=style
+            f"disk {host.disk_percent:.0f}%{mark} ({free} free)", style=palette.bad if full else ""
         )
         return cell
 

@@ -189,9 +189,19 @@ def launch_job(
     store = store or JobStore.for_config(config, env)
     node = pick_node(config, node_name)
     arches = known_arches(bake)
-    arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
+    if ARCH_VARIABLE not in bake.variables:
+        # nothing in the file reads an arch: it builds as written; the record names the
+        # node's own arch when the fleet file gives one, else none ("")
+        if arch and arch != node.gfx:
+            raise LaunchError(
+                f"--arch {arch}: {bake_path(config, bake).name} declares no {ARCH_VARIABLE} "
+                "variable, so no arch can be chosen; leave --arch out"
+            )
+        arch = node.gfx or ""
+    else:
+        arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
     # the node's own arch is always buildable there (snoc-strix's gfx1151 is in no release list)
-    if not arch or (arch not in arches and arch != node.gfx):
+    if arch is None or (arch and arch not in arches and arch != node.gfx):
         own = f"; {node.name} is {node.gfx}" if node.gfx and node.gfx not in arches else ""
         raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}{own}")
     check_overrides(bake, overrides)

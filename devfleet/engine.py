@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import ledger, procs
-from rocmtui.devfleet.procs import FleetError
+from devfleet import ledger, procs
+from devfleet.procs import FleetError
 
 BASE_IMAGE = "rocm-base:local"
 #: The Docker API version dockerd 20.10 speaks; pinned so no call negotiates.

@@ -1,4 +1,4 @@
-"""`python -m rocmtui.devfleet screenshots --dir DIR --out screenshots`: SVGs of the console on
+"""`python -m devfleet screenshots --dir DIR --out screenshots`: SVGs of the console on
 the real local fleet (the one `make fleet-up` started in DIR).
 
 It starts a small real build (bake/demo.hcl's `demo-pytorch` for gfx1201 on snoc-think) so the
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 SIZE = (120, 36)
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def _until(check: Callable[[], bool], timeout: float, what: str) -> None:
@@ -118,7 +118,7 @@ async def _shoot(fleet_file: Path, out: Path, job_id: str) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Render the screenshots; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m rocmtui.devfleet screenshots")
+    parser = argparse.ArgumentParser(prog="python -m devfleet screenshots")
     parser.add_argument("--dir", type=Path, default=Path(".fleet"), help="the dev fleet's dir")
     parser.add_argument("--out", type=Path, default=Path("screenshots"), help="where SVGs go")
     args = parser.parse_args(argv)

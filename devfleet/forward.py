@@ -5,7 +5,7 @@ uses. This process creates its listening socket inside NS (setns on /var/run/net
 libc — Python 3.11 has no os.setns), switches back to the host namespace, and connects each
 accepted connection to 127.0.0.1:TARGET there. Traffic stays on loopback on both sides.
 
-Run as `python -m rocmtui.devfleet.forward --netns NS --map PORT:HOST:TARGET [--map ...]`;
+Run as `python -m devfleet.forward --netns NS --map PORT:HOST:TARGET [--map ...]`;
 `start_port_forward` does that detached and returns a handle that stops it by pid.
 """
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import ledger, procs
-from rocmtui.devfleet.procs import FleetError
+from devfleet import ledger, procs
+from devfleet.procs import FleetError
 
 CLONE_NEWNET = 0x40000000
 _BUF = 256 * 1024
@@ -97,7 +97,7 @@ def _accept_loop(srv: socket.socket, host: str, port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the forwarder process."""
-    ap = argparse.ArgumentParser(prog="python -m rocmtui.devfleet.forward")
+    ap = argparse.ArgumentParser(prog="python -m devfleet.forward")
     ap.add_argument("--netns", required=True)
     ap.add_argument("--map", action="append", required=True, help="LISTEN_PORT:HOST:PORT")
     ap.add_argument("--ready-fd", type=int, default=None, help="write 'ready' here once bound")
@@ -176,10 +176,10 @@ def start_port_forward(
     maps = [(port, target_host, target_port or port)] + [(p, target_host, p) for p in extra_ports]
     log = log or procs.short_dir("rtf") / "forward.log"
     rfd, wfd = os.pipe()
-    pkg_root = str(Path(__file__).resolve().parents[2])
+    pkg_root = str(Path(__file__).resolve().parents[1])  # devfleet is not installed
     env = procs.child_env()
     env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    argv = [sys.executable, "-m", "rocmtui.devfleet.forward", "--netns", netns]
+    argv = [sys.executable, "-m", "devfleet.forward", "--netns", netns]
     for lp, host, tp in maps:
         argv += ["--map", f"{lp}:{host}:{tp}"]
     try:

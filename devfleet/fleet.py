@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet.engine import (
+from devfleet.engine import (
     EngineHandle,
     build_base_tar,
     import_base,
     launch_engine,
     netns_del,
 )
-from rocmtui.devfleet.forward import ForwardHandle, start_port_forward
-from rocmtui.devfleet.services import ServiceHandle, start_registry, start_webdav
+from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.services import ServiceHandle, start_registry, start_webdav
 
 #: (node name, netns: None = host namespace / True = a fresh one / a name, gfx)
 NodeSpec = tuple[str, "str | bool | None", "str | None"]
@@ -34,7 +34,7 @@ DEFAULT_NODES: tuple[NodeSpec, ...] = (
     ("snoc-think", True, "gfx1201"),
     ("snoc-gaming", True, "gfx1201"),
 )
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BAKE_FILE = REPO_ROOT / "bake" / "rocm-bake.hcl"
 RECORD = "fleet.json"
 CONFIG = "rocmtui.toml"
@@ -151,7 +151,7 @@ def write_config(
     """Write the fleet's rocmtui.toml in the brief's format and return its path."""
     assert fleet.registry is not None and fleet.webdav is not None
     lines = [
-        "# The dev fleet on this machine (rocmtui.devfleet); removed by `devfleet down`.",
+        "# The dev fleet on this machine (devfleet); removed by `devfleet down`.",
         f"bake_file = {_toml_str(str(bake_file))}",
         f"refresh_seconds = {float(refresh_seconds)}",
         f"stall_after_seconds = {float(stall_after_seconds)}",

@@ -4,7 +4,7 @@ In memory it backs `stop_all_started()` (the atexit net). With `use_ledger(dir)`
 also written to `dir/<pid>.json` with this process's start time, so a later run can
 `reap(dir)`: stop what a run that died hard (SIGKILL, OOM) left behind. A ledger is reaped only
 when its owner is gone, so parallel runs never touch each other's parts. `python -m
-rocmtui.devfleet up` writes no ledger: its fleet is meant to outlive it (fleet.json records it).
+devfleet up` writes no ledger: its fleet is meant to outlive it (fleet.json records it).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from rocmtui.devfleet import procs
+from devfleet import procs
 
 
 class Part(Protocol):
@@ -98,9 +98,9 @@ def stop_all_started() -> None:
 
 def _rebuild(kind: str, record: dict[str, Any]) -> Part:
     # Imported here: the handle modules import this one.
-    from rocmtui.devfleet.engine import EngineHandle
-    from rocmtui.devfleet.forward import ForwardHandle
-    from rocmtui.devfleet.services import ServiceHandle
+    from devfleet.engine import EngineHandle
+    from devfleet.forward import ForwardHandle
+    from devfleet.services import ServiceHandle
 
     cls: Any = {"engine": EngineHandle, "service": ServiceHandle, "forward": ForwardHandle}[kind]
     return cls.from_record(record)  # type: ignore[no-any-return]

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import procs
+from devfleet import procs
 
 
 class _Holder:

@@ -1,4 +1,4 @@
-"""`python -m rocmtui.devfleet up|down|status|screenshots --dir DIR`: the dev fleet from a shell.
+"""`python -m devfleet up|down|status|screenshots --dir DIR`: the dev fleet from a shell.
 
 `up` returns while the fleet keeps running: every process is in its own session with its output
 in log files under DIR, so the shell that ran `make fleet-up` can go away.
@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from rocmtui.devfleet.fleet import DevFleet, fleet_status, start_fleet, stop_fleet
-from rocmtui.devfleet.procs import FleetError
+from devfleet.fleet import DevFleet, fleet_status, start_fleet, stop_fleet
+from devfleet.procs import FleetError
 
 
 def _summary(fleet: DevFleet) -> str:
@@ -56,7 +56,7 @@ def cmd_up(workdir: Path, bake_file: Path | None = None) -> int:
     print(_summary(fleet))
     print(f"config: {fleet.config_path}")
     print(f"try:    rocmtui --config {fleet.config_path}")
-    print(f"stop:   python -m rocmtui.devfleet down --dir {workdir}")
+    print(f"stop:   python -m devfleet down --dir {workdir}")
     return 0
 
 
@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["screenshots"]:
         # Imported only here: it pulls in Textual, which up/down/status never need.
-        from rocmtui.devfleet import screenshots
+        from devfleet import screenshots
 
         return int(screenshots.main(argv[1:]) or 0)
-    ap = argparse.ArgumentParser(prog="python -m rocmtui.devfleet", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m devfleet", description=__doc__)
     ap.add_argument("command", choices=["up", "down", "status", "screenshots"])
     ap.add_argument("--dir", type=Path, default=Path(".fleet"), help="fleet dir (default .fleet)")
     ap.add_argument(

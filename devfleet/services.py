@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmtui.devfleet import ledger, procs
-from rocmtui.devfleet.procs import FleetError
+from devfleet import ledger, procs
+from devfleet.procs import FleetError
 
 SERVICE_START_TIMEOUT = 30.0
 DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
@@ -101,6 +101,7 @@ def _start_with_free_port(
     argv_for: Any,
     ready_path: str,
     attempts: int = 5,
+    env: dict[str, str] | None = None,
 ) -> ServiceHandle:
     """Spawn a server on a free port, retrying with another port if it dies at start (the port
     was taken by a parallel run between our probe and its bind)."""
@@ -109,7 +110,7 @@ def _start_with_free_port(
         port = procs.free_port()
         write_config(port)
         log = workdir / f"{kind}.log"
-        popen = procs.spawn(argv_for(), log, env=procs.child_env(), cwd=workdir)
+        popen = procs.spawn(argv_for(), log, env=env or procs.child_env(), cwd=workdir)
         url = f"http://127.0.0.1:{port}" + ("/" if kind == "webdav" else "")
         handle = ServiceHandle(
             kind=kind,

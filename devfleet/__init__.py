@@ -2,10 +2,11 @@
 
 Not part of the console's core: it starts real processes (as root) on this machine. Every part
 returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage the whole
-three-node fleet, and `python -m rocmtui.devfleet up|down|status --dir DIR` does it from a shell.
+three-node fleet, and `python -m devfleet up|down|status --dir DIR` does it from a shell.
 """
 
-from rocmtui.devfleet.engine import (
+from devfleet.counting import CountingProxy
+from devfleet.engine import (
     API_VERSION,
     BASE_IMAGE,
     EngineHandle,
@@ -18,23 +19,25 @@ from rocmtui.devfleet.engine import (
     start_engine,
     unique_netns_name,
 )
-from rocmtui.devfleet.fleet import (
+from devfleet.fleet import (
     DEFAULT_NODES,
     DevFleet,
     fleet_status,
     start_fleet,
     stop_fleet,
 )
-from rocmtui.devfleet.forward import ForwardHandle, start_port_forward
-from rocmtui.devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
-from rocmtui.devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
-from rocmtui.devfleet.procs import FleetError
-from rocmtui.devfleet.services import ServiceHandle, start_registry, start_webdav
+from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
+from devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
+from devfleet.procs import FleetError
+from devfleet.services import ServiceHandle, start_registry, start_webdav
 
 __all__ = [
     "API_VERSION",
     "BASE_IMAGE",
     "DEFAULT_NODES",
+    "CountingProxy",
     "DevFleet",
     "DripServer",
     "EngineHandle",
@@ -52,9 +55,12 @@ __all__ = [
     "netns_del",
     "ping",
     "reap",
+    "start_alertmanager",
     "start_engine",
     "start_fleet",
+    "start_monitor",
     "start_port_forward",
+    "start_prometheus",
     "start_registry",
     "start_webdav",
     "stop_all_started",
