@@ -161,6 +161,13 @@ def write_config(
         "",
         "[webdav]",
         f"url = {_toml_str(fleet.webdav.url)}",
+        f"path = {_toml_str(str(fleet.webdav.workdir / 'dav'))}",
+        "",
+        "# Tags name this fleet's registry, so a push from the console lands in it (every node",
+        "# reaches it as 127.0.0.1: the netns nodes through their forwarders).",
+        "[variables]",
+        f"REGISTRY = {_toml_str(fleet.registry.address)}",
+        f"SCCACHE_WEBDAV_ENDPOINT = {_toml_str(fleet.webdav.url)}",
     ]
     for e in fleet.engines:
         lines += ["", "[[nodes]]", f"name = {_toml_str(e.name)}"]

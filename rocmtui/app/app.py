@@ -21,6 +21,7 @@ from rocmtui.core.config import FleetConfig
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.app.screens.logs import LogsScreen
+    from rocmtui.app.screens.published import PublishedScreen
 
 SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (performance.settle_heap)
 STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
@@ -29,7 +30,12 @@ STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> 
 class RocmTui(App[list[JobView]]):
     """The console. Returns, on exit, the builds that keep running."""
 
-    CSS_PATH = [STYLES / "console.tcss", STYLES / "dialogs.tcss", STYLES / "logview.tcss"]  # noqa: RUF012
+    CSS_PATH = [  # noqa: RUF012
+        STYLES / "console.tcss",
+        STYLES / "dialogs.tcss",
+        STYLES / "logview.tcss",
+        STYLES / "published.tcss",
+    ]
     TITLE = "rocmtui"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
 
@@ -56,6 +62,7 @@ class RocmTui(App[list[JobView]]):
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
         self._logs_screen: LogsScreen | None = None
+        self._published_screen: PublishedScreen | None = None
         self.theme_problem = self._first_theme()
 
     def _first_theme(self) -> str | None:
@@ -123,6 +130,22 @@ class RocmTui(App[list[JobView]]):
         return self._logs_screen
 
     @property
+    def published_screen(self) -> PublishedScreen:
+        """The target × arch matrix and versions (`m`), made when first needed; its feed asks
+        the registry from then on."""
+        if self._published_screen is None:
+            from rocmtui.app.screens.published import PublishedScreen
+
+            self._published_screen = PublishedScreen()
+            self.install_screen(self._published_screen, name="matrix")
+        return self._published_screen
+
+    @property
+    def open_published_screen(self) -> PublishedScreen | None:
+        """The published screen if one was made."""
+        return self._published_screen
+
+    @property
     def open_logs_screen(self) -> LogsScreen | None:
         """The log panes' screen if one was made (nothing to update otherwise)."""
         return self._logs_screen
@@ -131,7 +154,7 @@ class RocmTui(App[list[JobView]]):
         """The palette lists the catalog's actions of this screen (never dangerous ones when
         read-only), then Textual's own but those the catalog already named: its "Keys" (a
         second, different help) and "Quit" were listed twice."""
-        scope = {"fleet": "fleet", "logs": "logs"}.get(screen.id or "", "")
+        scope = {"fleet": "fleet", "logs": "logs", "matrix": "matrix"}.get(screen.id or "", "")
         named = set()
         scopes = ("app", scope, *keys.WIDGET_SCOPES.get(scope, ()))
         for entry in keys.entries(scopes, self.read_only):

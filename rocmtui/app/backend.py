@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rocmtui.app import adapt
+from rocmtui.app.jobextras import JobExtras
 from rocmtui.app.links import (
     OWN,
     ChildLink,
@@ -57,6 +58,7 @@ class FleetBackend:
         self._stopped = False
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
+        self._extras = JobExtras()
         self._bake: Any = None
 
     # ------------------------------------------------------------------ fleet probes
@@ -211,7 +213,7 @@ class FleetBackend:
         """Recent and running jobs of every operator, with progress for the active ones and
         the watched ones (`watch_progress`)."""
         now = time.time() if now is None else now
-        return adapt.list_jobs(self.config, self._progress, now, self._watched)
+        return adapt.list_jobs(self.config, self._progress, now, self._watched, self._extras)
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:
         """Jobs whose progress is wanted whether or not they still run (open log panes)."""

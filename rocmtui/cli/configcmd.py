@@ -95,6 +95,8 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
         "from": origin("nodes"),
     }
     settings["keys"] = {"value": dict(config.keys), "from": origin("keys")}
+    settings["webdav"]["value"]["path"] = str(config.webdav.path) if config.webdav.path else None
+    settings.update(_published_settings(config, hide, origin))
     env_state = "$ROCMTUI_STATE_DIR" if os.environ.get("ROCMTUI_STATE_DIR") else None
     state_from = env_state or (
         "the fleet file's state_dir" if config.state_dir else "$XDG_STATE_HOME/rocmtui"
@@ -111,6 +113,40 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
         "debug_log": {"path": str(log_dir(config) / DEBUG_LOG), "on": debug_wanted()},
         "monitor_log": str(monitor_log(config)),
         "settings": settings,
+    }
+
+
+def _published_settings(config: Any, hide: Any, origin: Any) -> dict[str, Any]:
+    """`[variables]` (secret-named ones redacted), `[matrix]` and `[upstream]`."""
+    from rocmtui.core.redact import is_secret_name
+
+    up = config.upstream
+    return {
+        "variables": {
+            "value": {
+                k: f"<redacted:{k}>" if is_secret_name(k) else hide(v)
+                for k, v in config.variables.items()
+            },
+            "from": origin("variables"),
+        },
+        "matrix": {
+            "value": {
+                "refresh_seconds": config.matrix.refresh_seconds,
+                "deadline_seconds": config.matrix.deadline_seconds,
+                "concurrency": config.matrix.concurrency,
+            },
+            "from": origin("matrix"),
+        },
+        "upstream": {
+            "value": {
+                "pypi": hide(up.pypi) if up.pypi else None,
+                "github": hide(up.github) if up.github else None,
+                "timeout_seconds": up.timeout_seconds,
+                "max_age_seconds": up.max_age_seconds,
+                "pins": {k: f"{p.source}:{p.name}" for k, p in up.pins.items()},
+            },
+            "from": origin("upstream"),
+        },
     }
 
 

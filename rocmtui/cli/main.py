@@ -39,6 +39,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("rocmtui.cli.jobs", "list bake jobs (newest first) with state and duration"),
     "logs": ("rocmtui.cli.logs", "print a job's log (sanitised); -f follows it until the job ends"),
     "cancel": ("rocmtui.cli.cancel", "cancel a running build"),
+    "matrix": (
+        "rocmtui.cli.matrix",
+        "every buildable target × arch: what the registry holds, the last job, a verdict",
+    ),
+    "versions": (
+        "rocmtui.cli.versions",
+        "each pin beside the newest upstream release and what the registry's images carry",
+    ),
     "config": ("rocmtui.cli.configcmd", "the fleet file in effect, why, and its settings"),
     "doctor": ("rocmtui.cli.doctor", "check docker, buildx, every node, logins, the bake file"),
     "completion": ("rocmtui.cli.completion", "print a bash, zsh or fish completion script"),

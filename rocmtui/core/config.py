@@ -15,6 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rocmtui.core import config_tables
+from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
+
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
 DEFAULT_DISK_WARN_PERCENT = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"
@@ -45,9 +48,10 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ServiceConfig:
-    """Zot or WebDAV: where it answers."""
+    """Zot or WebDAV: where it answers (and, for WebDAV, where its files are on this host)."""
 
     url: str
+    path: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,9 @@ class FleetConfig:
     read_only: bool = False
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
+    variables: Mapping[str, str] = field(default_factory=dict)  # bake variables the fleet sets
+    matrix: MatrixConfig = field(default_factory=MatrixConfig)
+    upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
     theme: str | None = None  # the console's default theme (the palette's choice is kept)
     disk_warn_percent: float = DEFAULT_DISK_WARN_PERCENT  # the state disk this full: warn
     found_by: str = "built-in default"  # which step of the lookup found the fleet file
@@ -106,6 +113,9 @@ _TOP_KEYS = {
     "read_only",
     "state_dir",
     "keys",
+    "variables",
+    "matrix",
+    "upstream",
     "theme",
     "disk_warn_percent",
 }
@@ -223,13 +233,22 @@ class _Validator:
         return ConfigError(message, self.path, self.line_of(leaf, table, index), key)
 
     def number(
-        self, data: Mapping[str, Any], key: str, default: float, minimum: float, maximum: float
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        default: float,
+        minimum: float,
+        maximum: float,
+        table: str | None = None,
     ) -> float:
         value = data.get(key, default)
+        name = f"{table}.{key}" if table else key
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"must be a number, not {type(value).__name__}", key)
+            raise self.fail(f"must be a number, not {type(value).__name__}", name, table)
         if not minimum <= value <= maximum:
-            raise self.fail(f"must be between {minimum:g} and {maximum:g}, not {value}", key)
+            raise self.fail(
+                f"must be between {minimum:g} and {maximum:g}, not {value}", name, table
+            )
         return float(value)
 
     def unknown(
@@ -251,11 +270,16 @@ class _Validator:
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise self.fail("must be a table", name)
-        self.unknown(table, _SERVICE_KEYS, f"{name}.", name)
+        self.unknown(
+            table, _SERVICE_KEYS | ({"path"} if name == "webdav" else set()), f"{name}.", name
+        )
         url = table.get("url", default)
         if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
             raise self.fail(f"must be an http:// or https:// URL, not {url!r}", f"{name}.url", name)
-        return ServiceConfig(url=url)
+        path = table.get("path")
+        if path is not None and (not isinstance(path, str) or not path):
+            raise self.fail("must be a path", f"{name}.path", name)
+        return ServiceConfig(url=url, path=(self.path.parent / path).resolve() if path else None)
 
     def node(self, item: Any, index: int, names: set[str]) -> NodeConfig:
         label = f"nodes[{index}]"
@@ -363,6 +387,9 @@ class _Validator:
             read_only=read_only,
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
+            variables=config_tables.variables(self, data),
+            matrix=config_tables.matrix(self, data),
+            upstream=config_tables.upstream(self, data),
             theme=theme,
             disk_warn_percent=self.number(
                 data, "disk_warn_percent", DEFAULT_DISK_WARN_PERCENT, 1, 100

@@ -132,7 +132,12 @@ def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> l
     """The bake file parses, `bake --print` resolves it, and pushing targets have a login."""
     from rocmtui.core.bakefile import BakeError, load_bake
     from rocmtui.core.bakefind import check_found
-    from rocmtui.core.bakeprint import bake_environment, bake_print, shell_overrides
+    from rocmtui.core.bakeprint import (
+        bake_environment,
+        bake_print,
+        fleet_variables,
+        shell_overrides,
+    )
 
     try:
         check_found(config)
@@ -148,7 +153,9 @@ def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> l
     ]
     names = sorted(n for n in bake.targets if not n.startswith("_"))
     # what a launch from this shell would use: its variables named like bake's override them
-    launch_env = bake_environment(env, shell_overrides(bake, env), bake_variables=bake.variables)
+    # what a launch from this shell would resolve: the fleet file's [variables], then the shell's
+    overrides = fleet_variables(config.variables, bake) | shell_overrides(bake, env)
+    launch_env = bake_environment(env, overrides, bake_variables=bake.variables)
     try:
         printed = bake_print(config.bake_file, names, launch_env, timeout)
     except BakeError as exc:

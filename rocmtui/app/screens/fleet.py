@@ -32,7 +32,7 @@ from rocmtui.app.messages import (
     PanelFailed,
     ProbeSourceChanged,
 )
-from rocmtui.app.model import ConsoleData, JobView
+from rocmtui.app.model import ConsoleData, JobView, pushes_ended
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
@@ -156,6 +156,9 @@ class FleetScreen(FleetActions, CatalogScreen):
         """Ask the probe and job loops to end (they finish their current round)."""
         if self.feeds is not None:
             self.feeds.stop()
+        published = self.console.open_published_screen
+        if published is not None:  # a fill in flight is killed, not waited for
+            published.stop_feed()
 
     # ---------------------------------------------------------------- rendering
 
@@ -304,8 +307,12 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.query_one("#jobs", FleetPanel).show_fault(None)
         if message.jobs == self.data.jobs:
             return  # the usual idle round: nothing to draw
+        ended_push = pushes_ended(self.data.jobs, message.jobs)
         self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
+        published = self.console.open_published_screen
+        if published is not None and ended_push:  # the registry's answer may have changed
+            published.refresh_soon()
         self.render_panels("jobs", "nodes")
         self.watch_build()
         logs = self.console.open_logs_screen
@@ -373,6 +380,10 @@ class FleetScreen(FleetActions, CatalogScreen):
     def action_show_logs(self) -> None:
         """`v`: the log panes already open."""
         self.app.push_screen(self.console.logs_screen)
+
+    def action_show_matrix(self) -> None:
+        """`m`: what the fleet has published (target × arch) and the pinned versions."""
+        self.app.push_screen(self.console.published_screen)
 
     def action_refresh(self) -> None:
         """Probe and re-read now."""

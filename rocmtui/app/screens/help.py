@@ -14,7 +14,12 @@ from textual.widgets import RichLog, Static
 
 from rocmtui.app import keys
 
-SCOPE_TITLES = {"app": "Everywhere", "fleet": "Fleet screen", "logs": "Log panes"}
+SCOPE_TITLES = {
+    "app": "Everywhere",
+    "fleet": "Fleet screen",
+    "logs": "Log panes",
+    "matrix": "Published (m)",
+}
 
 
 def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:

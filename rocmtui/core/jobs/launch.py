@@ -25,8 +25,10 @@ from typing import Any
 
 import rocmtui
 from rocmtui.core.bakefile import ARCH_VARIABLE
+from rocmtui.core.bakeprint import fleet_variables
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import (
     LaunchError,
     LaunchRefused,
@@ -185,7 +187,8 @@ def launch_job(
     a group holding it exclude each other).
     """
     env = os.environ if env is None else env
-    overrides = dict(overrides or {})
+    # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
+    overrides = fleet_variables(config.variables, bake) | dict(overrides or {})
     store = store or JobStore.for_config(config, env)
     node = pick_node(config, node_name)
     arches = known_arches(bake)
@@ -273,6 +276,7 @@ def launch_job(
                 started_at=time.time(),
                 state=JobState.RUNNING,
             )
+            write_targets(job_dir, view, pushes)  # each image's tags: the matrix and the loop
             log_fd = os.open(
                 made.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
             )
@@ -295,7 +299,8 @@ def launch_job(
         command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
-        command += [*(["--push"] if pushes else []), "--", *argv]
+        command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
+        command += ["--", *argv]
         proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -101,11 +101,19 @@ def _format_duration(seconds: float) -> str:
 class Supervisor:
     """Runs bake for one job and records how it ended."""
 
-    def __init__(self, store: JobStore, job_id: str, argv: Sequence[str], push: bool) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        job_id: str,
+        argv: Sequence[str],
+        push: bool,
+        registry_url: str | None = None,
+    ) -> None:
         self.store = store
         self.job_id = job_id
         self.argv = list(argv)
         self.push = push
+        self.registry_url = registry_url  # the fleet's registry: asked once a push has ended
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
         self.reserve = Reserve(store.jobs_dir / job_id / "reserve")
@@ -265,8 +273,26 @@ class Supervisor:
                 delay = min(RECORD_RETRY_MAX, delay * 2)
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
-        """Record the outcome of bake's exit (see `outcome` and `record`)."""
-        return self.record(self.outcome(returncode))
+        """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
+        from it (`afterwards`)."""
+        recorded = self.record(self.outcome(returncode))
+        self.afterwards(recorded)
+        return recorded
+
+    def afterwards(self, record: JobRecord) -> None:
+        """With the outcome recorded: the registry's word on a push and the cache statistics
+        (`images.record_afterwards`); said in the log, never raised."""
+        from rocmtui.core.jobs.images import read_push_check, record_afterwards
+
+        try:
+            record_afterwards(record, self.registry_url)
+        except Exception as exc:
+            what = "could not check the registry or read cache statistics"
+            self.log.note(f"{what}: {type(exc).__name__}: {exc}")
+            return
+        check = read_push_check(record.job_dir)
+        if check is not None:
+            self.log.note(f"registry: {check.describe()}")
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -274,6 +300,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--store", required=True, help="the state folder")
     parser.add_argument("--job", required=True, help="the job id")
     parser.add_argument("--push", action="store_true", help="the build pushes an image")
+    parser.add_argument(
+        "--registry-url", default=None, help="the fleet's registry, asked about a push at its end"
+    )
     parser.add_argument(
         "--slot-fd",
         type=int,
@@ -295,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.setsid()  # our own session and group: cancel signals exactly this group
     store = JobStore(Path(args.store))
-    sup = Supervisor(store, args.job, args.bake, args.push)
+    sup = Supervisor(store, args.job, args.bake, args.push, args.registry_url)
     try:
         record = sup.start()
     except OSError as exc:
