@@ -39,11 +39,15 @@ def searched(path: Path, query: str, invert: bool = False, split: bool = True) -
 
 
 def helpers() -> list[psutil.Process]:
-    return [
-        p
-        for p in psutil.Process().children(recursive=True)
-        if "rocmtui.core.logsearch_split" in " ".join(p.cmdline())
-    ]
+    """Search helpers among this process's children (other tests' may be zombies by now)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "rocmtui.core.logsearch_split" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
 
 
 def test_the_split_search_finds_what_one_scan_finds(tmp_path: Path) -> None:
