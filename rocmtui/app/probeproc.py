@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported where used: the console imports this module only t
 
 def start(config_path: Path | str | None) -> subprocess.Popen[bytes]:
     """Start the monitor child (raises OSError when it cannot be started)."""
-    argv = [sys.executable, "-m", "rocmtui.app.probeproc"]
+    argv = [sys.executable, "-P", "-m", "rocmtui.app.probeproc"]  # -P: never this cwd's rocmtui
     if config_path is not None:
         argv.append(str(config_path))
     return subprocess.Popen(

@@ -296,7 +296,7 @@ def launch_job(
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
-        command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
+        command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
         command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
