@@ -100,7 +100,8 @@ class _Helper:
         self.proc: subprocess.Popen[bytes] | None = None
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "rocmtui.core.logsearch_split", *ask],
+                # -P: never a rocmtui/ folder in the working folder
+                [sys.executable, "-P", "-m", "rocmtui.core.logsearch_split", *ask],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
