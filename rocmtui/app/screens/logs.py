@@ -27,7 +27,7 @@ from rocmtui.app.widgets.logpane import LogPane
 from rocmtui.core.states import JOB_SYMBOLS
 
 if TYPE_CHECKING:
-    from rocmtui.app.widgets.logview import LogView
+    pass
 
 
 def pane_id(job_id: str) -> str:
@@ -155,11 +155,6 @@ class LogsScreen(CatalogScreen):
                 tab = tabs.get_tab(pane_id(job_id))
                 if tab.label.plain != title:
                     tab.label = Content(title)
-
-    def current_view(self) -> LogView | None:
-        """The log view of the pane on show (its own keys: the palette lists them)."""
-        pane = self.current()
-        return pane.view if pane is not None else None
 
     def current(self) -> LogPane | None:
         """The pane on show."""
