@@ -59,6 +59,11 @@ class NodeConfig:
     builder: str | None = None
     gfx: str | None = None
     local: bool = False  # the machine the console runs on: host CPU/memory/disk are shown
+    # mutual TLS for a tcp:// engine (absolute paths): the CA that signed the engine's
+    # certificate, and our client certificate and key (docker's ca.pem, cert.pem, key.pem)
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
     @property
     def endpoint(self) -> str:
@@ -83,6 +88,11 @@ class FleetConfig:
     read_only: bool = False
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
+    # an ssh client config used instead of ~/.ssh/config for ssh:// nodes (`ssh -F`), by the
+    # probes and by bake's own ssh alike; None: OpenSSH's usual files
+    ssh_config: Path | None = None
+    # a build whose link to its remote node stays down this long is ended, `failed`
+    link_timeout_seconds: float = 120.0
 
     def node(self, name: str) -> NodeConfig | None:
         """The node called `name`, if configured."""
@@ -100,8 +110,13 @@ _TOP_KEYS = {
     "read_only",
     "state_dir",
     "keys",
+    "ssh_config",
+    "link_timeout_seconds",
 }
-_NODE_KEYS = {"name", "docker_host", "context", "builder", "gfx", "local"}
+_NODE_KEYS = {
+    "name", "docker_host", "context", "builder", "gfx", "local", "tls_ca", "tls_cert", "tls_key",
+}  # fmt: skip
+_TLS_KEYS = ("tls_ca", "tls_cert", "tls_key")
 _SERVICE_KEYS = {"url"}
 _HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "fd://")
 
@@ -303,6 +318,7 @@ class _Validator:
             local = (host is None and strings["context"] is None) or bool(
                 host and host.startswith("unix://")
             )
+        tls = self.node_tls(item, label, index, host)
         return NodeConfig(
             name=name,
             docker_host=host,
@@ -310,7 +326,40 @@ class _Validator:
             builder=strings["builder"],
             gfx=gfx,
             local=bool(local),
+            **tls,
         )
+
+    def file_path(self, value: Any, key: str, table: str | None = None, index: int = 0) -> Path:
+        """A path key: a non-empty string, relative to the fleet file, naming an existing file."""
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail("must be a path", key, table, index)
+        path = (self.path.parent / value).resolve()
+        if not path.is_file():
+            raise self.fail(f"no such file: {path}", key, table, index)
+        return path
+
+    def node_tls(
+        self, item: Mapping[str, Any], label: str, index: int, host: str | None
+    ) -> dict[str, str]:
+        """tls_ca / tls_cert / tls_key of a tcp:// node, as absolute paths."""
+        given = [key for key in _TLS_KEYS if item.get(key) is not None]
+        if not given:
+            return {}
+        if not (host and host.startswith("tcp://")):
+            raise self.fail(
+                "TLS files need a tcp:// docker_host (a context keeps its own)",
+                f"{label}.{given[0]}",
+                "nodes",
+                index,
+            )
+        if ("tls_cert" in given) != ("tls_key" in given):
+            missing = "tls_key" if "tls_cert" in given else "tls_cert"
+            raise self.fail(
+                "give tls_cert and tls_key together", f"{label}.{missing}", "nodes", index
+            )
+        return {
+            key: str(self.file_path(item[key], f"{label}.{key}", "nodes", index)) for key in given
+        }
 
     def keys(self, table: Any, prefix: str = "") -> dict[str, str]:
         """`[keys]` as binding id -> key. TOML reads `fleet.rebuild = "R"` as a nested table,
@@ -347,6 +396,9 @@ class _Validator:
             raise self.fail("must be a path", "state_dir")
         keys = self.keys(data.get("keys", {}))
         refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
+        ssh_config = (
+            self.file_path(data["ssh_config"], "ssh_config") if "ssh_config" in data else None
+        )
         return FleetConfig(
             source=self.path,
             bake_file=(base / bake).resolve(),
@@ -359,4 +411,6 @@ class _Validator:
             read_only=read_only,
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
+            ssh_config=ssh_config,
+            link_timeout_seconds=self.number(data, "link_timeout_seconds", 120.0, 5, 3600),
         )

@@ -113,6 +113,7 @@ async def probe_fleet(
     disk = state_dir(config)
     probers.nodes.host.prime()
     prev_nodes = {n.name: n for n in previous.nodes} if previous else {}
+    ssh_config = str(config.ssh_config) if config.ssh_config else None
 
     tasks: dict[str, asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot]] = {}
     for node in config.nodes:
@@ -120,7 +121,12 @@ async def probe_fleet(
             continue
         tasks[f"node:{node.name}"] = asyncio.ensure_future(
             probers.nodes.probe(
-                node, deadline=deadline, previous=prev_nodes.get(node.name), now=now, disk_path=disk
+                node,
+                deadline=deadline,
+                previous=prev_nodes.get(node.name),
+                now=now,
+                disk_path=disk,
+                ssh_config=ssh_config,
             )
         )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))
@@ -231,6 +237,9 @@ class FleetMonitor:
             nodes=NodeProber(
                 builders=BuildxLs(refresh_seconds=builder_refresh_seconds),
                 count_containers=count_containers,
+                # the kept ssh connection outlives a crashed console this long at most, and
+                # never lapses between two rounds
+                ssh_persist=max(60.0, 3 * config.refresh_seconds),
             ),
             http=HttpClients(),
         )
@@ -311,6 +320,8 @@ class FleetMonitor:
             self._running = False
             if self.probers.http is not None:
                 await self.probers.http.aclose()
+            # `ssh -O exit` for each kept connection: a few ms each, off the loop
+            await asyncio.get_running_loop().run_in_executor(None, self.probers.nodes.close)
 
     def stop(self) -> None:
         """Ask `run()` to return after the current round."""

@@ -10,6 +10,11 @@ through `sshdial` (BatchMode ssh in its own session, killed when its probe is ab
 Every refresh asks each engine /_ping and, unless the prober was made with
 `count_containers=False` (the console's monitor: no screen shows the count), the running
 containers.
+A failure names the step that failed (`failure.Step`: dns, connect, host key, auth, engine),
+classified from ssh's words, the TLS error, or the socket error; a probe that ran out of time
+asks the kernel whether its connection is the one not answering (`tcpstate`): then it is the
+link (`connect`), else the engine.
+
 dockerd 20.10 runs `runc --version` and `docker-init --version` for every /version and /info,
 which makes those ~10x dearer on the engine's side (100 nodes: 1.8 s instead of 0.45 s), so
 they are asked once per engine version (the `Server` header of /_ping names it), at most every
@@ -25,9 +30,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rocmtui.core import tcpstate
 from rocmtui.core.probes._common import Stuck, ThreadGate, fmt_seconds, one_line, remaining
 from rocmtui.core.probes.endpoints import Endpoint
-from rocmtui.core.probes.sshdial import SSHDialer
+from rocmtui.core.probes.failure import ReachError, Step, network_failure, tls_failure
+from rocmtui.core.probes.sshdial import DEFAULT_PERSIST, SSHDialer, SSHMasters
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
 STATIC_TTL = 600.0
@@ -65,7 +72,12 @@ class _Live:
 
 
 class EngineError(Exception):
-    """The engine did not answer properly; `str()` is the one-line reason."""
+    """The engine did not answer properly; `str()` is the one-line reason, `step` the step of
+    reaching it that failed (None when not known)."""
+
+    def __init__(self, reason: str, step: Step | None = None) -> None:
+        super().__init__(reason)
+        self.step = step
 
 
 _ERRNO_WORDS = {
@@ -107,9 +119,19 @@ def describe_error(exc: BaseException, timeout: float) -> str:
     return one_line(str(exc) or type(exc).__name__)
 
 
-def _dialer(endpoint: Endpoint, timeout: float) -> SSHDialer | None:
+def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
     """For ssh:// endpoints, the dialer that will own the ssh child (cheap, loop-safe)."""
-    return SSHDialer(endpoint.base_url, timeout) if endpoint.base_url.startswith("ssh://") else None
+    if not endpoint.base_url.startswith("ssh://"):
+        return None
+    return SSHDialer(endpoint.base_url, timeout, masters, endpoint.ssh_config)
+
+
+def _host_of(endpoint: Endpoint) -> str:
+    """The engine's host as the operator wrote it (for reasons)."""
+    import urllib.parse
+
+    parsed = urllib.parse.urlsplit(endpoint.base_url)
+    return parsed.hostname or endpoint.base_url
 
 
 def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
@@ -156,12 +178,28 @@ def _finish(client: Any, dialer: Any) -> None:
         dialer.reap()
 
 
-def _fail(exc: Exception, dialer: Any, timeout: float) -> EngineError:
-    said = dialer.stderr_line() if dialer is not None else None
-    return EngineError(said or describe_error(exc, timeout))
+def _fail(exc: Exception, dialer: SSHDialer | None, timeout: float, host: str) -> EngineError:
+    """The engine error for `exc`, with the step that failed when it can be told."""
+    if dialer is not None:
+        said = dialer.failure()
+        if said is not None:
+            return EngineError(said.reason, said.step)
+        return EngineError(describe_error(exc, timeout), Step.ENGINE)
+    known = tls_failure(exc, host) or network_failure(exc, host)
+    if known is not None:
+        return EngineError(known.reason, known.step)
+    reason = describe_error(exc, timeout)
+    if "HTTP request to an HTTPS server" in reason or "Client sent an HTTP request" in reason:
+        return EngineError(
+            f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
+        )
+    step = Step.ENGINE if reason.startswith("engine error") else None
+    return EngineError(reason, step)
 
 
-def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Live:
+def _ask_live(
+    client: Any, dialer: SSHDialer | None, timeout: float, containers: bool, host: str = "?"
+) -> _Live:
     """Blocking: /_ping (with its headers) and, when `containers`, the running containers."""
     api = client.api
     try:
@@ -177,7 +215,7 @@ def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Li
     except EngineError:
         raise
     except Exception as exc:
-        raise _fail(exc, dialer, timeout) from None
+        raise _fail(exc, dialer, timeout, host) from None
     return _Live(
         latency=latency,
         server=ping.headers.get("Server", ""),
@@ -186,13 +224,15 @@ def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Li
     )
 
 
-def _ask_static(client: Any, dialer: Any, timeout: float, server: str, info: bool) -> EngineStatic:
+def _ask_static(
+    client: Any, dialer: SSHDialer | None, timeout: float, server: str, info: bool, host: str = "?"
+) -> EngineStatic:
     """Blocking: /version, and /info when `info`."""
     try:
         version = client.api.version()
         answer = client.api.info() if info else {}
     except Exception as exc:
-        raise _fail(exc, dialer, timeout) from None
+        raise _fail(exc, dialer, timeout, host) from None
     os_name, arch = version.get("Os"), version.get("Arch")
     return EngineStatic(
         server=server,
@@ -206,15 +246,59 @@ def _ask_static(client: Any, dialer: Any, timeout: float, server: str, info: boo
 class EngineProber:
     """Engine probes with their process-long state: the thread gate and the static cache."""
 
-    def __init__(self, gate: ThreadGate | None = None, count_containers: bool = True) -> None:
+    def __init__(
+        self,
+        gate: ThreadGate | None = None,
+        count_containers: bool = True,
+        ssh_persist: float = DEFAULT_PERSIST,
+    ) -> None:
         self.gate = gate or ThreadGate()
         self.count_containers = count_containers
+        self.masters = SSHMasters(persist=ssh_persist)  # one kept ssh connection per node
+        self._addresses: dict[str, tuple[str, int] | None] = {}  # tcp URL -> resolved address
         self._static: dict[str, tuple[float, EngineStatic]] = {}  # endpoint -> (fetched, it)
         self._pending: dict[str, asyncio.Future[EngineStatic | None]] = {}
         self._clients: dict[tuple[str, float], Any] = {}  # (key, timeout) -> idle client
 
+    def close(self) -> None:
+        """End the ssh connections this prober keeps (blocking, a few ms per node)."""
+        self.masters.close()
+
+    def _link_step(self, endpoint: Endpoint, dialer: SSHDialer | None) -> Step:
+        """After a timeout: `connect` when our connection to the engine's host has data out
+        unacknowledged (the link), else `engine` (connected, and the engine is silent)."""
+        if dialer is not None:
+            pid = dialer.master_pid or self.masters.pid_of(dialer.target, dialer.ssh_config)
+            if pid is None:
+                return Step.CONNECT
+            view = tcpstate.link_view([pid])
+        else:
+            import os
+
+            address = self._addresses.get(endpoint.base_url)
+            if address is None:
+                return Step.CONNECT if endpoint.transport in ("tls", "tcp") else Step.ENGINE
+            view = tcpstate.link_view([os.getpid()], remote=address)
+        return Step.CONNECT if view is None or view.down else Step.ENGINE
+
+    def _remember_address(self, endpoint: Endpoint) -> None:
+        """Resolve a tcp:// engine's address once (in the probe thread: it may ask DNS)."""
+        if endpoint.transport not in ("tls", "tcp") or endpoint.base_url in self._addresses:
+            return
+        import socket
+        import urllib.parse
+
+        parsed = urllib.parse.urlsplit(endpoint.base_url)
+        found: tuple[str, int] | None = None
+        try:
+            infos = socket.getaddrinfo(parsed.hostname or "", parsed.port or 2376, 0, 1)
+            found = (str(infos[0][4][0]), int(infos[0][4][1]))
+        except (OSError, IndexError, ValueError):
+            found = None
+        self._addresses[endpoint.base_url] = found
+
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout))
+        dialer = _dialer(endpoint, max(0.2, timeout), self.masters)
 
         reuse = (key, round(timeout, 1))
 
@@ -225,12 +309,22 @@ class EngineProber:
             # one that failed, or an ssh one, is closed.
             client = self._clients.pop(reuse, None) if dialer is None else None
             try:
+                if dialer is not None:
+                    dialer.prepare()  # the node's kept ssh connection: started if not up
+                else:
+                    self._remember_address(endpoint)
                 if client is None:
                     client = _client(endpoint, max(0.2, timeout), dialer)
+            except ReachError as exc:
+                if dialer is not None:
+                    dialer.reap()
+                raise EngineError(exc.reason, exc.step) from None
             except Exception as exc:
                 if dialer is not None:
                     dialer.reap()
-                raise EngineError(one_line(f"cannot make a docker client: {exc}")) from None
+                raise EngineError(
+                    one_line(f"cannot make a docker client: {exc}"), Step.CONFIG
+                ) from None
             try:
                 result = call(client, dialer)
             except BaseException:
@@ -249,10 +343,13 @@ class EngineProber:
         except Stuck as stuck:
             raise EngineError(
                 f"no answer for {fmt_seconds(time.monotonic() - stuck.since)}"
-                " (previous probe still stuck)"
+                " (previous probe still stuck)",
+                self._link_step(endpoint, dialer),
             ) from None
         except TimeoutError:
-            raise EngineError(f"no answer in {fmt_seconds(timeout)}") from None
+            raise EngineError(
+                f"no answer in {fmt_seconds(timeout)}", self._link_step(endpoint, dialer)
+            ) from None
 
     async def _static_for(
         self, endpoint: Endpoint, server: str, info: bool, timeout: float
@@ -280,7 +377,9 @@ class EngineProber:
                         f"static:{url}",
                         endpoint,
                         timeout,
-                        lambda c, d: _ask_static(c, d, max(0.2, timeout), server, info),
+                        lambda c, d: _ask_static(
+                            c, d, max(0.2, timeout), server, info, _host_of(endpoint)
+                        ),
                     )
                 except EngineError:
                     return None
@@ -320,7 +419,9 @@ class EngineProber:
                 f"engine:{name}:{endpoint.base_url}",
                 endpoint,
                 deadline,
-                lambda c, d: _ask_live(c, d, max(0.2, deadline), self.count_containers),
+                lambda c, d: _ask_live(
+                    c, d, max(0.2, deadline), self.count_containers, _host_of(endpoint)
+                ),
             )
         except BaseException:
             if early is not None:

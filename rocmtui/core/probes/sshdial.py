@@ -1,64 +1,372 @@
-"""ssh:// engines without paramiko: `ssh ... docker system dial-stdio` over a socketpair.
+"""ssh:// engines without paramiko: OpenSSH, one kept connection per node, dial-stdio sessions.
 
 The docker SDK's own ssh:// support needs paramiko (not installed here), ignores the client
-timeout, and its shell-out mode may prompt on the operator's tty. This adapter starts
+timeout, and its shell-out mode may prompt on the operator's tty. Instead:
 
-    ssh -o BatchMode=yes -o ConnectTimeout=N -T -x [-l USER] [-p PORT] -- HOST \
-        docker system dial-stdio
+* One master connection per node (`SSHMasters`), started with
+  `ssh -N -f -o ControlMaster=yes -o ControlPath=DIR/N -o ControlPersist=P ... HOST`: the one
+  login. Every probe is then a session over it (`ssh -o ControlMaster=no -o ControlPath=... HOST
+  docker system dial-stdio`, in a session of its own with one end of a socketpair as its
+  stdin/stdout; the SDK talks HTTP over the other end, a real socket, so the client timeout
+  applies to every read). A 2 s refresh is one login per node for as long as the link holds,
+  not one per refresh (sshd logs each login; the bench counts them).
+* The masters are owned by the process that started them: their control sockets live in a
+  short folder of its own (`/tmp/rt-ssh-XXXX/0`, `/1` ..., mode 0700: a unix socket path is
+  limited to 108 bytes and ssh first binds the path plus a 17-byte temporary suffix, so the
+  length is checked up front; a number per master rather than `%C`, whose expansion would cost
+  an `ssh -G` per node), and `close()` (also at interpreter exit) ends each with
+  `ssh -O exit`. A master whose owner died without that (SIGKILL) ends by itself
+  `ControlPersist` seconds after its last session: bounded, never leaked for good.
+* Never a prompt: `BatchMode=yes`, and no terminal (each ssh runs in a new session). An
+  unknown or changed host key is refused (`StrictHostKeyChecking=yes`, not `accept-new`: a
+  console polling unattended must not trust a first key by itself, the key a reinstalled or
+  impostor host shows; a person checks it once) and reported as such, with the ssh's words
+  classified (`failure.ssh_failure`): dns, connect, host key, auth, engine. `UpdateHostKeys=no`:
+  rocmtui never writes the operator's known_hosts.
+* A black-holed link: the master sends keepalives (`ServerAliveInterval`/`ServerAliveCountMax`)
+  and exits within a few seconds of silence; each probe has its own deadline besides, and an
+  abandoned probe's ssh child is killed.
+* `ssh_config` (the fleet file's): passed as `-F` to every ssh; without it OpenSSH reads
+  ~/.ssh/config of the passwd entry's home, as docker's own ssh does.
 
-in a session of its own (no controlling tty, so it can never prompt) with one end of a
-`socket.socketpair()` as its stdin/stdout. The SDK talks HTTP over the other end, which is a
-real socket, so the client timeout applies to every read; `kill()` ends the ssh children when
-a probe is abandoned, which unblocks the probe thread. This module imports nothing heavy (it is
-used on the event loop); the requests adapter lives in `sshadapter`, used in probe threads.
+This module imports nothing heavy (it is used on the event loop); the requests adapter lives in
+`sshadapter`, used in probe threads.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import os
+import shutil
 import signal
 import socket
+import struct
 import subprocess
+import tempfile
 import threading
+import time
 import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
 
 from rocmtui.core.probes._common import one_line
+from rocmtui.core.probes.failure import ReachError, Step, ssh_failure
+
+SUN_PATH_MAX = 108  # bytes of a unix socket path, its NUL included
+SSH_BIND_SUFFIX = 17  # ssh binds PATH + ".XXXXXXXXXXXXXXXX" and renames it
+DEFAULT_PERSIST = 60.0  # seconds a master outlives its last session when its owner is gone
 
 
-def ssh_argv(url: str, timeout: float) -> list[str]:
-    """The ssh command line that dials the engine behind `ssh://[user@]host[:port]`."""
+@dataclass(frozen=True, slots=True)
+class SshTarget:
+    """Where `ssh://[user@]host[:port][/socket]` points."""
+
+    host: str
+    user: str | None = None
+    port: int | None = None
+    socket_path: str | None = None  # the remote engine's socket, when the URL names one
+
+    @property
+    def label(self) -> str:
+        """`user@host` as people write it."""
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+
+def parse_ssh_url(url: str) -> SshTarget:
+    """The parts of an ssh:// DOCKER_HOST (ValueError with a one-line reason when it is not)."""
     parsed = urllib.parse.urlsplit(url)
-    if parsed.scheme != "ssh" or not parsed.hostname:
+    if parsed.scheme != "ssh":
         raise ValueError(f"not an ssh:// URL: {url!r}")
-    argv = [
-        "ssh",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        f"ConnectTimeout={max(1, math.ceil(timeout))}",
-        "-o",
-        f"ServerAliveInterval={max(1, math.ceil(timeout))}",
-        "-o",
-        "ServerAliveCountMax=1",
-        "-T",
-        "-x",
-    ]
-    if parsed.username:
-        argv += ["-l", parsed.username]
-    if parsed.port:
-        argv += ["-p", str(parsed.port)]
-    return [*argv, "--", parsed.hostname, "docker", "system", "dial-stdio"]
+    if parsed.password is not None:
+        raise ValueError(f"a password in an ssh:// URL is not used; use a key: {url!r}")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"an ssh:// URL takes no ?query or #fragment: {url!r}")
+    try:
+        port = parsed.port
+    except ValueError:
+        raise ValueError(f"bad port in {url!r}") from None
+    host = parsed.hostname
+    if not host:
+        raise ValueError(f"no host in {url!r}")
+    path = parsed.path if parsed.path not in ("", "/") else None
+    return SshTarget(host=host, user=parsed.username or None, port=port, socket_path=path)
+
+
+def base_argv(target: SshTarget, ssh_config: str | None, timeout: float) -> list[str]:
+    """ssh and the options every one of our ssh runs takes (never a prompt, never a new key)."""
+    argv = ["ssh"]
+    if ssh_config:
+        argv += ["-F", ssh_config]
+    argv += [
+        "-o", "BatchMode=yes",
+        "-o", "StrictHostKeyChecking=yes",
+        "-o", "UpdateHostKeys=no",
+        "-o", f"ConnectTimeout={max(1, math.ceil(timeout))}",
+        "-T", "-x",
+    ]  # fmt: skip
+    if target.user:
+        argv += ["-l", target.user]
+    if target.port:
+        argv += ["-p", str(target.port)]
+    return argv
+
+
+def dial_command(target: SshTarget) -> list[str]:
+    """The remote command that connects stdio to the engine."""
+    host = ["--host", f"unix://{target.socket_path}"] if target.socket_path else []
+    return ["docker", *host, "system", "dial-stdio"]
+
+
+def ssh_argv(url: str, timeout: float, ssh_config: str | None = None) -> list[str]:
+    """A stand-alone (no master) ssh command line dialing the engine behind `url`."""
+    target = parse_ssh_url(url)
+    alive = str(max(1, math.ceil(timeout)))
+    argv = base_argv(target, ssh_config, timeout)
+    argv += ["-o", f"ServerAliveInterval={alive}", "-o", "ServerAliveCountMax=1"]
+    return [*argv, "--", target.host, *dial_command(target)]
+
+
+def _peer_pid(path: str) -> int | None:
+    """The pid of the master listening on control socket `path`; None if none listens."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        try:
+            sock.connect(path)
+        except OSError:
+            return None
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, _, _ = struct.unpack("3i", creds)
+    return int(pid)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+class _Master:
+    """One node's master connection (its control path and what its last start said)."""
+
+    def __init__(self, path: str, log: Path) -> None:
+        self.path = path
+        self.log = log
+        self.lock = threading.Lock()
+        self.starting: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self.logins = 0  # masters started (each one login)
+
+
+class SSHMasters:
+    """The master connections this process owns, one per ssh target and config."""
+
+    def __init__(self, persist: float = DEFAULT_PERSIST, root: str | None = None) -> None:
+        self.persist = persist
+        self._root = root
+        self._dir: str | None = None
+        self._masters: dict[tuple[SshTarget, str | None], _Master] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+
+    @property
+    def logins(self) -> int:
+        """How many masters (logins) this pool started."""
+        return sum(m.logins for m in self._masters.values())
+
+    def _folder(self) -> str:
+        with self._lock:
+            if self._dir is None:
+                root = self._root or self._short_root()
+                self._dir = tempfile.mkdtemp(prefix="rt-ssh-", dir=root)
+                atexit.register(self.close)
+            return self._dir
+
+    @staticmethod
+    def _short_root() -> str:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        if runtime and len(runtime) < 40 and os.access(runtime, os.W_OK):
+            return runtime
+        return "/tmp"
+
+    def control_path(self, index: int) -> str:
+        """The control socket of the index-th master, checked against the socket path limit."""
+        path = os.path.join(self._folder(), str(index))
+        longest = len(os.fsencode(path)) + SSH_BIND_SUFFIX + 1
+        if longest > SUN_PATH_MAX:
+            raise ReachError(
+                Step.CONFIG,
+                one_line(
+                    f"ssh control path {path} would be {longest} bytes, over the "
+                    f"{SUN_PATH_MAX}-byte unix socket limit: use a shorter temporary folder"
+                ),
+            )
+        return path
+
+    def _entry(self, target: SshTarget, ssh_config: str | None) -> _Master:
+        key = (target, ssh_config)
+        with self._lock:
+            master = self._masters.get(key)
+            if master is None:
+                path = self.control_path(len(self._masters))
+                master = _Master(path, Path(f"{path}.log"))
+                self._masters[key] = master
+            return master
+
+    def ensure(
+        self, target: SshTarget, ssh_config: str | None, timeout: float
+    ) -> tuple[str, int | None]:
+        """A live master for `target`: (its control path, its pid). Starts one if none
+        listens (the login); raises ReachError naming the step that failed."""
+        if self._closed:
+            raise ReachError(None, "ssh connections are closed (the console is ending)")
+        master = self._entry(target, ssh_config)
+        deadline = time.monotonic() + timeout
+        if not master.lock.acquire(timeout=max(0.0, timeout)):
+            raise ReachError(Step.CONNECT, f"no answer from {target.label}: still connecting")
+        try:
+            path = master.path
+            pid = _peer_pid(path)
+            if pid is not None:
+                master.pid = pid
+                return path, pid
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # a stale socket of a master that was killed
+            self._start(target, ssh_config, master, path, max(0.2, deadline - time.monotonic()))
+            master.pid = _peer_pid(path)
+            return path, master.pid
+        finally:
+            master.lock.release()
+
+    def _start(
+        self,
+        target: SshTarget,
+        ssh_config: str | None,
+        master: _Master,
+        path: str,
+        timeout: float,
+    ) -> None:
+        alive = max(1, math.ceil(timeout / 2))
+        argv = base_argv(target, ssh_config, timeout)
+        argv += [
+            "-o", "ControlMaster=yes",
+            "-o", f"ControlPath={path}",
+            "-o", f"ControlPersist={max(1, math.ceil(self.persist))}",
+            "-o", f"ServerAliveInterval={alive}",
+            "-o", "ServerAliveCountMax=2",
+            "-E", str(master.log),  # what the master says later (link lost) goes here too
+            "-N", "-f", "--", target.host,
+        ]  # fmt: skip
+        master.log.write_bytes(b"")
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # no controlling tty: ssh cannot prompt
+            close_fds=True,
+        )
+        master.starting = proc
+        master.logins += 1
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            said = self._said(master)
+            if said:
+                raise ssh_failure(said, target.label, None) from None
+            raise ReachError(
+                Step.CONNECT, f"no answer from {target.label} in {round(timeout, 1):g}s"
+            ) from None
+        finally:
+            master.starting = None
+        if code != 0 or _peer_pid(path) is None:
+            raise ssh_failure(self._said(master), target.label, code)
+
+    @staticmethod
+    def _said(master: _Master) -> str:
+        try:
+            return master.log.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def pid_of(self, target: SshTarget, ssh_config: str | None) -> int | None:
+        """The pid of `target`'s master as last seen (None: none started or found)."""
+        master = self._masters.get((target, ssh_config))
+        return master.pid if master else None
+
+    def last_words(self, target: SshTarget, ssh_config: str | None) -> str:
+        """What the target's master last logged (e.g. why it gave up)."""
+        master = self._masters.get((target, ssh_config))
+        return self._said(master) if master else ""
+
+    def kill_starting(self, target: SshTarget | None = None, ssh_config: str | None = None) -> None:
+        """Kill the master start in progress for `target` (every one when None): its probe was
+        abandoned, or the pool is closing."""
+        for key, master in list(self._masters.items()):
+            proc = master.starting
+            if proc is not None and (target is None or key == (target, ssh_config)):
+                _kill_group(proc)
+
+    def close(self) -> None:
+        """End every master this pool started (`ssh -O exit`) and remove the folder."""
+        self._closed = True
+        self.kill_starting()
+        for (target, ssh_config), master in list(self._masters.items()):
+            if _peer_pid(master.path) is None:
+                continue
+            argv = base_argv(target, ssh_config, 1)
+            argv += ["-o", f"ControlPath={master.path}", "-O", "exit", "--", target.host]
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    argv, capture_output=True, timeout=5, stdin=subprocess.DEVNULL, check=False
+                )
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 class SSHDialer:
-    """Starts and tracks the ssh children of one probe."""
+    """Starts and tracks the ssh children of one probe (sessions over the node's master)."""
 
-    def __init__(self, url: str, timeout: float) -> None:
-        self.argv = ssh_argv(url, timeout)
+    def __init__(
+        self,
+        url: str,
+        timeout: float,
+        masters: SSHMasters | None = None,
+        ssh_config: str | None = None,
+    ) -> None:
+        self.target = parse_ssh_url(url)
+        self.timeout = timeout
+        self.masters = masters
+        self.ssh_config = ssh_config
+        self.master_pid: int | None = None
+        self._control: str | None = None
         self._procs: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
+
+    def prepare(self) -> None:
+        """Make sure the node's master is up (blocking; raises ReachError)."""
+        if self.masters is not None:
+            self._control, self.master_pid = self.masters.ensure(
+                self.target, self.ssh_config, self.timeout
+            )
+
+    @property
+    def argv(self) -> list[str]:
+        """The ssh command of one dial-stdio session."""
+        if self._control is None:
+            return ssh_argv(
+                f"ssh://{self.target.label}"
+                + (f":{self.target.port}" if self.target.port else "")
+                + (self.target.socket_path or ""),
+                self.timeout,
+                self.ssh_config,
+            )
+        argv = base_argv(self.target, self.ssh_config, self.timeout)
+        argv += ["-o", "ControlMaster=no", "-o", f"ControlPath={self._control}"]
+        return [*argv, "--", self.target.host, *dial_command(self.target)]
 
     def dial(self, timeout: float) -> socket.socket:
         """A connected socket whose other end is a fresh `ssh ... dial-stdio`."""
@@ -82,10 +390,10 @@ class SSHDialer:
         ours.settimeout(timeout)
         return ours
 
-    def stderr_line(self, wait: float = 0.5) -> str | None:
-        """What an ssh child that exited said on stderr. Called after the connection broke,
-        so the child is exiting: give it up to `wait` seconds to be reaped, then read only
-        what its pipe already holds."""
+    def stderr_text(self, wait: float = 0.5) -> tuple[str, int | None]:
+        """What an ssh child that exited said on stderr, and its exit code. Called after the
+        connection broke, so the child is exiting: give it up to `wait` seconds to be reaped,
+        then read only what its pipe already holds."""
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
@@ -95,27 +403,39 @@ class SSHDialer:
                 continue
             os.set_blocking(proc.stderr.fileno(), False)
             with contextlib.suppress(OSError, TypeError):
-                data = proc.stderr.read(4096) or b""
-                lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-                if lines:
-                    return one_line("ssh: " + lines[-1])
-        return None
+                data = proc.stderr.read(8192) or b""
+                text = data.decode("utf-8", "replace")
+                if text.strip() or proc.returncode:
+                    return text, proc.returncode
+        return "", None
+
+    def failure(self) -> ReachError | None:
+        """The classified failure of a session that ended, if it said anything."""
+        text, code = self.stderr_text()
+        if not text.strip() and not code:
+            return None
+        return ssh_failure(text, self.target.label, code)
+
+    def stderr_line(self, wait: float = 0.5) -> str | None:
+        """The failure's one-line reason (None when the ssh child said nothing)."""
+        failure = self.failure()
+        return failure.reason if failure else None
 
     def kill(self) -> None:
-        """End every ssh child (and anything it started) now."""
+        """End every ssh child (and anything it started) now; and a master start in progress."""
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+            _kill_group(proc)
+        if self.masters is not None:
+            self.masters.kill_starting(self.target, self.ssh_config)
 
     def reap(self) -> None:
         """Kill and wait for every child, closing its pipes."""
-        self.kill()
         with self._lock:
             procs, self._procs = self._procs, []
         for proc in procs:
+            _kill_group(proc)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
             if proc.stderr is not None:
