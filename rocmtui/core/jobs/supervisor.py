@@ -28,9 +28,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from rocmtui.core.jobs.procs import start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
+
+if TYPE_CHECKING:
+    from rocmtui.core.jobs.linkwatch import LinkGuard
 from rocmtui.core.states import JobState
 
 EXIT_CODE_NOT_STARTED = 127
@@ -89,13 +93,21 @@ def _format_duration(seconds: float) -> str:
 class Supervisor:
     """Runs bake for one job and records how it ended."""
 
-    def __init__(self, store: JobStore, job_id: str, argv: Sequence[str], push: bool) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        job_id: str,
+        argv: Sequence[str],
+        push: bool,
+        link: LinkGuard | None = None,
+    ) -> None:
         self.store = store
         self.job_id = job_id
         self.argv = list(argv)
         self.push = push
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
+        self.link = link  # a remote node's link, watched while bake runs (linkwatch.py)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signals.append(signum)
@@ -145,9 +157,12 @@ class Supervisor:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         return self.proc.wait(timeout=1.0)
                 else:
-                    ready, _, _ = select.select([pidfd, wake_r], [], [])
+                    period = self.link.period if self.link else None
+                    ready, _, _ = select.select([pidfd, wake_r], [], [], period)
                     if pidfd in ready:
                         return self.proc.wait()
+                    if self.link is not None:
+                        self.link.tick(_log)
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 4096)
                 if len(self.signals) > handled:
@@ -174,6 +189,9 @@ class Supervisor:
         if latest.cancel_requested_at is not None or self.signals:
             state = JobState.CANCELLED
             message = "cancelled" if latest.cancel_requested_at else "stopped by a signal"
+        elif self.link is not None and (link := self.link.message()) is not None:
+            state = JobState.FAILED if exit_code or self.link.watch.gave_up else JobState.SUCCEEDED
+            message = link
         elif exit_code == 0 and self.push and digest is None:
             state = JobState.FAILED
             message = "bake exited 0 but its metadata file names no pushed image digest"
@@ -212,6 +230,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         default=[],
         help="inherited descriptor of a slot lock (one per image the build makes)",
     )
+    parser.add_argument("--link-node", default=None, help="a remote node: watch the link to it")
+    parser.add_argument("--link-timeout", type=float, default=120.0, help="seconds down: give up")
     parser.add_argument("bake", nargs=argparse.REMAINDER, help="-- bake's argument list")
     args = parser.parse_args(argv)
     if args.bake and args.bake[0] == "--":
@@ -226,7 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.setsid()  # our own session and group: cancel signals exactly this group
     store = JobStore(Path(args.store))
-    sup = Supervisor(store, args.job, args.bake, args.push)
+    link = None
+    if args.link_node:
+        from rocmtui.core.jobs.linkwatch import LinkGuard
+
+        link = LinkGuard(store, args.job, args.link_node, args.link_timeout)
+    sup = Supervisor(store, args.job, args.bake, args.push, link)
     try:
         record = sup.start()
     except OSError as exc:
