@@ -86,6 +86,7 @@ class JobView:
     error_step: str | None = None
     message: str | None = None  # why it failed to start, was lost, or was cancelled
     progress: ProgressView | None = None
+    link_down_since: float | None = None  # the link to its remote node is down (evidence says)
 
     @property
     def active(self) -> bool:

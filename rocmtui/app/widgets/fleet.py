@@ -132,7 +132,7 @@ class NodesPanel(FleetPanel):
             waiting_cell(palette)
             if pending and state != NodeState.STALLED  # a stall is never hidden
             else state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
-            safe(node.name, "bold", 40),
+            self.name_cell(node, palette),
             safe(node.gfx or "—", "", 10),
             self.output_cell(state, job, now, palette),
             self.job_cell(node, state, job, now, palette),
@@ -157,6 +157,8 @@ class NodesPanel(FleetPanel):
             cell = Text(style=palette.bad if state == NodeState.DOWN else palette.muted)
             if since is not None:
                 cell.append(f"since {fmt_clock(since)} ({fmt_age(now - since)}) ")
+            if node.failed_step:  # which step of reaching it failed: dns, connect, auth ...
+                cell.append(clean(node.failed_step, 12) + ": ", style="bold")
             cell.append(clean(node.reason or "no answer", 160))
             return cell
         if job is None:
@@ -169,6 +171,13 @@ class NodesPanel(FleetPanel):
             cell.append(" " + counter, style=palette.accent)
         if job.progress and job.progress.step:
             cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
+        return cell
+
+    def name_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
+        """The node's name, then how it is reached (unix, ssh, tls, context/...)."""
+        cell = safe(node.name, "bold", 40)
+        if node.via:
+            cell.append(" " + clean(node.via, 14), style=palette.muted)
         return cell
 
     def output_cell(self, state: str, job: JobView | None, now: float, palette: Palette) -> Text:
@@ -289,7 +298,8 @@ class JobsPanel(FleetPanel):
         progress = job.progress
         if job.active:
             cell = Text(fmt_counter(progress), style=palette.accent)
-            style = palette.alarm if job.state == JobState.STALLED else palette.muted
+            loud = job.state == JobState.STALLED or job.link_down_since is not None
+            style = palette.alarm if loud else palette.muted
             if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
                 cell.append(" " + clean(job.evidence, 80), style=style)
             elif progress and progress.last_output_at is not None:
