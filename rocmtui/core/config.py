@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class NodeConfig:
     tls_ca: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    ssh_config: str | None = None  # the fleet file's ssh_config, for an ssh:// engine (`-F`)
 
     @property
     def endpoint(self) -> str:
@@ -399,6 +400,8 @@ class _Validator:
         ssh_config = (
             self.file_path(data["ssh_config"], "ssh_config") if "ssh_config" in data else None
         )
+        if ssh_config is not None:  # every node carries it: a probe needs only its node
+            nodes = tuple(replace(n, ssh_config=str(ssh_config)) for n in nodes)
         return FleetConfig(
             source=self.path,
             bake_file=(base / bake).resolve(),

@@ -113,7 +113,6 @@ async def probe_fleet(
     disk = state_dir(config)
     probers.nodes.host.prime()
     prev_nodes = {n.name: n for n in previous.nodes} if previous else {}
-    ssh_config = str(config.ssh_config) if config.ssh_config else None
 
     tasks: dict[str, asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot]] = {}
     for node in config.nodes:
@@ -121,12 +120,7 @@ async def probe_fleet(
             continue
         tasks[f"node:{node.name}"] = asyncio.ensure_future(
             probers.nodes.probe(
-                node,
-                deadline=deadline,
-                previous=prev_nodes.get(node.name),
-                now=now,
-                disk_path=disk,
-                ssh_config=ssh_config,
+                node, deadline=deadline, previous=prev_nodes.get(node.name), now=now, disk_path=disk
             )
         )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))

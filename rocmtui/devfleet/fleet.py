@@ -229,9 +229,11 @@ def _add_remote(
         name,
         netns,
         gfx,
-        tls_listen=(f"{link.node_address}:{TLS_PORT}", cert),
+        # every address of the namespace: a test dials the spare one, in no certificate
+        tls_listen=(f"0.0.0.0:{TLS_PORT}", cert),
         socket_group=CI_UID,
     )
+    engine.tcp_host = f"tcp://{link.node_address}:{TLS_PORT}"
     engine.owns_netns = True  # made here for this engine: it goes when the engine stops
     return engine
 

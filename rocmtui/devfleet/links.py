@@ -1,10 +1,16 @@
 """A network link from the host into a node's namespace: the dev fleet's stand-in for the mesh.
 
 Each remote node gets a veth pair: one end in the host namespace, the other moved into the
-node's namespace, and a /29 of `10.213.0.0/16` between them (host .1, node .2, .3 spare for a
-second address: a TLS certificate's "wrong name" test dials it). ssh and TLS traffic to the node
-then really crosses an interface the tests can take down: `ip link set HOST_IF down` is a
-black hole (no reset, no netem needed), `up` brings it back.
+node's namespace, and a /29 of `198.18.0.0/15` (the range set aside for network test labs,
+RFC 2544) between them (host .1, node .2, .3 spare for a second address: a TLS certificate's
+"wrong name" test dials it). ssh and TLS traffic to the node then really crosses an interface
+the tests can take down: `down()` is a black hole (no reset, no netem needed), `up()` brings
+it back.
+
+It is the namespace's end that goes down, never the host's: with the host end down the kernel
+drops the link's route, and packets for the node take the default route out of the machine
+(tried: a host somewhere outside answered a TLS handshake for a 10.x address). With the far
+end down the host end only loses its carrier, its route stays, and packets vanish into it.
 
 Several fleets run on one machine at once (parallel test sessions, `make fleet-up`), so the
 block is chosen under a lock file, among those no interface on the host holds. The pair goes
@@ -25,7 +31,7 @@ from typing import Any
 
 from rocmtui.devfleet.procs import FleetError
 
-POOL = ipaddress.IPv4Network("10.213.0.0/16")
+POOL = ipaddress.IPv4Network("198.18.0.0/15")
 BLOCK_PREFIX = 29
 LOCK_FILE = Path("/tmp/rocmtui-devfleet-links.lock")
 
@@ -61,12 +67,12 @@ class VethLink:
 
     @property
     def host_if(self) -> str:
-        """The host end's interface name (what `down()` takes down)."""
+        """The host end's interface name."""
         return f"rth{self.index}"
 
     @property
     def node_if(self) -> str:
-        """The end inside the node's namespace."""
+        """The end inside the node's namespace (what `down()` takes down)."""
         return f"rtn{self.index}"
 
     def _addr(self, offset: int) -> str:
@@ -89,17 +95,21 @@ class VethLink:
         return self._addr(3)
 
     def down(self) -> None:
-        """Black-hole the link: packets vanish, nobody gets a reset."""
-        _ip("link", "set", self.host_if, "down")
+        """Black-hole the link: packets vanish, nobody gets a reset (the namespace's end goes
+        down; the host's keeps its route, see the module docstring)."""
+        _ip("-n", self.netns, "link", "set", self.node_if, "down")
 
     def up(self) -> None:
         """Bring the link back."""
-        _ip("link", "set", self.host_if, "up")
+        _ip("-n", self.netns, "link", "set", self.node_if, "up")
 
     def is_up(self) -> bool:
-        """Whether the host end is administratively up."""
+        """Whether the namespace's end is administratively up."""
         out = subprocess.run(
-            ["ip", "-o", "link", "show", self.host_if], capture_output=True, text=True, check=False
+            ["ip", "-n", self.netns, "-o", "link", "show", self.node_if],
+            capture_output=True,
+            text=True,
+            check=False,
         ).stdout
         return "<" in out and "UP" in out.split("<", 1)[1].split(">", 1)[0].split(",")
 

@@ -43,9 +43,8 @@ def endpoint_of(node: NodeConfig, config: FleetConfig | None, env: Mapping[str, 
     """The node's resolved engine endpoint (None when it cannot be resolved)."""
     from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
 
-    ssh_config = str(config.ssh_config) if config and config.ssh_config else None
     try:
-        return resolve_endpoint(node, env, ssh_config)
+        return resolve_endpoint(node, env)
     except EndpointError:
         return None
 

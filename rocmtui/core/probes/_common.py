@@ -94,16 +94,21 @@ class ThreadGate:
             try:
                 result = fn()
             except BaseException as exc:  # delivered to the awaiting side
+                done()
                 # InvalidStateError: the caller gave up at the same moment
                 with contextlib.suppress(concurrent.futures.InvalidStateError):
                     future.set_exception(exc)
             else:
+                done()
                 with contextlib.suppress(concurrent.futures.InvalidStateError):
                     future.set_result(result)
-            finally:
-                with self._lock:
-                    if self._running.get(key) is running:
-                        del self._running[key]
+
+        def done() -> None:
+            # before the answer is delivered: a caller that gets it and at once runs the key
+            # again must not find this thread still registered as stuck
+            with self._lock:
+                if self._running.get(key) is running:
+                    del self._running[key]
 
         with self._lock:
             previous = self._running.get(key)

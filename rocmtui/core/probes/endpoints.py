@@ -109,11 +109,9 @@ def context_endpoint(name: str, env: Mapping[str, str] | None = None) -> Endpoin
     )
 
 
-def resolve_endpoint(
-    node: NodeConfig, env: Mapping[str, str] | None = None, ssh_config: str | None = None
-) -> Endpoint:
-    """The engine address of `node`, the way the docker CLI would pick it; `ssh_config` is
-    the fleet file's (`ssh -F`) for an ssh:// engine."""
+def resolve_endpoint(node: NodeConfig, env: Mapping[str, str] | None = None) -> Endpoint:
+    """The engine address of `node`, the way the docker CLI would pick it (an ssh:// one with
+    the fleet file's `ssh_config`, for `ssh -F`)."""
     env = os.environ if env is None else env
     if node.docker_host:
         endpoint = Endpoint(
@@ -133,6 +131,6 @@ def resolve_endpoint(
             endpoint = context_endpoint(current, env)
         else:
             endpoint = Endpoint(DEFAULT_SOCKET, builder_name="default")
-    if ssh_config and endpoint.base_url.startswith("ssh://"):
-        endpoint = replace(endpoint, ssh_config=ssh_config)
+    if node.ssh_config and endpoint.base_url.startswith("ssh://"):
+        endpoint = replace(endpoint, ssh_config=node.ssh_config)
     return endpoint

@@ -37,6 +37,7 @@ from rocmtui.core.probes.failure import ReachError, Step, network_failure, tls_f
 from rocmtui.core.probes.sshdial import DEFAULT_PERSIST, SSHDialer, SSHMasters
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
+LINK_CHECK_TIMEOUT = 0.3  # s a timed-out tcp engine's host gets to accept a connection
 STATIC_TTL = 600.0
 
 
@@ -75,9 +76,10 @@ class EngineError(Exception):
     """The engine did not answer properly; `str()` is the one-line reason, `step` the step of
     reaching it that failed (None when not known)."""
 
-    def __init__(self, reason: str, step: Step | None = None) -> None:
+    def __init__(self, reason: str, step: Step | None = None, timed_out: bool = False) -> None:
         super().__init__(reason)
         self.step = step
+        self.timed_out = timed_out  # the client's own timeout: the link or the engine, to see
 
 
 _ERRNO_WORDS = {
@@ -194,7 +196,7 @@ def _fail(exc: Exception, dialer: SSHDialer | None, timeout: float, host: str) -
             f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
         )
     step = Step.ENGINE if reason.startswith("engine error") else None
-    return EngineError(reason, step)
+    return EngineError(reason, step, timed_out=reason.startswith("no answer in"))
 
 
 def _ask_live(
@@ -207,8 +209,14 @@ def _ask_live(
         # requests' own get(): the SDK's ping() hides the headers that name the engine
         ping = api.get(f"{api.base_url}/_ping", timeout=timeout)
         latency = time.perf_counter() - started
+        if ping.status_code == 400 and "HTTPS server" in ping.text:
+            raise EngineError(
+                f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
+            )
         if ping.status_code != 200 or ping.text.strip() != "OK":
-            raise EngineError(one_line(f"engine answered /_ping with HTTP {ping.status_code}"))
+            raise EngineError(
+                one_line(f"engine answered /_ping with HTTP {ping.status_code}"), Step.ENGINE
+            )
         running = (
             len(api.containers(filters={"status": "running"}, quiet=True)) if containers else None
         )
@@ -281,6 +289,20 @@ class EngineProber:
             view = tcpstate.link_view([os.getpid()], remote=address)
         return Step.CONNECT if view is None or view.down else Step.ENGINE
 
+    def _tcp_step(self, endpoint: Endpoint) -> Step:
+        """Blocking (a probe thread), after the client's own timeout: does the engine's host
+        still answer a connection at all? Yes: the engine is silent; no: the link."""
+        import socket
+
+        address = self._addresses.get(endpoint.base_url)
+        if address is None:
+            return Step.CONNECT
+        try:
+            with socket.create_connection(address, timeout=LINK_CHECK_TIMEOUT):
+                return Step.ENGINE
+        except OSError:
+            return Step.CONNECT
+
     def _remember_address(self, endpoint: Endpoint) -> None:
         """Resolve a tcp:// engine's address once (in the probe thread: it may ask DNS)."""
         if endpoint.transport not in ("tls", "tcp") or endpoint.base_url in self._addresses:
@@ -327,6 +349,11 @@ class EngineProber:
                 ) from None
             try:
                 result = call(client, dialer)
+            except EngineError as exc:
+                _finish(client, dialer)
+                if exc.timed_out and exc.step is None and dialer is None:
+                    exc.step = self._tcp_step(endpoint)  # the client closed its socket already
+                raise
             except BaseException:
                 _finish(client, dialer)
                 raise
@@ -340,6 +367,10 @@ class EngineProber:
             return await self.gate.run(
                 key, body, timeout, on_abandon=dialer.kill if dialer is not None else None
             )
+        except EngineError as exc:
+            if exc.step is None and exc.timed_out:
+                exc.step = self._link_step(endpoint, dialer)
+            raise
         except Stuck as stuck:
             raise EngineError(
                 f"no answer for {fmt_seconds(time.monotonic() - stuck.since)}"

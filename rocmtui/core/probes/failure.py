@@ -172,8 +172,12 @@ def _tls_words(text: str, host: str) -> ReachError | None:
 
 
 def tls_failure(exc: BaseException, host: str) -> ReachError | None:
-    """The TLS step that failed, when `exc` (or what caused it) is a TLS error."""
-    for item in _chain(exc):
+    """The TLS step that failed, when `exc` (or what caused it) is a TLS error (a handshake
+    that timed out is not one: the link or the engine is silent, see `tcpstate`)."""
+    chain = _chain(exc)
+    if any(isinstance(item, TimeoutError) or "timed out" in str(item) for item in chain):
+        return None
+    for item in chain:
         if isinstance(item, ssl.SSLCertVerificationError):
             text = f"{item.verify_message or ''} {item}"
             return _tls_words(text, host) or ReachError(

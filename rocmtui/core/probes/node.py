@@ -58,19 +58,17 @@ class NodeProber:
         previous: NodeSnapshot | None = None,
         now: float | None = None,
         disk_path: Path | None = None,
-        ssh_config: str | None = None,
     ) -> NodeSnapshot:
         """One node's snapshot, taken within `deadline` seconds (never raises).
 
         `disk_path` is the filesystem to report for a local node whose engine did not say
-        where its data lives (normally the console's state dir). `ssh_config` is the fleet
-        file's, for ssh:// engines.
+        where its data lives (normally the console's state dir).
         """
         now = time.time() if now is None else now
         deadline_at = time.monotonic() + deadline
         env = os.environ if self._env is None else self._env
         try:
-            endpoint = resolve_endpoint(node, env, ssh_config)
+            endpoint = resolve_endpoint(node, env)
         except EndpointError as exc:
             return _snapshot(
                 node, now, previous, NodeState.UNKNOWN, one_line(exc), step=Step.CONFIG
@@ -182,9 +180,6 @@ async def probe_node(
     deadline: float,
     previous: NodeSnapshot | None = None,
     now: float | None = None,
-    ssh_config: str | None = None,
 ) -> NodeSnapshot:
     """Probe one node with the process-wide `DEFAULT_NODE_PROBER`."""
-    return await DEFAULT_NODE_PROBER.probe(
-        node, deadline=deadline, previous=previous, now=now, ssh_config=ssh_config
-    )
+    return await DEFAULT_NODE_PROBER.probe(node, deadline=deadline, previous=previous, now=now)

@@ -23,6 +23,9 @@ timeout, and its shell-out mode may prompt on the operator's tty. Instead:
   impostor host shows; a person checks it once) and reported as such, with the ssh's words
   classified (`failure.ssh_failure`): dns, connect, host key, auth, engine. `UpdateHostKeys=no`:
   rocmtui never writes the operator's known_hosts.
+* A login slower than a probe's deadline is not killed at the deadline: it goes on in a thread
+  of its own (at most `START_TIMEOUT`), and the next round finds the master up. So a loaded
+  host does not make every round start a login and kill it again.
 * A black-holed link: the master sends keepalives (`ServerAliveInterval`/`ServerAliveCountMax`)
   and exits within a few seconds of silence; each probe has its own deadline besides, and an
   abandoned probe's ssh child is killed.
@@ -57,6 +60,8 @@ from rocmtui.core.probes.failure import ReachError, Step, ssh_failure
 SUN_PATH_MAX = 108  # bytes of a unix socket path, its NUL included
 SSH_BIND_SUFFIX = 17  # ssh binds PATH + ".XXXXXXXXXXXXXXXX" and renames it
 DEFAULT_PERSIST = 60.0  # seconds a master outlives its last session when its owner is gone
+START_TIMEOUT = 10.0  # seconds a login (a master's start) may take, whatever a probe's deadline
+RETRY_AFTER = 1.0  # s a failed login is reported as is before another is tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +153,18 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 class _Master:
-    """One node's master connection (its control path and what its last start said)."""
+    """One node's master connection: its control path, and its start when one runs."""
 
     def __init__(self, path: str, log: Path) -> None:
         self.path = path
         self.log = log
         self.lock = threading.Lock()
         self.starting: subprocess.Popen[bytes] | None = None
+        self.started: threading.Event | None = None  # set when the running start is over
+        self.attempt = 0  # starts so far; a waiter knows which one it waited for
+        self.error: ReachError | None = None  # why the latest start failed
+        self.error_attempt = 0  # ... which start that was
+        self.error_at = -1e9  # ... and when (monotonic)
         self.pid: int | None = None
         self.logins = 0  # masters started (each one login)
 
@@ -198,8 +208,8 @@ class SSHMasters:
             raise ReachError(
                 Step.CONFIG,
                 one_line(
-                    f"ssh control path {path} would be {longest} bytes, over the "
-                    f"{SUN_PATH_MAX}-byte unix socket limit: use a shorter temporary folder"
+                    f"ssh control path of {longest} bytes is over the {SUN_PATH_MAX}-byte "
+                    f"unix socket limit: {path}"
                 ),
             )
         return path
@@ -217,27 +227,64 @@ class SSHMasters:
     def ensure(
         self, target: SshTarget, ssh_config: str | None, timeout: float
     ) -> tuple[str, int | None]:
-        """A live master for `target`: (its control path, its pid). Starts one if none
-        listens (the login); raises ReachError naming the step that failed."""
+        """A live master for `target`: (its control path, its pid); raises ReachError naming
+        the step that failed.
+
+        With no master up, one is started (the login) in a thread of its own, under its own
+        `START_TIMEOUT`, and waited for only `timeout` seconds: a login slower than a probe's
+        deadline (a loaded host, a slow link) then serves the next round instead of being
+        killed and started again every round. Its failure is reported by the next `ensure`.
+        """
         if self._closed:
             raise ReachError(None, "ssh connections are closed (the console is ending)")
         master = self._entry(target, ssh_config)
-        deadline = time.monotonic() + timeout
-        if not master.lock.acquire(timeout=max(0.0, timeout)):
-            raise ReachError(Step.CONNECT, f"no answer from {target.label}: still connecting")
-        try:
-            path = master.path
-            pid = _peer_pid(path)
+        with master.lock:
+            pid = _peer_pid(master.path)
             if pid is not None:
                 master.pid = pid
-                return path, pid
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)  # a stale socket of a master that was killed
-            self._start(target, ssh_config, master, path, max(0.2, deadline - time.monotonic()))
-            master.pid = _peer_pid(path)
-            return path, master.pid
+                return master.path, pid
+            failed = master.error
+            if failed is not None and time.monotonic() - master.error_at < RETRY_AFTER:
+                raise failed  # the same round's other probe: one attempt per round is enough
+            if master.started is None:  # none running: a new attempt
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(master.path)  # a stale socket of a master that was killed
+                master.attempt += 1
+                master.started = threading.Event()
+                threading.Thread(
+                    target=self._start_in_thread,
+                    args=(target, ssh_config, master),
+                    daemon=True,
+                    name=f"ssh-master {target.label}",
+                ).start()
+            attempt, started = master.attempt, master.started
+        started.wait(max(0.0, timeout))
+        with master.lock:
+            pid = _peer_pid(master.path)
+            if pid is not None:
+                master.pid = pid
+                return master.path, pid
+            if master.error_attempt == attempt and master.error is not None:
+                raise master.error  # every waiter of a failed start hears why
+        raise ReachError(
+            Step.CONNECT, f"ssh login to {target.label} still in progress after {timeout:.1f}s"
+        )
+
+    def _start_in_thread(self, target: SshTarget, ssh_config: str | None, master: _Master) -> None:
+        error: ReachError | None = None
+        try:
+            self._start(target, ssh_config, master, master.path, START_TIMEOUT)
+        except ReachError as exc:
+            error = exc
+        except Exception as exc:  # never let the thread die with nothing said
+            error = ReachError(None, one_line(f"ssh: {type(exc).__name__}: {exc}"))
         finally:
-            master.lock.release()
+            with master.lock:
+                master.error, master.error_attempt = error, master.attempt
+                master.error_at = time.monotonic()
+                event, master.started = master.started, None
+            if event is not None:
+                event.set()
 
     def _start(
         self,
@@ -247,7 +294,7 @@ class SSHMasters:
         path: str,
         timeout: float,
     ) -> None:
-        alive = max(1, math.ceil(timeout / 2))
+        alive = 2  # keepalive after 2 s of silence, 2 missed: a dead link ends it in ~4-6 s
         argv = base_argv(target, ssh_config, timeout)
         argv += [
             "-o", "ControlMaster=yes",
@@ -282,8 +329,12 @@ class SSHMasters:
             ) from None
         finally:
             master.starting = None
-        if code != 0 or _peer_pid(path) is None:
-            raise ssh_failure(self._said(master), target.label, code)
+        if code == 0:  # the master listens once it has forked; give it a moment
+            for _ in range(50):
+                if _peer_pid(path) is not None:
+                    return
+                threading.Event().wait(0.02)
+        raise ssh_failure(self._said(master), target.label, code)
 
     @staticmethod
     def _said(master: _Master) -> str:
@@ -422,13 +473,12 @@ class SSHDialer:
         return failure.reason if failure else None
 
     def kill(self) -> None:
-        """End every ssh child (and anything it started) now; and a master start in progress."""
+        """End every ssh child (and anything it started) now. A login in progress is left to
+        finish under its own timeout: the next round uses it."""
         with self._lock:
             procs = list(self._procs)
         for proc in procs:
             _kill_group(proc)
-        if self.masters is not None:
-            self.masters.kill_starting(self.target, self.ssh_config)
 
     def reap(self) -> None:
         """Kill and wait for every child, closing its pipes."""
