@@ -24,7 +24,8 @@ from rocmtui.core.probes.failure import (
     ssh_failure,
     tls_failure,
 )
-from rocmtui.core.probes.sshdial import SSHMasters, SshTarget, parse_ssh_url, ssh_argv
+from rocmtui.core.probes.sshdial import SshTarget, parse_ssh_url, ssh_argv
+from rocmtui.core.probes.sshmaster import SSHMasters
 
 # --- ssh:// URLs -----------------------------------------------------------------------------
 

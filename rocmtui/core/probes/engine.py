@@ -5,15 +5,12 @@ coroutine returns at the deadline whatever the thread does, and a node whose pre
 thread is still stuck gets no new thread (it is reported down, "no answer for Ns"), so stuck
 threads never pile up. `docker.DockerClient` is always built with a pinned API version (the
 default `None` makes a network call in the constructor) and a timeout; ssh:// engines go
-through `sshdial` (BatchMode ssh in its own session, killed when its probe is abandoned).
+through `sshdial` (sessions over the node's kept connection, `sshmaster`; an abandoned probe's
+session is killed). A failure names the step that failed (`engine_fail`).
 
 Every refresh asks each engine /_ping and, unless the prober was made with
 `count_containers=False` (the console's monitor: no screen shows the count), the running
 containers.
-A failure names the step that failed (`failure.Step`: dns, connect, host key, auth, engine),
-classified from ssh's words, the TLS error, or the socket error; a probe that ran out of time
-asks the kernel whether its connection is the one not answering (`tcpstate`): then it is the
-link (`connect`), else the engine.
 
 dockerd 20.10 runs `runc --version` and `docker-init --version` for every /version and /info,
 which makes those ~10x dearer on the engine's side (100 nodes: 1.8 s instead of 0.45 s), so
@@ -25,20 +22,23 @@ engine not yet asked is asked them beside its first /_ping, not after it.
 from __future__ import annotations
 
 import asyncio
-import errno
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rocmtui.core import tcpstate
 from rocmtui.core.probes._common import Stuck, ThreadGate, fmt_seconds, one_line, remaining
 from rocmtui.core.probes.endpoints import Endpoint
-from rocmtui.core.probes.failure import ReachError, Step, network_failure, tls_failure
-from rocmtui.core.probes.sshdial import DEFAULT_PERSIST, SSHDialer, SSHMasters
+from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
+from rocmtui.core.probes.failure import ReachError, Step
+from rocmtui.core.probes.sshdial import SSHDialer
+from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
-LINK_CHECK_TIMEOUT = 0.3  # s a timed-out tcp engine's host gets to accept a connection
 STATIC_TTL = 600.0
+# The client's own timeouts run this much past the probe's deadline, so a silent engine or link
+# is the deadline's verdict, with the probe thread's socket still open for `LinkSteps` to read
+# (a client timeout first closed it, and an idle pooled socket then made a dead link look fine).
+CLIENT_SLACK = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,68 +72,11 @@ class _Live:
     running: int | None  # None: not asked
 
 
-class EngineError(Exception):
-    """The engine did not answer properly; `str()` is the one-line reason, `step` the step of
-    reaching it that failed (None when not known)."""
-
-    def __init__(self, reason: str, step: Step | None = None, timed_out: bool = False) -> None:
-        super().__init__(reason)
-        self.step = step
-        self.timed_out = timed_out  # the client's own timeout: the link or the engine, to see
-
-
-_ERRNO_WORDS = {
-    errno.ECONNREFUSED: "connection refused",
-    errno.ENOENT: "no such socket",
-    errno.EACCES: "permission denied",
-    errno.ECONNRESET: "connection reset",
-    errno.EHOSTUNREACH: "host unreachable",
-    errno.ENETUNREACH: "network unreachable",
-}
-
-
-def describe_error(exc: BaseException, timeout: float) -> str:
-    """A short reason for an SDK/requests exception, found by walking its causes."""
-    import docker.errors  # the caller already paid for the import
-    import requests.exceptions
-
-    seen: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and len(seen) < 12:
-        seen.append(cur)
-        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError keeps the real one here
-        cur = reason if isinstance(reason, BaseException) else (cur.__cause__ or cur.__context__)
-    for item in seen:
-        if isinstance(item, docker.errors.APIError):
-            status = item.status_code or "?"
-            return one_line(f"engine error {status}: {item.explanation or item}")
-        if isinstance(item, requests.exceptions.Timeout | TimeoutError):
-            return f"no answer in {fmt_seconds(timeout)}"
-    for item in seen:
-        if isinstance(item, OSError) and item.errno in _ERRNO_WORDS:
-            return _ERRNO_WORDS[item.errno]
-    for item in seen:
-        name = type(item).__name__
-        if name in ("RemoteDisconnected", "IncompleteRead") or (
-            isinstance(item, ConnectionError) and not item.errno
-        ):
-            return "connection closed by the engine"
-    return one_line(str(exc) or type(exc).__name__)
-
-
 def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
     """For ssh:// endpoints, the dialer that will own the ssh child (cheap, loop-safe)."""
     if not endpoint.base_url.startswith("ssh://"):
         return None
     return SSHDialer(endpoint.base_url, timeout, masters, endpoint.ssh_config)
-
-
-def _host_of(endpoint: Endpoint) -> str:
-    """The engine's host as the operator wrote it (for reasons)."""
-    import urllib.parse
-
-    parsed = urllib.parse.urlsplit(endpoint.base_url)
-    return parsed.hostname or endpoint.base_url
 
 
 def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
@@ -180,25 +123,6 @@ def _finish(client: Any, dialer: Any) -> None:
         dialer.reap()
 
 
-def _fail(exc: Exception, dialer: SSHDialer | None, timeout: float, host: str) -> EngineError:
-    """The engine error for `exc`, with the step that failed when it can be told."""
-    if dialer is not None:
-        said = dialer.failure()
-        if said is not None:
-            return EngineError(said.reason, said.step)
-        return EngineError(describe_error(exc, timeout), Step.ENGINE)
-    known = tls_failure(exc, host) or network_failure(exc, host)
-    if known is not None:
-        return EngineError(known.reason, known.step)
-    reason = describe_error(exc, timeout)
-    if "HTTP request to an HTTPS server" in reason or "Client sent an HTTP request" in reason:
-        return EngineError(
-            f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
-        )
-    step = Step.ENGINE if reason.startswith("engine error") else None
-    return EngineError(reason, step, timed_out=reason.startswith("no answer in"))
-
-
 def _ask_live(
     client: Any, dialer: SSHDialer | None, timeout: float, containers: bool, host: str = "?"
 ) -> _Live:
@@ -223,7 +147,7 @@ def _ask_live(
     except EngineError:
         raise
     except Exception as exc:
-        raise _fail(exc, dialer, timeout, host) from None
+        raise engine_failure(exc, dialer, timeout, host) from None
     return _Live(
         latency=latency,
         server=ping.headers.get("Server", ""),
@@ -240,7 +164,7 @@ def _ask_static(
         version = client.api.version()
         answer = client.api.info() if info else {}
     except Exception as exc:
-        raise _fail(exc, dialer, timeout, host) from None
+        raise engine_failure(exc, dialer, timeout, host) from None
     os_name, arch = version.get("Os"), version.get("Arch")
     return EngineStatic(
         server=server,
@@ -263,7 +187,7 @@ class EngineProber:
         self.gate = gate or ThreadGate()
         self.count_containers = count_containers
         self.masters = SSHMasters(persist=ssh_persist)  # one kept ssh connection per node
-        self._addresses: dict[str, tuple[str, int] | None] = {}  # tcp URL -> resolved address
+        self.steps = LinkSteps(self.masters)
         self._static: dict[str, tuple[float, EngineStatic]] = {}  # endpoint -> (fetched, it)
         self._pending: dict[str, asyncio.Future[EngineStatic | None]] = {}
         self._clients: dict[tuple[str, float], Any] = {}  # (key, timeout) -> idle client
@@ -272,55 +196,8 @@ class EngineProber:
         """End the ssh connections this prober keeps (blocking, a few ms per node)."""
         self.masters.close()
 
-    def _link_step(self, endpoint: Endpoint, dialer: SSHDialer | None) -> Step:
-        """After a timeout: `connect` when our connection to the engine's host has data out
-        unacknowledged (the link), else `engine` (connected, and the engine is silent)."""
-        if dialer is not None:
-            pid = dialer.master_pid or self.masters.pid_of(dialer.target, dialer.ssh_config)
-            if pid is None:
-                return Step.CONNECT
-            view = tcpstate.link_view([pid])
-        else:
-            import os
-
-            address = self._addresses.get(endpoint.base_url)
-            if address is None:
-                return Step.CONNECT if endpoint.transport in ("tls", "tcp") else Step.ENGINE
-            view = tcpstate.link_view([os.getpid()], remote=address)
-        return Step.CONNECT if view is None or view.down else Step.ENGINE
-
-    def _tcp_step(self, endpoint: Endpoint) -> Step:
-        """Blocking (a probe thread), after the client's own timeout: does the engine's host
-        still answer a connection at all? Yes: the engine is silent; no: the link."""
-        import socket
-
-        address = self._addresses.get(endpoint.base_url)
-        if address is None:
-            return Step.CONNECT
-        try:
-            with socket.create_connection(address, timeout=LINK_CHECK_TIMEOUT):
-                return Step.ENGINE
-        except OSError:
-            return Step.CONNECT
-
-    def _remember_address(self, endpoint: Endpoint) -> None:
-        """Resolve a tcp:// engine's address once (in the probe thread: it may ask DNS)."""
-        if endpoint.transport not in ("tls", "tcp") or endpoint.base_url in self._addresses:
-            return
-        import socket
-        import urllib.parse
-
-        parsed = urllib.parse.urlsplit(endpoint.base_url)
-        found: tuple[str, int] | None = None
-        try:
-            infos = socket.getaddrinfo(parsed.hostname or "", parsed.port or 2376, 0, 1)
-            found = (str(infos[0][4][0]), int(infos[0][4][1]))
-        except (OSError, IndexError, ValueError):
-            found = None
-        self._addresses[endpoint.base_url] = found
-
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout), self.masters)
+        dialer = _dialer(endpoint, max(0.2, timeout) + CLIENT_SLACK, self.masters)
 
         reuse = (key, round(timeout, 1))
 
@@ -334,9 +211,9 @@ class EngineProber:
                 if dialer is not None:
                     dialer.prepare()  # the node's kept ssh connection: started if not up
                 else:
-                    self._remember_address(endpoint)
+                    self.steps.remember_address(endpoint)
                 if client is None:
-                    client = _client(endpoint, max(0.2, timeout), dialer)
+                    client = _client(endpoint, max(0.2, timeout) + CLIENT_SLACK, dialer)
             except ReachError as exc:
                 if dialer is not None:
                     dialer.reap()
@@ -352,7 +229,7 @@ class EngineProber:
             except EngineError as exc:
                 _finish(client, dialer)
                 if exc.timed_out and exc.step is None and dialer is None:
-                    exc.step = self._tcp_step(endpoint)  # the client closed its socket already
+                    exc.step = self.steps.tcp_step(endpoint)  # the client closed its socket already
                 raise
             except BaseException:
                 _finish(client, dialer)
@@ -369,17 +246,17 @@ class EngineProber:
             )
         except EngineError as exc:
             if exc.step is None and exc.timed_out:
-                exc.step = self._link_step(endpoint, dialer)
+                exc.step = self.steps.after_timeout(endpoint, dialer)
             raise
         except Stuck as stuck:
             raise EngineError(
                 f"no answer for {fmt_seconds(time.monotonic() - stuck.since)}"
                 " (previous probe still stuck)",
-                self._link_step(endpoint, dialer),
+                self.steps.after_timeout(endpoint, dialer),
             ) from None
         except TimeoutError:
             raise EngineError(
-                f"no answer in {fmt_seconds(timeout)}", self._link_step(endpoint, dialer)
+                f"no answer in {fmt_seconds(timeout)}", self.steps.after_timeout(endpoint, dialer)
             ) from None
 
     async def _static_for(
@@ -409,7 +286,7 @@ class EngineProber:
                         endpoint,
                         timeout,
                         lambda c, d: _ask_static(
-                            c, d, max(0.2, timeout), server, info, _host_of(endpoint)
+                            c, d, max(0.2, timeout) + CLIENT_SLACK, server, info, host_of(endpoint)
                         ),
                     )
                 except EngineError:
@@ -451,7 +328,11 @@ class EngineProber:
                 endpoint,
                 deadline,
                 lambda c, d: _ask_live(
-                    c, d, max(0.2, deadline), self.count_containers, _host_of(endpoint)
+                    c,
+                    d,
+                    max(0.2, deadline) + CLIENT_SLACK,
+                    self.count_containers,
+                    host_of(endpoint),
                 ),
             )
         except BaseException:
