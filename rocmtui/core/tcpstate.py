@@ -111,21 +111,22 @@ class LinkView:
 
 
 def link_view(
-    pids: Iterable[int],
+    pids: Iterable[int] | None,
     remote: tuple[str, int] | None = None,
     min_retransmits: int = 1,
     table: list[TcpSocket] | None = None,
 ) -> LinkView | None:
-    """The TCP connections of `pids` (to `remote` only, when given), or None when they have
-    none (a unix socket node, between connections). A connection counts as stuck once its
-    data has been retransmitted `min_retransmits` times in a row."""
-    inodes = socket_inodes(pids)
-    if not inodes:
+    """The TCP connections of `pids` (of anyone, orphans included, when None; to `remote`
+    only, when given), or None when there are none (a unix socket node, between connections).
+    A connection counts as stuck once its data has been retransmitted `min_retransmits` times
+    in a row."""
+    inodes = socket_inodes(pids) if pids is not None else None
+    if inodes is not None and not inodes:
         return None
     rows = [
         s
         for s in (read_table() if table is None else table)
-        if s.inode in inodes
+        if (inodes is None or s.inode in inodes)
         and s.state not in CLOSED_STATES
         and not ipaddress.ip_address(s.remote[0]).is_loopback
         and (remote is None or s.remote == remote)

@@ -35,10 +35,6 @@ from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
 STATIC_TTL = 600.0
-# The client's own timeouts run this much past the probe's deadline, so a silent engine or link
-# is the deadline's verdict, with the probe thread's socket still open for `LinkSteps` to read
-# (a client timeout first closed it, and an idle pooled socket then made a dead link look fine).
-CLIENT_SLACK = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +193,7 @@ class EngineProber:
         self.masters.close()
 
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout) + CLIENT_SLACK, self.masters)
+        dialer = _dialer(endpoint, max(0.2, timeout), self.masters)
 
         reuse = (key, round(timeout, 1))
 
@@ -213,7 +209,7 @@ class EngineProber:
                 else:
                     self.steps.remember_address(endpoint)
                 if client is None:
-                    client = _client(endpoint, max(0.2, timeout) + CLIENT_SLACK, dialer)
+                    client = _client(endpoint, max(0.2, timeout), dialer)
             except ReachError as exc:
                 if dialer is not None:
                     dialer.reap()
@@ -228,8 +224,8 @@ class EngineProber:
                 result = call(client, dialer)
             except EngineError as exc:
                 _finish(client, dialer)
-                if exc.timed_out and exc.step is None and dialer is None:
-                    exc.step = self.steps.tcp_step(endpoint)  # the client closed its socket already
+                if exc.timed_out and exc.step is None:
+                    exc.step = self.steps.after_timeout(endpoint, dialer)
                 raise
             except BaseException:
                 _finish(client, dialer)
@@ -286,7 +282,7 @@ class EngineProber:
                         endpoint,
                         timeout,
                         lambda c, d: _ask_static(
-                            c, d, max(0.2, timeout) + CLIENT_SLACK, server, info, host_of(endpoint)
+                            c, d, max(0.2, timeout), server, info, host_of(endpoint)
                         ),
                     )
                 except EngineError:
@@ -330,7 +326,7 @@ class EngineProber:
                 lambda c, d: _ask_live(
                     c,
                     d,
-                    max(0.2, deadline) + CLIENT_SLACK,
+                    max(0.2, deadline),
                     self.count_containers,
                     host_of(endpoint),
                 ),

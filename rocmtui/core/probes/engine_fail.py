@@ -4,15 +4,13 @@
 `EngineError` whose reason an operator can act on and whose `step` says where reaching the
 engine stopped (`failure.Step`). A timeout says nothing by itself about where: `LinkSteps`
 finds out, without a guess. For an ssh engine it reads the kernel's view of the node's kept
-connection (`tcpstate`: data out and unacknowledged means the link); for a tcp engine whose
-client already closed its socket it asks the host for a fresh connection (accepted: the link
-works and the engine is silent).
+connection (`tcpstate`: data out and unacknowledged means the link); for a tcp engine, every
+connection to its address, orphans included.
 """
 
 from __future__ import annotations
 
 import errno
-import os
 import socket
 import urllib.parse
 
@@ -22,8 +20,6 @@ from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.failure import Step, network_failure, tls_failure
 from rocmtui.core.probes.sshdial import SSHDialer
 from rocmtui.core.probes.sshmaster import SSHMasters
-
-LINK_CHECK_TIMEOUT = 0.3  # s a timed-out tcp engine's host gets to accept a connection
 
 
 class EngineError(Exception):
@@ -121,20 +117,11 @@ class LinkSteps:
             address = self._addresses.get(endpoint.base_url)
             if address is None:
                 return Step.CONNECT if endpoint.transport in ("tls", "tcp") else Step.ENGINE
-            view = tcpstate.link_view([os.getpid()], remote=address)
+            # every connection to the engine, whoever holds it: one the client has closed on
+            # its own timeout lingers as an orphan still retransmitting when the link is dead,
+            # where an idle pooled socket of ours would say nothing
+            view = tcpstate.link_view(None, remote=address)
         return Step.CONNECT if view is None or view.down else Step.ENGINE
-
-    def tcp_step(self, endpoint: Endpoint) -> Step:
-        """Blocking (a probe thread), after the client's own timeout: does the engine's host
-        still answer a connection at all? Yes: the engine is silent; no: the link."""
-        address = self._addresses.get(endpoint.base_url)
-        if address is None:
-            return Step.CONNECT
-        try:
-            with socket.create_connection(address, timeout=LINK_CHECK_TIMEOUT):
-                return Step.ENGINE
-        except OSError:
-            return Step.CONNECT
 
     def remember_address(self, endpoint: Endpoint) -> None:
         """Resolve a tcp:// engine's address once (in the probe thread: it may ask DNS)."""

@@ -162,7 +162,7 @@ class SSHMasters:
                 master.started = threading.Event()
                 threading.Thread(
                     target=self._start_in_thread,
-                    args=(target, ssh_config, master),
+                    args=(target, ssh_config, master, timeout),
                     daemon=True,
                     name=f"ssh-master {target.label}",
                 ).start()
@@ -179,10 +179,12 @@ class SSHMasters:
             Step.CONNECT, f"ssh login to {target.label} still in progress after {timeout:.1f}s"
         )
 
-    def _start_in_thread(self, target: SshTarget, ssh_config: str | None, master: _Master) -> None:
+    def _start_in_thread(
+        self, target: SshTarget, ssh_config: str | None, master: _Master, connect: float
+    ) -> None:
         error: ReachError | None = None
         try:
-            self._start(target, ssh_config, master, master.path, START_TIMEOUT)
+            self._start(target, ssh_config, master, master.path, connect)
         except ReachError as exc:
             error = exc
         except Exception as exc:  # never let the thread die with nothing said
@@ -204,6 +206,8 @@ class SSHMasters:
         timeout: float,
     ) -> None:
         alive = 2  # keepalive after 2 s of silence, 2 missed: a dead link ends it in ~4-6 s
+        # the connection (and banner) within the probe's deadline: a dead link is named as
+        # such by the next round; the login after it may take up to START_TIMEOUT
         argv = base_argv(target, ssh_config, timeout)
         argv += [
             "-o", "ControlMaster=yes",
@@ -226,7 +230,7 @@ class SSHMasters:
         master.starting = proc
         master.logins += 1
         try:
-            code = proc.wait(timeout=timeout)
+            code = proc.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired:
             kill_group(proc)
             proc.wait()
@@ -234,7 +238,7 @@ class SSHMasters:
             if said:
                 raise ssh_failure(said, target.label, None) from None
             raise ReachError(
-                Step.CONNECT, f"no answer from {target.label} in {round(timeout, 1):g}s"
+                Step.CONNECT, f"ssh login to {target.label} took over {START_TIMEOUT:g}s"
             ) from None
         finally:
             master.starting = None
