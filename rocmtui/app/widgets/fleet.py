@@ -296,10 +296,14 @@ class JobsPanel(FleetPanel):
     def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
         """Progress while it runs; exit code, digest or failing step once it ends."""
         progress = job.progress
+        if job.active and job.link_down_since is not None and job.evidence:
+            # "link to snoc-think down since ...": first, where 80 columns still show it
+            cell = Text(clean(job.evidence, 80), style=palette.alarm)
+            cell.append(" " + fmt_counter(progress), style=palette.accent)
+            return cell
         if job.active:
             cell = Text(fmt_counter(progress), style=palette.accent)
-            loud = job.state == JobState.STALLED or job.link_down_since is not None
-            style = palette.alarm if loud else palette.muted
+            style = palette.alarm if job.state == JobState.STALLED else palette.muted
             if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
                 cell.append(" " + clean(job.evidence, 80), style=style)
             elif progress and progress.last_output_at is not None:
