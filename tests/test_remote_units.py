@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import ssl
 from pathlib import Path
@@ -399,3 +400,23 @@ def test_link_watch_down_back_and_given_up(monkeypatch: pytest.MonkeyPatch) -> N
     assert watch.check([1], now=210) is LinkEvent.GIVE_UP and watch.gave_up
     assert watch.check([1], now=230) is None  # decided: nothing changes it any more
     assert watch.evidence(now=230).endswith("(10s)")
+
+
+def test_control_folders_of_owners_that_are_gone_are_reaped(tmp_path: Path) -> None:
+    """A prober killed before its close() leaves its folder: the next one removes it, and
+    leaves alone those of live owners (this process) and anything not its own."""
+    dead = tmp_path / "rt-ssh-4194301-abcd"
+    dead.mkdir()
+    (dead / "0.log").write_text("")
+    alive = tmp_path / f"rt-ssh-{os.getpid()}-efgh"
+    alive.mkdir()
+    other = tmp_path / "unrelated"
+    other.mkdir()
+    masters = SSHMasters(root=str(tmp_path))
+    try:
+        mine = Path(masters.control_path(0)).parent
+        assert mine.name.startswith(f"rt-ssh-{os.getpid()}-")
+        assert not dead.exists() and alive.exists() and other.exists()
+    finally:
+        masters.close()
+    assert not mine.exists()

@@ -155,6 +155,11 @@ def main(argv: Sequence[str]) -> int:
     import asyncio
 
     gc.disable()
+    import signal
+
+    # terminated by the console (its grace ran out): unwind, so the monitor's kept ssh
+    # connections are ended (`ssh -O exit`) rather than left to time out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     from rocmtui.core.config import load_config
 
     config = load_config(argv[0] if argv else None)

@@ -179,10 +179,12 @@ class EngineProber:
         gate: ThreadGate | None = None,
         count_containers: bool = True,
         ssh_persist: float = DEFAULT_PERSIST,
+        ssh_reuse: bool = True,
     ) -> None:
         self.gate = gate or ThreadGate()
         self.count_containers = count_containers
         self.masters = SSHMasters(persist=ssh_persist)  # one kept ssh connection per node
+        self.ssh_reuse = ssh_reuse  # False: a login per probe (bench_remote's anchor)
         self.steps = LinkSteps(self.masters)
         self._static: dict[str, tuple[float, EngineStatic]] = {}  # endpoint -> (fetched, it)
         self._pending: dict[str, asyncio.Future[EngineStatic | None]] = {}
@@ -193,7 +195,7 @@ class EngineProber:
         self.masters.close()
 
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout), self.masters)
+        dialer = _dialer(endpoint, max(0.2, timeout), self.masters if self.ssh_reuse else None)
 
         reuse = (key, round(timeout, 1))
 

@@ -43,9 +43,10 @@ class NodeProber:
         env: Mapping[str, str] | None = None,
         count_containers: bool = True,
         ssh_persist: float = DEFAULT_PERSIST,
+        ssh_reuse: bool = True,
     ) -> None:
         self.gate = ThreadGate()
-        self.engines = EngineProber(self.gate, count_containers, ssh_persist)
+        self.engines = EngineProber(self.gate, count_containers, ssh_persist, ssh_reuse)
         self.builders = builders or BuildxLs()
         self.host = host or HostProber(self.gate)
         self._env = env

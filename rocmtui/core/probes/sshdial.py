@@ -207,11 +207,6 @@ class SSHDialer:
             return None
         return ssh_failure(text, self.target.label, code)
 
-    def stderr_line(self, wait: float = 0.5) -> str | None:
-        """The failure's one-line reason (None when the ssh child said nothing)."""
-        failure = self.failure()
-        return failure.reason if failure else None
-
     def kill(self) -> None:
         """End every ssh child (and anything it started) now. A login in progress is left to
         finish under its own timeout: the next round uses it."""

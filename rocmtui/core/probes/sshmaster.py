@@ -12,7 +12,9 @@ bench counts them).
   rather than `%C`, whose expansion would cost an `ssh -G` per node). `close()` (also at
   interpreter exit) ends each with `ssh -O exit` and removes the folder.
 * Bounded: a master whose owner died without that (SIGKILL) ends by itself `ControlPersist`
-  seconds after its last session (the monitor uses max(60 s, three refreshes)).
+  seconds after its last session (the monitor uses max(60 s, three refreshes)); the folder
+  carries the owner's pid, and the next prober to start removes folders whose owner is gone
+  (ending any master still listening there).
 * A login slower than a probe's deadline is not killed at the deadline: it goes on in a thread
   of its own (at most `START_TIMEOUT`), and the next round finds the master up. So a loaded
   host does not make every round start a login and kill it again. A failed login is reported
@@ -29,6 +31,7 @@ import contextlib
 import math
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -45,6 +48,7 @@ SUN_PATH_MAX = 108  # bytes of a unix socket path, its NUL included
 SSH_BIND_SUFFIX = 17  # ssh binds PATH + ".XXXXXXXXXXXXXXXX" and renames it
 DEFAULT_PERSIST = 60.0  # seconds a master outlives its last session when its owner is gone
 START_TIMEOUT = 10.0  # seconds a login (a master's start) may take, whatever a probe's deadline
+FOLDER_PREFIX = "rt-ssh-"  # then the owner's pid: a folder whose owner is gone is reaped
 RETRY_AFTER = 1.0  # s a failed login is reported as is before another is tried
 
 
@@ -75,7 +79,6 @@ class _Master:
         self.error_attempt = 0  # ... which start that was
         self.error_at = -1e9  # ... and when (monotonic)
         self.pid: int | None = None
-        self.logins = 0  # masters started (each one login)
 
 
 class SSHMasters:
@@ -89,16 +92,12 @@ class SSHMasters:
         self._lock = threading.RLock()
         self._closed = False
 
-    @property
-    def logins(self) -> int:
-        """How many masters (logins) this pool started."""
-        return sum(m.logins for m in self._masters.values())
-
     def _folder(self) -> str:
         with self._lock:
             if self._dir is None:
                 root = self._root or self._short_root()
-                self._dir = tempfile.mkdtemp(prefix="rt-ssh-", dir=root)
+                reap_stale_folders(root)
+                self._dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=root)
                 atexit.register(self.close)
             return self._dir
 
@@ -228,7 +227,6 @@ class SSHMasters:
             close_fds=True,
         )
         master.starting = proc
-        master.logins += 1
         try:
             code = proc.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -261,11 +259,6 @@ class SSHMasters:
         master = self._masters.get((target, ssh_config))
         return master.pid if master else None
 
-    def last_words(self, target: SshTarget, ssh_config: str | None) -> str:
-        """What the target's master last logged (e.g. why it gave up)."""
-        master = self._masters.get((target, ssh_config))
-        return self._said(master) if master else ""
-
     def kill_starting(self, target: SshTarget | None = None, ssh_config: str | None = None) -> None:
         """Kill the master start in progress for `target` (every one when None): its probe was
         abandoned, or the pool is closing."""
@@ -275,17 +268,63 @@ class SSHMasters:
                 kill_group(proc)
 
     def close(self) -> None:
-        """End every master this pool started (`ssh -O exit`) and remove the folder."""
+        """End every master this pool started and remove the folder: `ssh -O exit` to each
+        (all at once: an ssh start costs a loaded machine most of a second), then SIGTERM to
+        any that still listens (its pid from the control socket) so that nothing outlives
+        `close()` even when ssh is slow to start."""
         self._closed = True
         self.kill_starting()
+        exits: list[subprocess.Popen[bytes]] = []
         for (target, ssh_config), master in list(self._masters.items()):
             if _peer_pid(master.path) is None:
                 continue
             argv = base_argv(target, ssh_config, 1)
             argv += ["-o", f"ControlPath={master.path}", "-O", "exit", "--", target.host]
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(
-                    argv, capture_output=True, timeout=5, stdin=subprocess.DEVNULL, check=False
+            with contextlib.suppress(OSError):
+                exits.append(
+                    subprocess.Popen(
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
                 )
+        for proc in exits:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                proc.wait()
+        for master in self._masters.values():
+            pid = _peer_pid(master.path)
+            if pid is not None and pid != os.getpid():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGTERM)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def reap_stale_folders(root: str) -> None:
+    """Remove the control folders of owners that are gone (killed before their `close()`):
+    their masters have ended by themselves (ControlPersist) or are ended here."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(FOLDER_PREFIX):
+            continue
+        owner = name[len(FOLDER_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or os.path.exists(f"/proc/{owner}"):
+            continue
+        folder = os.path.join(root, name)
+        with contextlib.suppress(OSError):
+            if os.stat(folder).st_uid != os.getuid():
+                continue
+            for entry in os.listdir(folder):
+                pid = _peer_pid(os.path.join(folder, entry))
+                if pid is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(folder, ignore_errors=True)
