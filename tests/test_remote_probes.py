@@ -91,27 +91,17 @@ def broken_hosts(
 async def test_ssh_tls_and_context_nodes_answer_over_one_kept_connection(
     fleet: DevFleet, tmp_path: Path
 ) -> None:
-    require("docker")
     config = parse_config(fleet.config_path)
-    think, gaming = fleet.remote("snoc-think"), fleet.remote("snoc-gaming")
+    think = fleet.remote("snoc-think")
     assert think.sshd is not None
-    client = fleet.tls_client
-    tls = f"ca={client.ca},cert={client.cert},key={client.key}"
-    for ctx, host in (
-        ("think-ctx", "host=ssh://ci@snoc-think"),
-        ("gaming-ctx", f"host={gaming.tls_host},{tls}"),
-    ):
-        done = subprocess.run(
-            ["docker", "context", "create", ctx, "--docker", host], capture_output=True, timeout=30
-        )
-        assert done.returncode == 0, done.stderr
     ssh = str(fleet.ssh.config)
     nodes = [
         *config.nodes,
-        NodeConfig("think-ctx", context="think-ctx", ssh_config=ssh),
-        NodeConfig("gaming-ctx", context="gaming-ctx"),
+        # the fleet's real docker contexts (`docker context create`), in its own DOCKER_CONFIG
+        NodeConfig("think-ctx", context="snoc-think", ssh_config=ssh),
+        NodeConfig("gaming-ctx", context="snoc-gaming"),
     ]
-    prober = NodeProber()
+    prober = NodeProber(env={**os.environ, "DOCKER_CONFIG": str(fleet.docker_config)})
     logins_before = think.sshd.logins()
     try:
         for i in range(5):  # five refreshes; the first logs in (seconds on a loaded machine)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +136,7 @@ async def _run(config: FleetConfig) -> None:
             gc.enable()
 
     monitor = FleetMonitor(config, publish)
+    _ON_TERM.append(monitor.probers.nodes.close)
     task = asyncio.ensure_future(monitor.run())
     # stdin is read in a thread, not through the loop: the loop can watch only pipes and
     # sockets (on /dev/null or a file its reader never fired, and the child never ended)
@@ -143,6 +145,19 @@ async def _run(config: FleetConfig) -> None:
     monitor.stop()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(task, config.probe_deadline_seconds + 2)
+
+
+_ON_TERM: list[Callable[[], None]] = []
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (the console's grace ran out): end the monitor's kept ssh connections
+    (`ssh -O exit`, bounded) and exit at once; unwinding asyncio could wait forever on the
+    thread reading stdin."""
+    for cleanup in _ON_TERM:
+        with contextlib.suppress(Exception):
+            cleanup()
+    os._exit(0)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -157,9 +172,7 @@ def main(argv: Sequence[str]) -> int:
     gc.disable()
     import signal
 
-    # terminated by the console (its grace ran out): unwind, so the monitor's kept ssh
-    # connections are ended (`ssh -O exit`) rather than left to time out
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _terminated)
     from rocmtui.core.config import load_config
 
     config = load_config(argv[0] if argv else None)

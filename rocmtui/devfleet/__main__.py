@@ -65,6 +65,7 @@ def cmd_up(workdir: Path, bake_file: Path | None = None) -> int:
     print(f"try:    rocmtui --config {fleet.config_path}")
     if fleet.remotes:
         print(f"docker by hand over ssh: PATH={fleet.ssh.bin}:$PATH docker -H ssh://ci@NODE ...")
+        print(f"its docker contexts:     DOCKER_CONFIG={fleet.docker_config} docker context ls")
     print(f"stop:   python -m rocmtui.devfleet down --dir {workdir}")
     return 0
 

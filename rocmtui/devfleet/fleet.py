@@ -34,6 +34,7 @@ from rocmtui.devfleet.remote import (
     DEFAULT_REACH,
     TLS_PORT,
     RemoteNode,
+    create_contexts,
     stop_remotes,
     write_fleet_file,
 )
@@ -84,6 +85,11 @@ class DevFleet:
         """The TLS client's certificate, key and CA (one folder, as DOCKER_CERT_PATH wants)."""
         folder = self.workdir / "tls" / "client"
         return ClientCert(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
+
+    @property
+    def docker_config(self) -> Path:
+        """A docker config folder with a `docker context` per remote node (and nothing else)."""
+        return self.workdir / "docker"
 
     @property
     def ca(self) -> TestCA:
@@ -303,6 +309,7 @@ def start_fleet(
                 fleet.save()
             fleet.ssh.write([r.sshd for r in fleet.remotes if r.sshd is not None])
             ca.client(fleet.tls_client.cert.parent)
+            create_contexts(fleet.docker_config, fleet.remotes, fleet.tls_client)
 
         def ready(e: EngineHandle) -> None:
             e.wait_ready(timeout)

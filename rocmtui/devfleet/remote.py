@@ -6,7 +6,9 @@ mutual TLS (`tls`), and sshd on `ADDR:22` for `ci` (`sshhost`). The fleet file w
 beside it (`rocmtui.toml`) names each node the way the real one does: the local node by its
 socket, `ssh://ci@snoc-think` through the fleet's ssh config, `tcp://ADDR:2376` with
 `tls_ca`/`tls_cert`/`tls_key`. A second file (`unix.toml`) reaches every engine through its
-unix socket, for tests about other things than the links.
+unix socket, for tests about other things than the links. And `docker/` is a docker config
+folder holding a real `docker context` per remote node (`DOCKER_CONFIG=.../docker`, then
+`context = "snoc-gaming"` in a fleet file).
 """
 
 from __future__ import annotations
@@ -130,6 +132,32 @@ def write_fleet_file(
         lines.append(f"local = {'true' if e.netns is None else 'false'}")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def create_contexts(docker_config: Path, remotes: list[RemoteNode], client: ClientCert) -> None:
+    """A docker config folder of the fleet's own holding a real `docker context` per remote
+    node, made by `docker context create` as a person would: the ssh node's and the TLS one's
+    (its certificates copied into the context store). Nothing else is in it (no logins)."""
+    import subprocess
+
+    from rocmtui.devfleet.procs import FleetError, child_env
+
+    docker_config.mkdir(parents=True, exist_ok=True)
+    env = child_env({"DOCKER_CONFIG": str(docker_config)})
+    for remote in remotes:
+        host = f"host={remote.ssh_host}"
+        if remote.reach == "tls":
+            host = f"host={remote.tls_host},ca={client.ca},cert={client.cert},key={client.key}"
+        done = subprocess.run(
+            ["docker", "context", "create", remote.name, "--docker", host],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0 and "already exists" not in done.stderr:
+            raise FleetError(f"docker context create {remote.name}: {done.stderr.strip()}")
 
 
 def stop_remotes(remotes: list[RemoteNode]) -> None:
