@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FLEET_DIR ?= $(CURDIR)/.fleet
 
-.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench clean
+.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,8 +25,8 @@ system:
 	else echo "not root: skipping system packages (see .ci/install-system)"; fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check rocmtui tests bench
-	$(BIN)/ruff format --check rocmtui tests bench
+	$(BIN)/ruff check rocmtui devfleet tests bench
+	$(BIN)/ruff format --check rocmtui devfleet tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -37,19 +37,25 @@ pytest: $(STAMP) system
 test: lint typecheck pytest
 
 fleet-up: $(STAMP) system
-	$(BIN)/python -m rocmtui.devfleet up --dir $(FLEET_DIR) --bake-file $(CURDIR)/bake/demo.hcl
+	$(BIN)/python -m devfleet up --dir $(FLEET_DIR) --bake-file $(CURDIR)/bake/demo.hcl
 
 fleet-down: $(STAMP)
-	$(BIN)/python -m rocmtui.devfleet down --dir $(FLEET_DIR)
+	$(BIN)/python -m devfleet down --dir $(FLEET_DIR)
 
 demo: fleet-up
 	$(BIN)/rocmtui --config $(FLEET_DIR)/rocmtui.toml
 
 screenshots: $(STAMP) system
-	$(BIN)/python -m rocmtui.devfleet screenshots --dir $(FLEET_DIR) --out screenshots
+	$(BIN)/python -m devfleet screenshots --dir $(FLEET_DIR) --out screenshots
 
 bench: $(STAMP) system
 	$(BIN)/python bench/run.py
 
+# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/test_wheel.py builds
+# and installs one into a fresh venv in CI.
+wheel: $(STAMP)
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	rm -rf build
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -14,7 +14,13 @@
 #   DEMO_FAIL=pytorch        fail the pytorch stage halfway with a compiler error
 #   DEMO_FAIL=vllm:7         ... or at step 7 of the vllm stage
 #   DEMO_NONCE=$RANDOM       a new value defeats BuildKit's cache, forcing a real run
+#   DEMO_CACHE_HITS=75       percent of compiles each stage's sccache statistics call hits
+#   DEMO_STATS_FORMAT=json   those statistics as `--stats-format=json` prints them (default text)
 #   REGISTRY=127.0.0.1:5000  where *-push targets push (and what every tag names)
+#
+# Images carry their pins as labels, as rocm-bake.hcl's do (`rocm-bake.pin.PYTORCH_VERSION`, the
+# arch, `org.opencontainers.image.version`), and each stage prints sccache's statistics in the
+# format Debian's sccache 0.4 prints them (tests/data/sccache holds real recordings).
 #
 # Targets: demo-base -> demo-pytorch -> demo-vllm (each builds the stages before it),
 # demo-pytorch-push and demo-vllm-push. Groups: default (demo-vllm), all, push.
@@ -122,11 +128,63 @@ variable "DEMO_NONCE" {
   default = ""
 }
 
+variable "DEMO_CACHE_HITS" {
+  default = 75
+}
+
+variable "DEMO_STATS_FORMAT" {
+  default = "text"
+}
+
 # --- functions ----------------------------------------------------------------------------------
 
 function "tag" {
   params = [name, arch]
   result = "${REGISTRY}/${IMAGE_PREFIX}/demo-${name}:rocm${ROCM_VERSION}-${arch}"
+}
+
+# Every pin a demo image is built from, by its variable's name (see rocm-bake.hcl's "pinned").
+function "pinned" {
+  params = []
+  result = {
+    ROCM_VERSION    = ROCM_VERSION
+    PYTHON_VERSION  = PYTHON_VERSION
+    PYTORCH_VERSION = PYTORCH_VERSION
+    VLLM_VERSION    = VLLM_VERSION
+  }
+}
+
+# The pins of each stage: its own and those of the stages below it.
+function "pins_of" {
+  params = [name]
+  result = lookup({
+    base = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+    ]
+    pytorch = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+    ]
+    vllm = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "VLLM_VERSION",
+    ]
+  }, name, [])
+}
+
+function "image_labels" {
+  params = [name, arch]
+  result = merge(
+    { for pin in pins_of(name) : "rocm-bake.pin.${pin}" => pinned()[pin] },
+    {
+      "org.opencontainers.image.version" = "rocm${ROCM_VERSION}-${arch}"
+      "rocm-bake.arch"                   = arch
+    }
+  )
 }
 
 # --- targets ------------------------------------------------------------------------------------
@@ -145,6 +203,11 @@ target "_demo" {
     DEMO_SILENT_SECONDS     = DEMO_SILENT_SECONDS
     DEMO_FAIL               = DEMO_FAIL
     DEMO_NONCE              = DEMO_NONCE
+    DEMO_CACHE_HITS         = DEMO_CACHE_HITS
+    DEMO_STATS_FORMAT       = DEMO_STATS_FORMAT
+  }
+  labels = {
+    "org.opencontainers.image.vendor" = "rocm-bake"
   }
 }
 
@@ -153,6 +216,7 @@ target "demo-base" {
   inherits    = ["_demo"]
   target      = "demo-base"
   tags        = [tag("base", GFX_ARCH)]
+  labels      = image_labels("base", GFX_ARCH)
 }
 
 target "demo-pytorch" {
@@ -160,6 +224,7 @@ target "demo-pytorch" {
   inherits    = ["_demo"]
   target      = "demo-pytorch"
   tags        = [tag("pytorch", GFX_ARCH)]
+  labels      = image_labels("pytorch", GFX_ARCH)
 }
 
 target "demo-vllm" {
@@ -167,6 +232,7 @@ target "demo-vllm" {
   inherits    = ["_demo"]
   target      = "demo-vllm"
   tags        = [tag("vllm", GFX_ARCH)]
+  labels      = image_labels("vllm", GFX_ARCH)
 }
 
 target "demo-pytorch-push" {

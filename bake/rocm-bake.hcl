@@ -123,6 +123,102 @@ function "version_of" {
   }, name, "unversioned")
 }
 
+# Every pinned version by its variable's name. Images carry them as labels named after the
+# variable (`rocm-bake.pin.PYTORCH_VERSION`), so rocmtui reads staleness from the image itself.
+function "pinned" {
+  params = []
+  result = {
+    ROCM_VERSION    = ROCM_VERSION
+    PYTHON_VERSION  = PYTHON_VERSION
+    PYTORCH_VERSION = PYTORCH_VERSION
+    TRITON_VERSION  = TRITON_VERSION
+    AITER_VERSION   = AITER_VERSION
+    CUPY_VERSION    = CUPY_VERSION
+    NIXL_VERSION    = NIXL_VERSION
+    VLLM_VERSION    = VLLM_VERSION
+    LMCACHE_VERSION = LMCACHE_VERSION
+  }
+}
+
+# The pins an image is built from: its own component's and those of every stage below it (a
+# new PyTorch pin makes every image above pytorch stale, and base not).
+function "pins_of" {
+  params = [name]
+  result = lookup({
+    base = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+    ]
+    pytorch = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+    ]
+    triton = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+    ]
+    aiter = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+      "AITER_VERSION",
+    ]
+    cupy = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+      "AITER_VERSION",
+      "CUPY_VERSION",
+    ]
+    nixl = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+      "AITER_VERSION",
+      "CUPY_VERSION",
+      "NIXL_VERSION",
+    ]
+    vllm = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+      "AITER_VERSION",
+      "CUPY_VERSION",
+      "NIXL_VERSION",
+      "VLLM_VERSION",
+    ]
+    lmcache = [
+      "ROCM_VERSION",
+      "PYTHON_VERSION",
+      "PYTORCH_VERSION",
+      "TRITON_VERSION",
+      "AITER_VERSION",
+      "CUPY_VERSION",
+      "NIXL_VERSION",
+      "VLLM_VERSION",
+      "LMCACHE_VERSION",
+    ]
+  }, name, [])
+}
+# An image's labels: its version (as in its tag), its arch and one label per pin it is built from.
+function "image_labels" {
+  params = [name, arch]
+  result = merge(
+    { for pin in pins_of(name) : "rocm-bake.pin.${pin}" => pinned()[pin] },
+    {
+      "org.opencontainers.image.version" = "${version_of(name)}-rocm${ROCM_VERSION}-${arch}"
+      "rocm-bake.arch"                   = arch
+    }
+  )
+}
+
 # The one place image names are made: REGISTRY/IMAGE_PREFIX/NAME:VERSION-rocmROCM-ARCH.
 function "tag" {
   params = [name, arch]
@@ -150,8 +246,7 @@ target "_common" {
     SCCACHE_WEBDAV_KEY_PREFIX = SCCACHE_NAMESPACE
   }
   labels = {
-    "org.opencontainers.image.vendor"  = "rocm-bake"
-    "org.opencontainers.image.version" = "rocm${ROCM_VERSION}"
+    "org.opencontainers.image.vendor" = "rocm-bake"
   }
 }
 
@@ -168,6 +263,7 @@ target "base" {
   description = "ROCm dev image with the build toolchain, sccache and Python"
   inherits    = ["_base"]
   tags        = [tag("base", GFX_ARCH)]
+  labels      = image_labels("base", GFX_ARCH)
   cache-from  = [cache_ref("base", GFX_ARCH)]
 }
 
@@ -178,6 +274,7 @@ target "base-arch" {
   inherits    = ["_base"]
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("base", arch)]
+  labels      = image_labels("base", arch)
   cache-from  = [cache_ref("base", arch)]
 }
 
@@ -202,6 +299,7 @@ target "pytorch" {
   inherits    = ["_pytorch"]
   contexts    = { stage = "target:base" }
   tags        = [tag("pytorch", GFX_ARCH)]
+  labels      = image_labels("pytorch", GFX_ARCH)
   cache-from  = [cache_ref("pytorch", GFX_ARCH)]
 }
 
@@ -213,6 +311,7 @@ target "pytorch-arch" {
   contexts    = { stage = "target:base-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("pytorch", arch)]
+  labels      = image_labels("pytorch", arch)
   cache-from  = [cache_ref("pytorch", arch)]
 }
 
@@ -237,6 +336,7 @@ target "triton" {
   inherits    = ["_triton"]
   contexts    = { stage = "target:pytorch" }
   tags        = [tag("triton", GFX_ARCH)]
+  labels      = image_labels("triton", GFX_ARCH)
   cache-from  = [cache_ref("triton", GFX_ARCH)]
 }
 
@@ -248,6 +348,7 @@ target "triton-arch" {
   contexts    = { stage = "target:pytorch-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("triton", arch)]
+  labels      = image_labels("triton", arch)
   cache-from  = [cache_ref("triton", arch)]
 }
 
@@ -272,6 +373,7 @@ target "aiter" {
   inherits    = ["_aiter"]
   contexts    = { stage = "target:triton" }
   tags        = [tag("aiter", GFX_ARCH)]
+  labels      = image_labels("aiter", GFX_ARCH)
   cache-from  = [cache_ref("aiter", GFX_ARCH)]
 }
 
@@ -283,6 +385,7 @@ target "aiter-arch" {
   contexts    = { stage = "target:triton-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("aiter", arch)]
+  labels      = image_labels("aiter", arch)
   cache-from  = [cache_ref("aiter", arch)]
 }
 
@@ -307,6 +410,7 @@ target "cupy" {
   inherits    = ["_cupy"]
   contexts    = { stage = "target:aiter" }
   tags        = [tag("cupy", GFX_ARCH)]
+  labels      = image_labels("cupy", GFX_ARCH)
   cache-from  = [cache_ref("cupy", GFX_ARCH)]
 }
 
@@ -318,6 +422,7 @@ target "cupy-arch" {
   contexts    = { stage = "target:aiter-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("cupy", arch)]
+  labels      = image_labels("cupy", arch)
   cache-from  = [cache_ref("cupy", arch)]
 }
 
@@ -342,6 +447,7 @@ target "nixl" {
   inherits    = ["_nixl"]
   contexts    = { stage = "target:cupy" }
   tags        = [tag("nixl", GFX_ARCH)]
+  labels      = image_labels("nixl", GFX_ARCH)
   cache-from  = [cache_ref("nixl", GFX_ARCH)]
 }
 
@@ -353,6 +459,7 @@ target "nixl-arch" {
   contexts    = { stage = "target:cupy-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("nixl", arch)]
+  labels      = image_labels("nixl", arch)
   cache-from  = [cache_ref("nixl", arch)]
 }
 
@@ -377,6 +484,7 @@ target "vllm" {
   inherits    = ["_vllm"]
   contexts    = { stage = "target:nixl" }
   tags        = [tag("vllm", GFX_ARCH)]
+  labels      = image_labels("vllm", GFX_ARCH)
   cache-from  = [cache_ref("vllm", GFX_ARCH)]
 }
 
@@ -388,6 +496,7 @@ target "vllm-arch" {
   contexts    = { stage = "target:nixl-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("vllm", arch)]
+  labels      = image_labels("vllm", arch)
   cache-from  = [cache_ref("vllm", arch)]
 }
 
@@ -412,6 +521,7 @@ target "lmcache" {
   inherits    = ["_lmcache"]
   contexts    = { stage = "target:vllm" }
   tags        = [tag("lmcache", GFX_ARCH)]
+  labels      = image_labels("lmcache", GFX_ARCH)
   cache-from  = [cache_ref("lmcache", GFX_ARCH)]
 }
 
@@ -423,6 +533,7 @@ target "lmcache-arch" {
   contexts    = { stage = "target:vllm-${arch}" }
   args        = { GFX_ARCH = arch, PYTORCH_ROCM_ARCH = arch }
   tags        = [tag("lmcache", arch)]
+  labels      = image_labels("lmcache", arch)
   cache-from  = [cache_ref("lmcache", arch)]
 }
 

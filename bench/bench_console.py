@@ -33,6 +33,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # devfleet: beside the package
 import common
 import startup
 from tui import Pty
@@ -199,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.fleet_dir:
             fleet_file = args.fleet_dir / "rocmtui.toml"
         else:
-            from rocmtui.devfleet import start_fleet
+            from devfleet import start_fleet
 
             fleet = start_fleet(tmpdir / "fleet")
             fleet_file = fleet.config_path

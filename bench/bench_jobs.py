@@ -54,7 +54,7 @@ def bench_fleet(workdir: Path, config: str | None) -> Iterator[Path]:
     if config:
         yield Path(config)
         return
-    from rocmtui.devfleet import start_engine
+    from devfleet import start_engine
 
     engine = start_engine(workdir, "bench-node", netns=True, gfx=ARCH)
     try:

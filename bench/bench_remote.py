@@ -41,10 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 from tui import Pty
 
+from devfleet import DevFleet, start_fleet
 from rocmtui.core.config import FleetConfig, parse_config
 from rocmtui.core.monitor import Probers, probe_fleet
 from rocmtui.core.probes import HttpClients, NodeProber
-from rocmtui.devfleet import DevFleet, start_fleet
 
 HELP_MARKER = b"remap any of them"
 DOWN_MARKER = "✗ down".encode()

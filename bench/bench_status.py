@@ -37,10 +37,13 @@ from pathlib import Path
 
 import psutil
 
+# the dev fleet lives beside the package, not in it (it is not installed)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from devfleet import DevFleet, HungTcpListener, HungUnixSocket, start_fleet
 from rocmtui.core.config import parse_config
 from rocmtui.core.monitor import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.devfleet import DevFleet, HungTcpListener, HungUnixSocket, start_fleet
 
 DEADLINE = 3.0  # the fleet file's default probe_deadline_seconds
 ONE_PROBE = """

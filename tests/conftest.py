@@ -1,9 +1,9 @@
 """Shared fixtures: an isolated environment for every test, and the real local fleet.
 
-- autouse `_isolated_env`: HOME, XDG_*, DOCKER_CONFIG and ROCMTUI_LOCK_DIR point at the test's
-  temp dir;
+- autouse `_isolated_env`: HOME, XDG_* (XDG_CONFIG_DIRS too), DOCKER_CONFIG and
+  ROCMTUI_LOCK_DIR point at the test's temp dir;
   ROCMTUI_CONFIG, ROCMTUI_STATE_DIR and DOCKER_HOST/DOCKER_CONTEXT are unset.
-- session `fleet`: a `rocmtui.devfleet.DevFleet` (three engines — snoc-strix in the host netns,
+- session `fleet`: a `devfleet.DevFleet` (three engines — snoc-strix in the host netns,
   snoc-think and snoc-gaming each in a netns of their own — registry and WebDAV), with
   `fleet.config_path` its rocmtui.toml. Shared: never stop or break its parts; use a factory.
 - `config`: a fleet file of this test's own for the shared fleet and bake/demo.hcl (real
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from rocmtui.devfleet import (
+from devfleet import (
     DevFleet,
     DripServer,
     EngineHandle,
@@ -86,6 +86,7 @@ def _isolated_env(
     for var, sub in (
         ("HOME", "home"),
         ("XDG_CONFIG_HOME", "config"),
+        ("XDG_CONFIG_DIRS", "config-dirs"),  # the system-wide fleet file: never /etc/xdg
         ("XDG_STATE_HOME", "state"),
         ("XDG_CACHE_HOME", "cache"),
         ("XDG_DATA_HOME", "data"),

@@ -55,7 +55,12 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
+    "fish": lambda: _which("fish"),
     "netns": _netns,
+    "promtool": lambda: _which("promtool"),
+    "prometheus": lambda: _which("prometheus"),
+    "alertmanager": lambda: _which("prometheus-alertmanager", "amtool"),
 }
 
 
@@ -83,7 +88,8 @@ def require(*what: str) -> None:
     """Skip (or, with ROCMTUI_REQUIRE_REAL=1, fail) unless every named real part is available.
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
-    busybox, tmux, netns, and fleet (all the session fleet needs).
+    busybox, tmux, netns, promtool, prometheus, alertmanager, and fleet (all the session fleet
+    needs).
     """
     for name in what:
         reason = missing(name)

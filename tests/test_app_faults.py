@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from devfleet import DevFleet
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import MonitorFailed
 from rocmtui.app.feeds import describe
+from rocmtui.app.links import ChildLink
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.config import load_config
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.devfleet import DevFleet
 from tests.test_jobs_support import engineless_fleet
 
 
@@ -61,8 +62,9 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
         await until(pilot, lambda: screen.data.fleet is not None, "a first round")
         said = "fleet monitor: the monitor process was killed by SIGKILL; starting it again in"
         for kill in range(2):
-            child = app.backend._child
-            assert child is not None and child.poll() is None
+            link = app.backend._link
+            assert isinstance(link, ChildLink) and link.alive()
+            child = link.child
             killed_at = time.time()
             os.kill(child.pid, signal.SIGKILL)
             await until(pilot, lambda: nodes.fault is not None, "the nodes panel's fault")
@@ -74,7 +76,7 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
                 return nodes.fault is None and fleet is not None and fleet.taken_at > since
 
             await until(pilot, resumed, "a round from the new monitor process")
-            assert app.backend._child is not child and services.fault is None
+            assert app.backend._link is not link and services.fault is None
             assert screen.data.fleet is not None
             names = {n.name for n in screen.data.fleet.nodes}
             assert names == {"snoc-strix", "snoc-think", "snoc-gaming"}

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from devfleet import DevFleet
 from rocmtui.app import probeproc
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import FleetBackend
@@ -14,7 +15,6 @@ from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.common import StatusLine
 from rocmtui.core.config import load_config
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.devfleet import DevFleet
 from tests.snapshots import recorded
 
 

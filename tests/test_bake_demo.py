@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, EngineHandle
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.bakeprint import bake_environment, bake_workdir
-from rocmtui.devfleet import DevFleet, EngineHandle
 from tests.realparts import require
 
 DEMO = Path(__file__).resolve().parent.parent / "bake" / "demo.hcl"

@@ -86,7 +86,8 @@ def test_built_in_default(tmp_path: Path) -> None:
     assert config.source is None
     assert len(config.nodes) == 1 and config.nodes[0].local
     assert config.nodes[0].docker_host is None
-    assert config.bake_file == tmp_path / "bake" / "rocm-bake.hcl"
+    # no bake file in the current folder: the project's own (tests/test_config_lookup.py)
+    assert config.bake_file == REPO / "bake" / "rocm-bake.hcl"
     assert config.registry.url == "http://localhost:8080"
     assert config.webdav.url == "http://localhost:8081/"
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.config import parse_config
-from rocmtui.devfleet import (
+from devfleet import (
     BASE_IMAGE,
     DevFleet,
     DripServer,
@@ -33,7 +32,8 @@ from rocmtui.devfleet import (
     start_port_forward,
     unique_netns_name,
 )
-from rocmtui.devfleet.engine import NETNS_DIR, docker_api
+from devfleet.engine import NETNS_DIR, docker_api
+from rocmtui.core.config import parse_config
 from tests import realparts
 from tests.realparts import require
 
@@ -203,7 +203,7 @@ def test_killed_engine_leaves_no_orphan_and_netns_goes(engine_factory) -> None: 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rocmtui.devfleet", *args],
+        [sys.executable, "-m", "devfleet", *args],
         capture_output=True,
         text=True,
         timeout=180,
@@ -354,7 +354,7 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from rocmtui.devfleet import use_ledger, start_engine, start_registry\n"
+        "from devfleet import use_ledger, start_engine, start_registry\n"
         f"use_ledger(Path({str(ledgers)!r}))\n"
         f"e = start_engine(Path({str(tmp_path)!r}), 'victim', True, import_base_image=False)\n"
         f"r = start_registry(Path({str(tmp_path / 'reg')!r}))\n"
@@ -362,7 +362,7 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO
     )
     assert out.returncode == -signal.SIGKILL, out.stderr
     engine_pid, netns, registry_pid = out.stdout.split()

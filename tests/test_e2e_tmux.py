@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungUnixSocket
+from devfleet import DevFleet, DripServer, EngineHandle, HungUnixSocket
 from tests.realparts import require
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 from rocmtui.core import monitor as monitor_module
 from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig, parse_config
 from rocmtui.core.monitor import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState, ServiceState
-from rocmtui.devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 
 DEADLINE = 2.0
 MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion

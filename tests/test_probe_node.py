@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
 from rocmtui.core.config import NodeConfig, parse_config
 from rocmtui.core.probes import (
     BuildxLs,
@@ -22,7 +24,6 @@ from rocmtui.core.probes import (
     probe_node,
 )
 from rocmtui.core.states import NodeState
-from rocmtui.devfleet import DevFleet, DripServer, EngineHandle, HungTcpListener, HungUnixSocket
 from tests.realparts import require
 
 DEADLINE = 2.0
@@ -112,13 +113,22 @@ async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
     from rocmtui.core.probes import engine as engine_mod
 
     calls: list[tuple[str, float, float]] = []
+    # /_ping answers in ~2 ms, so on a loaded machine the static thread could start only after
+    # it even when both were asked at once. The live call therefore holds its answer until the
+    # static call has started (or 1 s passed): asked together, static starts first; asked
+    # after /_ping, it starts after the held answer, and the assertion below fails.
+    static_started = threading.Event()
 
     def timed(kind: str, real: Callable[..., object]) -> Callable[..., object]:
         def call(*args: object) -> object:
             started = time.monotonic()
+            if kind == "static":
+                static_started.set()
             try:
                 return real(*args)
             finally:
+                if kind == "live":
+                    static_started.wait(1.0)
                 calls.append((kind, started, time.monotonic()))
 
         return call

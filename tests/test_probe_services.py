@@ -12,10 +12,10 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from devfleet import DripServer, HungTcpListener, ServiceHandle
 from rocmtui.core.probes import probe_registry, probe_webdav
 from rocmtui.core.probes.webdav import MISCONFIGURED
 from rocmtui.core.states import ServiceState
-from rocmtui.devfleet import DripServer, HungTcpListener, ServiceHandle
 
 DEADLINE = 2.0
 MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, procs
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs.remote import endpoint_of, engine_busy
-from rocmtui.devfleet import DevFleet, procs
 from tests.test_jobs_support import (
     bake,
     job_json,

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from devfleet import DevFleet, procs
+from devfleet.sshhost import SshHostHandle, start_sshd
+from devfleet.tls import TestCA
 from rocmtui.core.config import NodeConfig, parse_config
 from rocmtui.core.probes import NodeProber
 from rocmtui.core.states import NodeState
-from rocmtui.devfleet import DevFleet, procs
-from rocmtui.devfleet.sshhost import SshHostHandle, start_sshd
-from rocmtui.devfleet.tls import TestCA
 from tests.realparts import require
 
 pytestmark = [pytest.mark.fleet]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.devfleet import DevFleet
+from devfleet import DevFleet
 from tests.realparts import require
 from tests.test_e2e_tmux import ROOT, Terminal, cli, console_env, job_json, wait_job
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.devfleet import DevFleet
+from devfleet import DevFleet
 
 DEADLINE_LINE = "probe_deadline_seconds = 2.0\n"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,14 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def env_overrides(bake: BakeFile, env: Mapping[str, str]) -> dict[str, str]:
-    """The operator's variables named like bake variables (GFX_ARCH is chosen per build)."""
-    from rocmtui.core.bakeprint import shell_overrides
+def env_overrides(
+    bake: BakeFile, env: Mapping[str, str], fleet: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The operator's variables named like bake variables, over the fleet file's `[variables]`
+    (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bakeprint import fleet_variables, shell_overrides
 
-    found = shell_overrides(bake, env)
+    found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
     found.pop(ARCH_VARIABLE, None)
     return found
 
@@ -50,8 +54,9 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
     """Targets, arches and every variable's effective value, resolved by bake itself."""
     from rocmtui.core import bakeprint
 
-    overrides = env_overrides(bake, env)
+    overrides = env_overrides(bake, env, config.variables)
     launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
+    from_fleet = bakeprint.fleet_variables(config.variables, bake).keys() - env.keys()
     error = None
     try:
         resolved = bakeprint.resolved_variables(
@@ -60,13 +65,15 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
     except Exception as exc:  # buildx missing or slow: static values, and say so
         resolved = None
         error = f"values not resolved by bake ({type(exc).__name__}: {exc}); showing defaults"
-    variables = bakeprint.effective_variables(bake, launch_env, resolved)
+    variables = bakeprint.effective_variables(bake, launch_env, resolved, from_fleet)
     views = tuple(
         VariableView(
             name=v.name,
             value=v.value if v.value is not None else (v.default_source or "?"),
             default=v.default if v.default is not None else v.default_source,
-            source="env" if v.source == bakeprint.SOURCE_ENVIRONMENT else "default",
+            source={bakeprint.SOURCE_ENVIRONMENT: "env", bakeprint.SOURCE_FLEET: "fleet"}.get(
+                v.source, "default"
+            ),
             secret=v.secret,
         )
         for v in variables
@@ -96,7 +103,7 @@ def plan(
     from rocmtui.core.jobs import build_command
     from rocmtui.core.redact import Redactor
 
-    overrides = env_overrides(bake, env)
+    overrides = env_overrides(bake, env, config.variables)
     pushes = push or target in bake.pushing_targets
     command = tuple(build_command(config, target, arch, node, pushes, overrides))
     launch_env = bakeprint.bake_environment(
@@ -239,7 +246,11 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
 
 
 def list_jobs(
-    config: FleetConfig, cache: ProgressCache, now: float, watched: frozenset[str] = frozenset()
+    config: FleetConfig,
+    cache: ProgressCache,
+    now: float,
+    watched: frozenset[str] = frozenset(),
+    extras: Any = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -253,6 +264,8 @@ def list_jobs(
         if view.active or view.id in watched:
             followed.append(view.id)
             view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
+        if extras is not None:  # the registry's word on a push, cache statistics, images
+            view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
         views.append(view)
     cache.forget_except(followed)
     return tuple(views)
@@ -271,7 +284,7 @@ def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str
         push=plan.push,
         yes=True,  # the dialog asked a second time, with its own key, for a pushing target
         env=env,
-        overrides=env_overrides(bake, env),
+        overrides=env_overrides(bake, env, config.variables),
     )
     return job_view(record, None)
 

@@ -19,6 +19,7 @@ from rocmtui.core.config import FleetConfig
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.app.screens.logs import LogsScreen
+    from rocmtui.app.screens.published import PublishedScreen
 
 SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (see rocmtui/app/heap.py)
 STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
@@ -27,7 +28,12 @@ STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> 
 class RocmTui(App[list[JobView]]):
     """The console. Returns, on exit, the builds that keep running."""
 
-    CSS_PATH = [STYLES / "console.tcss", STYLES / "dialogs.tcss", STYLES / "logview.tcss"]  # noqa: RUF012
+    CSS_PATH = [  # noqa: RUF012
+        STYLES / "console.tcss",
+        STYLES / "dialogs.tcss",
+        STYLES / "logview.tcss",
+        STYLES / "published.tcss",
+    ]
     TITLE = "rocmtui"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
 
@@ -39,6 +45,7 @@ class RocmTui(App[list[JobView]]):
         read_only: bool = False,
         clock: Callable[[], float] = time.time,
         live: bool = True,
+        remember: bool | None = None,
     ) -> None:
         super().__init__()
         strips.install()  # composited lines without reference cycles (see rocmtui.app.strips)
@@ -48,10 +55,38 @@ class RocmTui(App[list[JobView]]):
         self.backend.read_only = self.read_only
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.remember = live if remember is None else remember  # the per-user prefs file
         self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
         self.fleet_screen = FleetScreen()
         self._logs_screen: LogsScreen | None = None
+        self._published_screen: PublishedScreen | None = None
+        self.theme_problem = self._first_theme()
+
+    def _first_theme(self) -> str | None:
+        """The theme before the first frame: the operator's last choice in the palette, else
+        the fleet file's `theme`; a name Textual does not know is said, not fatal."""
+        from rocmtui.app import prefs
+
+        chosen = prefs.load().get("theme") if self.remember else None
+        for name in (chosen, self.config.theme):
+            if isinstance(name, str) and name in self.available_themes:
+                self.theme = name
+                break
+        if self.config.theme and self.config.theme not in self.available_themes:
+            known = ", ".join(sorted(self.available_themes))
+            return f"theme {self.config.theme!r} (fleet file) is not one of: {known}"
+        return None
+
+    def _theme_chosen(self, theme: str) -> None:
+        """Remember a theme chosen in the palette; the state words take its colours."""
+        self.fleet_screen.theme_changed()
+        if self.remember:
+            from rocmtui.app import prefs
+
+            self.run_worker(
+                lambda: prefs.save(theme=theme), name="save-theme", thread=True, exit_on_error=False
+            )
 
     @property
     def _background_screens(self) -> list[Screen[Any]]:
@@ -75,8 +110,9 @@ class RocmTui(App[list[JobView]]):
     def on_mount(self) -> None:
         """Keys from the fleet file."""
         self.set_keymap(self.keymap)
-        for problem in self.keymap_problems:
+        for problem in [*self.keymap_problems, *filter(None, [self.theme_problem])]:
             self.notify(problem, title="Fleet file", severity="warning", markup=False)
+        self.watch(self, "theme", self._theme_chosen, init=False)
         # once start-up is over (first rounds on screen, bake file read): a full collection
         # then would delay the first frame with fleet data
         self.set_timer(SETTLE_AFTER, heap.settle, name="heap-settle")
@@ -92,6 +128,22 @@ class RocmTui(App[list[JobView]]):
         return self._logs_screen
 
     @property
+    def published_screen(self) -> PublishedScreen:
+        """The target × arch matrix and versions (`m`), made when first needed; its feed asks
+        the registry from then on."""
+        if self._published_screen is None:
+            from rocmtui.app.screens.published import PublishedScreen
+
+            self._published_screen = PublishedScreen()
+            self.install_screen(self._published_screen, name="matrix")
+        return self._published_screen
+
+    @property
+    def open_published_screen(self) -> PublishedScreen | None:
+        """The published screen if one was made."""
+        return self._published_screen
+
+    @property
     def open_logs_screen(self) -> LogsScreen | None:
         """The log panes' screen if one was made (nothing to update otherwise)."""
         return self._logs_screen
@@ -100,7 +152,7 @@ class RocmTui(App[list[JobView]]):
         """The palette lists the catalog's actions of this screen (never dangerous ones when
         read-only), then Textual's own but those the catalog already named: its "Keys" (a
         second, different help) and "Quit" were listed twice."""
-        scope = {"fleet": "fleet", "logs": "logs"}.get(screen.id or "", "")
+        scope = {"fleet": "fleet", "logs": "logs", "matrix": "matrix"}.get(screen.id or "", "")
         named = set()
         for entry in keys.entries(("app", scope), self.read_only):
             target = self if entry.scope == "app" else screen

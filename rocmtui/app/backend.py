@@ -8,10 +8,8 @@ actions are carried out, not only by hiding keys.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -19,28 +17,26 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rocmtui.app import adapt
+from rocmtui.app.jobextras import JobExtras
+from rocmtui.app.links import (
+    OWN,
+    ChildLink,
+    MonitorFailed,
+    MonitorGone,
+    ProbeLink,
+    as_link,
+    find_monitor,
+)
 from rocmtui.app.model import BakePlan, BakeView, JobView
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.snapshots import FleetSnapshot
 
+REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
+__all__ = ["FleetBackend", "MonitorFailed", "MonitorGone", "ReadOnlyError"]
+
 
 class ReadOnlyError(PermissionError):
     """A dangerous action was asked of a read-only console."""
-
-
-class MonitorFailed(RuntimeError):
-    """The monitor process ended, or sent a line that is not a round (worded for the panel)."""
-
-    @classmethod
-    def ended(cls, returncode: int) -> MonitorFailed:
-        """The process ended while the console still wanted rounds."""
-        if returncode >= 0:
-            return cls(f"the monitor process exited with status {returncode}")
-        try:
-            how = signal.Signals(-returncode).name
-        except ValueError:
-            how = f"signal {-returncode}"
-        return cls(f"the monitor process was killed by {how}")
 
 
 class FleetBackend:
@@ -55,24 +51,34 @@ class FleetBackend:
         self.config = config
         self.read_only = read_only or config.read_only
         self.env = dict(os.environ if env is None else env)
-        self._child: subprocess.Popen[bytes] | None = None
+        self._link: ProbeLink | None = None
+        self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
         self._first: _FirstRound | None = None
         self._watched: frozenset[str] = frozenset()
         self._stopped = False
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
+        self._extras = JobExtras()
         self._bake: Any = None
 
     # ------------------------------------------------------------------ fleet probes
 
-    def adopt_monitor(self, child: subprocess.Popen[bytes]) -> None:
-        """Use a monitor process started early (before Textual was imported), and start reading
-        its first round now, so that the first frame can show it (`take_first_round`)."""
-        self._child = child
-        self._first = _FirstRound(child)
+    def adopt_monitor(self, source: ProbeLink | subprocess.Popen[bytes]) -> None:
+        """Use a link opened early (before Textual was imported: the host's monitor, or a
+        child of our own), and start reading its first round now, so that the first frame can
+        show it (`take_first_round`)."""
+        link = as_link(source)
+        self._link = link
+        self._first = _FirstRound(link)
+
+    @property
+    def source(self) -> str:
+        """Where rounds come from now: `links.MONITOR`, `links.OWN`, or "" before any."""
+        link = self._link
+        return link.kind if link is not None else ""
 
     def take_first_round(self) -> FleetSnapshot | None:
-        """The adopted monitor's first round if it has already come (never waits); a round
+        """The adopted link's first round if it has already come (never waits); a round
         taken here is not relayed again by `run_monitor`."""
         with self._lock:
             first = self._first
@@ -83,62 +89,106 @@ class FleetBackend:
             first.taken = True
             return first.item
 
-    def run_monitor(self, publish: Callable[[FleetSnapshot], object]) -> None:
-        """Relay the monitor process's rounds until `stop_monitor()`; blocks (a worker thread).
-
-        The core's FleetMonitor runs in a child (rocmtui.app.probeproc) so that probing never
-        holds the GIL the event loop needs; this thread only reads lines from a pipe.
-        """
+    def _open(self) -> ProbeLink:
+        """The host's monitor if one answers, else a child of our own. Not the monitor again
+        right after it went away: one that says hello and then hangs up would be attached to
+        and lost in a tight loop."""
+        if time.monotonic() - self._gone_at >= REATTACH_EVERY:
+            found = find_monitor(self.config)
+            if found is not None:
+                return found
         from rocmtui.app import probeproc
 
-        with self._lock:
-            if self._stopped:
-                return
-            if self._child is None or self._child.poll() is not None:
-                self._child = probeproc.start(self.config.source)
-            child = self._child
-        items: Iterable[FleetSnapshot | str] = probeproc.rounds(child)
-        first = self._first
-        if first is not None and first.child is child:
-            first.done.wait()  # its reader owns the pipe until the first line is read
+        return ChildLink(probeproc.start(self.config.source))
+
+    def run_monitor(
+        self,
+        publish: Callable[[FleetSnapshot], object],
+        source_changed: Callable[[str, str], object] | None = None,
+    ) -> None:
+        """Relay rounds until `stop_monitor()`; blocks (a worker thread).
+
+        From the host's monitor when one runs for this fleet file, else from a child of our
+        own (rocmtui.app.probeproc: probing never holds the GIL the event loop needs); this
+        thread only reads lines. While the child probes, a monitor that comes up is attached
+        to (checked every `REATTACH_EVERY` seconds, between rounds) and the child ended.
+        `source_changed(kind, description)` hears of each link used. The link ending raises
+        MonitorGone (the shared monitor: the caller starts again at once, on a child) or
+        MonitorFailed (our child).
+        """
+        while True:
             with self._lock:
-                self._first = None
-            if first.item is not None and not first.taken:  # None: the output had ended
-                items = itertools.chain([first.item], items)
+                if self._stopped:
+                    return
+                link = self._link
+                if link is None or not link.alive():
+                    link = self._link = self._open()
+            if source_changed is not None:
+                source_changed(link.kind, link.describe())
+            items: Iterable[FleetSnapshot | str] = link.rounds()
+            first = self._first
+            if first is not None and first.link is link:
+                first.done.wait()  # its reader owns the stream until the first line is read
+                with self._lock:
+                    self._first = None
+                if first.item is not None and not first.taken:  # None: the output had ended
+                    items = itertools.chain([first.item], items)
+            if not self._relay(link, items, publish):
+                return
+            with self._lock:
+                if self._link is not link:  # swapped for the host's monitor: go on with it
+                    continue
+            error = link.ended()
+            if isinstance(error, MonitorGone):
+                self._gone_at = time.monotonic()
+            raise error
+
+    def _relay(
+        self,
+        link: ProbeLink,
+        items: Iterable[FleetSnapshot | str],
+        publish: Callable[[FleetSnapshot], object],
+    ) -> bool:
+        """Publish the link's rounds until it ends (True) or the console stops (False)."""
+        look_at = time.monotonic() + REATTACH_EVERY
         for item in items:
             if self._stopped:
-                return
+                return False
             if isinstance(item, str):
                 raise MonitorFailed(item)
             publish(item)
-        if not self._stopped:
-            raise MonitorFailed.ended(child.wait())
+            if link.kind == OWN and time.monotonic() >= look_at:
+                look_at = time.monotonic() + REATTACH_EVERY
+                found = find_monitor(self.config)
+                if found is not None:
+                    with self._lock:
+                        self._link = found
+                    link.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
+                    return True
+        return not self._stopped
 
     def refresh_now(self) -> None:
-        """Ask the monitor for a round now (thread-safe)."""
-        from rocmtui.app import probeproc
-
+        """Ask for a round now (thread-safe, never blocks)."""
         with self._lock:
-            if self._child is not None:
-                probeproc.poke(self._child)
+            if self._link is not None:
+                self._link.poke()
 
     def stop_monitor(self) -> None:
-        """End the monitor process without waiting for it (safe on the event loop)."""
+        """End the link without waiting for it (safe on the event loop)."""
         with self._lock:
             self._stopped = True
-            child = self._child
-        if child is not None and child.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                if child.stdin is not None:
-                    child.stdin.close()  # it would end after its round; do not wait for that
-            child.terminate()
+            link = self._link
+        if link is not None:
+            link.close()
 
     # ------------------------------------------------------------------ bake file
 
     def load_bake(self) -> BakeView:
         """Targets, arches and the effective variables (resolved by bake, with their sources)."""
         from rocmtui.core.bakefile import load_bake
+        from rocmtui.core.bakefind import check_found
 
+        check_found(self.config)
         bake = load_bake(self.config.bake_file)
         self._bake = bake
         return adapt.bake_view(self.config, bake, self.env)
@@ -151,7 +201,9 @@ class FleetBackend:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
             from rocmtui.core.bakefile import load_bake
+            from rocmtui.core.bakefind import check_found
 
+            check_found(self.config)
             self._bake = load_bake(self.config.bake_file)
         return self._bake
 
@@ -161,7 +213,7 @@ class FleetBackend:
         """Recent and running jobs of every operator, with progress for the active ones and
         the watched ones (`watch_progress`)."""
         now = time.time() if now is None else now
-        return adapt.list_jobs(self.config, self._progress, now, self._watched)
+        return adapt.list_jobs(self.config, self._progress, now, self._watched, self._extras)
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:
         """Jobs whose progress is wanted whether or not they still run (open log panes)."""
@@ -181,21 +233,19 @@ class FleetBackend:
 
 
 class _FirstRound:
-    """Reads a monitor child's first round in a daemon thread, while Textual starts."""
+    """Reads a link's first round in a daemon thread, while Textual starts."""
 
-    def __init__(self, child: subprocess.Popen[bytes]) -> None:
-        self.child = child
-        self.item: FleetSnapshot | str | None = None  # None: the child's output ended first
+    def __init__(self, link: ProbeLink) -> None:
+        self.link = link
+        self.item: FleetSnapshot | str | None = None  # None: the stream ended first
         self.taken = False
         self.done = threading.Event()
         threading.Thread(target=self._read, name="first-round", daemon=True).start()
 
     def _read(self) -> None:
-        from rocmtui.app import probeproc
-
         try:
-            self.item = next(probeproc.rounds(self.child), None)
-        except (OSError, ValueError) as exc:  # the pipe was closed under it (console stopping)
+            self.item = next(iter(self.link.rounds()), None)
+        except (OSError, ValueError) as exc:  # the stream was closed under it (stopping)
             self.item = f"fleet monitor: {exc}"
         finally:
             self.done.set()

@@ -14,8 +14,14 @@ from collections.abc import Callable
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from rocmtui.app.backend import FleetBackend
-from rocmtui.app.messages import BakeLoaded, FleetUpdated, JobsUpdated, PanelFailed
+from rocmtui.app.backend import FleetBackend, MonitorGone
+from rocmtui.app.messages import (
+    BakeLoaded,
+    FleetUpdated,
+    JobsUpdated,
+    PanelFailed,
+    ProbeSourceChanged,
+)
 from rocmtui.app.model import BakeView
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import FleetSnapshot
@@ -76,11 +82,17 @@ class Feeds:
         return False
 
     def fleet_loop(self) -> None:
-        """The core's monitor (in its own process): each round as it comes; if the process
-        dies, the nodes and services panels say so and when it is started again, backing off
-        while it keeps failing before its first round (a process that had been sending rounds
-        is started again after one refresh, however often it failed long before)."""
+        """The core's monitor (the host's, or a process of our own): each round as it comes.
+        If the host's monitor goes, the screen is told and our own process takes over at once.
+        If our own process dies, the nodes and services panels say so and when it is started
+        again, backing off while it keeps failing before its first round (a process that had
+        been sending rounds is started again after one refresh, however often it failed long
+        before)."""
         failures = 0
+
+        def source(kind: str, detail: str) -> None:
+            self.post(ProbeSourceChanged(kind, detail))
+
         while not self.stopping.is_set():
             delivered = False
 
@@ -90,8 +102,11 @@ class Feeds:
                 self.post(FleetUpdated(snapshot))
 
             try:
-                self.backend.run_monitor(publish)
+                self.backend.run_monitor(publish, source)
                 return  # stopped
+            except MonitorGone as exc:
+                self.post(ProbeSourceChanged("lost", describe(exc)))
+                continue
             except Exception as exc:
                 failures = 1 if delivered else failures + 1
                 delay = min(30.0, self.backend.config.refresh_seconds * 2 ** min(failures - 1, 4))
@@ -122,7 +137,10 @@ class Feeds:
         try:
             self.post(BakeLoaded(self.backend.load_bake()))
         except Exception as exc:
+            from rocmtui.core.bakefile import BakeError
+
             path = self.backend.config.bake_file
             said = describe(exc)  # the bake file's own errors name it, and the line
-            error = said if str(path) in said else f"{path.name}: {said}"
+            named = isinstance(exc, BakeError) or str(path) in said
+            error = said if named else f"{path.name}: {said}"
             self.post(BakeLoaded(BakeView(path=path, error=error)))

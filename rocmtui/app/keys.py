@@ -35,6 +35,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.cancel", "c", "cancel_job", "Cancel", "fleet", dangerous=True),
     KeyAction("fleet.logs", "v", "show_logs", "Log panes", "fleet"),
     KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),
+    KeyAction("fleet.matrix", "m", "show_matrix", "Published", "fleet"),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),
     KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
@@ -42,6 +43,12 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("logs.outline", "o", "toggle_outline", "Steps", "logs"),
     KeyAction("logs.cancel", "c", "cancel_job", "Cancel", "logs", dangerous=True),
     KeyAction("logs.rebuild", "r", "rebuild", "Rebuild", "logs", dangerous=True),
+    # the published screen: target × arch matrix and pinned versions (screens/published.py)
+    KeyAction("matrix.back", "escape", "back", "Back", "matrix"),
+    KeyAction("matrix.detail", "enter", "detail", "Detail", "matrix"),
+    KeyAction("matrix.rebuild", "r", "rebuild", "Rebuild", "matrix", dangerous=True),
+    KeyAction("matrix.log", "l", "open_log", "Last log", "matrix"),
+    KeyAction("matrix.refresh", "ctrl+r", "refresh", "Refresh now", "matrix"),
 )
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
 # The order in which shown keys win the footer's room when not all of them fit (80 columns
@@ -59,6 +66,11 @@ FOOTER_FIRST: tuple[str, ...] = (
     "fleet.cancel",
     "logs.cancel",
     "fleet.logs",
+    "fleet.matrix",
+    "matrix.back",
+    "matrix.rebuild",
+    "matrix.log",
+    "matrix.detail",
     "app.quit",
     "logview.first_error",
     "logs.next",
@@ -69,7 +81,7 @@ FOOTER_FIRST: tuple[str, ...] = (
 FOOTER_RANK: dict[str, int] = {key_id: n for n, key_id in enumerate(FOOTER_FIRST)}
 DANGEROUS_ACTIONS: dict[str, frozenset[str]] = {
     scope: frozenset(k.action for k in CATALOG if k.scope == scope and k.dangerous)
-    for scope in ("app", "fleet", "logs")
+    for scope in ("app", "fleet", "logs", "matrix")
 }
 
 # Keys that the log view widget (rocmtui/app/widgets/logview.py) binds itself; listed in help so

@@ -26,6 +26,15 @@ class FleetUpdated(Message):
 
 
 @dataclass
+class ProbeSourceChanged(Message):
+    """Rounds now come from `kind`: "monitor" (the host's, shared), "own" (a child of this
+    console's), or "lost" (the host's monitor went away; `detail` says how)."""
+
+    kind: str
+    detail: str
+
+
+@dataclass
 class JobsUpdated(Message):
     """The job store's list (with progress of the active jobs)."""
 

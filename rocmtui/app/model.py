@@ -87,6 +87,10 @@ class JobView:
     message: str | None = None  # why it failed to start, was lost, or was cancelled
     progress: ProgressView | None = None
     link_down_since: float | None = None  # the link to its remote node is down (evidence says)
+    loop: str | None = None  # the closed loop's word: in registry, not found, moved, unchecked
+    loop_text: str | None = None  # ... as one line with the digests (`✗ not found (recorded …)`)
+    cache: str | None = None  # sccache statistics as one line (`sccache 30/40 hits (75%), …`)
+    images: tuple[tuple[str, str | None, str | None], ...] = ()  # (target, digest, loop word)
 
     @property
     def active(self) -> bool:
@@ -240,6 +244,12 @@ def last_job_on(node: str, jobs: Iterable[JobView]) -> JobView | None:
     """The newest job of any state on `node`: what a rebuild from that node repeats."""
     mine = sorted((j for j in jobs if j.node == node), key=lambda j: -j.started_at)
     return mine[0] if mine else None
+
+
+def pushes_ended(before: Iterable[JobView], after: Iterable[JobView]) -> bool:
+    """Whether a pushing job that was running has ended (the registry may hold something new)."""
+    was = {j.id for j in before if j.active and j.push}
+    return any(j.id in was and not j.active for j in after)
 
 
 def keep_running(jobs: Iterable[JobView]) -> list[JobView]:

@@ -2,7 +2,10 @@
 
 `python -m rocmtui.app.probeproc [FLEET_FILE]` runs `FleetMonitor` and writes each
 `FleetSnapshot` as one line of JSON on stdout; any line on stdin asks for a round now; end of
-stdin (the console closed, or died) ends it. The console starts it before importing Textual.
+stdin (the console closed, or died) ends it. The console starts it before importing Textual
+when no host monitor (`rocmtui monitor`) runs for its fleet file. The lines are the host
+monitor's protocol (rocmtui/core/hostmonitor/wire.py, which says why the child keeps its pipes
+while the host monitor serves a socket); only the socket's opening hello is not sent here.
 
 Why a process, not a thread: the probes (docker SDK, httpx, psutil) are Python code, and in a
 thread they take the GIL from the event loop in the middle of a key press; in a child they run
@@ -30,7 +33,7 @@ if TYPE_CHECKING:  # imported where used: the console imports this module only t
 
 def start(config_path: Path | str | None) -> subprocess.Popen[bytes]:
     """Start the monitor child (raises OSError when it cannot be started)."""
-    argv = [sys.executable, "-m", "rocmtui.app.probeproc"]
+    argv = [sys.executable, "-P", "-m", "rocmtui.app.probeproc"]  # -P: never this cwd's rocmtui
     if config_path is not None:
         argv.append(str(config_path))
     return subprocess.Popen(
@@ -54,51 +57,11 @@ def stop(child: subprocess.Popen[bytes], grace: float = 2.0) -> None:
             child.wait()
 
 
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    from dataclasses import fields
-
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
-
-
 def decode(data: dict[str, Any]) -> FleetSnapshot:
-    """A FleetSnapshot from `FleetSnapshot.to_json()` output."""
-    from rocmtui.core.snapshots import (
-        BuilderInfo,
-        FleetSnapshot,
-        HostStats,
-        NodeSnapshot,
-        ServiceSnapshot,
-    )
-    from rocmtui.core.states import NodeState, ServiceState
+    """A FleetSnapshot from `FleetSnapshot.to_json()` output (rocmtui.core.hostmonitor.wire)."""
+    from rocmtui.core.hostmonitor.wire import decode as wire_decode
 
-    nodes = []
-    for raw in data["nodes"]:
-        node = _known(NodeSnapshot, raw)
-        node["state"] = NodeState(node["state"])
-        if node.get("builder"):
-            builder = _known(BuilderInfo, node["builder"])
-            builder["platforms"] = tuple(builder.get("platforms") or ())
-            node["builder"] = BuilderInfo(**builder)
-        if node.get("host"):
-            node["host"] = HostStats(**_known(HostStats, node["host"]))
-        nodes.append(NodeSnapshot(**node))
-
-    def service(raw: dict[str, Any]) -> ServiceSnapshot:
-        svc = _known(ServiceSnapshot, raw)
-        svc["state"] = ServiceState(svc["state"])
-        svc["extras"] = tuple(tuple(pair) for pair in svc.get("extras") or ())
-        return ServiceSnapshot(**svc)
-
-    return FleetSnapshot(
-        taken_at=float(data["taken_at"]),
-        nodes=tuple(nodes),
-        registry=service(data["registry"]),
-        webdav=service(data["webdav"]),
-        duration=float(data.get("duration") or 0.0),
-        problems=tuple(data.get("problems") or ()),
-        pending=tuple(data.get("pending") or ()),
-    )
+    return wire_decode(data)
 
 
 def rounds(child: subprocess.Popen[bytes]) -> Iterator[FleetSnapshot | str]:
@@ -128,8 +91,10 @@ async def _run(config: FleetConfig) -> None:
     loop = asyncio.get_running_loop()
     out = sys.stdout.buffer
 
+    from rocmtui.core.hostmonitor.wire import snapshot_line
+
     def publish(snapshot: FleetSnapshot) -> None:
-        out.write(json.dumps(snapshot.to_json()).encode() + b"\n")
+        out.write(snapshot_line(snapshot))
         out.flush()
         if not gc.isenabled():  # the first round is out: see main()
             gc.freeze()
@@ -176,6 +141,9 @@ def main(argv: Sequence[str]) -> int:
     from rocmtui.core.config import load_config
 
     config = load_config(argv[0] if argv else None)
+    from rocmtui.core import debuglog
+
+    debuglog.redirect_stderr(config)  # a round that raises leaves its traceback there
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         asyncio.run(_run(config))
     return 0

@@ -6,30 +6,36 @@ import argparse
 import subprocess
 import sys
 
+from rocmtui.app.links import ProbeLink, as_link
 from rocmtui.core.config import load_config
 
 
-def run_console(args: argparse.Namespace, child: subprocess.Popen[bytes] | None = None) -> int:
+def run_console(
+    args: argparse.Namespace, link: ProbeLink | subprocess.Popen[bytes] | None = None
+) -> int:
     """Open the console on the fleet file the arguments name; print what keeps running.
 
-    `child` is the monitor process `main` started first thing (rocmtui.cli.main.start_monitor);
-    without one it is started here, and stopped again when the console ends."""
+    `link` is where rounds come from, opened by `main` first thing (rocmtui.cli.main
+    .start_monitor): the host's monitor, or a child of the console's own. Without one it is
+    opened here, and closed again when the console ends."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
-    from rocmtui.app import probeproc
+    from rocmtui.core import debuglog
 
-    own = child is None
-    if child is None:
-        child = probeproc.start(config.source)
+    debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
+    from rocmtui.app.links import open_link
+
+    own = link is None
+    source = open_link(config.source) if link is None else as_link(link)
     try:
         from rocmtui.app.app import RocmTui
         from rocmtui.app.dialogs.quit import farewell
 
         app = RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
-        app.backend.adopt_monitor(child)
+        app.backend.adopt_monitor(source)
         running = app.run()
     finally:
         if own:
-            probeproc.stop(child, grace=1.0)
+            source.stop(grace=1.0)
     if app.return_code not in (None, 0):
         return int(app.return_code or 1)
     message = farewell(running or [])

@@ -41,6 +41,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--push", action="store_true", help="push the image (needs --yes)")
     parser.add_argument("--yes", action="store_true", help="confirm a build that pushes")
     parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object on stdout: the job (id, log path ...), or the refusal with its "
+        "reason and the blocking job",
+    )
+    parser.add_argument(
         "--set",
         metavar="VAR=VALUE",
         action="append",
@@ -94,14 +100,24 @@ def load_bake_cached(path: Path) -> Any:
     return bake
 
 
+def _answer(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    """With --json, the outcome as one JSON object on stdout (stderr keeps the human lines)."""
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps(data, sort_keys=True), flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
     from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bakefind import check_found
     from rocmtui.core.jobs import AlreadyRunning, LaunchError, LaunchRefused, launch_job
     from rocmtui.core.jobs.plan import parse_overrides
 
     config = config_from(args)
     try:
+        check_found(config)
         bake = load_bake_cached(config.bake_file)
         overrides = parse_overrides(args.overrides)
         record = launch_job(
@@ -119,21 +135,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
         if exc.job_id:
             print(f"  follow it: rocmtui logs -f {exc.job_id}", file=sys.stderr)
+        _answer(args, {"started": False, "refused": str(exc), "blocking_job": exc.job_id})
         return EXIT_UNHEALTHY
     except LaunchRefused as exc:
         print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
+        _answer(args, {"started": False, "refused": str(exc), "blocking_job": None})
         return EXIT_UNHEALTHY
     except (LaunchError, BakeError) as exc:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
+        _answer(args, {"started": False, "error": str(exc)})
         return EXIT_USAGE
     from rocmtui.core.jobs.plan import logout_risk
 
-    print(record.id, flush=True)
+    if args.json:
+        job = {k: v for k, v in record.to_json().items() if k != "command"}
+        _answer(args, {"started": True, **job, "job_id": record.id, "log": str(record.log_path)})
+    else:
+        print(record.id, flush=True)
     risk = logout_risk()
     if risk:
         print(f"rocmtui bake: warning: {risk}", file=sys.stderr)
+    from rocmtui.core.bakefile import ARCH_VARIABLE
+
+    if ARCH_VARIABLE not in bake.variables:  # said plainly: nothing chose an arch
+        own = f"; recorded as {record.node}'s own {record.arch}" if record.arch else ""
+        print(
+            f"rocmtui bake: {config.bake_file.name} declares no {ARCH_VARIABLE}: built as "
+            f"written, for no particular arch{own}",
+            file=sys.stderr,
+        )
+    arch = f"for {record.arch} " if record.arch else ""
     print(
-        f"started {record.target} for {record.arch} on {record.node}"
+        f"started {record.target} {arch}on {record.node}"
         f"{' (push)' if record.push else ''}: rocmtui logs -f {record.id}",
         file=sys.stderr,
     )

@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--grace", type=float, default=10.0, metavar="SECONDS", help="wait before SIGKILL"
     )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout: the job and its state"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,10 +38,23 @@ def run(args: argparse.Namespace) -> int:
         record = cancel_job(config, args.job, grace=max(0.0, args.grace))
     except JobNotRunning as exc:
         print(f"rocmtui cancel: {exc}", file=sys.stderr)
+        _answer(args, {"cancelled": False, "reason": str(exc)})
         return EXIT_UNHEALTHY
     except LookupError as exc:
         assert isinstance(exc, JobNotFound | LookupError)
-        print(f"rocmtui cancel: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        reason = exc.args[0] if exc.args else str(exc)
+        print(f"rocmtui cancel: {reason}", file=sys.stderr)
+        _answer(args, {"cancelled": False, "error": reason})
         return EXIT_USAGE
-    print(f"{record.id} {record.state}")
+    if args.json:
+        _answer(args, {"cancelled": True, "job_id": record.id, "state": str(record.state)})
+    else:
+        print(f"{record.id} {record.state}")
     return EXIT_OK
+
+
+def _answer(args: argparse.Namespace, data: dict[str, object]) -> None:
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps(data, sort_keys=True), flush=True)

@@ -31,8 +31,23 @@ def _when(ts: float) -> str:
 
 
 def _info(record: object) -> str:
+    from rocmtui.core.jobs.images import read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
     from rocmtui.core.sanitize import sanitize_line
+
+    assert isinstance(record, JobRecord)
+    text = _outcome(record)
+    check = read_push_check(record.job_dir)
+    if check is not None:  # the closed loop: what the registry holds under the pushed tags
+        text = f"{text} · {check.describe()}".lstrip(" ·")
+    stats = read_cache_stats(record.job_dir)
+    if stats is not None:
+        text = f"{text} · {stats.describe()}".lstrip(" ·")
+    return sanitize_line(text, 240)
+
+
+def _outcome(record: object) -> str:
+    from rocmtui.core.jobs.store import JobRecord
     from rocmtui.core.states import JobState
 
     assert isinstance(record, JobRecord)
@@ -48,7 +63,45 @@ def _info(record: object) -> str:
             text += f"; {record.message}"
     else:
         text = record.message or ""
-    return sanitize_line(text, 160)
+    return text
+
+
+def _images(record: object) -> list[str]:
+    """A job of several targets (a group): one line per target with its own digest and the
+    registry's word on it."""
+    from rocmtui.core.jobs.images import job_images, read_push_check
+    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.states import LOOP_SYMBOLS
+
+    assert isinstance(record, JobRecord)
+    images = job_images(record.job_dir, record.target, record.arch)
+    if len(images) < 2:
+        return []
+    check = read_push_check(record.job_dir)
+    words = {i.target: i.state for i in check.images} if check is not None else {}
+    lines = []
+    for image in images:
+        word = words.get(image.target)
+        loop = f"  {LOOP_SYMBOLS.get(word, '?')} {word}" if word else ""
+        line = f"    {image.target}  {image.digest or 'no digest'}{loop}"
+        lines.append(sanitize_line(line, 240))
+    return lines
+
+
+def _extras(record: object) -> dict[str, object]:
+    """The JSON fields beside the record: each target's image, the loop, cache statistics."""
+    from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
+    from rocmtui.core.jobs.store import JobRecord
+
+    assert isinstance(record, JobRecord)
+    check = read_push_check(record.job_dir)
+    stats = read_cache_stats(record.job_dir)
+    return {
+        "images": [i.to_json() for i in job_images(record.job_dir, record.target, record.arch)],
+        "registry": check.to_json() if check is not None else None,
+        "sccache": stats.to_json() if stats is not None else None,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             data = r.to_json()
             data["duration"] = round(r.duration(now), 3)
             data["log"] = str(r.log_path)
+            data.update(_extras(r))
             out.append(data)
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -88,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
+    for index, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]).rstrip())
+        if index:
+            for line in _images(records[index - 1]):
+                print(line)
     return EXIT_OK

@@ -4,7 +4,8 @@ Every byte goes through the project's sanitiser: what reaches the terminal is te
 the SGR colours the sanitiser re-renders (none with NO_COLOR or when not a terminal). Reads are
 bounded chunks and lines are cut by the sanitiser, so memory does not grow with the log or with
 a single huge line. With `-f` it follows until the job ends (surviving truncation and
-rotation), then exits 0 if the job succeeded and 1 otherwise.
+rotation). Exit 0 when the job succeeded, 1 otherwise (still running, failed, cancelled ...),
+2 when no job matches.
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `rocmtui logs JOB | head`: the reader has all it wanted
         sys.stderr.close()
         return EXIT_OK
-    if not args.follow:
-        return EXIT_OK
+    # the README's table: 0 for a job that succeeded, 1 for any other (running, failed ...)
     final = get_job(record.id, config, store)
     return EXIT_OK if final.state is JobState.SUCCEEDED else EXIT_UNHEALTHY

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
 from rocmtui import __version__
@@ -18,6 +19,7 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
+    from rocmtui.app.links import ProbeLink
     from rocmtui.core.config import FleetConfig
 
 EXIT_OK = 0
@@ -37,6 +39,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("rocmtui.cli.jobs", "list bake jobs (newest first) with state and duration"),
     "logs": ("rocmtui.cli.logs", "print a job's log (sanitised); -f follows it until the job ends"),
     "cancel": ("rocmtui.cli.cancel", "cancel a running build"),
+    "matrix": (
+        "rocmtui.cli.matrix",
+        "every buildable target × arch: what the registry holds, the last job, a verdict",
+    ),
+    "versions": (
+        "rocmtui.cli.versions",
+        "each pin beside the newest upstream release and what the registry's images carry",
+    ),
+    "config": ("rocmtui.cli.configcmd", "the fleet file in effect, why, and its settings"),
+    "doctor": ("rocmtui.cli.doctor", "check docker, buildx, every node, logins, the bake file"),
+    "completion": ("rocmtui.cli.completion", "print a bash, zsh or fish completion script"),
+    "monitor": (
+        "rocmtui.cli.monitor",
+        "the probe loop as one long-running process: consoles attach, Prometheus scrapes",
+    ),
 }
 
 
@@ -48,35 +65,93 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
+CONFIG_HELP = (
+    "fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, $XDG_CONFIG_HOME/rocmtui/config.toml, "
+    "$XDG_CONFIG_DIRS/rocmtui/config.toml, then the built-in default)"
+)
+
+
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    """Every subcommand takes --config."""
+    """Every subcommand takes --config, --color and --debug (after its name too)."""
+    add_common_options(parser, default=argparse.SUPPRESS)
+
+
+def add_common_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """--config, --color and --debug; a subcommand's copies default to SUPPRESS so that the
+    value given before the subcommand's name is kept."""
+    parser.add_argument("--config", metavar="PATH", default=default, help=CONFIG_HELP)
     parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
-        "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
+        "--color",
+        choices=("auto", "always", "never"),
+        default=default,
+        help="colour in output: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+        "it), always (kept through a pipe: `| less -R`) or never",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="write a debug log under the state folder (also: ROCMTUI_DEBUG=1)",
+    )
+
+
+def apply_color(choice: str | None, env: MutableMapping[str, str] | None = None) -> None:
+    """`--color` as the environment every colour decision already reads: `always` sets
+    FORCE_COLOR (and drops NO_COLOR), `never` sets NO_COLOR; `auto` leaves both alone."""
+    env = os.environ if env is None else env
+    if choice == "always":
+        env.pop("NO_COLOR", None)
+        env["FORCE_COLOR"] = "1"
+    elif choice == "never":
+        env.pop("FORCE_COLOR", None)
+        env["NO_COLOR"] = "1"
 
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
     """Load the fleet file the arguments point at (raises ConfigError)."""
     from rocmtui.core.config import load_config
 
-    return load_config(getattr(args, "config", None))
+    config = load_config(getattr(args, "config", None))
+    if os.environ.get("ROCMTUI_DEBUG", "") not in ("", "0"):
+        from rocmtui.core import debuglog
+
+        debuglog.setup(config)
+    return config
 
 
-def chosen_command(argv: Sequence[str]) -> str | None:
-    """The subcommand named in `argv` (the first word that is not an option), if any."""
+VALUE_OPTIONS = ("--config", "--color")  # top-level options followed by a value word
+
+
+def first_word(argv: Sequence[str]) -> str | None:
+    """The first word of `argv` that is not an option (nor an option's value), if any."""
     skip = False
     for word in argv:
         if skip:
             skip = False
-        elif word == "--config":
+        elif word in VALUE_OPTIONS:
             skip = True
         elif not word.startswith("-"):
-            return word if word in COMMANDS else None
+            return word
     return None
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (the first word that is not an option), if any."""
+    word = first_word(argv)
+    return word if word in COMMANDS else None
+
+
+def unknown_command(argv: Sequence[str]) -> str | None:
+    """One line for a first word that names no command (with the nearest command, if one is
+    close), or None. Answered before anything is imported or started."""
+    word = first_word(argv)
+    if word is None or word in COMMANDS:
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 
 
 def build_parser(only: str | None = None, *, all_commands: bool = True) -> argparse.ArgumentParser:
@@ -88,13 +163,7 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
         "full-screen console.",
     )
     parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=None,
-        help="fleet file (default: $ROCMTUI_CONFIG, ./rocmtui.toml, "
-        "$XDG_CONFIG_HOME/rocmtui/config.toml, then the built-in default)",
-    )
+    add_common_options(parser, default=None)
     parser.add_argument(
         "--read-only",
         action="store_true",
@@ -124,50 +193,69 @@ def config_word(argv: Sequence[str]) -> str | None:
     return None
 
 
-def start_monitor(argv: Sequence[str]) -> Popen[bytes] | None:
-    """For the console (no subcommand, no --help or --version): start its monitor process now.
+def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
+    """For the console (no subcommand, no --help or --version): open its source of rounds now.
 
-    Its first probe round (docker SDK and httpx imports, then every engine and service) is the
-    long pole of the console's first frame with fleet data, so it starts before this process
-    imports anything else: the fleet file, argparse's parser and Textual follow on the other
-    core. The child reads the same fleet file (the same `--config`, or the same search). None
-    when it cannot be started: the console then starts it as before, and says why not.
+    The host's monitor for the fleet file, when one runs: its latest snapshot comes at once and
+    nothing probes in this console's path. Else its own monitor process, started here: its
+    first probe round (docker SDK and httpx imports, then every engine and service) is the long
+    pole of the console's first frame with fleet data, so it starts before this process imports
+    anything else: argparse's parser and Textual follow on the other core. The child reads the
+    same fleet file (the same `--config`, or the same search). None when it cannot be started:
+    the console then tries again as it opens, and says why not.
     """
-    if chosen_command(argv) is not None or {"-h", "--help", "--version"} & set(argv):
-        return None
-    from rocmtui.app import probeproc
+    if first_word(argv) is not None or {"-h", "--help", "--version"} & set(argv):
+        return None  # a command (known or not) or a question: no console, no probes
+    from rocmtui.app.links import open_link
 
     try:
-        return probeproc.start(config_word(argv))
+        return open_link(config_word(argv))
     except OSError:
         return None
+
+
+def stop_link(link: ProbeLink | Popen[bytes]) -> None:
+    """End what `start_monitor` opened (a child is reaped; a session just closed)."""
+    from rocmtui.app.links import as_link
+
+    as_link(link).stop(grace=1.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the process's)."""
     words = list(sys.argv[1:] if argv is None else argv)
+    unknown = unknown_command(words)
+    if unknown is not None and not {"-h", "--help"} & set(words):
+        print(unknown, file=sys.stderr)
+        return EXIT_USAGE
     monitor = start_monitor(words)
     try:
         from rocmtui.core.config import ConfigError
 
         parser = build_parser(chosen_command(words), all_commands=False)
         args = parser.parse_args(words)
+        apply_color(getattr(args, "color", None))
+        if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):
+            os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
         try:
             if args.command is None:
                 from rocmtui.app.run import run_console
 
                 return int(run_console(args, monitor))
-            from rocmtui.core.jobs.store import JobStoreError
-
             module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
             try:
                 return module.run(args)
-            except JobStoreError as exc:  # a corrupt or unwritable database: named, no traceback
-                print(f"rocmtui: job store {exc}", file=sys.stderr)
-                return EXIT_UNHEALTHY
             except OSError as exc:  # the machine's, not a bug: its text names the file
                 print(f"rocmtui: {exc}", file=sys.stderr)
                 return EXIT_UNHEALTHY
+            except Exception as exc:
+                # a corrupt or unwritable database: named, no traceback. Looked up, not
+                # imported: a command that never opened the store (completion) never pays it
+                store = sys.modules.get("rocmtui.core.jobs.store")
+                if store is not None and isinstance(exc, store.JobStoreError):
+                    print(f"rocmtui: job store {exc}", file=sys.stderr)
+                    return EXIT_UNHEALTHY
+                raise
         except ConfigError as exc:
             print(f"rocmtui: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -175,9 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     finally:
         if monitor is not None:
-            from rocmtui.app import probeproc
-
-            probeproc.stop(monitor, grace=1.0)
+            stop_link(monitor)
 
 
 if __name__ == "__main__":  # pragma: no cover

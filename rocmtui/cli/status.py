@@ -9,7 +9,6 @@ never imported.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -19,19 +18,20 @@ import time
 from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
-from rocmtui.core.config import FleetConfig
 from rocmtui.core.display import fmt_age
-from rocmtui.core.jobs.overlay import NodeJobOverlay
-from rocmtui.core.monitor import probe_fleet
-from rocmtui.core.probes._common import one_line
-from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` builds this
+    # parser too, and must not pay for asyncio and the probe stack (~60 ms)
     from collections.abc import Sequence
 
     from rich.table import Table
     from rich.text import Text
+
+    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.hostmonitor.client import MonitorStatus
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 
 STATE_STYLES = {
     "ok": "green",
@@ -58,23 +58,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe once and print; the exit code says whether the fleet is healthy."""
+    import asyncio
+
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+
     config = config_from(args)
     preload(config)
     overlay = NodeJobOverlay(config)
-    snapshot = asyncio.run(probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay))
+    snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
-        sys.stdout.write(json.dumps(snapshot.to_json(), indent=2) + "\n")
+        report = {**snapshot.to_json(), "monitor": monitor.to_json()}
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        render(snapshot)
+        render(snapshot, monitor_line=monitor.line())
     sys.stdout.flush()
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
+
+
+async def probe_and_ask(
+    config: FleetConfig, overlay: NodeJobOverlay
+) -> tuple[FleetSnapshot, MonitorStatus]:
+    """One probe round, and meanwhile whether the fleet file's monitor runs (and how old its
+    snapshot is): it answers within a second or counts as not answering."""
+    import asyncio
+
+    from rocmtui.core.hostmonitor.client import query
+    from rocmtui.core.monitor import probe_fleet
+
+    asking = asyncio.ensure_future(asyncio.to_thread(query, config))
+    snapshot = await probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay)
+    return snapshot, await asking
 
 
 def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> FleetSnapshot:
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
     build is stalled, even on a node that is down or not in this fleet file. The jobs come
     from the overlay's read of the store, the one the node states were laid from."""
+    from rocmtui.core.probes._common import one_line
+
     stalled = overlay.stalled_jobs()
     if overlay.error is not None:  # an unreadable job store is reported, not fatal
         return dataclasses.replace(
@@ -203,7 +225,12 @@ def _add_rows(table: Table, rows: Sequence[Sequence[Text]]) -> None:
         table.add_row(*row)
 
 
-def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None = None) -> None:
+def render(
+    snapshot: FleetSnapshot,
+    now: float | None = None,
+    width: int | None = None,
+    monitor_line: str | None = None,
+) -> None:
     """Print the snapshot as tables (rich; every cell is Text, never markup).
 
     Reasons go under each table rather than in a column, so the tables fit 80 columns.
@@ -287,6 +314,8 @@ def render(snapshot: FleetSnapshot, now: float | None = None, width: int | None 
         console.print(line)
     for problem in snapshot.problems:
         console.print(Text(f"  {NODE_SYMBOLS[NodeState.STALLED]} {problem}", style="bold yellow"))
+    if monitor_line:
+        console.print(Text(monitor_line))
     verdict = "healthy" if snapshot.healthy else "NOT healthy"
     style = "green" if snapshot.healthy else "bold red"
     console.print(Text(f"{verdict} · probed in {snapshot.duration:.2f} s", style=style))

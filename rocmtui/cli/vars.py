@@ -20,11 +20,13 @@ from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 from rocmtui.core.bakefile import BakeError, load_bake
+from rocmtui.core.bakefind import check_found
 from rocmtui.core.bakeprint import (
     BuildxMissing,
     EffectiveVariable,
     bake_environment,
     effective_variables,
+    fleet_variables,
     resolved_variables,
     shell_overrides,
 )
@@ -71,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
     """Print the variables; 2 on a fleet-file or bake-file error."""
     config = config_from(args)
     try:
+        check_found(config)
         bake = load_bake(config.bake_file)
-        overrides = shell_overrides(bake, os.environ) | _parse_env(args.env)
+        own = shell_overrides(bake, os.environ) | _parse_env(args.env)
+        from_fleet = fleet_variables(config.variables, bake)
+        overrides = from_fleet | own
         env = bake_environment(os.environ, overrides, bake_variables=bake.variables)
         resolved: dict[str, str] | None = None
         note = "not resolved (--no-resolve)" if args.no_resolve else None
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             except BuildxMissing as exc:
                 note = f"not resolved: {exc.message}"
-        rows = effective_variables(bake, env, resolved)
+        rows = effective_variables(bake, env, resolved, from_fleet.keys() - own.keys())
     except BakeError as exc:
         print(f"rocmtui: {_safe(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -140,8 +145,8 @@ def render(
         elif v.value == "":
             value = Text('""', style="dim")
         else:
-            value = Text(_safe(v.value), style="bold" if v.source == "environment" else "")
-        source = Text(v.source, style="yellow" if v.source == "environment" else "dim")
+            value = Text(_safe(v.value), style="" if v.source == "default" else "bold")
+        source = Text(v.source, style="dim" if v.source == "default" else "yellow")
         table.add_row(Text(v.name), Text(_safe(v.default_source)), value, source)
     console.print(table)
     if note:

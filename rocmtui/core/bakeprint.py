@@ -275,6 +275,7 @@ def resolved_variables(
 
 SOURCE_DEFAULT = "default"
 SOURCE_ENVIRONMENT = "environment"
+SOURCE_FLEET = "fleet"  # the fleet file's [variables]
 
 
 @dataclass(frozen=True)
@@ -300,6 +301,14 @@ class EffectiveVariable:
     resolved: bool = False
 
 
+def fleet_variables(variables: Mapping[str, str], bake: BakeFile) -> dict[str, str]:
+    """The fleet file's `[variables]` this bake file declares (GFX_ARCH is chosen per build):
+    the values a launch from this fleet uses unless the operator overrides them."""
+    from rocmtui.core.bakefile import ARCH_VARIABLE
+
+    return {k: v for k, v in variables.items() if k in bake.variables and k != ARCH_VARIABLE}
+
+
 def shell_overrides(bake: BakeFile, base: Mapping[str, str]) -> dict[str, str]:
     """The entries of `base` that a plain `docker buildx bake` run with it would take as
     variable overrides: exactly those named like one of the file's variables."""
@@ -322,11 +331,13 @@ def effective_variables(
     bake: BakeFile,
     env: Mapping[str, str],
     resolved: Mapping[str, str] | None = None,
+    fleet_names: Iterable[str] = (),
 ) -> list[EffectiveVariable]:
     """Every variable of `bake` (file order) with its effective value under `env`, the exact
     environment bake runs with (see `bake_environment`). `resolved` is `resolved_variables(...)`
     for that same environment; without it, values come from the static reader where it can
-    vouch for them and are None (unresolved) where it cannot -- never a guess."""
+    vouch for them and are None (unresolved) where it cannot -- never a guess. `fleet_names`
+    are the variables whose value in `env` comes from the fleet file (source "fleet")."""
     from rocmtui.core.redact import Redactor, is_secret_name
 
     rows: list[tuple[BakeVariable, str | None]] = []
@@ -339,6 +350,7 @@ def effective_variables(
                 if text:
                     secrets.setdefault(text, var.name)
     redactor = Redactor(env, secrets.keys())
+    from_fleet = frozenset(fleet_names)
     out: list[EffectiveVariable] = []
     for var, value in rows:
         secret = is_secret_name(var.name)
@@ -357,7 +369,11 @@ def effective_variables(
                 default_source=default_source,
                 default=default,
                 value=shown_value,
-                source=SOURCE_ENVIRONMENT if var.name in env else SOURCE_DEFAULT,
+                source=SOURCE_FLEET
+                if var.name in from_fleet
+                else SOURCE_ENVIRONMENT
+                if var.name in env
+                else SOURCE_DEFAULT,
                 secret=secret,
                 line=var.line,
                 resolved=resolved is not None,

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rocmtui.core import config_remote, config_tables
+from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
+
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
+DEFAULT_DISK_WARN_PERCENT = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"
 DEFAULT_WEBDAV_URL = "http://localhost:8081/"
 GFX_RE = re.compile(r"^gfx[0-9a-f]{3,5}$")
@@ -44,9 +48,10 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ServiceConfig:
-    """Zot or WebDAV: where it answers."""
+    """Zot or WebDAV: where it answers (and, for WebDAV, where its files are on this host)."""
 
     url: str
+    path: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,14 @@ class FleetConfig:
     ssh_config: Path | None = None
     # a build whose link to its remote node stays down this long is ended, `failed`
     link_timeout_seconds: float = 120.0
+    variables: Mapping[str, str] = field(default_factory=dict)  # bake variables the fleet sets
+    matrix: MatrixConfig = field(default_factory=MatrixConfig)
+    upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
+    theme: str | None = None  # the console's default theme (the palette's choice is kept)
+    disk_warn_percent: float = DEFAULT_DISK_WARN_PERCENT  # the state disk this full: warn
+    found_by: str = "built-in default"  # which step of the lookup found the fleet file
+    bake_found_by: str = "the fleet file's bake_file"
+    bake_problem: str | None = None  # the default found no bake file: why, in one line
 
     def node(self, name: str) -> NodeConfig | None:
         """The node called `name`, if configured."""
@@ -113,11 +126,15 @@ _TOP_KEYS = {
     "keys",
     "ssh_config",
     "link_timeout_seconds",
+    "variables",
+    "matrix",
+    "upstream",
+    "theme",
+    "disk_warn_percent",
 }
 _NODE_KEYS = {
     "name", "docker_host", "context", "builder", "gfx", "local", "tls_ca", "tls_cert", "tls_key",
 }  # fmt: skip
-_TLS_KEYS = ("tls_ca", "tls_cert", "tls_key")
 _SERVICE_KEYS = {"url"}
 _HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "fd://")
 
@@ -127,34 +144,25 @@ def find_config(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Path | None:
-    """The fleet file to read, in the documented order; None means the built-in default.
+    """The fleet file to read, in the documented order (rocmtui.core.configfind); None means
+    the built-in default."""
+    from rocmtui.core.configfind import lookup
 
-    An explicit path or `$ROCMTUI_CONFIG` that does not exist is an error, not a fall-through:
-    the operator asked for that file.
-    """
-    env = os.environ if env is None else env
-    cwd = Path.cwd() if cwd is None else cwd
-    for chosen in (explicit, env.get("ROCMTUI_CONFIG") or None):
-        if chosen:
-            path = Path(chosen)
-            path = path if path.is_absolute() else cwd / path
-            if not path.is_file():
-                raise ConfigError("no such fleet file", path)
-            return path
-    local = cwd / "rocmtui.toml"
-    if local.is_file():
-        return local
-    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    user = Path(xdg) / "rocmtui" / "config.toml"
-    return user if user.is_file() else None
+    return lookup(explicit, env, cwd).path
 
 
 def default_config(cwd: Path | None = None) -> FleetConfig:
-    """The built-in default: the local Docker engine as the only node."""
+    """The built-in default: the local Docker engine as the only node; the bake file in the
+    current folder, found as bake finds it (rocmtui.core.bakefind)."""
+    from rocmtui.core.bakefind import find_bake_file
+
     cwd = Path.cwd() if cwd is None else cwd
+    bake = find_bake_file(cwd)
     return FleetConfig(
         source=None,
-        bake_file=cwd / DEFAULT_BAKE_FILE,
+        bake_file=bake.path,
+        bake_found_by=bake.found_by,
+        bake_problem=bake.problem,
         refresh_seconds=2.0,
         stall_after_seconds=900.0,
         probe_deadline_seconds=3.0,
@@ -170,10 +178,12 @@ def load_config(
     cwd: Path | None = None,
 ) -> FleetConfig:
     """Find and load the fleet file, or return the built-in default."""
-    path = find_config(explicit, env, cwd)
-    if path is None:
+    from rocmtui.core.configfind import lookup
+
+    found = lookup(explicit, env, cwd)
+    if found.path is None:
         return default_config(cwd)
-    return parse_config(path)
+    return replace(parse_config(found.path), found_by=found.step)
 
 
 def parse_config(path: Path) -> FleetConfig:
@@ -238,13 +248,22 @@ class _Validator:
         return ConfigError(message, self.path, self.line_of(leaf, table, index), key)
 
     def number(
-        self, data: Mapping[str, Any], key: str, default: float, minimum: float, maximum: float
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        default: float,
+        minimum: float,
+        maximum: float,
+        table: str | None = None,
     ) -> float:
         value = data.get(key, default)
+        name = f"{table}.{key}" if table else key
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"must be a number, not {type(value).__name__}", key)
+            raise self.fail(f"must be a number, not {type(value).__name__}", name, table)
         if not minimum <= value <= maximum:
-            raise self.fail(f"must be between {minimum:g} and {maximum:g}, not {value}", key)
+            raise self.fail(
+                f"must be between {minimum:g} and {maximum:g}, not {value}", name, table
+            )
         return float(value)
 
     def unknown(
@@ -266,11 +285,16 @@ class _Validator:
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise self.fail("must be a table", name)
-        self.unknown(table, _SERVICE_KEYS, f"{name}.", name)
+        self.unknown(
+            table, _SERVICE_KEYS | ({"path"} if name == "webdav" else set()), f"{name}.", name
+        )
         url = table.get("url", default)
         if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
             raise self.fail(f"must be an http:// or https:// URL, not {url!r}", f"{name}.url", name)
-        return ServiceConfig(url=url)
+        path = table.get("path")
+        if path is not None and (not isinstance(path, str) or not path):
+            raise self.fail("must be a path", f"{name}.path", name)
+        return ServiceConfig(url=url, path=(self.path.parent / path).resolve() if path else None)
 
     def node(self, item: Any, index: int, names: set[str]) -> NodeConfig:
         label = f"nodes[{index}]"
@@ -319,7 +343,7 @@ class _Validator:
             local = (host is None and strings["context"] is None) or bool(
                 host and host.startswith("unix://")
             )
-        tls = self.node_tls(item, label, index, host)
+        tls = config_remote.node_tls(self, item, label, index, host)
         return NodeConfig(
             name=name,
             docker_host=host,
@@ -329,38 +353,6 @@ class _Validator:
             local=bool(local),
             **tls,
         )
-
-    def file_path(self, value: Any, key: str, table: str | None = None, index: int = 0) -> Path:
-        """A path key: a non-empty string, relative to the fleet file, naming an existing file."""
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail("must be a path", key, table, index)
-        path = (self.path.parent / value).resolve()
-        if not path.is_file():
-            raise self.fail(f"no such file: {path}", key, table, index)
-        return path
-
-    def node_tls(
-        self, item: Mapping[str, Any], label: str, index: int, host: str | None
-    ) -> dict[str, str]:
-        """tls_ca / tls_cert / tls_key of a tcp:// node, as absolute paths."""
-        given = [key for key in _TLS_KEYS if item.get(key) is not None]
-        if not given:
-            return {}
-        if not (host and host.startswith("tcp://")):
-            raise self.fail(
-                "TLS files need a tcp:// docker_host (a context keeps its own)",
-                f"{label}.{given[0]}",
-                "nodes",
-                index,
-            )
-        if ("tls_cert" in given) != ("tls_key" in given):
-            missing = "tls_key" if "tls_cert" in given else "tls_cert"
-            raise self.fail(
-                "give tls_cert and tls_key together", f"{label}.{missing}", "nodes", index
-            )
-        return {
-            key: str(self.file_path(item[key], f"{label}.{key}", "nodes", index)) for key in given
-        }
 
     def keys(self, table: Any, prefix: str = "") -> dict[str, str]:
         """`[keys]` as binding id -> key. TOML reads `fleet.rebuild = "R"` as a nested table,
@@ -397,11 +389,12 @@ class _Validator:
             raise self.fail("must be a path", "state_dir")
         keys = self.keys(data.get("keys", {}))
         refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
-        ssh_config = (
-            self.file_path(data["ssh_config"], "ssh_config") if "ssh_config" in data else None
-        )
+        ssh_config = config_remote.ssh_config(self, data)
         if ssh_config is not None:  # every node carries it: a probe needs only its node
             nodes = tuple(replace(n, ssh_config=str(ssh_config)) for n in nodes)
+        theme = data.get("theme")
+        if theme is not None and (not isinstance(theme, str) or not theme.strip()):
+            raise self.fail('must be a theme name such as "textual-dark"', "theme")
         return FleetConfig(
             source=self.path,
             bake_file=(base / bake).resolve(),
@@ -416,4 +409,11 @@ class _Validator:
             keys=dict(keys),
             ssh_config=ssh_config,
             link_timeout_seconds=self.number(data, "link_timeout_seconds", 120.0, 5, 3600),
+            variables=config_tables.variables(self, data),
+            matrix=config_tables.matrix(self, data),
+            upstream=config_tables.upstream(self, data),
+            theme=theme,
+            disk_warn_percent=self.number(
+                data, "disk_warn_percent", DEFAULT_DISK_WARN_PERCENT, 1, 100
+            ),
         )

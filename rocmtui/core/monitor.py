@@ -20,7 +20,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar, cast
 
 from rocmtui.core.config import FleetConfig
@@ -286,6 +286,8 @@ class FleetMonitor:
                 interim=self.publish,
             )
             self._record(snapshot, skipped, started)
+            if self.failed_rounds:
+                snapshot = replace(snapshot, failed_rounds=self.failed_rounds)
             self.latest = snapshot
             self.rounds += 1
         await _deliver(self.publish, snapshot)
@@ -303,6 +305,7 @@ class FleetMonitor:
                 except Exception:  # a bug in one round must not end hours of monitoring
                     self.failed_rounds += 1
                     log.exception("probe round failed")
+                    await self._publish_failure()
                 elapsed = time.monotonic() - started
                 missed = int(elapsed // period)
                 self.dropped += missed
@@ -316,6 +319,30 @@ class FleetMonitor:
                 await self.probers.http.aclose()
             # `ssh -O exit` for each kept connection: a few ms each, off the loop
             await asyncio.get_running_loop().run_in_executor(None, self.probers.nodes.close)
+
+    async def _publish_failure(self) -> None:
+        """Say that a round raised: the last snapshot again (its age shows) with the count, or
+        before any round came, every target `unknown` with the reason."""
+        latest = self.latest
+        if latest is None:
+            now = time.time()
+            why = "probe round failed (see the monitor's log)"
+            latest = FleetSnapshot(
+                taken_at=now,
+                nodes=tuple(
+                    NodeSnapshot(
+                        n.name, n.gfx, one_line(n.endpoint, 120), NodeState.UNKNOWN, now, why
+                    )
+                    for n in self.config.nodes
+                ),
+                registry=ServiceSnapshot(
+                    "registry", self.config.registry.url, ServiceState.DOWN, now, why
+                ),
+                webdav=ServiceSnapshot(
+                    "webdav", self.config.webdav.url, ServiceState.DOWN, now, why
+                ),
+            )
+        await _deliver(self.publish, replace(latest, failed_rounds=self.failed_rounds))
 
     def stop(self) -> None:
         """Ask `run()` to return after the current round."""

@@ -237,9 +237,15 @@ def styled_line(s: str, max_len: int = MAX_LINE) -> Text:
 
 
 def color_wanted(stream: TextIO) -> bool:
-    """Whether to write colours to `stream`: not when NO_COLOR is set (any non-empty value),
-    TERM is `dumb`, or the stream is not a terminal."""
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    """Whether to write colours to `stream`: never when NO_COLOR is set (any non-empty
+    value); always when FORCE_COLOR is (`--color always` sets it, so `rocmtui logs JOB
+    --color always | less -R` keeps colour); else when it is a terminal and TERM is not
+    `dumb`."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     try:
         return stream.isatty()

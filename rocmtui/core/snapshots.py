@@ -118,6 +118,8 @@ class FleetSnapshot:
     # target that never answered a placeholder: a node `unknown`, a service `down`, both with
     # the reason "no answer yet". A round's final snapshot has none.
     pending: tuple[str, ...] = field(default=())
+    # rounds of the monitor that raised so far (a bug: their traceback is in the monitor's log)
+    failed_rounds: int = 0
 
     @property
     def healthy(self) -> bool:
@@ -153,4 +155,5 @@ class FleetSnapshot:
             "webdav": with_age(self.webdav),
             "problems": list(self.problems),
             "pending": list(self.pending),
+            "failed_rounds": self.failed_rounds,
         }

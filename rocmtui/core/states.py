@@ -71,3 +71,11 @@ JOB_SYMBOLS: dict[str, str] = {
     JobState.STALLED: "‼",
     JobState.LOST: "?",
 }
+# The closed loop's word for a pushing job (does the registry hold what it pushed?): see
+# rocmtui.core.registry.loop.
+LOOP_SYMBOLS: dict[str, str] = {
+    "in registry": "✓",
+    "not found": "✗",
+    "moved": "≠",
+    "unchecked": "?",
+}

@@ -7,6 +7,7 @@ and bake actions (bake, rebuild, log, cancel) are in `fleet_actions.FleetActions
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
@@ -20,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
 from rocmtui.app.feeds import Feeds, describe
+from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
     BakeLoaded,
     CancelRequested,
@@ -28,8 +30,9 @@ from rocmtui.app.messages import (
     JobsUpdated,
     LogRequested,
     PanelFailed,
+    ProbeSourceChanged,
 )
-from rocmtui.app.model import ConsoleData, JobView
+from rocmtui.app.model import ConsoleData, JobView, pushes_ended
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
@@ -70,6 +73,8 @@ class FleetScreen(FleetActions, CatalogScreen):
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
+        self.source = ""  # where rounds come from: links.MONITOR, links.OWN
+        self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
         self._pending_bake: BakeRequest | None = None  # `b`/`r` pressed before the file was read
 
@@ -99,6 +104,9 @@ class FleetScreen(FleetActions, CatalogScreen):
             panel.late_after = max(
                 3 * refresh, refresh + self.console.config.probe_deadline_seconds
             )
+        self.query_one(NodesPanel).disk_warn_percent = self.console.config.disk_warn_percent
+        if self.console.live:
+            self.source = self.console.backend.source
         self.render_status()
         if self.console.live:
             first = self.console.backend.take_first_round()
@@ -148,6 +156,9 @@ class FleetScreen(FleetActions, CatalogScreen):
         """Ask the probe and job loops to end (they finish their current round)."""
         if self.feeds is not None:
             self.feeds.stop()
+        published = self.console.open_published_screen
+        if published is not None:  # a fill in flight is killed, not waited for
+            published.stop_feed()
 
     # ---------------------------------------------------------------- rendering
 
@@ -157,6 +168,12 @@ class FleetScreen(FleetActions, CatalogScreen):
         if self._palette is None:
             self._palette = Palette.from_app(self.app)
         return self._palette
+
+    def theme_changed(self) -> None:
+        """A new theme: resolve the state words' colours again and repaint."""
+        self._palette = None
+        if self.is_mounted:
+            self.render_all()
 
     def tick(self) -> None:
         """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
@@ -178,6 +195,25 @@ class FleetScreen(FleetActions, CatalogScreen):
             self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
         self.render_status()
 
+    @property
+    def monitor_log(self) -> str:
+        """The monitor process's log, as short as the home folder allows."""
+        from rocmtui.core.debuglog import monitor_log
+
+        path = str(monitor_log(self.console.config))
+        home = os.path.expanduser("~")
+        return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path
+
+    @property
+    def bake_label(self) -> str:
+        """Which bake file the console read: its name, `(demo)` for the project's own, or
+        `no bake file` when the built-in default found none."""
+        config = self.console.config
+        if config.bake_problem and not config.bake_file.exists():
+            return "no bake file"
+        demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
+        return f"{clean(config.bake_file.name, 40)}{demo}"  # .hcl says what it is: 80 columns
+
     def render_status(self) -> None:
         """One line: fleet file, health summary, age of the last round, read-only."""
         now = self.console.clock()
@@ -185,6 +221,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
         line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
+        line.append(" · " + self.bake_label, style=self.palette.muted)
         fleet = self.data.fleet
         if fleet is None:
             line.append(" · waiting for the first probe round…", style=self.palette.muted)
@@ -209,6 +246,19 @@ class FleetScreen(FleetActions, CatalogScreen):
                 line.append(f" · probed {fmt_age(age)} ago")
             if late:
                 line.append(" (late: probes are not answering)", style=self.palette.warn)
+            full = state_disk_full(fleet, config.disk_warn_percent)
+            if full is not None:  # builds' logs and outcomes live there
+                line.append(f" · state disk {full:.0f}% full", style=self.palette.bad)
+            if fleet.failed_rounds:
+                rounds = "round" if fleet.failed_rounds == 1 else "rounds"
+                line.append(
+                    f" · {fleet.failed_rounds} probe {rounds} failed: why in {self.monitor_log}",
+                    style=self.palette.warn,
+                )
+        if self.source == MONITOR:
+            line.append(" · shared monitor", style=self.palette.muted)
+        elif self.monitor_lost is not None:
+            line.append(" · monitor gone: probing here", style=self.palette.warn)
         if self.console.read_only:
             line.append(" · READ-ONLY", style=self.palette.warn)
         self.query_one("#statusbar", StatusLine).show(line)
@@ -233,13 +283,36 @@ class FleetScreen(FleetActions, CatalogScreen):
         if not self._bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
+    @on(ProbeSourceChanged)
+    def _source(self, message: ProbeSourceChanged) -> None:
+        """The host's monitor attached, or gone (this console probes on its own meanwhile)."""
+        was, self.source = self.source, message.kind
+        if message.kind == "lost":
+            self.monitor_lost = message.detail
+            self.notify(
+                f"{message.detail}. This console probes on its own until one is back.",
+                title="Monitor gone",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        elif message.kind == MONITOR:
+            if was and was != MONITOR:
+                self.notify(f"Attached to the {message.detail}.", title="Monitor", markup=False)
+            self.monitor_lost = None
+        self.render_status()
+
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
         self.query_one("#jobs", FleetPanel).show_fault(None)
         if message.jobs == self.data.jobs:
             return  # the usual idle round: nothing to draw
+        ended_push = pushes_ended(self.data.jobs, message.jobs)
         self.data = replace(self.data, jobs=message.jobs)
         self.alarm_new_stalls(message.jobs)
+        published = self.console.open_published_screen
+        if published is not None and ended_push:  # the registry's answer may have changed
+            published.refresh_soon()
         self.render_panels("jobs", "nodes")
         self.watch_build()
         logs = self.console.open_logs_screen
@@ -308,6 +381,10 @@ class FleetScreen(FleetActions, CatalogScreen):
         """`v`: the log panes already open."""
         self.app.push_screen(self.console.logs_screen)
 
+    def action_show_matrix(self) -> None:
+        """`m`: what the fleet has published (target × arch) and the pinned versions."""
+        self.app.push_screen(self.console.published_screen)
+
     def action_refresh(self) -> None:
         """Probe and re-read now."""
         if self.feeds is not None:
@@ -345,3 +422,14 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.post_message(LogRequested(job.id))
         if self.feeds is not None:
             self.feeds.poke()
+
+
+def state_disk_full(fleet: FleetSnapshot, warn_at: float) -> float | None:
+    """How full the local node's disk (the state folder's) is, once it is `warn_at` percent
+    full or more; None below that, or when no reading makes sense (the status line must
+    never fail on a round a panel could not show)."""
+    for node in fleet.nodes:
+        used = node.host.disk_percent if node.host else None
+        if isinstance(used, int | float) and used >= warn_at:
+            return float(used)
+    return None

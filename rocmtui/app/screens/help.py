@@ -14,7 +14,12 @@ from textual.widgets import RichLog, Static
 
 from rocmtui.app import keys
 
-SCOPE_TITLES = {"app": "Everywhere", "fleet": "Fleet screen", "logs": "Log panes"}
+SCOPE_TITLES = {
+    "app": "Everywhere",
+    "fleet": "Fleet screen",
+    "logs": "Log panes",
+    "matrix": "Published (m)",
+}
 
 
 def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
@@ -54,6 +59,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
     out.append("!".rjust(key_width), style="bold")
     out.append("  starts or stops a build: hidden and refused when read-only\n")
     out.append(" " * (key_width + 2) + "the palette (ctrl+p) finds every action by name\n")
+    out.append(" " * (key_width + 2) + "probes come from `rocmtui monitor` when one runs for\n")
+    out.append(" " * (key_width + 2) + "this fleet file (status line: shared monitor)\n")
     return out
 
 

@@ -33,7 +33,14 @@ from rocmtui.app.widgets.common import Palette, Panel, state_cell, waiting_cell
 from rocmtui.app.widgets.table import Row, SnapshotTable
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
-from rocmtui.core.states import JOB_SYMBOLS, NODE_SYMBOLS, SERVICE_SYMBOLS, JobState, NodeState
+from rocmtui.core.states import (
+    JOB_SYMBOLS,
+    LOOP_SYMBOLS,
+    NODE_SYMBOLS,
+    SERVICE_SYMBOLS,
+    JobState,
+    NodeState,
+)
 
 EMPTY = Text("")
 
@@ -82,6 +89,7 @@ class NodesPanel(FleetPanel):
     its progress, versions, host load."""
 
     TITLE = "Nodes"
+    disk_warn_percent = 90.0  # the screen sets it from the fleet file
     COLUMNS = (
         "State",
         "Node",
@@ -201,9 +209,11 @@ class NodesPanel(FleetPanel):
                 continue
             style = palette.warn if pct >= 90 else ""
             cell.append(f"{label} {pct:3.0f}% ", style=style)
-        style = palette.bad if host.disk_percent >= 95 else ""
+        full = host.disk_percent >= self.disk_warn_percent  # the state folder's disk
+        mark = " ‼" if full else ""
+        free = fmt_bytes(host.disk_free)
         cell.append(
-            f"disk {host.disk_percent:.0f}% ({fmt_bytes(host.disk_free)} free)", style=style
+            f"disk {host.disk_percent:.0f}%{mark} ({free} free)", style=palette.bad if full else ""
         )
         return cell
 
@@ -315,6 +325,12 @@ class JobsPanel(FleetPanel):
             parts.append((f"exit {job.exit_code}", ""))
         if job.digest:
             parts.append((clean(job.digest, 80)[:19], ""))
+        if job.loop:  # the closed loop: does the registry hold what the push recorded?
+            looks = {"in registry": palette.good, "not found": palette.bad, "moved": palette.warn}
+            word = f"{LOOP_SYMBOLS.get(job.loop, '?')} {clean(job.loop, 20)}"
+            parts.append((word, looks.get(job.loop, palette.muted)))
+        if job.cache:
+            parts.append((clean(job.cache, 60), ""))
         error_step = job.error_step or (progress.error_step if progress else None)
         if error_step:
             parts.append(("at " + clean(error_step, 80), palette.bad))

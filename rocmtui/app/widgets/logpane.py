@@ -20,7 +20,7 @@ from rocmtui.app.model import JobView, StepView, fmt_counter, fmt_step_duration
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.logview import LogView
 from rocmtui.core.display import fmt_age
-from rocmtui.core.states import JOB_SYMBOLS, JobState
+from rocmtui.core.states import JOB_SYMBOLS, LOOP_SYMBOLS, JobState
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
 
@@ -98,9 +98,22 @@ class LogPane(Vertical):
         line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
         if job.exit_code is not None:
             line.append(f"  exit {job.exit_code}", style="dim")
-        if job.digest:
+        if job.digest and len(job.images) < 2:
             line.append("  " + clean(job.digest, 80)[:19], style="dim")
-        line.append("\n")  # second line: where the build is now
+        if job.loop_text:  # the registry's word on the push, with both digests when they differ
+            line.append(
+                "  " + clean(job.loop_text, 120), style="bold" if job.loop != "in registry" else ""
+            )
+        if job.cache:
+            line.append("  " + clean(job.cache, 80), style="dim")
+        if len(job.images) > 1:  # a group job: each of its targets with its own digest
+            for target, digest, loop in job.images:
+                line.append(
+                    f"\n  {clean(target, 40)} {clean(digest or 'no digest', 80)[:19]}", style="dim"
+                )
+                if loop:
+                    line.append(f" {LOOP_SYMBOLS.get(loop, '?')} {clean(loop, 20)}", style="dim")
+        line.append("\n")  # next line: where the build is now
         progress = job.progress
         if progress is not None:
             counter = fmt_counter(progress, running=job.active)

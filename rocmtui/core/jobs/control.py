@@ -28,7 +28,7 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
 from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat
-from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore
+from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore, JobStoreError
 from rocmtui.core.states import JobState
 
 DEFAULT_GRACE = 10.0
@@ -82,7 +82,10 @@ def live_record(
         if with_evidence and not (same_silence and now - gathered_at < EVIDENCE_TTL):
             node = config.node(record.node) if config else None
             evidence = stall_evidence(record.log_path, silent, node)
-            record = store.update(record.id, evidence=evidence, evidence_at=now)
+            try:
+                record = store.update(record.id, evidence=evidence, evidence_at=now)
+            except JobStoreError:  # a full disk: a reader shows what it found all the same
+                record = replace(record, evidence=evidence, evidence_at=now)
         elif same_silence and record.evidence:
             # evidence gathered during this silence: only its age has moved on
             rest = record.evidence.partition(";")[2]
@@ -98,13 +101,17 @@ def live_record(
         last_sign = max(fresh.started_at, os.stat(fresh.log_path).st_mtime)
     except OSError:
         last_sign = fresh.started_at
-    return store.update(
-        fresh.id,
-        only_if_unfinished=True,
-        state=JobState.LOST,
-        ended_at=min(now, last_sign),
-        message=LOST_MESSAGE,
-    )
+    ended = min(now, last_sign)
+    try:
+        return store.update(
+            fresh.id,
+            only_if_unfinished=True,
+            state=JobState.LOST,
+            ended_at=ended,
+            message=LOST_MESSAGE,
+        )
+    except JobStoreError:  # a full disk: said as lost now, recorded by a later reader
+        return replace(fresh, state=JobState.LOST, ended_at=ended, message=LOST_MESSAGE)
 
 
 def link_evidence(record: JobRecord, now: float) -> str:

@@ -25,8 +25,10 @@ from typing import Any
 
 import rocmtui
 from rocmtui.core.bakefile import ARCH_VARIABLE
+from rocmtui.core.bakeprint import fleet_variables
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks, remote
+from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import (
     LaunchError,
     LaunchRefused,
@@ -185,13 +187,24 @@ def launch_job(
     a group holding it exclude each other).
     """
     env = os.environ if env is None else env
-    overrides = dict(overrides or {})
+    # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
+    overrides = fleet_variables(config.variables, bake) | dict(overrides or {})
     store = store or JobStore.for_config(config, env)
     node = pick_node(config, node_name)
     arches = known_arches(bake)
-    arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
+    if ARCH_VARIABLE not in bake.variables:
+        # nothing in the file reads an arch: it builds as written; the record names the
+        # node's own arch when the fleet file gives one, else none ("")
+        if arch and arch != node.gfx:
+            raise LaunchError(
+                f"--arch {arch}: {bake_path(config, bake).name} declares no {ARCH_VARIABLE} "
+                "variable, so no arch can be chosen; leave --arch out"
+            )
+        arch = node.gfx or ""
+    else:
+        arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
     # the node's own arch is always buildable there (snoc-strix's gfx1151 is in no release list)
-    if not arch or (arch not in arches and arch != node.gfx):
+    if arch is None or (arch and arch not in arches and arch != node.gfx):
         own = f"; {node.name} is {node.gfx}" if node.gfx and node.gfx not in arches else ""
         raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}{own}")
     check_overrides(bake, overrides)
@@ -263,6 +276,7 @@ def launch_job(
                 started_at=time.time(),
                 state=JobState.RUNNING,
             )
+            write_targets(job_dir, view, pushes)  # each image's tags: the matrix and the loop
             log_fd = os.open(
                 made.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
             )
@@ -284,11 +298,12 @@ def launch_job(
         )
         # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
         child_env = remote.prepare_environment(record.path, node, config, env, child_env)
-        command = [sys.executable, "-S", "-m", "rocmtui.core.jobs.detach"]
+        command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
         command += remote.supervisor_args(node, config, env)
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
-        command += [*(["--push"] if pushes else []), "--", *argv]
+        command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
+        command += ["--", *argv]
         proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -115,7 +115,7 @@ class LinkGuard:
         so the job's session alone would miss the very connection that matters."""
         return descendants(os.getpid())
 
-    def tick(self, log: Callable[[str], None]) -> None:
+    def tick(self, log: Callable[[str], object]) -> None:
         """Look at the link; record, log and act on what changed."""
         pids = self._pids()
         was_down = self.watch.down_since

@@ -19,6 +19,16 @@ from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 
 
+def state_with_jobs(state: NodeState, building: bool, stalled: bool) -> NodeState:
+    """The overlay's rule: only an `ok` node becomes `stalled` (one of its jobs is) or
+    `building` (one runs there); down and unknown stay what the engine said."""
+    if state is not NodeState.OK:
+        return state
+    if stalled:
+        return NodeState.STALLED
+    return NodeState.BUILDING if building else state
+
+
 class NodeJobOverlay:
     """`node_overlay` for `FleetMonitor` / `probe_fleet` (and so `rocmtui status` exits 1 while
     a job is stalled: `stalled` is not a healthy node state). A node that is down or unknown
@@ -74,10 +84,9 @@ class NodeJobOverlay:
         if snapshot.state is not NodeState.OK:
             return snapshot
         jobs = self.active_jobs(snapshot.name)
-        if any(j.state is JobState.STALLED for j in jobs):
-            stalled = next(j for j in jobs if j.state is JobState.STALLED)
+        stalled = next((j for j in jobs if j.state is JobState.STALLED), None)
+        state = state_with_jobs(snapshot.state, bool(jobs), stalled is not None)
+        if stalled is not None:
             reason = f"job {stalled.id} ({stalled.target}) stalled: {stalled.evidence or ''}"
-            return dataclasses.replace(snapshot, state=NodeState.STALLED, reason=reason.strip())
-        if jobs:
-            return dataclasses.replace(snapshot, state=NodeState.BUILDING)
-        return snapshot
+            return dataclasses.replace(snapshot, state=state, reason=reason.strip())
+        return snapshot if state is snapshot.state else dataclasses.replace(snapshot, state=state)

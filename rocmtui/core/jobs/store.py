@@ -22,6 +22,7 @@ import re
 import secrets
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -186,6 +187,12 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
 
+def _for_want_of_space(exc: sqlite3.Error) -> bool:
+    """SQLite's words for a file it could not create or grow (a full disk)."""
+    text = str(exc).lower()
+    return any(w in text for w in ("disk i/o error", "disk is full", "unable to open"))
+
+
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON so a reader sees the old file or the new one, never half of one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
@@ -240,8 +247,12 @@ class JobStore:
 
     @contextlib.contextmanager
     def _connection(self, write: bool) -> Iterator[sqlite3.Connection]:
-        self._ensure()
-        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            self._ensure()
+        except sqlite3.OperationalError as exc:
+            if write or not _for_want_of_space(exc) or not self.db_path.is_file():
+                raise
+        conn = self._open() if write else self._open_for_reading()
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -257,6 +268,26 @@ class JobStore:
                 yield conn
         finally:
             conn.close()
+
+    def _open(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        """A connection for reading, even on a full disk. Once the last connection closes,
+        SQLite removes the WAL index (-shm), and the next reader must make it again: on a
+        full disk that fails ('disk I/O error'). With nobody else connected the WAL has been
+        checkpointed into the file, so the file alone is the whole store: it is then read
+        as immutable (no index, no locks, nothing written)."""
+        conn = self._open()
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if not _for_want_of_space(exc):
+                raise
+        uri = f"file:{urllib.parse.quote(str(self.db_path))}?immutable=1"
+        return sqlite3.connect(uri, uri=True, isolation_level=None)
 
     def _ensure(self) -> None:
         if self._ready:

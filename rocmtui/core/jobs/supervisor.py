@@ -6,9 +6,16 @@ job's lock and its target slot lock. It makes its own session (so the group id i
 starts `docker buildx bake` as its child in that group, records both pids with their start
 times, and waits.
 
+bake's output comes through a pipe the supervisor drains into the log (`logwriter.LogWriter`),
+so a log that cannot be written (a full disk) never stops or blocks the build: the log says
+where it stopped holding lines, and the output is read and dropped until there is room again.
+
 When bake ends it records exit code, end time, digest (from bake's metadata file) and state,
 writes a footer line into the log, and exits; exiting drops both locks. The outcome comes only
-from the exit code and the metadata file, never from what the build printed.
+from the exit code and the metadata file, never from what the build printed. An outcome that
+cannot be written yet (the disk is full) is kept in memory and written as soon as it can be,
+retried for `RECORD_RETRY_FOR`; meanwhile the job reads `running` (its lock is still held), never
+`lost`. A record of a build whose log missed output says "log incomplete: disk full at ...".
 
 bake gets SIGTERM if the supervisor dies (PR_SET_PDEATHSIG): a build nobody records would
 hold the machine and push unseen, so a lost supervisor takes its build down with it.
@@ -28,10 +35,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rocmtui.core.jobs.logwriter import LogWriter, Reserve
 from rocmtui.core.jobs.procs import start_time
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
@@ -39,6 +47,9 @@ from rocmtui.core.states import JobState
 
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1
+CHUNK = 1 << 16
+RECORD_RETRY_FOR = 7 * 86400.0  # seconds an unwritable outcome is retried
+RECORD_RETRY_MAX = 30.0  # seconds between tries, at most
 
 
 def digest_from_metadata(path: Path, target: str) -> str | None:
@@ -99,14 +110,19 @@ class Supervisor:
         job_id: str,
         argv: Sequence[str],
         push: bool,
+        registry_url: str | None = None,
         link: LinkGuard | None = None,
     ) -> None:
         self.store = store
         self.job_id = job_id
         self.argv = list(argv)
         self.push = push
+        self.registry_url = registry_url  # the fleet's registry: asked once a push has ended
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
+        self.reserve = Reserve(store.jobs_dir / job_id / "reserve")
+        self.log = LogWriter(1, self.reserve)  # stdout is the job's log
+        self.pids: dict[str, Any] = {}  # recorded at start, or with the outcome
         self.link = link  # a remote node's link, watched while bake runs (linkwatch.py)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -122,26 +138,34 @@ class Supervisor:
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,  # drained by wait(): a full disk never blocks the build
+            stderr=subprocess.STDOUT,
             close_fds=True,  # the lock descriptors stay with the supervisor only
             env=env,
             preexec_fn=_set_pdeathsig,  # safe: the supervisor is single-threaded
         )
         me = os.getpid()
-        return self.store.update(
-            self.job_id,
-            supervisor_pid=me,
-            supervisor_start=start_time(me),
-            bake_pid=self.proc.pid,
-            bake_start=start_time(self.proc.pid),
-        )
+        self.pids = {
+            "supervisor_pid": me,
+            "supervisor_start": start_time(me),
+            "bake_pid": self.proc.pid,
+            "bake_start": start_time(self.proc.pid),
+        }
+        try:
+            return self.store.update(self.job_id, **self.pids)
+        except (JobStoreError, OSError) as exc:  # recorded with the outcome instead
+            self.log.note(f"could not record the build's pids yet: {exc}")
+            return self.store.get(self.job_id)
 
     def wait(self) -> int:
-        """Wait for bake; a stray SIGTERM/SIGINT (not from `cancel`) is passed on to bake.
+        """Drain bake's output into the log until bake exits; a stray SIGTERM/SIGINT (not from
+        `cancel`) is passed on to bake.
 
-        Sleeps in one `select` on a pidfd (bake exited) and a signal wake-up pipe, so an
-        hours-long build costs no periodic wake-ups.
+        Sleeps in one `select` on bake's output, a pidfd (bake exited) and a signal wake-up
+        pipe, so an hours-long build costs no periodic wake-ups.
         """
-        assert self.proc is not None
+        assert self.proc is not None and self.proc.stdout is not None
+        out: int | None = self.proc.stdout.fileno()
         handled = 0
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
@@ -149,22 +173,31 @@ class Supervisor:
         signal.set_wakeup_fd(wake_w)
         try:
             pidfd: int | None = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # old kernel: fall back to a slow poll
+        except (AttributeError, OSError):  # old kernel: poll for its end every second
             pidfd = None
+        next_look = time.monotonic() + self.link.period if self.link else None
         try:
             while True:
-                if pidfd is None:
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        return self.proc.wait(timeout=1.0)
-                else:
-                    period = self.link.period if self.link else None
-                    ready, _, _ = select.select([pidfd, wake_r], [], [], period)
-                    if pidfd in ready:
-                        return self.proc.wait()
-                    if self.link is not None:
-                        self.link.tick(_log)
+                watched = [fd for fd in (out, pidfd, wake_r) if fd is not None]
+                timeout = 1.0 if pidfd is None else None
+                if next_look is not None:  # a remote node: look at its link every few seconds
+                    left = max(0.0, next_look - time.monotonic())
+                    timeout = left if timeout is None else min(timeout, left)
+                ready, _, _ = select.select(watched, [], [], timeout)
+                if out is not None and out in ready and not self._pump(out):
+                    out = None  # end of output: bake (and whatever shared its pipe) is done
+                ended = pidfd in ready if pidfd is not None else self.proc.poll() is not None
+                if ended or (out is None and pidfd is None and self.proc.poll() is not None):
+                    if out is not None:
+                        self._drain(out)  # what it wrote last; never wait on a helper's EOF
+                    return self.proc.wait()
+                if wake_r in ready:
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 4096)
+                link = self.link
+                if link is not None and next_look is not None and time.monotonic() >= next_look:
+                    link.tick(self.log.note)
+                    next_look = time.monotonic() + link.period
                 if len(self.signals) > handled:
                     handled = len(self.signals)
                     record = self.store.get(self.job_id)
@@ -177,8 +210,27 @@ class Supervisor:
                 if fd is not None:
                     os.close(fd)
 
-    def finish(self, returncode: int, record: JobRecord) -> JobRecord:
-        """Record the outcome (unless another process, e.g. cancel, already did)."""
+    def _pump(self, out: int) -> bool:
+        """Move one chunk of bake's output to the log; False at the end of the output."""
+        try:
+            data = os.read(out, CHUNK)
+        except InterruptedError:
+            return True
+        except OSError:
+            return False
+        self.log.write(data)
+        return bool(data)
+
+    def _drain(self, out: int) -> None:
+        """Whatever bake left in the pipe, without waiting for more."""
+        os.set_blocking(out, False)
+        with contextlib.suppress(BlockingIOError, OSError):
+            while self._pump(out):
+                pass
+
+    def outcome(self, returncode: int) -> dict[str, Any]:
+        """The fields to record for bake's end (read from the store and the job's files, which
+        needs no disk space); the footer line goes into the log, if it can."""
         from rocmtui.core.jobs.evidence import error_step_of
 
         exit_code = returncode if returncode >= 0 else 128 - returncode
@@ -190,7 +242,8 @@ class Supervisor:
             state = JobState.CANCELLED
             message = "cancelled" if latest.cancel_requested_at else "stopped by a signal"
         elif self.link is not None and (link := self.link.message()) is not None:
-            state = JobState.FAILED if exit_code or self.link.watch.gave_up else JobState.SUCCEEDED
+            gave_up = self.link.watch.gave_up
+            state = JobState.FAILED if exit_code or gave_up else JobState.SUCCEEDED
             message = link
         elif exit_code == 0 and self.push and digest is None:
             state = JobState.FAILED
@@ -201,21 +254,63 @@ class Supervisor:
             state = JobState.FAILED
             error_step = error_step_of(latest.log_path)
         ended = time.time()
-        _log(
+        if self.log.incomplete:
+            message = f"{message}; {self.log.incomplete}" if message else self.log.incomplete
+        self.log.note(
             f"job {self.job_id} {state} (bake exit code {exit_code}) after "
             f"{_format_duration(ended - latest.started_at)}"
             + (f"; digest {digest}" if digest else "")
         )
-        return self.store.update(
-            self.job_id,
-            only_if_unfinished=True,
-            state=state,
-            exit_code=exit_code,
-            ended_at=ended,
-            digest=digest,
-            error_step=error_step,
-            message=message,
-        )
+        return {
+            **self.pids,
+            "state": state,
+            "exit_code": exit_code,
+            "ended_at": ended,
+            "digest": digest,
+            "error_step": error_step,
+            "message": message,
+        }
+
+    def record(self, fields: dict[str, Any], retry_for: float = RECORD_RETRY_FOR) -> JobRecord:
+        """Write the outcome (unless another process, e.g. cancel, already did), retrying
+        while the store cannot be written; the first failure is said in the log."""
+        deadline = time.monotonic() + retry_for
+        delay = 0.5
+        said = False
+        while True:
+            try:
+                return self.store.update(self.job_id, only_if_unfinished=True, **fields)
+            except (JobStoreError, OSError) as exc:
+                if time.monotonic() + delay > deadline:
+                    raise
+                if not said:
+                    said = True
+                    self.log.note(f"cannot record the outcome yet ({exc}); retrying")
+                self.reserve.release()  # the outcome needs the room more than anything
+                time.sleep(delay)
+                delay = min(RECORD_RETRY_MAX, delay * 2)
+
+    def finish(self, returncode: int, record: JobRecord) -> JobRecord:
+        """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
+        from it (`afterwards`)."""
+        recorded = self.record(self.outcome(returncode))
+        self.afterwards(recorded)
+        return recorded
+
+    def afterwards(self, record: JobRecord) -> None:
+        """With the outcome recorded: the registry's word on a push and the cache statistics
+        (`images.record_afterwards`); said in the log, never raised."""
+        from rocmtui.core.jobs.images import read_push_check, record_afterwards
+
+        try:
+            record_afterwards(record, self.registry_url)
+        except Exception as exc:
+            what = "could not check the registry or read cache statistics"
+            self.log.note(f"{what}: {type(exc).__name__}: {exc}")
+            return
+        check = read_push_check(record.job_dir)
+        if check is not None:
+            self.log.note(f"registry: {check.describe()}")
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -223,6 +318,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--store", required=True, help="the state folder")
     parser.add_argument("--job", required=True, help="the job id")
     parser.add_argument("--push", action="store_true", help="the build pushes an image")
+    parser.add_argument(
+        "--registry-url", default=None, help="the fleet's registry, asked about a push at its end"
+    )
     parser.add_argument(
         "--slot-fd",
         type=int,
@@ -251,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rocmtui.core.jobs.linkwatch import LinkGuard
 
         link = LinkGuard(store, args.job, args.link_node, args.link_timeout)
-    sup = Supervisor(store, args.job, args.bake, args.push, link)
+    sup = Supervisor(store, args.job, args.bake, args.push, args.registry_url, link)
     try:
         record = sup.start()
     except OSError as exc:
@@ -268,15 +366,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     returncode = sup.wait()
+    # bake is done: its images' slots are free now, even while the outcome waits for room
+    for fd in args.slot_fd:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)  # the next holder never reads us as its holder
+            os.close(fd)
     try:
         sup.finish(returncode, record)
     except Exception as exc:  # the job then reads as lost; say why in its log
         _log(f"supervisor could not record the outcome: {type(exc).__name__}: {exc}")
         return 1
     finally:
-        for fd in args.slot_fd:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)  # the next holder never reads us as its holder
+        sup.reserve.release()
     return 0
 
 

@@ -91,21 +91,22 @@ class ThreadGate:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def body() -> None:
+            # The key is released before the answer is delivered: the awaiting side may ask
+            # again the moment it has the answer, and must not find this finished thread
+            # still registered (it was reported `Stuck`, a node `down`, on a busy machine).
             try:
                 result = fn()
             except BaseException as exc:  # delivered to the awaiting side
-                done()
+                release()
                 # InvalidStateError: the caller gave up at the same moment
                 with contextlib.suppress(concurrent.futures.InvalidStateError):
                     future.set_exception(exc)
             else:
-                done()
+                release()
                 with contextlib.suppress(concurrent.futures.InvalidStateError):
                     future.set_result(result)
 
-        def done() -> None:
-            # before the answer is delivered: a caller that gets it and at once runs the key
-            # again must not find this thread still registered as stuck
+        def release() -> None:
             with self._lock:
                 if self._running.get(key) is running:
                     del self._running[key]

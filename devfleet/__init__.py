@@ -1,0 +1,70 @@
+"""The real local fleet for tests and demos: dockerd engines, registry, WebDAV, forwarders.
+
+Not part of the console's core: it starts real processes (as root) on this machine. Every part
+returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage the whole
+three-node fleet, and `python -m devfleet up|down|status --dir DIR` does it from a shell.
+"""
+
+from devfleet.counting import CountingProxy
+from devfleet.engine import (
+    API_VERSION,
+    BASE_IMAGE,
+    EngineHandle,
+    build_base_tar,
+    import_base,
+    launch_engine,
+    netns_add,
+    netns_del,
+    ping,
+    start_engine,
+    unique_netns_name,
+)
+from devfleet.fleet import (
+    DEFAULT_NODES,
+    DevFleet,
+    fleet_status,
+    start_fleet,
+    stop_fleet,
+)
+from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
+from devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
+from devfleet.procs import FleetError
+from devfleet.services import ServiceHandle, start_registry, start_webdav
+
+__all__ = [
+    "API_VERSION",
+    "BASE_IMAGE",
+    "DEFAULT_NODES",
+    "CountingProxy",
+    "DevFleet",
+    "DripServer",
+    "EngineHandle",
+    "FleetError",
+    "ForwardHandle",
+    "HungTcpListener",
+    "HungUnixSocket",
+    "ServiceHandle",
+    "build_base_tar",
+    "close_ledger",
+    "fleet_status",
+    "import_base",
+    "launch_engine",
+    "netns_add",
+    "netns_del",
+    "ping",
+    "reap",
+    "start_alertmanager",
+    "start_engine",
+    "start_fleet",
+    "start_monitor",
+    "start_port_forward",
+    "start_prometheus",
+    "start_registry",
+    "start_webdav",
+    "stop_all_started",
+    "stop_fleet",
+    "unique_netns_name",
+    "use_ledger",
+]

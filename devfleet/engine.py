@@ -1,0 +1,403 @@
+"""Docker engines for the dev fleet: one dockerd per node, optionally in its own network namespace.
+
+dockerd 20.10 runs its BuildKit in-process; `RUN` steps need a bridge, so an extra node gets a
+network namespace of its own (its docker0 lives there) and is started through
+`nsenter --net=...` — `ip netns exec` remounts /sys and dockerd then dies with "Devices cgroup
+isn't mounted". Nothing under /etc/docker, /var/lib/docker or /var/run/docker.sock is touched:
+data root, exec root, pid file, trust key and socket are all the node's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import threading
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devfleet import ledger, procs
+from devfleet.procs import FleetError
+from devfleet.tls import ServerCert
+
+BASE_IMAGE = "rocm-base:local"
+#: The Docker API version dockerd 20.10 speaks; pinned so no call negotiates.
+API_VERSION = "1.41"
+NETNS_DIR = Path("/var/run/netns")
+ENGINE_START_TIMEOUT = 60.0
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket (the Docker API), stdlib only."""
+
+    def __init__(self, path: str | Path, timeout: float = 10.0) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = str(path)
+
+    def connect(self) -> None:
+        """Connect to the socket instead of TCP."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self.unix_path)
+        self.sock = sock
+
+
+def docker_api(
+    sock: Path,
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> tuple[int, bytes]:
+    """One Docker API call over the engine's socket: (status, body)."""
+    conn = UnixHTTPConnection(sock, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def ping(sock: Path, timeout: float = 2.0) -> bool:
+    """Whether the engine behind `sock` answers `/_ping` with OK."""
+    try:
+        status, body = docker_api(sock, "GET", "/_ping", timeout=timeout)
+    except OSError:
+        return False
+    return status == 200 and body.strip() == b"OK"
+
+
+# --- network namespaces ---------------------------------------------------------------------
+
+
+def unique_netns_name(node: str) -> str:
+    """`rt-<pid>-<node>`, with a counter when a stale one of that name exists."""
+    base = f"rt-{os.getpid()}-{node}"[:40]
+    name, n = base, 1
+    while (NETNS_DIR / name).exists():
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def netns_add(name: str) -> None:
+    """Create network namespace `name` with its loopback up."""
+    subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
+    subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True, capture_output=True)
+
+
+def drop_host_bridge_if_unused() -> None:
+    """Remove `docker0` once no dockerd runs in the host namespace any more.
+
+    A host-namespace engine creates the bridge and leaves it behind on exit; tests must leave
+    nothing behind, but a bridge another live engine uses must stay.
+    """
+    host_ns = os.readlink("/proc/self/ns/net")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "dockerd":
+                continue
+            if os.readlink(entry / "ns" / "net") == host_ns:
+                return
+        except OSError:
+            continue
+    subprocess.run(["ip", "link", "del", "docker0"], capture_output=True, check=False)
+
+
+def netns_del(name: str) -> None:
+    """Remove network namespace `name` if it exists."""
+    if (NETNS_DIR / name).exists():
+        subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+
+
+# --- the base image ---------------------------------------------------------------------------
+
+
+def build_base_tar(workdir: Path) -> Path:
+    """A root filesystem tar: static busybox with every applet linked, /tmp, /etc/passwd.
+
+    Built once per workdir and reused; written to a temporary name first so a concurrent
+    reader never sees half a tar.
+    """
+    out = Path(workdir) / "rocm-base.tar"
+    if out.is_file():
+        return out
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    applets = subprocess.run(
+        [busybox, "--list-full"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    tmp = out.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    with tarfile.open(tmp, "w") as tar:
+
+        def add_dir(name: str, mode: int = 0o755) -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, mode
+            tar.addfile(info)
+
+        def add_file(name: str, data: bytes, mode: int = 0o644) -> None:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+
+        for d in ("bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "root", "proc", "sys", "dev"):
+            add_dir(d)
+        add_dir("tmp", 0o1777)
+        add_file("bin/busybox", Path(busybox).read_bytes(), 0o755)
+        add_file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
+        add_file("etc/group", b"root:x:0:\n")
+        for applet in applets:
+            if applet == "bin/busybox":
+                continue
+            info = tarfile.TarInfo(applet)
+            info.type, info.linkname = tarfile.SYMTYPE, "/bin/busybox"
+            tar.addfile(info)
+    tmp.replace(out)
+    return out
+
+
+def import_base(sock: Path, tar: Path, ref: str = BASE_IMAGE) -> None:
+    """`docker import` the base tar into the engine as `ref` (with PATH and a shell CMD)."""
+    repo, _, tag = ref.rpartition(":")
+    query = urllib.parse.urlencode(
+        [
+            ("fromSrc", "-"),
+            ("repo", repo),
+            ("tag", tag),
+            ("changes", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+            ("changes", 'CMD ["/bin/sh"]'),
+        ]
+    )
+    status, body = docker_api(
+        sock,
+        "POST",
+        f"/v{API_VERSION}/images/create?{query}",
+        body=tar.read_bytes(),
+        headers={"Content-Type": "application/x-tar"},
+        timeout=120.0,
+    )
+    if status != 200 or b'"error"' in body:
+        raise FleetError(f"import of {ref} failed: {status} {body[-400:]!r}")
+
+
+# --- engines ----------------------------------------------------------------------------------
+
+
+@dataclass
+class EngineHandle:
+    """A running dockerd of the dev fleet. `stop()` ends it, its children and its netns."""
+
+    name: str
+    gfx: str | None
+    socket: Path
+    docker_host: str
+    netns: str | None
+    pid: int
+    start_time: int | None
+    data_root: Path
+    exec_root: Path
+    run_dir: Path  # short /tmp dir holding socket, exec root and pid file; removed on stop
+    log: Path
+    owns_netns: bool = False
+    tcp_host: str | None = None  # tcp://ADDR:2376 with mutual TLS, when the node has a link
+    _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def pids(self) -> list[int]:
+        """The dockerd pid plus every live descendant (containerd, runc ...)."""
+        return [self.pid, *procs.children_of(self.pid)] if self.alive() else []
+
+    def alive(self) -> bool:
+        """Whether this dockerd still runs."""
+        return procs.alive(self.pid, self.start_time)
+
+    def ping(self, timeout: float = 2.0) -> bool:
+        """Whether the engine answers `/_ping`."""
+        return ping(self.socket, timeout)
+
+    def env(self) -> dict[str, str]:
+        """Environment variables that point the docker CLI at this engine."""
+        return {"DOCKER_HOST": self.docker_host}
+
+    def wait_ready(self, timeout: float = ENGINE_START_TIMEOUT) -> None:
+        """Block until `/_ping` answers; raise FleetError with the log tail if dockerd died."""
+
+        def died() -> str | None:
+            if self._popen is not None and self._popen.poll() is not None:
+                return f"dockerd exited {self._popen.returncode}:\n{procs.log_tail(self.log)}"
+            return None
+
+        procs.wait_for(lambda: self.ping(1.0), timeout, f"engine {self.name}", failed=died)
+
+    def stop(self, grace: float = 15.0) -> None:
+        """SIGTERM dockerd, SIGKILL after `grace`, kill leftover containerd/shims, drop netns."""
+        try:
+            procs.stop_pids(
+                [(self.pid, self.start_time)],
+                grace=grace,
+                extra_markers=[str(self.exec_root), str(self.data_root)],
+                popen=self._popen,
+            )
+        finally:
+            ledger.forget(self)
+            if not self.alive():
+                procs.unmount_under(self.data_root, self.exec_root, self.run_dir)
+            if self.netns and self.owns_netns:
+                netns_del(self.netns)
+            elif not self.netns:
+                drop_host_bridge_if_unused()
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-able record (fleet.json) from which `from_record` rebuilds the handle."""
+        return {
+            "name": self.name,
+            "gfx": self.gfx,
+            "socket": str(self.socket),
+            "docker_host": self.docker_host,
+            "netns": self.netns,
+            "pid": self.pid,
+            "start_time": self.start_time,
+            "data_root": str(self.data_root),
+            "exec_root": str(self.exec_root),
+            "run_dir": str(self.run_dir),
+            "log": str(self.log),
+            "owns_netns": self.owns_netns,
+            "tcp_host": self.tcp_host,
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> EngineHandle:
+        """The handle described by a `to_record` dict (e.g. from another process)."""
+        paths = ("socket", "data_root", "exec_root", "run_dir", "log")
+        fields: dict[str, Any] = {k: (Path(v) if k in paths else v) for k, v in rec.items()}
+        return cls(**fields)
+
+
+def launch_engine(
+    workdir: Path,
+    name: str,
+    netns: str | bool | None = None,
+    gfx: str | None = None,
+    *,
+    tls_listen: tuple[str, ServerCert] | None = None,
+    socket_group: int | None = None,
+) -> EngineHandle:
+    """Start dockerd for node `name` without waiting for it (see `EngineHandle.wait_ready`).
+
+    `netns`: None for the host namespace; a name to run in that namespace (created, and removed
+    on stop, when it does not exist yet); True for a fresh uniquely named namespace.
+    `tls_listen`: (ADDR:PORT, certificates) to also listen on with `--tlsverify` (clients must
+    show a certificate of the same CA). `socket_group`: the gid owning the unix socket (the
+    node's ssh user reaches the engine through it).
+    """
+    workdir = Path(workdir)
+    home = workdir / "engines" / name
+    data_root = home / "data"
+    data_root.mkdir(parents=True, exist_ok=True)
+    # The trust key would otherwise go to /etc/docker/key.json: keep it in the node's own dir.
+    config = home / "daemon.json"
+    config.write_text(json.dumps({"deprecated-key-path": str(home / "key.json")}) + "\n")
+    run_dir = procs.short_dir("rt")
+    sock, exec_root, pidfile = run_dir / "d.sock", run_dir / "e", run_dir / "d.pid"
+    owns = False
+    if netns is True:
+        netns = unique_netns_name(name)
+    if isinstance(netns, str) and not (NETNS_DIR / netns).exists():
+        netns_add(netns)
+        owns = True
+    ns = netns if isinstance(netns, str) else None
+    tag = f"rt{os.getpid()}-{run_dir.name}"
+    argv = [
+        "dockerd",
+        f"--config-file={config}",
+        "--iptables=false",
+        "--ip-masq=false",
+        "--storage-driver=vfs",
+        f"--data-root={data_root}",
+        f"--exec-root={exec_root}",
+        f"--pidfile={pidfile}",
+        f"--host=unix://{sock}",
+        # Unique namespaces keep engines apart even if a system containerd is ever shared.
+        f"--containerd-namespace={tag}",
+        f"--containerd-plugins-namespace={tag}-p",
+        "--log-level=warn",
+    ]
+    if socket_group is not None:
+        argv.append(f"--group={socket_group}")
+        run_dir.chmod(0o711)  # the group's users must reach the socket inside it
+    if tls_listen is not None:
+        listen, cert = tls_listen
+        argv += [
+            f"--host=tcp://{listen}",
+            "--tlsverify",
+            f"--tlscacert={cert.ca}",
+            f"--tlscert={cert.cert}",
+            f"--tlskey={cert.key}",
+        ]
+    if ns:
+        argv = ["nsenter", f"--net={NETNS_DIR / ns}", "--", *argv]
+    log = home / "dockerd.log"
+    try:
+        popen = procs.spawn(argv, log, env=procs.child_env())
+    except BaseException:
+        if owns and ns:
+            netns_del(ns)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    # Read the start time at once, while the pid surely is still our child.
+    handle = EngineHandle(
+        name=name,
+        gfx=gfx,
+        socket=sock,
+        docker_host=f"unix://{sock}",
+        netns=ns,
+        pid=popen.pid,
+        start_time=procs.start_time(popen.pid),
+        data_root=data_root,
+        exec_root=exec_root,
+        run_dir=run_dir,
+        log=log,
+        owns_netns=owns,
+        tcp_host=f"tcp://{tls_listen[0]}" if tls_listen else None,
+        _popen=popen,
+    )
+    ledger.remember(handle, "engine")
+    return handle
+
+
+def start_engine(
+    workdir: Path,
+    name: str,
+    netns: str | bool | None = None,
+    gfx: str | None = None,
+    import_base_image: bool = True,
+    timeout: float = ENGINE_START_TIMEOUT,
+    base_tar: Path | None = None,
+) -> EngineHandle:
+    """Start a dockerd for node `name`, wait until it answers, import `rocm-base:local`.
+
+    `base_tar`: a tar made by `build_base_tar` to reuse (default: built once in `workdir`).
+    Returns once the engine is usable; on any failure the engine is stopped again.
+    """
+    handle = launch_engine(workdir, name, netns, gfx)
+    try:
+        handle.wait_ready(timeout)
+        if import_base_image:
+            import_base(handle.socket, base_tar or build_base_tar(Path(workdir)))
+    except BaseException:
+        with contextlib.suppress(Exception):
+            handle.stop(grace=5.0)
+        raise
+    return handle

@@ -1,0 +1,373 @@
+"""The whole dev fleet: three engines (two in their own netns, reached as remote hosts over a
+link of their own: ssh and mutual TLS), the registry and WebDAV.
+
+`start_fleet` brings it up and writes `rocmtui.toml` (the brief's fleet-file format, in the real
+fleet's shape: one local node, one over ssh, one over TLS), `unix.toml` (every engine through
+its unix socket) and `fleet.json` (every pid with its start time) into the work dir, so
+`stop_fleet(workdir)` can end it from any other process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devfleet.engine import (
+    EngineHandle,
+    build_base_tar,
+    import_base,
+    launch_engine,
+    netns_add,
+    netns_del,
+    unique_netns_name,
+)
+from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.links import add_veth
+from devfleet.remote import (
+    DEFAULT_REACH,
+    TLS_PORT,
+    RemoteNode,
+    create_contexts,
+    stop_remotes,
+    write_fleet_file,
+)
+from devfleet.services import ServiceHandle, start_registry, start_webdav
+from devfleet.sshhost import CI_UID, SshClientFiles, start_sshd
+from devfleet.tls import ClientCert, TestCA
+
+#: (node name, netns: None = host namespace / True = a fresh one / a name, gfx)
+NodeSpec = tuple[str, "str | bool | None", "str | None"]
+DEFAULT_NODES: tuple[NodeSpec, ...] = (
+    ("snoc-strix", None, "gfx1151"),
+    ("snoc-think", True, "gfx1201"),
+    ("snoc-gaming", True, "gfx1201"),
+)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BAKE_FILE = REPO_ROOT / "bake" / "rocm-bake.hcl"
+RECORD = "fleet.json"
+CONFIG = "rocmtui.toml"
+UNIX_CONFIG = "unix.toml"
+
+
+@dataclass
+class DevFleet:
+    """A running dev fleet. `stop()` ends every part; `config_path` is its rocmtui.toml."""
+
+    workdir: Path
+    engines: list[EngineHandle]
+    registry: ServiceHandle | None
+    webdav: ServiceHandle | None
+    forwarders: list[ForwardHandle]
+    config_path: Path  # the real fleet's shape: local, ssh and TLS nodes
+    started_seconds: float = 0.0  # wall time start_fleet took
+    extra: dict[str, Any] = field(default_factory=dict)
+    remotes: list[RemoteNode] = field(default_factory=list)
+
+    @property
+    def unix_config_path(self) -> Path:
+        """The fleet file reaching every engine through its unix socket."""
+        return self.workdir / UNIX_CONFIG
+
+    @property
+    def ssh(self) -> SshClientFiles:
+        """The ssh client's files (key, known_hosts, config, `bin/ssh`)."""
+        return SshClientFiles(self.workdir / "ssh")
+
+    @property
+    def tls_client(self) -> ClientCert:
+        """The TLS client's certificate, key and CA (one folder, as DOCKER_CERT_PATH wants)."""
+        folder = self.workdir / "tls" / "client"
+        return ClientCert(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
+
+    @property
+    def docker_config(self) -> Path:
+        """A docker config folder with a `docker context` per remote node (and nothing else)."""
+        return self.workdir / "docker"
+
+    @property
+    def ca(self) -> TestCA:
+        """The fleet's certificate authority (to make more certificates in tests)."""
+        return TestCA(self.workdir / "tls" / "ca")
+
+    def remote(self, name: str) -> RemoteNode:
+        """The remote access of node `name` (KeyError for the local node)."""
+        for r in self.remotes:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def engine(self, name: str) -> EngineHandle:
+        """The engine of node `name` (KeyError when there is none)."""
+        for e in self.engines:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    @property
+    def local_engine(self) -> EngineHandle:
+        """The engine in the host network namespace."""
+        return next(e for e in self.engines if e.netns is None)
+
+    @property
+    def netns_engines(self) -> list[EngineHandle]:
+        """The engines that run in a network namespace of their own."""
+        return [e for e in self.engines if e.netns is not None]
+
+    @property
+    def pids(self) -> list[int]:
+        """Every live pid of the fleet (main processes and their descendants)."""
+        out: list[int] = []
+        for part in self._parts():
+            out.extend(part.pids)
+        return out
+
+    @property
+    def netns_names(self) -> list[str]:
+        """The network namespaces the fleet's engines run in."""
+        return [e.netns for e in self.engines if e.netns]
+
+    def _parts(self) -> list[Any]:
+        services = [s for s in (self.registry, self.webdav) if s is not None]
+        sshds = [r.sshd for r in self.remotes if r.sshd is not None]
+        return [*sshds, *self.forwarders, *self.engines, *services]
+
+    def stop(self) -> None:
+        """Stop every part, all at once (dockerd takes seconds to shut down); every part is
+        attempted even if one fails, and the first failure is raised at the end."""
+        parts = self._parts()
+        with ThreadPoolExecutor(max_workers=max(1, len(parts))) as pool:
+            futures = [pool.submit(part.stop) for part in parts]
+        errors = [e for f in futures if (e := f.exception()) is not None]
+        try:
+            stop_remotes(self.remotes)
+        except Exception as exc:
+            errors.append(exc)
+        with contextlib.suppress(FileNotFoundError):
+            (self.workdir / RECORD).unlink()
+        if errors:
+            raise errors[0]
+
+    def to_record(self) -> dict[str, Any]:
+        """The fleet.json content."""
+        return {
+            "version": 1,
+            "owner_pid": os.getpid(),
+            "config_path": str(self.config_path),
+            "engines": [e.to_record() for e in self.engines],
+            "registry": self.registry.to_record() if self.registry else None,
+            "webdav": self.webdav.to_record() if self.webdav else None,
+            "forwarders": [f.to_record() for f in self.forwarders],
+            "remotes": [r.to_record() for r in self.remotes],
+        }
+
+    def save(self) -> None:
+        """Write fleet.json atomically."""
+        path = self.workdir / RECORD
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.to_record(), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, workdir: Path) -> DevFleet | None:
+        """The fleet recorded in `workdir`, or None when there is no record."""
+        workdir = Path(workdir)
+        try:
+            rec = json.loads((workdir / RECORD).read_text())
+        except FileNotFoundError:
+            return None
+        reg, dav = rec.get("registry"), rec.get("webdav")
+        return cls(
+            workdir=workdir,
+            engines=[EngineHandle.from_record(e) for e in rec.get("engines", [])],
+            registry=ServiceHandle.from_record(reg) if reg else None,
+            webdav=ServiceHandle.from_record(dav) if dav else None,
+            forwarders=[ForwardHandle.from_record(f) for f in rec.get("forwarders", [])],
+            config_path=Path(rec.get("config_path") or workdir / CONFIG),
+            remotes=[RemoteNode.from_record(r) for r in rec.get("remotes", [])],
+        )
+
+
+def write_config(
+    fleet: DevFleet,
+    bake_file: Path,
+    refresh_seconds: float,
+    stall_after_seconds: float,
+) -> Path:
+    """Write the fleet's two fleet files; returns the real-shape one (`config_path`)."""
+    assert fleet.registry is not None and fleet.webdav is not None
+    by_name = {r.name: r for r in fleet.remotes}
+    common = (fleet.engines, by_name, fleet.registry, fleet.webdav, bake_file)
+    write_fleet_file(fleet.unix_config_path, *common, refresh_seconds, stall_after_seconds)
+    remote = bool(fleet.remotes)
+    return write_fleet_file(
+        fleet.config_path,
+        *common,
+        refresh_seconds,
+        stall_after_seconds,
+        ssh=fleet.ssh if remote else None,
+        client=fleet.tls_client if remote else None,
+    )
+
+
+def _add_remote(
+    fleet: DevFleet, name: str, gfx: str | None, reach: str, ca: TestCA
+) -> EngineHandle:
+    """A node in a fresh namespace with a link to the host, dockerd listening on its unix
+    socket and on ADDR:2376 with mutual TLS (its sshd comes once the engine's socket is known)."""
+    netns = unique_netns_name(name)
+    netns_add(netns)
+    try:
+        link = add_veth(netns)
+    except BaseException:
+        netns_del(netns)
+        raise
+    fleet.remotes.append(RemoteNode(name, reach, link))
+    cert = ca.server(fleet.workdir / "tls" / name, name, (link.node_address,))
+    engine = launch_engine(
+        fleet.workdir,
+        name,
+        netns,
+        gfx,
+        # every address of the namespace: a test dials the spare one, in no certificate
+        tls_listen=(f"0.0.0.0:{TLS_PORT}", cert),
+        socket_group=CI_UID,
+    )
+    engine.tcp_host = f"tcp://{link.node_address}:{TLS_PORT}"
+    engine.owns_netns = True  # made here for this engine: it goes when the engine stops
+    return engine
+
+
+def start_fleet(
+    workdir: Path,
+    nodes: Sequence[NodeSpec] = DEFAULT_NODES,
+    *,
+    bake_file: Path | None = None,
+    refresh_seconds: float = 2.0,
+    stall_after_seconds: float = 900.0,
+    timeout: float = 90.0,
+    remote: bool = True,
+    reach: Mapping[str, str] = DEFAULT_REACH,
+) -> DevFleet:
+    """Bring up engines, registry, WebDAV and forwarders; write the fleet files and fleet.json.
+
+    Engines start concurrently. Each netns engine gets a forwarder so that 127.0.0.1:REGISTRY
+    and 127.0.0.1:WEBDAV inside its namespace reach the host's. With `remote` (the default),
+    each netns engine is also a remote host: a link, sshd and a TLS listener (see
+    `devfleet.remote`); `reach` says whether the fleet file reaches it by "ssh" (the
+    default) or "tls". On any failure everything started so far is stopped again and the
+    error is raised.
+    """
+    t0 = time.monotonic()
+    workdir = Path(workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    fleet = DevFleet(workdir, [], None, None, [], workdir / CONFIG)
+    try:
+        tar = build_base_tar(workdir)  # once, before the engines race for it
+        ca = TestCA(workdir / "tls" / "ca") if remote else None
+        # dockerd takes the longest: launch all first, start the services while they boot.
+        for name, netns, gfx in nodes:
+            if ca is not None and netns is True:
+                engine = _add_remote(fleet, name, gfx, reach.get(name, "ssh"), ca)
+            else:
+                engine = launch_engine(workdir, name, netns, gfx)
+            fleet.engines.append(engine)
+            fleet.save()
+        fleet.registry = start_registry(workdir / "registry")
+        fleet.save()
+        fleet.webdav = start_webdav(workdir / "webdav")
+        fleet.save()
+        for e in fleet.netns_engines:
+            assert e.netns is not None
+            fleet.forwarders.append(
+                start_port_forward(
+                    e.netns,
+                    fleet.registry.port,
+                    extra_ports=(fleet.webdav.port,),
+                    log=workdir / "engines" / e.name / "forward.log",
+                )
+            )
+            fleet.save()
+        if ca is not None:
+            client_key = fleet.ssh.public_key()
+            for r in fleet.remotes:
+                engine = fleet.engine(r.name)
+                r.sshd = start_sshd(
+                    workdir / "ssh" / r.name,
+                    r.name,
+                    r.link.netns,
+                    r.address,
+                    engine.docker_host,
+                    client_key,
+                )
+                fleet.save()
+            fleet.ssh.write([r.sshd for r in fleet.remotes if r.sshd is not None])
+            ca.client(fleet.tls_client.cert.parent)
+            create_contexts(fleet.docker_config, fleet.remotes, fleet.tls_client)
+
+        def ready(e: EngineHandle) -> None:
+            e.wait_ready(timeout)
+            import_base(e.socket, tar)
+
+        with ThreadPoolExecutor(max_workers=len(fleet.engines) or 1) as pool:
+            for fut in [pool.submit(ready, e) for e in fleet.engines]:
+                fut.result()
+        write_config(
+            fleet, Path(bake_file or DEFAULT_BAKE_FILE), refresh_seconds, stall_after_seconds
+        )
+        fleet.started_seconds = time.monotonic() - t0
+        fleet.save()
+        return fleet
+    except BaseException:
+        with contextlib.suppress(Exception):
+            fleet.stop()
+        raise
+
+
+def stop_fleet(workdir: Path) -> bool:
+    """Stop the fleet recorded in `workdir` (from any process). False when none was recorded."""
+    fleet = DevFleet.load(workdir)
+    if fleet is None:
+        return False
+    try:
+        fleet.stop()
+    finally:
+        # stop() drops a namespace only if the engine made it; the fleet made them all.
+        for name in fleet.netns_names:
+            netns_del(name)
+        for path in (fleet.config_path, fleet.unix_config_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return True
+
+
+def fleet_status(workdir: Path) -> dict[str, Any] | None:
+    """What the record says and whether each part still runs and answers; None when none."""
+    fleet = DevFleet.load(workdir)
+    if fleet is None:
+        return None
+    out: dict[str, Any] = {"config_path": str(fleet.config_path), "parts": []}
+    for e in fleet.engines:
+        where = f"netns {e.netns}" if e.netns else "host netns"
+        state = "ok" if e.ping() else ("running" if e.alive() else "down")
+        out["parts"].append(("engine", e.name, e.pid, state, f"{e.docker_host} ({where})"))
+    for s in (fleet.registry, fleet.webdav):
+        if s is not None:
+            state = "ok" if s.alive() else "down"
+            out["parts"].append((s.kind, s.kind, s.pid, state, s.url))
+    for f in fleet.forwarders:
+        state = "ok" if f.alive() else "down"
+        ports = ", ".join(str(p[0]) for p in f.ports)
+        out["parts"].append(("forward", f.netns, f.pid, state, f"ports {ports}"))
+    for r in fleet.remotes:
+        if r.sshd is not None:
+            state = "ok" if r.sshd.alive() else "down"
+            where = f"ssh://{r.sshd.user}@{r.address} ({r.link.host_if})"
+            out["parts"].append(("sshd", r.name, r.sshd.pid, state, where))
+    return out

@@ -1,0 +1,53 @@
+"""What a job's folder says beside its record, for the job row and the log pane header: the
+closed loop (does the registry hold what the push recorded?), the sccache statistics and each
+target's image (a group job has one digest per target).
+
+Read by the jobs worker every round for up to 100 jobs, so each job's files are read again only
+when its folder changed (the supervisor writes them by rename, which changes the folder's
+mtime; a growing log does not).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+MAX_KEPT = 400
+
+
+class JobExtras:
+    """Per job: the folder's mtime when last read, and what was read."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    def fields(self, job_id: str, job_dir: str, target: str, arch: str | None) -> dict[str, Any]:
+        """JobView fields (`loop`, `loop_text`, `cache`, `images`) for one job."""
+        try:
+            stamp = os.stat(job_dir).st_mtime_ns
+        except OSError:
+            return {}
+        kept = self._kept.get(job_id)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        found = read_fields(job_dir, target, arch)
+        if len(self._kept) >= MAX_KEPT:
+            self._kept.clear()
+        self._kept[job_id] = (stamp, found)
+        return found
+
+
+def read_fields(job_dir: str, target: str, arch: str | None) -> dict[str, Any]:
+    """Read the job folder's targets, metadata, registry and sccache files."""
+    from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
+
+    check = read_push_check(job_dir)
+    stats = read_cache_stats(job_dir)
+    words = {i.target: str(i.state) for i in check.images} if check is not None else {}
+    images = job_images(job_dir, target, arch)
+    return {
+        "loop": str(check.state) if check is not None else None,
+        "loop_text": check.describe() if check is not None else None,
+        "cache": stats.describe() if stats is not None else None,
+        "images": tuple((i.target, i.digest, words.get(i.target)) for i in images),
+    }

@@ -1,0 +1,47 @@
+"""What the console remembers per user between runs: the theme chosen in the palette.
+
+A small JSON file, `$XDG_STATE_HOME/rocmtui/console.json` (never the fleet file, which may be
+shared or system-wide; never the state folder, which a fleet file may share between operators).
+The fleet file's `theme` is the default; the operator's own choice, once made, wins. A file
+that cannot be read is ignored; one that cannot be written is not written. No Textual here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+FILE = "console.json"
+
+
+def prefs_path(env: Mapping[str, str] | None = None) -> Path:
+    """The per-user file (the user's own state home, whatever the fleet file says)."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    base = env.get("XDG_STATE_HOME") or str(home / ".local" / "state")
+    return Path(base) / "rocmtui" / FILE
+
+
+def load(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The remembered settings ({} when none, or unreadable)."""
+    try:
+        data = json.loads(prefs_path(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save(env: Mapping[str, str] | None = None, **changes: Any) -> None:
+    """Remember `changes` beside what is already remembered (atomically; blocking: call it
+    from a worker)."""
+    path = prefs_path(env)
+    data = {**load(env), **changes}
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, path)

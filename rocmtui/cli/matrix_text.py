@@ -1,0 +1,84 @@
+"""The matrix as text for people: a table of verdicts, then one line per cell that needs work.
+
+Every cell is rich `Text` (never markup) and every outside string is sanitised: tags, reasons
+and labels come from the bake file and the registry.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rocmtui.core.matrix.model import NEEDS_WORK, VERDICT_SYMBOLS, Cell, Matrix
+
+STYLES = {
+    "published": "green",
+    "building": "cyan bold",
+    "stale": "yellow",
+    "moved": "magenta bold",
+    "missing": "red",
+    "failed": "red bold",
+    "never built": "dim",
+    "unknown": "yellow",
+}
+
+
+def _safe(text: object, limit: int = 200) -> str:
+    from rocmtui.core.sanitize import sanitize_line
+
+    return str(sanitize_line(str(text), limit))
+
+
+def cell_word(cell: Cell) -> str:
+    """`✓ published`, or `—` where the row builds nothing for the arch."""
+    if not cell.applies:
+        return "—"
+    return f"{VERDICT_SYMBOLS.get(cell.verdict, '?')} {cell.verdict}"
+
+
+def cell_line(row: str, cell: Cell) -> str:
+    """One line for a cell that needs work: what, why, and the last job."""
+    text = f"{row} {cell.arch}: {cell_word(cell)}"
+    if cell.reason:
+        text += f": {cell.reason}"
+    if cell.job is not None and cell.verdict not in ("building", "failed"):
+        text += f" (last job {cell.job.id} {cell.job.state})"
+    return _safe(text, 300)
+
+
+def render(matrix: Matrix, width: int | None = None) -> None:
+    """Print the matrix (piped output is drawn 160 columns wide, as `status` does)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from rocmtui.core.display import fmt_age
+    from rocmtui.core.webdavstore import describe_store
+
+    console = Console(highlight=False, soft_wrap=False, width=width)
+    if width is None and not console.is_terminal:
+        console.width = 160
+    age = fmt_age(time.time() - matrix.taken_at)
+    title = f"published — {_safe(matrix.bake_file)} · registry {_safe(matrix.registry)}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("target", no_wrap=True)
+    for arch in matrix.arches:
+        table.add_column(_safe(arch, 20), no_wrap=True)
+    for row in matrix.rows:
+        cells = [
+            Text(cell_word(c), style=STYLES.get(str(c.verdict), "") if c.applies else "dim")
+            for c in row.cells
+        ]
+        table.add_row(Text(_safe(row.name, 60), style="bold"), *cells)
+    console.print(table)
+    counts = ", ".join(f"{n} {word}" for word, n in sorted(matrix.counts().items()))
+    cost = f"{matrix.requests} registry requests in {matrix.seconds:.2f}s"
+    console.print(Text(f"{counts or 'no cells'} · {cost} · {age} ago", style="dim"))
+    for row in matrix.rows:
+        for cell in row.cells:
+            if cell.applies and cell.verdict in NEEDS_WORK:
+                console.print(Text(cell_line(row.name, cell)))
+    for error in matrix.errors:
+        console.print(Text(_safe(error, 300), style="red"))
+    if matrix.store is not None:
+        console.print(Text(_safe(describe_store(matrix.store), 300), style="dim"))

@@ -1,0 +1,131 @@
+"""Where rocmtui says what went wrong: logs under the state folder's `logs/`.
+
+- `rocmtui.log`: the debug log of the console and the commands, written only with `--debug`
+  or `ROCMTUI_DEBUG=1`; rotating (`MAX_BYTES`, `BACKUPS` old files).
+- `monitor.log`: the monitor process's stderr, always (a probe round that raised leaves its
+  traceback there, and the console's status line points at it); rotated when the process
+  starts, as it is one open file for the process's whole life.
+
+Every record passes through the project's redactor first: secret-named environment values
+and `user:password@` in URLs never reach a log. Nothing here ever fails a command: a log
+that cannot be written (a full or read-only disk) is simply not written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import logging.handlers
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.paths import state_dir
+
+DEBUG_LOG = "rocmtui.log"
+MONITOR_LOG = "monitor.log"
+MAX_BYTES = 1 << 20
+BACKUPS = 3
+FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
+
+
+def debug_wanted(env: Mapping[str, str] | None = None) -> bool:
+    """`--debug` (main sets ROCMTUI_DEBUG=1 for it) or ROCMTUI_DEBUG set to anything but 0."""
+    env = os.environ if env is None else env
+    return env.get("ROCMTUI_DEBUG", "") not in ("", "0")
+
+
+def log_dir(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The folder of rocmtui's own logs."""
+    return state_dir(config, env) / "logs"
+
+
+class _Redacting(logging.Filter):
+    """Redact each record's final text (message, arguments and traceback) in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from rocmtui.core.redact import Redactor
+
+        self.redactor = Redactor(os.environ)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg = self.redactor.redact_text(text)
+        record.args = None
+        if record.exc_text:
+            record.exc_text = self.redactor.redact_text(record.exc_text)
+        return True
+
+
+def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path | None:
+    """With debugging wanted: send every logger's records to the rotating debug log; returns
+    its path (None when not wanted, or when the folder cannot be written)."""
+    if not debug_wanted(env):
+        return None
+    path = log_dir(config, env) / DEBUG_LOG
+    root = logging.getLogger()
+    if any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+        )
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.addFilter(_Redacting())
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    logging.getLogger("rocmtui").debug("rocmtui %s: %s", os.getpid(), " ".join(sys.argv))
+    return path
+
+
+def monitor_log(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """Where the monitor process's stderr goes."""
+    return log_dir(config, env) / MONITOR_LOG
+
+
+def rotate(path: Path, max_bytes: int = MAX_BYTES, backups: int = BACKUPS) -> None:
+    """Shift `path` to `path.1` (and older ones along) once it has grown past `max_bytes`."""
+    try:
+        if path.stat().st_size < max_bytes:
+            return
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        for n in range(backups - 1, 0, -1):
+            older = path.with_name(f"{path.name}.{n}")
+            if older.exists():
+                older.replace(path.with_name(f"{path.name}.{n + 1}"))
+        path.replace(path.with_name(f"{path.name}.1"))
+
+
+def redirect_stderr(
+    config: FleetConfig | None = None, env: Mapping[str, str] | None = None
+) -> Path | None:
+    """In the monitor process: make fd 2 the monitor log (appending), and log warnings (all
+    records when debugging) to it with a time stamp. Returns the path, or None when the log
+    cannot be opened (stderr is then left as the parent gave it)."""
+    path = monitor_log(config, env)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rotate(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    sys.stderr.flush()
+    os.dup2(fd, 2)  # dup2 clears CLOEXEC on fd 2: bake or ssh children would inherit it too
+    os.close(fd)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.addFilter(_Redacting())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug_wanted(env) else logging.WARNING)
+    return path

@@ -1,0 +1,146 @@
+"""Where a fleet file's monitor lives: its socket and its lock, in the state folder.
+
+`<state folder>/monitor-<key>.sock` and `monitor-<key>.lock`, `<key>` twelve hex digits of a
+hash of the fleet file's resolved path (or of "built-in default"). The lock file is held with
+flock by the monitor for its whole life and holds, as JSON, who it is (pid and start time,
+fleet file, socket, metrics URL, since when): what a refused second monitor names.
+
+A unix socket's path is limited to 108 bytes with its NUL (`sun_path`); a longer one fails with
+a confusing error deep in `bind`, so `socket_path_problem` says so up front and how to fix it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs.locks import is_locked
+from rocmtui.core.paths import state_dir
+
+SUN_PATH_MAX = 107  # bytes of a unix socket path: sun_path is 108 with the terminating NUL
+BUILT_IN = "built-in default"
+
+
+def fleet_name(config: FleetConfig) -> str:
+    """What identifies the fleet file: its resolved path, or "built-in default"."""
+    return str(config.source.resolve()) if config.source is not None else BUILT_IN
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds a monitor's lock, as it wrote it there."""
+
+    pid: int | None
+    start_time: int | None  # /proc/PID/stat field 22: the pid with this is one process
+    fleet: str | None
+    socket: str | None
+    metrics: str | None
+    started_at: float | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Holder:
+        """Tolerates missing or odd fields (another version wrote it, or a half-written one)."""
+
+        def number(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        started = data.get("started_at")
+        return cls(
+            pid=number("pid"),
+            start_time=number("start_time"),
+            fleet=text("fleet"),
+            socket=text("socket"),
+            metrics=text("metrics"),
+            started_at=float(started) if isinstance(started, int | float) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorPlace:
+    """The socket and lock of one fleet file's monitor."""
+
+    folder: Path
+    fleet: str
+
+    @classmethod
+    def for_config(cls, config: FleetConfig, env: Mapping[str, str] | None = None) -> MonitorPlace:
+        """The place in the state folder the fleet file (and the environment) names."""
+        return cls(state_dir(config, env), fleet_name(config))
+
+    @property
+    def key(self) -> str:
+        """Twelve hex digits naming this fleet file's monitor."""
+        return hashlib.sha256(self.fleet.encode()).hexdigest()[:12]
+
+    @property
+    def socket(self) -> Path:
+        """The unix socket consoles connect to."""
+        return self.folder / f"monitor-{self.key}.sock"
+
+    @property
+    def lock(self) -> Path:
+        """The file the monitor holds an flock on, holding who it is."""
+        return self.folder / f"monitor-{self.key}.lock"
+
+    def socket_path_problem(self) -> str | None:
+        """Why the socket cannot be made here (its path is too long), or None."""
+        size = len(os.fsencode(self.socket))
+        if size <= SUN_PATH_MAX:
+            return None
+        return (
+            f"the monitor's socket path {self.socket} is {size} bytes, more than a unix "
+            f"socket allows ({SUN_PATH_MAX}): give the fleet file a shorter state_dir, or set "
+            "ROCMTUI_STATE_DIR to a shorter folder"
+        )
+
+    def running(self) -> bool:
+        """True while a monitor holds the lock (the kernel's word: it is alive)."""
+        try:
+            return is_locked(self.lock)
+        except OSError:
+            return False
+
+    def holder(self) -> Holder | None:
+        """What the monitor holding the lock wrote there (None: unreadable or not yet)."""
+        try:
+            raw = self.lock.read_bytes()[:65536]
+            data = json.loads(raw) if raw else None
+        except (OSError, ValueError):
+            return None
+        return Holder.from_json(data) if isinstance(data, dict) else None
+
+
+def describe_holder(place: MonitorPlace, holder: Holder | None) -> str:
+    """One line naming a running monitor, for a refusal or `rocmtui status`."""
+    if holder is None or holder.pid is None:
+        return f"a monitor holds {place.lock}"
+    parts = [f"pid {holder.pid}"]
+    if holder.started_at is not None:
+        since = time.localtime(holder.started_at)
+        parts.append("since " + time.strftime("%Y-%m-%d %H:%M:%S", since))
+    parts.append(f"socket {holder.socket or place.socket}")
+    if holder.metrics:
+        parts.append(f"metrics {holder.metrics}")
+    return ", ".join(parts)
+
+
+def write_holder(fd: int, data: Mapping[str, Any]) -> None:
+    """Record who holds the lock, in the locked file itself."""
+    raw = json.dumps(dict(data), sort_keys=True).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, raw, 0)
+    with contextlib.suppress(OSError):
+        os.fsync(fd)

@@ -1,0 +1,186 @@
+"""The job's log as the supervisor writes it: bake's output, kept until the disk refuses it.
+
+bake writes into a pipe the supervisor drains; this object writes what it reads to the log.
+When a write fails (a full disk above all: a PyTorch log on a full /var), the build must go on
+and its outcome must still be recorded, so:
+
+- the log says where and why it stops holding lines (a marker line, if even that fits);
+- output is still read and dropped (bake never blocks on a full pipe), and the log's time stamp
+  still moves (a dropping build is not a silent one: it must not read as stalled);
+- the job's `Reserve` (space taken at start) is given back at once, so bake's metadata file and
+  the outcome record have room even if nobody frees any;
+- writing resumes, with a line saying how much was not kept, only once the file system has
+  `RESUME_FREE` bytes free again (space for more than the next chunk), tried every
+  `RETRY_SECONDS`;
+- `incomplete` is the record's "log incomplete: disk full at ..." line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import time
+from pathlib import Path
+
+RETRY_SECONDS = 5.0
+TOUCH_SECONDS = 1.0
+RESERVE_BYTES = 256 * 1024  # the outcome (sqlite WAL pages, record.json) and bake's metadata
+RESUME_FREE = 4 * RESERVE_BYTES
+_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+def _utc(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+
+
+class Reserve:
+    """Space taken on the state disk at the job's start, released when the disk fills."""
+
+    def __init__(self, path: Path, size: int = RESERVE_BYTES) -> None:
+        self.path = path
+        self.held = False
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, size)
+            self.held = True
+        except OSError:  # no room even now, or a file system without fallocate
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        finally:
+            os.close(fd)
+
+    def release(self) -> None:
+        """Give the space back (once)."""
+        if self.held:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            self.held = False
+
+
+class LogWriter:
+    """Writes bake's output to the log on `fd` (see the module doc)."""
+
+    def __init__(self, fd: int, reserve: Reserve | None = None) -> None:
+        self.fd = fd
+        self.reserve = reserve
+        self.kept = 0  # bytes of output written
+        self.dropped = 0  # bytes of output not kept, in all
+        self.first_stop: tuple[float, str] | None = None  # when and why it first stopped
+        self._stopped_at: float | None = None  # while not holding lines
+        self._dropped_now = 0
+        self._next_try = 0.0
+        self._touched = 0.0
+
+    @property
+    def holding(self) -> bool:
+        """True while output reaches the log."""
+        return self._stopped_at is None
+
+    @property
+    def incomplete(self) -> str | None:
+        """One line for the job's record when some output was not kept."""
+        if self.first_stop is None:
+            return None
+        when, why = self.first_stop
+        return f"log incomplete: {why} at {_utc(when)} ({self.dropped} bytes of output not kept)"
+
+    def write(self, data: bytes) -> None:
+        """Write bake's output, or drop it while the log cannot take it."""
+        if not data:
+            return
+        if not self.holding and not self._resume():
+            self.dropped += len(data)
+            self._dropped_now += len(data)
+            self._touch()
+            return
+        try:
+            self._write_all(data)
+        except _Short as short:
+            self._stop(short.cause, len(data) - short.written)
+
+    def note(self, line: str) -> bool:
+        """A line of our own (the footer); best effort. True when it was written."""
+        if not self.holding and not self._resume(force=True):
+            return False
+        try:
+            self._write_all(f"\n# rocmtui: {line}\n".encode())
+        except _Short:
+            return False
+        return True
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            try:
+                n = os.write(self.fd, view[written:])
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise _Short(written, exc) from None
+            written += n
+            self.kept += n
+
+    def _stop(self, cause: OSError, lost: int) -> None:
+        now = time.time()
+        why = "disk full" if cause.errno in _FULL else (cause.strerror or str(cause))
+        if self.first_stop is None:
+            self.first_stop = (now, why)
+        self._stopped_at = now
+        self._dropped_now = lost
+        self.dropped += lost
+        self._next_try = time.monotonic() + RETRY_SECONDS
+        if self.reserve is not None:
+            self.reserve.release()  # bake's metadata and the outcome need room more than lines
+        marker = (
+            f"\n# rocmtui: the log stops holding lines here: {why} at {_utc(now)} after "
+            f"{self.kept} bytes; the build goes on, and this log resumes once there is room\n"
+        )
+        with contextlib.suppress(OSError):
+            os.write(self.fd, marker.encode())  # fits only if the last block has room
+
+    def _resume(self, force: bool = False) -> bool:
+        """Start holding lines again if the disk has room (tried every RETRY_SECONDS)."""
+        if not force and time.monotonic() < self._next_try:
+            return False
+        self._next_try = time.monotonic() + RETRY_SECONDS
+        try:
+            st = os.fstatvfs(self.fd)
+            room = st.f_bavail * st.f_frsize
+        except OSError:
+            room = 0
+        if room < (RESERVE_BYTES if force else RESUME_FREE):
+            return False
+        assert self._stopped_at is not None
+        gap = (
+            f"\n# rocmtui: {self._dropped_now} bytes of output were not kept from "
+            f"{_utc(self._stopped_at)} to {_utc(time.time())}\n"
+        )
+        try:
+            os.write(self.fd, gap.encode())
+        except OSError:
+            return False
+        self._stopped_at = None
+        self._dropped_now = 0
+        return True
+
+    def _touch(self) -> None:
+        """Move the log's modification time: the build is not silent, only not kept."""
+        now = time.monotonic()
+        if now - self._touched >= TOUCH_SECONDS:
+            self._touched = now
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(self.fd)
+
+
+class _Short(Exception):
+    """A write that stopped part-way: how much of the data went out, and why not the rest."""
+
+    def __init__(self, written: int, cause: OSError) -> None:
+        super().__init__(cause)
+        self.written = written
+        self.cause = cause

@@ -1,0 +1,75 @@
+"""The whole matrix in one call: plan, fill, judge (what `rocmtui matrix` and the console's
+child run). Blocking: it runs bake and asks the registry; call it off any event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+
+from rocmtui.core.bakefile import BakeFile
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.matrix.bakecache import load_bake_kept
+from rocmtui.core.matrix.fill import fill_tags
+from rocmtui.core.matrix.judge import judge, seen_jobs
+from rocmtui.core.matrix.model import Matrix
+from rocmtui.core.matrix.plan import launch_environment, make_plan, state_cache
+
+JOB_LIMIT = 500  # the newest jobs looked at for each cell's last job
+
+
+def compute_matrix(
+    config: FleetConfig,
+    env: Mapping[str, str] | None = None,
+    *,
+    bake: BakeFile | None = None,
+    job_limit: int = JOB_LIMIT,
+) -> Matrix:
+    """Every buildable target × arch with its verdict. Raises BakeError when the bake file
+    cannot be read; anything the registry or the job store does wrong is in the matrix."""
+    env = os.environ if env is None else env
+    started = time.monotonic()
+    taken_at = time.time()
+    bake = bake or load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
+    plan = make_plan(
+        config,
+        bake,
+        launch_environment(config, bake, env),
+        cache=state_cache(config, "bakeprint", env),
+    )
+    tags = {cell.tag: cell.platform for _, _, cells in plan.rows for cell in cells.values()}
+    filled = asyncio.run(
+        fill_tags(
+            tags,
+            config.registry.url,
+            deadline=config.matrix.deadline_seconds,
+            concurrency=config.matrix.concurrency,
+            cache=state_cache(config, "images", env),
+        )
+    )
+    errors = list(plan.errors)
+    try:
+        from rocmtui.core.jobs.control import list_jobs
+
+        records = list_jobs(config, limit=job_limit, env=env)
+    except Exception as exc:  # a broken job store: the registry's half still fills
+        errors.append(f"job store: {exc}")
+        records = []
+    rows = judge(plan, filled.answers, seen_jobs(records))
+    store = None
+    if config.webdav.path is not None:
+        from rocmtui.core.webdavstore import sample_store
+
+        store = sample_store(config.webdav.path, state_cache(config, "webdav", env))
+    return Matrix(
+        bake_file=str(bake.path),
+        registry=config.registry.url,
+        arches=plan.arches,
+        rows=rows,
+        taken_at=taken_at,
+        seconds=time.monotonic() - started,
+        requests=filled.requests,
+        errors=tuple(errors),
+        store=store,
+    )

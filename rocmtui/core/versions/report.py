@@ -1,0 +1,184 @@
+"""Each pinned version beside the newest upstream release and beside what the registry's images
+were built from (their pin labels): the seed's `make version-check`, for `rocmtui versions` and
+the console's versions panel.
+
+The pins are the bake file's `*_VERSION` variables (and any `[upstream.pins]` names), with the
+values bake resolves for a build from this shell (fleet file, environment, default); the
+registry's side comes from the matrix (the images under today's tags).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.matrix.model import Matrix
+from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
+from rocmtui.core.versions.upstream import UpstreamAnswer, ask_upstream, compare, registry_pins
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    """One pin."""
+
+    variable: str
+    pinned: str | None
+    source: str  # default, environment, fleet
+    upstream: UpstreamAnswer
+    compared: str  # newest, behind, ahead, unknown
+    registry: Mapping[str, int] = field(default_factory=dict)  # label value -> images
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "variable": self.variable,
+            "pinned": self.pinned,
+            "source": self.source,
+            "upstream": self.upstream.to_json(),
+            "compared": self.compared,
+            "registry": dict(self.registry),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """Every pin, at one moment."""
+
+    rows: tuple[VersionRow, ...]
+    taken_at: float
+    upstream_configured: bool
+    registry_images: int  # images the registry column was read from
+    errors: tuple[str, ...] = ()
+
+    @property
+    def current(self) -> bool:
+        """Every pin the newest upstream release and every image built from today's pins."""
+        return not self.errors and all(
+            r.compared in ("newest", "ahead") and set(r.registry) <= {r.pinned} for r in self.rows
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """What `rocmtui versions --json` prints."""
+        return {
+            "taken_at": self.taken_at,
+            "upstream_configured": self.upstream_configured,
+            "registry_images": self.registry_images,
+            "errors": list(self.errors),
+            "pins": [r.to_json() for r in self.rows],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Versions:
+        """Read back `to_json` (ValueError on anything else)."""
+        try:
+            rows = tuple(
+                VersionRow(
+                    variable=str(p["variable"]),
+                    pinned=p.get("pinned"),
+                    source=str(p["source"]),
+                    upstream=UpstreamAnswer(
+                        variable=str(p["variable"]),
+                        source=p["upstream"].get("source"),
+                        name=p["upstream"].get("name"),
+                        state=str(p["upstream"]["state"]),
+                        newest=p["upstream"].get("newest"),
+                        newest_pre=p["upstream"].get("newest_prerelease"),
+                        age=p["upstream"].get("age"),
+                        reason=p["upstream"].get("reason"),
+                    ),
+                    compared=str(p["compared"]),
+                    registry={str(k): int(v) for k, v in (p.get("registry") or {}).items()},
+                )
+                for p in data["pins"]
+            )
+            return cls(
+                rows=rows,
+                taken_at=float(data["taken_at"]),
+                upstream_configured=bool(data["upstream_configured"]),
+                registry_images=int(data.get("registry_images", 0)),
+                errors=tuple(str(e) for e in data.get("errors", ())),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a version check: {type(exc).__name__}: {exc}") from None
+
+
+def pin_variables(bake: BakeFile, config: FleetConfig) -> list[str]:
+    """The bake file's `*_VERSION` variables in file order, then `[upstream.pins]` names."""
+    names = [n for n in bake.variables if n.endswith("_VERSION")]
+    return names + [n for n in config.upstream.pins if n not in names and n in bake.variables]
+
+
+def compute_versions(
+    config: FleetConfig,
+    env: Mapping[str, str] | None = None,
+    *,
+    matrix: Matrix | None = None,
+    bake: BakeFile | None = None,
+    fresh: bool = False,
+) -> Versions:
+    """The version check. `matrix` (the registry's side) is computed when not given. Raises
+    BakeError when the bake file cannot be read; upstream and registry troubles are states."""
+    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bakeprint import BuildxMissing, fleet_variables, resolved_variables
+
+    env = os.environ if env is None else env
+    if bake is None:
+        from rocmtui.core.matrix.bakecache import load_bake_kept
+
+        bake = load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
+    names = pin_variables(bake, config)
+    errors: list[str] = []
+    default_arch = next(iter(bake.arches), "gfx950")
+    launch_env = launch_environment(config, bake, env)(default_arch)
+    try:
+        pinned = resolved_variables(bake.path, names, launch_env)
+    except (BakeError, BuildxMissing) as exc:
+        errors.append(f"pins not resolved by bake: {exc}")
+        pinned = {n: v.default for n in names if (v := bake.variables[n]).default is not None}
+    from_fleet = fleet_variables(config.variables, bake)
+    upstream = asyncio.run(
+        ask_upstream(config.upstream, names, state_cache(config, "upstream", env), fresh=fresh)
+    )
+    if matrix is None:
+        from rocmtui.core.matrix.report import compute_matrix
+
+        matrix = compute_matrix(config, env, bake=bake)
+    labels = {
+        f"{row.name}@{cell.arch}": cell.image.labels
+        for row, cell in matrix.cells()
+        if cell.image is not None
+    }
+    registry = registry_pins(labels, PIN_PREFIX)
+    rows = []
+    for name in names:
+        source = (
+            "environment"
+            if name in env and name != ARCH_VARIABLE
+            else "fleet"
+            if name in from_fleet
+            else "default"
+        )
+        answer = upstream[name]
+        rows.append(
+            VersionRow(
+                variable=name,
+                pinned=pinned.get(name),
+                source=source,
+                upstream=answer,
+                compared=compare(pinned.get(name), answer),
+                registry=registry.get(name, {}),
+            )
+        )
+    return Versions(
+        rows=tuple(rows),
+        taken_at=time.time(),
+        upstream_configured=config.upstream.configured,
+        registry_images=len(labels),
+        errors=tuple(errors) + matrix.errors,
+    )

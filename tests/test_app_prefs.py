@@ -1,0 +1,55 @@
+"""The console remembers the theme chosen in the palette (per user, not in the fleet file);
+the fleet file's `theme` is the default; a theme Textual does not know is said, not fatal."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from rocmtui.app import prefs
+from rocmtui.app.app import RocmTui
+from tests.snapshots import recorded
+
+
+def app_with(theme: str | None = None, remember: bool = True) -> RocmTui:
+    config = replace(recorded.config(), theme=theme)
+    return RocmTui(config, live=False, remember=remember, clock=lambda: recorded.NOW)
+
+
+async def test_the_fleet_file_sets_the_default_theme() -> None:
+    app = app_with("nord")
+    async with app.run_test(size=(100, 30)):
+        assert app.theme == "nord"
+        assert app.theme_problem is None
+
+
+async def test_a_theme_chosen_in_the_palette_is_remembered_and_wins() -> None:
+    app = app_with("nord")
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.theme = "dracula"  # what the palette's "Change theme" does
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    saved = json.loads(prefs.prefs_path().read_text())
+    assert saved == {"theme": "dracula"}
+    again = app_with("nord")  # the next console: the operator's choice over the default
+    async with again.run_test(size=(100, 30)):
+        assert again.theme == "dracula"
+
+
+async def test_an_unknown_theme_is_said_and_the_console_opens() -> None:
+    app = app_with("no-such-theme")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.theme == "textual-dark"
+        assert app.theme_problem is not None
+        assert app.theme_problem.startswith("theme 'no-such-theme' (fleet file) is not one of:")
+        assert any("no-such-theme" in str(n.message) for n in app._notifications)
+
+
+async def test_an_unreadable_prefs_file_is_ignored() -> None:
+    path = prefs.prefs_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    app = app_with("nord")
+    async with app.run_test(size=(100, 30)):
+        assert app.theme == "nord"

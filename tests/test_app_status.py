@@ -1,0 +1,86 @@
+"""The console's status line says which bake file it read (or that there is none), warns when
+the state disk is nearly full, and counts probe rounds that raised with where to read why;
+the console opens on the fleet whatever the bake file does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from rocmtui.app.app import RocmTui
+from rocmtui.app.messages import FleetUpdated
+from rocmtui.app.screens.fleet import FleetScreen
+from rocmtui.app.widgets.common import StatusLine
+from rocmtui.app.widgets.fleet import FleetPanel
+from rocmtui.core.bakefind import find_bake_file
+from rocmtui.core.config import default_config, load_config
+from rocmtui.core.debuglog import monitor_log
+from tests.snapshots import recorded
+from tests.snapshots.harness import recorded_app
+from tests.test_app_faults import until
+
+
+def status(app: RocmTui) -> str:
+    return app.fleet_screen.query_one("#statusbar", StatusLine).render().plain
+
+
+async def test_failed_rounds_and_a_full_state_disk_are_in_the_status_line() -> None:
+    app = recorded_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        snap = recorded.fleet()
+        local = snap.nodes[0]
+        assert local.host is not None
+        full = replace(local.host, disk_percent=96.0, disk_free=1 << 30)
+        nodes = (replace(local, host=full), *snap.nodes[1:])
+        app.fleet_screen.post_message(
+            FleetUpdated(replace(snap, nodes=nodes, failed_rounds=2, taken_at=recorded.NOW))
+        )
+        await pilot.pause()
+        line = status(app)
+        assert "· demo.hcl ·" in line
+        assert "state disk 96% full" in line
+        where = monitor_log(app.config)
+        assert f"2 probe rounds failed: why in {where}" in line
+        cells = app.fleet_screen.query_one("#nodes", FleetPanel)
+        assert cells is not None
+
+
+async def test_a_broken_bake_file_in_the_current_folder_is_named_and_the_console_opens(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rocm-bake.hcl").write_text('variable "ROCM_VERSION" {\n  default = \n}\n')
+    config = load_config(None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}, tmp_path)
+    assert config.bake_file == tmp_path / "rocm-bake.hcl"
+    app = RocmTui(replace(config, refresh_seconds=1.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        variables = screen.query_one("#variables", FleetPanel)
+        await until(pilot, lambda: variables.fault is not None, "the variables panel's fault")
+        assert variables.fault is not None
+        assert variables.fault.startswith(f"{tmp_path}/rocm-bake.hcl:2: "), variables.fault
+        await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
+        assert "· rocm-bake.hcl ·" in status(app)
+        assert screen.data.fleet is not None and len(screen.data.fleet.nodes) == 1
+
+
+async def test_no_bake_file_anywhere_is_one_line_and_the_fleet_still_shows(
+    tmp_path: Path,
+) -> None:
+    found = find_bake_file(tmp_path, tmp_path / "no-demo.hcl")
+    config = replace(
+        default_config(tmp_path),
+        bake_file=found.path,
+        bake_found_by=found.found_by,
+        bake_problem=found.problem,
+        refresh_seconds=1.0,
+    )
+    app = RocmTui(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        variables = screen.query_one("#variables", FleetPanel)
+        await until(pilot, lambda: variables.fault is not None, "the variables panel's fault")
+        assert variables.fault == f"{tmp_path}: {found.problem}"
+        await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
+        assert "no bake file" in status(app)
