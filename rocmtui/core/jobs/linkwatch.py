@@ -33,7 +33,7 @@ from enum import Enum
 
 from rocmtui.core import tcpstate
 from rocmtui.core.jobs.procs import descendants
-from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 
 CHECK_PERIOD = 2.0  # seconds between two looks at the kernel's TCP table
 MIN_RETRANSMITS = 2  # retransmissions in a row before a connection counts as not answering
@@ -121,10 +121,10 @@ class LinkGuard:
         was_down = self.watch.down_since
         event = self.watch.check(pids)
         if event is LinkEvent.DOWN:
-            self.store.update(self.job_id, link_down_since=self.watch.down_since)
+            self._mark(self.watch.down_since, log)
             log(self.watch.evidence() + ": the build waits for it")
         elif event is LinkEvent.BACK and was_down is not None:
-            self.store.update(self.job_id, link_down_since=None)
+            self._mark(None, log)
             log(f"link to {self.watch.node} back after {time.time() - was_down:.0f}s")
         elif event is LinkEvent.GIVE_UP:
             log(self.watch.evidence() + ": given up, ending bake")
@@ -132,6 +132,14 @@ class LinkGuard:
             _signal_all(pids, signal.SIGTERM)
         if self.term_at is not None and time.monotonic() - self.term_at > KILL_GRACE:
             _signal_all(pids, signal.SIGKILL)
+
+    def _mark(self, since: float | None, log: Callable[[str], object]) -> None:
+        """Record `link_down_since`; a store that cannot be written (a full disk) is said in
+        the log and never ends the supervisor: the outcome matters more than the mark."""
+        try:
+            self.store.update(self.job_id, link_down_since=since)
+        except (JobStoreError, OSError) as exc:
+            log(f"could not record the link's state: {exc}")
 
     def message(self) -> str | None:
         """The evidence for the job's record: given up, or down when bake ended."""
