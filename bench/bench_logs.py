@@ -12,10 +12,11 @@ memory is VmHWM / VmRSS from /proc/PID/status.
 1. Open the 1,000,000-line generated build log, last screen shown (< 0.6 s; Toolong ~2.2 s).
 2. Peak memory with it open and fully indexed (< 80 MB; Toolong ~213 MB).
 3. 200,000 lines appended in one write: the last one on screen (< 2 s; Toolong ~38 s).
-4. Filter for a regex matching ~1% ("unused variable"), key to final count (< 2 s), beside
-   `grep -c` of the same.
-5. Follow a file written at 20,000 lines/s: age of the newest line on screen, p95 (< 0.5 s),
-   and key to screen p95 (< 50 ms) while it streams, beside Textual's Log and Toolong.
+4. Filter for a regex matching ~1% ("unused variable"), key to final count (<= 4x `grep -c`
+   of the same, issue 18).
+5. Follow a file written at 20,000 lines/s: age of the newest line on screen, p95 (no worse
+   than Textual's Log in the same run, issue 18), and key to screen p95 (< 50 ms) while it
+   streams, beside Textual's Log and Toolong.
 6. Memory after following 5,000,000 lines within 10% of after 100,000 (--quick: 1,000,000).
 """
 
@@ -204,9 +205,12 @@ def figure_filter(log: Path, query: str) -> list[Row]:
     note = f"{expected:,} matching lines (grep -c); the core found {core:,}"
     return [
         row(f"filter /{query}/ (1%): key to count on screen, s", ui_s, median(grep), unit="s",
-            anchor_name="grep -c", target="< 2 s", ok=ui_s is not None and ui_s < 2, note=note),
+            anchor_name="grep -c", target="<= 4x",
+            ok=ui_s is not None and ui_s <= 4 * median(grep), note=note),
         row(f"filter /{query}/: core search alone, s", core_s, median(grep), unit="s",
-            anchor_name="grep -c", note="rocmtui.core.logsearch.search_file in-process"),
+            anchor_name="grep -c",
+            note="rocmtui.core.logsearch.search_file in-process, one core (the view splits a "
+            "big search over two: logsearch_split)"),
     ]  # fmt: skip
 
 
@@ -229,8 +233,8 @@ def figure_follow(seconds: float, tl: list[str] | None) -> list[Row]:
     key_w = p95(ours_w[1]) * 1000 if ours_w[1] else None
     return [
         row("follow 20k lines/s: newest line age p95, s", age_ours, age_log, unit="s",
-            anchor_name="Textual Log", target="< 0.5 s",
-            ok=age_ours is not None and age_ours < 0.5,
+            anchor_name="Textual Log", target="<= Log's",
+            ok=age_ours is not None and age_log is not None and age_ours <= age_log,
             note=f"toolong 1.5: {age_tl:.2f} s" if age_tl is not None else "toolong: no lines"),
         row("follow 20k lines/s: key to screen p95 (f: pause), ms", key_ours, key_log,
             unit="ms", anchor_name="Textual Log (label flip)", target="< 50 ms",

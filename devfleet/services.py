@@ -131,7 +131,10 @@ def _start_with_free_port(
         try:
 
             def answers(p: int = port) -> int | None:
-                return http_status("127.0.0.1", p, "GET", ready_path)
+                # 503 is "starting" (Prometheus's /-/ready before its storage is open): a
+                # query then fails, so it is not an answer yet
+                status = http_status("127.0.0.1", p, "GET", ready_path)
+                return None if status == 503 else status
 
             procs.wait_for(
                 answers,

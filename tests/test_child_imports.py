@@ -53,3 +53,29 @@ def test_a_build_supervisor_ignores_a_rocmtui_folder_beside_the_bake_file(
     job = json.loads(started.stdout)["id"]
     wait_state(config, job, ["failed", "succeeded"], timeout=120)
     assert not mark.exists()
+
+
+def test_the_search_helper_ignores_a_rocmtui_folder_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from rocmtui.core import logsearch_split
+    from rocmtui.core.logsearch import SearchState, compile_query
+
+    mark = impostor(tmp_path)
+    log = tmp_path / "build.log"
+    log.write_bytes(b"".join(b"line %d %s\n" % (n, b"hit" if n % 7 else b"") for n in range(9000)))
+    monkeypatch.setattr(logsearch_split, "SPLIT_BYTES", 1 << 10)  # split even this
+    monkeypatch.setattr(logsearch_split, "cores", lambda: 2)
+    monkeypatch.chdir(tmp_path)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query("hit"))
+        helper = logsearch_split._Helper(fd, state, 0, os.fstat(fd).st_size)
+        got = helper.result(None)  # the helper's own answer, not a search made up for here
+        helper.close()
+    finally:
+        os.close(fd)
+    assert got is not None and got[0] == 9000 and len(got[1]) == 9000 - 9000 // 7 - 1
+    assert not mark.exists()

@@ -49,6 +49,9 @@ HOSTILE = [
     b"tab\terror\x00nul\x7fdel",
     b"ERROR: capital",
     b"",
+    "\u212aelvin and \u017fign error".encode(),  # fold to k and s, ignoring case
+    b"err\x1b[\x1b[0m31mor joined",  # removing one SGR makes another: shown as it is
+    b"x" * 5000 + b" error at the end of a long line",
 ]
 
 
@@ -72,6 +75,14 @@ QUERIES = [
     ("error: here", None, False),
     (r"err(or)?\b", True, False),
     ("é", None, False),
+    (r"\w+ error", None, False),
+    (r"err.r", None, False),
+    (r"[^a-z]rror", True, False),
+    ("KELVIN", False, False),
+    ("sign", False, False),
+    (r"\s+$", None, True),
+    (r"error\s+\S", None, False),  # runs over line ends: each line alone decides
+    ("ERROR", True, False),
 ]
 
 
@@ -147,3 +158,10 @@ def test_smart_case_and_literal() -> None:
     assert not compile_query("a.b", regex=False).search("axb")
     with pytest.raises(re.error):
         compile_query("(unclosed")
+
+
+def test_a_pattern_that_matches_nothing_at_all_finds_every_line_once(tmp_path: Path) -> None:
+    path = tmp_path / "two.log"
+    path.write_bytes(b"a\nb\n")  # after the final newline there is no line to match
+    assert list(search_file(path, compile_query("x*"))) == [0, 1]
+    assert list(search_file(path, compile_query("x*"), invert=True)) == []

@@ -149,10 +149,10 @@ async def test_find_filter_and_jumps_agree_with_re(build_log: Path) -> None:
         done = [m for m in app.messages if isinstance(m, LogView.FindChanged) and m.done]
         assert done[-1].matches == len(want_find) > 0
         await pilot.press("g", "n")
-        await until(pilot, lambda: view.body.current_line == want_find[0], "first match")
+        await until(pilot, lambda: view.body.look.current_line == want_find[0], "first match")
         assert any("unused variable" in r for r in rows(view))
         await pilot.press("n", "n", "N")
-        assert view.body.current_line == want_find[1]
+        assert view.body.look.current_line == want_find[1]
 
         # filter: only matching lines, as many as re finds
         want_filter = [i for i, t in enumerate(texts) if re.search(r"warning: unused", t)]
@@ -180,7 +180,7 @@ async def test_find_filter_and_jumps_agree_with_re(build_log: Path) -> None:
 
         # escape clears find and filter; goto line; first error; step
         await pilot.press("escape")
-        assert view.body.rows is None and view.body.find is None
+        assert view.body.rows is None and view.body.look.find is None
         await pilot.press("colon", *"1234", "enter")
         await until(
             pilot,
@@ -227,14 +227,14 @@ async def test_a_jump_marks_the_line_it_landed_on(tmp_path: Path) -> None:
         await at_the_end(pilot, view, file_lines(path))
         assert landed_rows(view) == []
         await pilot.press("e")
-        await until(pilot, lambda: view.body.current_line == 49, "first error")
+        await until(pilot, lambda: view.body.look.current_line == 49, "first error")
         await pilot.pause()
         top = view.body.line_of_row(view.body.visible_rows().start)
         assert top < 49  # the error is not the top row: the mark is what shows it
         assert landed_rows(view) == [49 - top]
         assert "error: use of undeclared" in rows(view)[49 - top]
         await pilot.press("colon", *"12", "enter")
-        await until(pilot, lambda: view.body.current_line == 11, "line 12")
+        await until(pilot, lambda: view.body.look.current_line == 11, "line 12")
         await pilot.pause()
         top = view.body.line_of_row(view.body.visible_rows().start)
         assert landed_rows(view) == [11 - top]
@@ -291,14 +291,14 @@ async def test_a_removed_log_is_still_followed_and_the_status_says_so(tmp_path: 
             view = app.query_one(LogView)
             await until(pilot, lambda: rows(view)[-1] == "line 99", "the end")
             path.unlink()  # with nothing new written, the status says so all the same
-            await until(pilot, lambda: "removed" in view._status_text, "the status")
+            await until(pilot, lambda: "removed" in view.status_text, "the status")
             writer.write(b"written after the rm\n")
             await until(pilot, lambda: rows(view)[-1] == "written after the rm", "new line")
-            assert "removed" in view._status_text
+            assert "removed" in view.status_text
             assert view.line_count == 101
             path.write_bytes(b"a new file\n")
             await until(pilot, lambda: [r for r in rows(view) if r] == ["a new file"], "new")
-            await until(pilot, lambda: "removed" not in view._status_text, "status cleared")
+            await until(pilot, lambda: "removed" not in view.status_text, "status cleared")
 
 
 async def test_huge_line_no_final_newline_and_wrap(tmp_path: Path) -> None:
@@ -372,24 +372,24 @@ async def test_find_highlights_dims_and_prompt_toggles(tmp_path: Path) -> None:
         await pilot.press("ctrl+r", "ctrl+t")  # literal, case-sensitive
         assert "lit" in str(label.render()) and "Aa" in str(label.render())
         await pilot.press(*"error", "enter")
-        await until(pilot, lambda: view._find is not None and view._find.done, "find")
-        assert list(view._find.state.lines) == [2]  # case-sensitive: "ERROR" is not "error"
+        await until(pilot, lambda: view.search.find is not None and view.search.find.done, "find")
+        assert list(view.search.find.state.lines) == [2]  # case-sensitive: "ERROR" is not "error"
         match = body.get_component_rich_style("logview--current")
 
         def styles(row: int) -> list[object]:
             return [seg.style for seg in body.render_line(row) if seg.text.strip()]
 
-        await until(pilot, lambda: body.current_line == 2, "landed on the match")
+        await until(pilot, lambda: body.look.current_line == 2, "landed on the match")
         assert any(s is not None and s.bgcolor == match.bgcolor for s in styles(2))
         await pilot.press("d")  # dim the others
         dim = [s for s in styles(1) if s is not None and s.dim]
         assert dim, "a line without a match is dimmed"
         await pilot.press("escape")  # clears the find: no highlight left
-        assert view._find is None
+        assert view.search.find is None
         assert not any(s is not None and s.bgcolor == match.bgcolor for s in styles(2))
         await pilot.press("slash", *"abc")
         await pilot.press("escape")  # closes the prompt without searching
-        assert view._find is None and body.has_focus
+        assert view.search.find is None and body.has_focus
 
 
 async def test_status_names_the_lines_on_screen_after_a_resize(build_log: Path) -> None:
@@ -402,12 +402,12 @@ async def test_status_names_the_lines_on_screen_after_a_resize(build_log: Path) 
         def status_says_what_is_shown() -> bool:
             shown_rows = view.body.visible_rows()
             first = view.body.line_of_row(shown_rows.start) + 1
-            return f"{first:,}–{len(lines):,} of {len(lines):,}" in view._status_text
+            return f"{first:,}–{len(lines):,} of {len(lines):,}" in view.status_text
 
         await until(pilot, status_says_what_is_shown, "status before")
-        before = view._status_text
+        before = view.status_text
         await pilot.resize_terminal(SIZE[0], SIZE[1] - 10)
-        await until(pilot, lambda: view._status_text != before, "status after the resize")
+        await until(pilot, lambda: view.status_text != before, "status after the resize")
         await until(pilot, status_says_what_is_shown, "status names the new first line")
 
 
@@ -423,11 +423,11 @@ async def test_status_follows_the_view_when_it_scrolls(build_log: Path) -> None:
             rows_now = view.body.visible_rows()
             first = view.body.line_of_row(rows_now.start) + 1
             last = view.body.line_of_row(rows_now.stop - 1) + 1
-            return (first == 1) == top and f"{first:,}–{last:,} {total}" in view._status_text
+            return (first == 1) == top and f"{first:,}–{last:,} {total}" in view.status_text
 
         await pilot.press("g")  # top: the status's range goes with it
         await until(pilot, lambda: status_names_the_screen(top=True), "status at the top")
         await pilot.press("down", "down", "pagedown")
         await until(pilot, lambda: status_names_the_screen(top=False), "status scrolled down")
         await pilot.press("G")
-        await until(pilot, lambda: f"–{len(lines):,} {total}" in view._status_text, "the end")
+        await until(pilot, lambda: f"–{len(lines):,} {total}" in view.status_text, "the end")

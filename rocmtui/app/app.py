@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.widget import Widget
 
-from rocmtui.app import heap, keys, strips
+from rocmtui.app import keys, performance
 from rocmtui.app.backend import FleetBackend
 from rocmtui.app.model import JobView, keep_running
 from rocmtui.app.screens.fleet import FleetScreen
@@ -21,7 +23,7 @@ if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first 
     from rocmtui.app.screens.logs import LogsScreen
     from rocmtui.app.screens.published import PublishedScreen
 
-SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (see rocmtui/app/heap.py)
+SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (performance.settle_heap)
 STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
 
 
@@ -48,7 +50,7 @@ class RocmTui(App[list[JobView]]):
         remember: bool | None = None,
     ) -> None:
         super().__init__()
-        strips.install()  # composited lines without reference cycles (see rocmtui.app.strips)
+        performance.install_strip_patch()  # composited lines without reference cycles
         self.config = config
         self.read_only = read_only or config.read_only
         self.backend = backend or FleetBackend(config, read_only=self.read_only)
@@ -115,7 +117,7 @@ class RocmTui(App[list[JobView]]):
         self.watch(self, "theme", self._theme_chosen, init=False)
         # once start-up is over (first rounds on screen, bake file read): a full collection
         # then would delay the first frame with fleet data
-        self.set_timer(SETTLE_AFTER, heap.settle, name="heap-settle")
+        self.set_timer(SETTLE_AFTER, performance.settle_heap, name="heap-settle")
 
     @property
     def logs_screen(self) -> LogsScreen:
@@ -154,8 +156,11 @@ class RocmTui(App[list[JobView]]):
         second, different help) and "Quit" were listed twice."""
         scope = {"fleet": "fleet", "logs": "logs", "matrix": "matrix"}.get(screen.id or "", "")
         named = set()
-        for entry in keys.entries(("app", scope), self.read_only):
-            target = self if entry.scope == "app" else screen
+        scopes = ("app", scope, *keys.WIDGET_SCOPES.get(scope, ()))
+        for entry in keys.entries(scopes, self.read_only):
+            target = _target(self, screen, entry.scope)
+            if target is None:  # a widget's keys, and no such widget has the focus
+                continue
             key = keys.display_key(entry.key, self.keymap, entry.id)
             named.add(entry.description)
             yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
@@ -191,7 +196,20 @@ class RocmTui(App[list[JobView]]):
         self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)
 
 
-def _runner(target: App[Any] | Screen[Any], action: str) -> Callable[[], object]:
+def _target(app: RocmTui, screen: Screen[Any], scope: str) -> App[Any] | Widget | None:
+    """Where an action of `scope` runs: the app, the screen, or the focused widget (or its
+    ancestor) whose `KEY_SCOPE` it is."""
+    if scope == "app":
+        return app
+    if scope not in keys.WIDGET_SCOPES.get(screen.id or "", ()):
+        return screen
+    node: DOMNode | None = screen.focused
+    while isinstance(node, Widget) and getattr(node, "KEY_SCOPE", None) != scope:
+        node = node.parent
+    return node if isinstance(node, Widget) else None
+
+
+def _runner(target: App[Any] | Widget, action: str) -> Callable[[], object]:
     async def run() -> None:
         await target.run_action(action)
 

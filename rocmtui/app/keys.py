@@ -21,7 +21,7 @@ class KeyAction:
     key: str  # Textual key string; several keys separated by commas
     action: str  # Textual action on the scope's screen
     description: str
-    scope: str  # "app", "fleet", "logs"
+    scope: str  # "app", "fleet", "logs"; a widget's: "logview", "logprompt"
     dangerous: bool = False
     show: bool = True  # shown in the footer (help and palette always list it)
 
@@ -49,7 +49,32 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("matrix.rebuild", "r", "rebuild", "Rebuild", "matrix", dangerous=True),
     KeyAction("matrix.log", "l", "open_log", "Last log", "matrix"),
     KeyAction("matrix.refresh", "ctrl+r", "refresh", "Refresh now", "matrix"),
+    # the log view (rocmtui/app/widgets/logview), wherever it has the keys
+    KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
+    KeyAction("logview.wrap", "w", "toggle_wrap", "Wrap", "logview"),
+    KeyAction("logview.find", "slash", "prompt('find')", "Find", "logview"),
+    KeyAction("logview.next", "n", "next_match(1)", "Next", "logview"),
+    KeyAction("logview.prev", "N", "next_match(-1)", "Prev", "logview", show=False),
+    KeyAction("logview.top", "g,home", "top", "Top", "logview", show=False),
+    KeyAction("logview.bottom", "G,end", "bottom", "Bottom", "logview", show=False),
+    KeyAction("logview.first_error", "e", "first_error", "First error", "logview"),
+    KeyAction("logview.goto", "colon", "prompt('goto')", "Go to line", "logview", show=False),
+    KeyAction("logview.step", "s", "prompt('step')", "Go to step", "logview", show=False),
+    KeyAction("logview.filter", "F", "prompt('filter')", "Filter", "logview"),
+    KeyAction(
+        "logview.exclude", "exclamation_mark", "prompt('exclude')", "Exclude", "logview", show=False
+    ),
+    KeyAction("logview.dim", "d", "toggle_dim", "Dim others", "logview", show=False),
+    KeyAction("logview.select", "v", "select", "Select", "logview", show=False),
+    KeyAction("logview.copy", "y", "copy", "Copy", "logview"),
+    KeyAction("logview.clear", "escape", "clear", "Clear", "logview", show=False),
+    # its prompt (/, F, !, :, s), while open
+    KeyAction("logprompt.close", "escape", "close", "Close prompt", "logprompt", show=False),
+    KeyAction("logprompt.regex", "ctrl+r", "toggle_regex", "Regex/literal", "logprompt"),
+    KeyAction("logprompt.case", "ctrl+t", "cycle_case", "Case: smart/Aa/aa", "logprompt"),
 )
+# scopes bound by widgets, listed (in help and the palette) with the screen they appear on
+WIDGET_SCOPES: dict[str, tuple[str, ...]] = {"logs": ("logview", "logprompt")}
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
 # The order in which shown keys win the footer's room when not all of them fit (80 columns
 # hold about seven): `?` first, since it lists every key; then the way back, the log's own
@@ -81,27 +106,8 @@ FOOTER_FIRST: tuple[str, ...] = (
 FOOTER_RANK: dict[str, int] = {key_id: n for n, key_id in enumerate(FOOTER_FIRST)}
 DANGEROUS_ACTIONS: dict[str, frozenset[str]] = {
     scope: frozenset(k.action for k in CATALOG if k.scope == scope and k.dangerous)
-    for scope in ("app", "fleet", "logs", "matrix")
+    for scope in {k.scope for k in CATALOG}
 }
-
-# Keys that the log view widget (rocmtui/app/widgets/logview.py) binds itself; listed in help so
-# the whole keyboard is on one page. Not remappable from here: the widget owns them.
-LOG_VIEW_KEYS: tuple[tuple[str, str], ...] = (
-    ("/", "find (regex)"),
-    ("n / N", "next / previous match"),
-    ("f", "follow on/off"),
-    ("w", "wrap on/off"),
-    ("g / G", "top / bottom"),
-)
-
-
-def log_view_keys() -> list[tuple[str, str, str]]:
-    """(key, description, id) of the log view's own bindings, read from the widget itself."""
-    try:
-        from rocmtui.app.widgets.logview import BINDINGS as LOG_BINDINGS
-    except ImportError:
-        return [(key, what, "log view") for key, what in LOG_VIEW_KEYS]
-    return [(b.key, b.description, b.id or "log view") for b in LOG_BINDINGS]
 
 
 def bindings(scope: str) -> list[Binding]:
@@ -142,6 +148,16 @@ def check_keymap(keymap: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
             bad.append(f"[keys] {binding_id}: empty key")
         else:
             good[binding_id] = key.strip()
+    # a key remapped onto another of its scope's keys: the first in the catalog would win and
+    # the other become unreachable; kept as asked, and said
+    owner: dict[tuple[str, str], str] = {}
+    for entry in CATALOG:
+        for part in good.get(entry.id, entry.key).split(","):
+            other = owner.setdefault((entry.scope, part.strip()), entry.id)
+            if other != entry.id and entry.id in good:
+                bad.append(f"[keys] {entry.id}: {part.strip()} is {other}'s key too; move one")
+            elif other != entry.id and other in good:
+                bad.append(f"[keys] {other}: {part.strip()} is {entry.id}'s key too; move one")
     return good, bad
 
 

@@ -13,10 +13,10 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
-from rocmtui.app import heap, strips
+from rocmtui.app import performance
 from rocmtui.app.widgets.logview import LogView
 
-SETTLE_AFTER = 2.0  # s: the file's last screen is up; see rocmtui/app/heap.py
+SETTLE_AFTER = 2.0  # s: the file's last screen is up (performance.settle_heap)
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "logview.tcss"
 
 
@@ -30,7 +30,7 @@ class LogViewerApp(App[None]):
     def __init__(self, path: Path, follow: bool = True) -> None:
         """View `path`."""
         super().__init__()
-        strips.install()
+        performance.install_strip_patch()
         self.path = path
         self.start_follow = follow
 
@@ -41,7 +41,7 @@ class LogViewerApp(App[None]):
     def on_mount(self) -> None:
         """Keys go to the log at once."""
         self.query_one(LogView).body.focus()
-        self.set_timer(SETTLE_AFTER, heap.settle, name="heap-settle")
+        self.set_timer(SETTLE_AFTER, performance.settle_heap, name="heap-settle")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,10 +6,15 @@ matches `error:`), and the rare lines holding any other control go through `sani
 itself. (One difference: the sanitiser cuts shown lines at 8192 characters; the search sees the
 whole line.) Line numbers are 0-based and count `\\n` bytes, the same numbering as `LineIndex`.
 
-The file is read in chunks cut at line ends, decoded (invalid UTF-8 becomes U+FFFD; a UTF-8
-sequence never contains `\\n`, so cutting at line ends never splits one) and searched with one
-`re` pass per chunk, so the cost is close to the regex engine's own speed. `scan()` resumes where
-it stopped (`SearchState`), so a followed log is searched only in what was appended.
+The file is read in chunks cut at line ends (a UTF-8 sequence never contains `\\n`, so cutting
+at line ends never splits one). Most lines of a build log are *plain* once SGR colours are
+dropped: tab and printable ASCII, shown exactly as they are. For those the pattern, compiled for
+bytes, finds exactly what it finds in the text (the same ASCII characters, the same classes), so
+a chunk is searched as raw bytes in one `re` pass, and only the lines that match are counted to
+a number. The few other lines (other controls, C1, bidi, non-ASCII, invalid UTF-8) are decoded
+and sanitised one by one and searched as text; so is everything when the pattern cannot be
+compiled for bytes (it is not ASCII) or a chunk is mostly such lines. `scan()` resumes where it
+stopped (`SearchState`), so a followed log is searched only in what was appended.
 """
 
 from __future__ import annotations
@@ -21,11 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from rocmtui.core.sanitize import sanitize_line
-
 # Bytes read (and decoded, and lowercased) at a time. Small chunks stay in the CPU's caches and
 # come from the heap: 128 KiB searched a 185 MB log in 0.60 s where 4 MiB took 0.95 s, and
-# 1.22 s in a log view, whose fixed mmap threshold (logview_tail) made every 4 MiB buffer a
+# 1.22 s in a log view, whose fixed mmap threshold (app/performance.py) made every 4 MiB buffer a
 # fresh mapping to fault in.
 CHUNK = 128 << 10
 # SGR colour codes: the sanitiser keeps them as styles, so the shown text is what is left.
@@ -38,16 +41,26 @@ _NOT_SUSPECT = bytes(b for b in range(256) if b not in _SUSPECT_BYTES)
 _SUSPECT = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f\xc2\xd8\xe2]")
 
 
+def _sanitize(line: str) -> str:
+    # imported on first use: the search helper (logsearch_split) then starts without Rich,
+    # ~25 ms sooner, and most chunks of a build log never need it
+    from rocmtui.core.sanitize import sanitize_line
+
+    return sanitize_line(line)
+
+
 def clean_chunk(buf: bytes) -> str:
     """Whole lines of raw log bytes as the text a reader sees: SGR codes dropped, any line
     holding another control, C1 or bidi character (or a CR) passed through `sanitize_line`.
     Line ends are kept, so line numbers do not move."""
+    raw = buf
     if b"\x1b[" in buf:
         buf = _SGR.sub(b"", buf)
     if not buf.translate(None, _NOT_SUSPECT):
         return buf.decode("utf-8", "replace")
+    raw_lines = raw.split(b"\n") if buf is not raw else None
     out: list[str] = []
-    pos = 0
+    pos = line_no = 0
     for m in _SUSPECT.finditer(buf):
         if m.start() < pos:
             continue  # in a line already done
@@ -56,7 +69,13 @@ def clean_chunk(buf: bytes) -> str:
         le = len(buf) if le < 0 else le
         line = buf[ls:le].decode("utf-8", "replace")
         out.append(buf[pos:ls].decode("utf-8", "replace"))
-        out.append(sanitize_line(line) if _UNSAFE_TEXT.search(line) else line)
+        line_no += buf.count(b"\n", pos, ls)
+        if raw_lines is not None and "\x1b" in line:
+            # dropping SGR codes left an escape: the sanitiser reads the line as it was (a
+            # code cut in two by another is not rejoined as the bulk drop would)
+            out.append(_sanitize(raw_lines[line_no].decode("utf-8", "replace")))
+        else:
+            out.append(_sanitize(line) if _UNSAFE_TEXT.search(line) else line)
         pos = le
     out.append(buf[pos:].decode("utf-8", "replace"))
     return "".join(out)
@@ -73,14 +92,21 @@ Progress = Callable[[int, int], None]
 
 @lru_cache(maxsize=8)
 def _lowered_form(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
-    """For a case-insensitive pattern with no capital letter outside escapes (`\\S` is an
-    escape): the same pattern, case-sensitive, to run on lowercased text. `re.IGNORECASE`
-    defeats the engine's literal-prefix scan and is ~6x slower on a big log."""
-    if not pattern.flags & re.IGNORECASE:
-        return None
+    """For a case-insensitive ASCII pattern with no capital letter outside escapes (`\\S` is
+    an escape): the same pattern, case-sensitive, to run on lowercased ASCII text, where it
+    finds the same. `re.IGNORECASE` defeats the engine's literal-prefix scan and is ~6x slower
+    on a big log."""
+    if not pattern.flags & re.IGNORECASE or not pattern.pattern.isascii():
+        return None  # a non-ASCII letter may fold in ways lowering does not (ſ is s)
+    if _CODE_ESCAPE.search(pattern.pattern):
+        return None  # \\x41 is "A", which no lowercased text holds
     if any(ch.isupper() for ch in re.sub(r"\\.", "", pattern.pattern)):
         return None
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+# Escapes that name a character by its code (or refer back to a group): see `_lowered_form`.
+_CODE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[0-9xuUN]")
 
 
 def compile_query(text: str, *, regex: bool = True, case: bool | None = None) -> re.Pattern[str]:
@@ -106,6 +132,109 @@ class SearchState:
     partial: bool = False  # lines[-1] may be the growing last line (dropped and redone)
 
 
+# For the bytes search, one pass over a chunk makes what the pattern runs on: every byte a plain
+# line cannot hold (see the module docstring) becomes NUL, which marks the lines to search as
+# text; with `_LOWER` capitals become small letters too (the case-insensitive search).
+_PLAIN_OR_NL = frozenset([9, 10, *range(32, 127)])
+_MARK = bytes(b if b in _PLAIN_OR_NL else 0 for b in range(256))
+_LOWER = _MARK.lower()
+
+
+@lru_cache(maxsize=8)
+def _bytes_form(pattern: re.Pattern[str]) -> tuple[re.Pattern[bytes], bool] | None:
+    """The pattern for raw bytes, and whether to run it on lowercased bytes (as `scan` runs
+    `_lowered_form` on lowercased text); None when it is not ASCII or not a bytes pattern."""
+    lowered = _lowered_form(pattern)
+    source = lowered or pattern
+    try:
+        raw = source.pattern.encode("ascii")
+        return re.compile(raw, source.flags & ~re.UNICODE), lowered is not None
+    except (UnicodeEncodeError, re.error, ValueError):
+        return None
+
+
+def _other_lines(hay: bytes) -> dict[int, int] | None:
+    """Start -> end (its newline, or the end of `hay`) of each line holding a NUL (a byte a
+    plain line cannot hold); None when they are more than a few."""
+    spans: dict[int, int] = {}
+    at = hay.find(b"\0")
+    while at >= 0:
+        start = hay.rfind(b"\n", 0, at) + 1
+        end = hay.find(b"\n", at)
+        end = len(hay) if end < 0 else end
+        spans[start] = end
+        if len(spans) * 2048 > len(hay):
+            return None
+        at = hay.find(b"\0", end)
+    return spans
+
+
+def _found_plain(
+    chunk: bytes, pattern: re.Pattern[str], first_line: int
+) -> tuple[array[int], int] | None:
+    """The numbers of the lines of `chunk` (whole lines; its first is `first_line`) that match,
+    and its newline count; None when it should be searched as text (see the module
+    docstring)."""
+    form = _bytes_form(pattern)
+    if form is None:
+        return None
+    bpattern, lower = form
+    text = _SGR.sub(b"", chunk) if b"\x1b[" in chunk else chunk  # as shown: no SGR codes
+    hay = text.translate(_LOWER if lower else _MARK)  # every "\n" stays where it is
+    others = _other_lines(hay) if b"\0" in hay else {}
+    if others is None:
+        return None  # mostly lines that are not plain
+    found: array[int] = array("Q")
+    search, count, find = bpattern.search, hay.count, hay.find
+    pos, line, n = 0, first_line, len(hay)
+    while pos < n:
+        m = search(hay, pos)
+        if m is None:
+            break
+        s = m.start()
+        line += count(b"\n", pos, s)
+        ls = hay.rfind(b"\n", 0, s) + 1
+        le = find(b"\n", s)
+        if le < 0:
+            le = n
+        if ls not in others and (m.end() <= le or search(hay[ls:le]) is not None):
+            found.append(line)
+        pos = le + 1
+        line += le < n
+    newlines = line - first_line + (count(b"\n", pos, n) if pos < n else 0)
+    if others:
+        found = _with_others(chunk, text, others, pattern, first_line, found)
+    return found, newlines
+
+
+def _with_others(
+    chunk: bytes,
+    text: bytes,
+    others: dict[int, int],
+    pattern: re.Pattern[str],
+    first_line: int,
+    found: array[int],
+) -> array[int]:
+    """`found` and the lines of `others` (spans in `text`, which is `chunk` less its SGR codes)
+    whose shown text matches, each decoded and sanitised from its raw bytes in `chunk`."""
+    lowered = _lowered_form(pattern)
+    raw_lines = chunk.split(b"\n") if text is not chunk else None
+    matched: list[int] = []
+    line, pos = first_line, 0
+    for start, end in sorted(others.items()):
+        line += text.count(b"\n", pos, start)
+        pos = start
+        raw = raw_lines[line - first_line] if raw_lines is not None else text[start:end]
+        shown = clean_chunk(raw)
+        if lowered is not None and shown.isascii():
+            hit = lowered.search(shown.lower()) is not None
+        else:
+            hit = pattern.search(shown) is not None
+        if hit:
+            matched.append(line)
+    return array("Q", sorted([*found, *matched])) if matched else found
+
+
 def _line_matches(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
     """Check one line on its own (a match that ran over a line end, or a line with a CR)."""
     line = text[start:end]
@@ -117,7 +246,7 @@ def _matches_in(pattern: re.Pattern[str], text: str, first_line: int, out: array
     matches; one regex search per matching line, plain counting in between."""
     pos, line, n = 0, first_line, len(text)
     search, count, find = pattern.search, text.count, text.find
-    while pos <= n:
+    while pos < n:  # a line starts before the end (after a final "\n" is the next chunk)
         m = search(text, pos)
         if m is None:
             return
@@ -167,13 +296,19 @@ def scan(
         whole = cut > 0
         if not whole:
             cut = len(buf)  # the final line, not ended yet
-        nlines = buf.count(b"\n", 0, cut) + (0 if whole else 1)
-        text = clean_chunk(buf[:cut] if cut < len(buf) else buf)
-        found: array[int] = array("Q")
-        if lowered is not None:  # str.lower() keeps every "\n", so line numbers hold
-            _matches_in(lowered, text.lower(), state.next_line, found)
+        chunk = buf[:cut] if cut < len(buf) else buf
+        plain = _found_plain(chunk, pattern, state.next_line)
+        if plain is not None:
+            found, newlines = plain
         else:
-            _matches_in(pattern, text, state.next_line, found)
+            newlines = chunk.count(b"\n")
+            text = clean_chunk(chunk)
+            found = array("Q")
+            if lowered is not None and text.isascii():  # lower() keeps every "\n" there
+                _matches_in(lowered, text.lower(), state.next_line, found)
+            else:
+                _matches_in(pattern, text, state.next_line, found)
+        nlines = newlines + (0 if whole else 1)
         if state.invert:
             found = _complement(found, state.next_line, nlines)
         state.lines.extend(found)

@@ -31,17 +31,12 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
     rows: list[tuple[str, Text, str]] = []
     for scope, title in SCOPE_TITLES.items():
         rows.append(("", Text(title, style="underline"), ""))
-        for entry in keys.CATALOG:
-            if entry.scope != scope:
-                continue
+        scopes = (scope, *keys.WIDGET_SCOPES.get(scope, ()))
+        for entry in (k for s in scopes for k in keys.CATALOG if k.scope == s):
             what = Text(entry.description)
             if entry.dangerous:
                 what.append(" (off: read-only)" if read_only else " !", style="dim")
             rows.append((keys.display_key(entry.key, keymap, entry.id), what, entry.id))
-        if scope == "logs":
-            rows += [
-                (keys.display_key(key), Text(what), bid) for key, what, bid in keys.log_view_keys()
-            ]
         rows.append(("", Text(""), ""))
     rows.append(("ctrl+p", Text("command palette"), ""))
     rows.append(("tab", Text("next panel"), ""))

@@ -1,43 +1,37 @@
-"""The scrolling body of the log view: renders only the rows on screen, from the file.
+"""The scrolling body of the log view: only the rows on screen are rendered, from the file.
 
 `LogBody` is a Line API `ScrollView`. A row is a file line (or, under a filter, the n-th matching
-line). `render_line` reads the visible lines through `LineIndex` (one small read per screen),
-turns them into styled, sanitised `Text` only then (`styled_line`), and keeps the results in
-LRU caches, so a million-line file costs what one screen costs. Without wrap the virtual size is
-(widest line seen, rows); with wrap the scroll unit stays one file line and the rows on screen are
-laid out from the top line down (or, at the bottom, from the last line up, so the last line is
-always whole on screen when following). Turning a line into strips and laying out the wrapped
-screen are the mixin `LogBodyRender` (logview_render).
+line). Its `LineRenderer` (render.py) reads the visible lines through the `LineIndex` (one small
+read per screen) and turns them into strips, so a million-line file costs what one screen costs.
+Without wrap the virtual size is (widest line seen, rows); with wrap the scroll unit stays one
+file line and the rows on screen are laid out from the top line down (or, at the bottom, from
+the last line up, so the last line is always whole on screen when following).
+
+The body reports user scrolling through callbacks its `LogView` sets (up stops follow mode, end
+starts it) and, in selection mode, moves a cursor row instead of scrolling.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import ClassVar
 
 from rich.style import Style
-from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
 
-from rocmtui.app.widgets import logview_messages as msgs
-from rocmtui.app.widgets.logview_render import DISPLAY_CAP, LogBodyRender
-from rocmtui.app.widgets.lru import LineCache
+from rocmtui.app.widgets.logview import messages as msgs
+from rocmtui.app.widgets.logview.render import LineRenderer, LineStyles
+from rocmtui.app.widgets.logview.selection import Selection
 from rocmtui.core.logindex import LineIndex
-from rocmtui.core.sanitize import styled_line
-
-MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker
-TEXT_CACHE = 320  # styled lines kept: a few screens at 200x60
-STRIP_CACHE = 256  # rendered (highlighted, wrapped) lines kept
 
 
-class LogBody(LogBodyRender, ScrollView, can_focus=True):
+class LogBody(ScrollView, can_focus=True):
     """Rows of a log file, rendered on demand. Owned and driven by `LogView`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -48,6 +42,7 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
         "logview--selected",
         "logview--cursor",
         "logview--marker",
+        "logview--line-error",  # a line of class "error" (render.py's LINE_CLASSES)
     }
 
     DEFAULT_CSS = """
@@ -64,44 +59,42 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
     LogBody > .logview--marker { color: $text-muted; text-style: italic; }
     """
 
-    def __init__(self, on_pending: Callable[[list[int]], None], **kwargs: object) -> None:
-        """`on_pending(lines)` is called when lines need a read too big for the event loop."""
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.index: LineIndex | None = None
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        """An empty body (the view gives it an index to show)."""
+        super().__init__(name=name, id=id, classes=classes)
+        self.renderer = LineRenderer(lambda: self.app.console, self._need_lines, self._wider)
+        self.look = self.renderer.look  # find, dim, the line landed on, wrap
         self.rows: array[int] | None = None  # file lines shown, when filtered
-        self.find: re.Pattern[str] | None = None
-        self.dim = False
-        self.wrap = False
-        self.current_line: int | None = None  # where n/N, e, a line number or a step landed
-        self.select_anchor: int | None = None  # selection: rows anchor..cursor
-        self.select_cursor: int | None = None
+        self.selection = Selection()
         self.on_user_scroll_up: Callable[[], None] | None = None
         self.on_user_end: Callable[[], None] | None = None
         self.on_view_moved: Callable[[], None] | None = None  # while paused: see watch_scroll_y
         self.stick_to_end = True  # mirrors LogView.follow
-        self._on_pending = on_pending
-        self._pending: set[int] = set()
-        self._texts: LineCache[int, Text] = LineCache(TEXT_CACHE)
-        self._strips: LineCache[tuple[object, ...], list[Strip]] = LineCache(STRIP_CACHE)
-        self._max_width = 0
         self._auto = False  # a scroll made by the program, not the user
-        self._look = 0  # bumped when highlight/dim/selection change what a line looks like
-        self._base: Style | None = None  # the widget's style during one paint
-        self._screen: list[tuple[int, Strip]] = []  # the wrapped layout of the screen ...
-        self._screen_key: tuple[object, ...] | None = None  # ... and what it was made for
+        self._seen_prepended = 0  # lines the index's backward scan had put in front
+        self._warming = False  # a worker reads lines too big to read on the event loop
+        self._styled = False  # the renderer has the styles of the last paint
+
+    @property
+    def wrap(self) -> bool:
+        """Whether long lines wrap (the look's `wrap`)."""
+        return self.look.wrap
 
     @property
     def _view(self) -> Size:
         """Rows and columns of text on screen (the widget less its scrollbars)."""
         return self.scrollable_content_region.size
 
-    # -- model ---------------------------------------------------------------------------------
+    # -- rows -----------------------------------------------------------------------------------
     @property
     def row_count(self) -> int:
         """Rows there are to show."""
         if self.rows is not None:
             return len(self.rows)
-        return self.index.line_count if self.index is not None else 0
+        index = self.renderer.index
+        return index.line_count if index is not None else 0
 
     def line_of_row(self, row: int) -> int:
         """The file line shown on `row`."""
@@ -115,45 +108,28 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
 
     def forget(self) -> None:
         """Drop every cached line (the file was reset, or line numbers moved)."""
-        self._texts.clear()
-        self._strips.clear()
-        self._pending.clear()
-        self._max_width = 0
-        self.restyle()
-
-    def drop_scrolled_out(self) -> None:
-        """Following a fast log, every update brings a new screen: cached lines above it will
-        not be looked at again, so memory holds only what is on screen."""
-        self._texts.clear()
-        self._strips.clear()
-        self._screen_key = None
-        if self.index is not None:  # nor will the line starts of blocks above it
-            self.index.forget_blocks()
-
-    def forget_line(self, line: int) -> None:
-        """Drop one line's cached text and renders (the last line, which may have grown)."""
-        self._texts.discard(line)
-        self._pending.discard(line)
-        for key in [k for k in self._strips.keys() if k[0] == line]:  # noqa: SIM118 (LineCache)
-            self._strips.discard(key)
-        self._screen_key = None
+        self.renderer.forget()
+        self.refresh()
 
     def restyle(self) -> None:
         """Lines look different (find, dim, selection): re-render them from cached text."""
-        self._look += 1
-        self._strips.clear()
+        self.renderer.restyle()
         self.refresh()
 
-    def sync(self, *, follow: bool, shift: int = 0) -> None:
+    def sync(self, *, follow: bool, shift: int = 0, changed_from: int = 0) -> None:
         """Resize to the rows there are; stick to the bottom when following, else keep the same
-        lines on screen (`shift` lines were inserted above them)."""
+        lines on screen (`shift` lines were inserted above them). Rows before `changed_from`
+        are as they were: when none of the others is on screen, nothing is painted (a paused
+        view of a growing log stays still, and sends the terminal nothing)."""
         rows = self.row_count
+        view = self._view
         if self.wrap:
             # the scroll unit is a file line; room to put any line at the top of the screen
-            size = Size(self._view.width, rows + max(0, self._view.height - 1))
+            size = Size(view.width, rows + max(0, view.height - 1))
         else:
-            size = Size(max(self._max_width, self._view.width), rows)
+            size = Size(max(self.renderer.max_width, view.width), rows)
         self._set_virtual_size(size)
+        top = self.scroll_y
         self._auto = True
         try:
             if follow:
@@ -162,12 +138,79 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
                 self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True, force=True)
         finally:
             self._auto = False
-        self.refresh()
+        still = self.scroll_y == top and not self.wrap and changed_from >= top + view.height
+        if not still:
+            self.refresh()
+
+    def show_file(self, index: LineIndex | None, follow: bool) -> None:
+        """Show another index (or none): from its end, or from its top when not following."""
+        self.renderer.index = index
+        self._seen_prepended = index.prepended if index is not None else 0
+        self.forget()
+        if index is not None:
+            self.sync(follow=True)
+            if not follow:
+                self.scroll_to_row(0, context=0)
+
+    def show_reset(self, rows: array[int] | None, follow: bool) -> None:
+        """The file was truncated or replaced: nothing cached holds; `rows` is the new filter's
+        (None: unfiltered)."""
+        self.forget()
+        self.look.current_line = None  # the line a jump landed on is gone
+        self._seen_prepended = 0
+        self.rows = rows
+        self.sync(follow=follow)
+
+    def show_growth(self, before: int, follow: bool, open_line: bool = True) -> None:
+        """The file grew from `before` lines; the last of them too when it was `open_line`
+        (no newline yet). Rows before the first that changed are not painted again."""
+        index = self.renderer.index
+        if index is None:
+            return
+        if follow and index.line_count - before >= self.size.height:
+            self.renderer.drop_scrolled_out()
+        elif open_line:
+            self.renderer.forget_line(before - 1)
+        first = max(0, before - 1) if open_line else before
+        self.show_more(follow, changed_from=self.row_of_line(first))
+
+    def show_more(self, follow: bool, changed_from: int = 0) -> None:
+        """The index or a filter has more rows (`changed_from`: the first that may differ);
+        lines the backward scan put in front move every row down by that much."""
+        index = self.renderer.index
+        if index is None:
+            return
+        shift = index.prepended - self._seen_prepended
+        self._seen_prepended = index.prepended
+        if self.rows is not None:
+            shift = changed_from = 0  # a search's new rows may land anywhere on screen
+        elif shift:
+            self.forget()
+        self.sync(follow=follow, shift=shift, changed_from=changed_from + shift)
+
+    def _need_lines(self, lines: list[int]) -> None:
+        """The renderer met lines too big to read on the event loop: read them in a worker."""
+        if not self._warming and self.renderer.index is not None:
+            self._warming = True
+            self._warm_worker(self.renderer.index, lines[:64])
+
+    @work(thread=True, group="logview-warm", exit_on_error=False)
+    def _warm_worker(self, index: LineIndex, lines: list[int]) -> None:
+        try:
+            for line in lines:
+                if line < index.line_count:
+                    index.spans(line, line + 1)  # the index remembers their blocks
+        finally:
+            self.app.call_from_thread(self._warmed)
+
+    def _warmed(self) -> None:
+        self._warming = False
+        self.forget()
 
     def on_resize(self) -> None:
         """Sizes change after the first lines arrive (and on terminal resize): re-stick, and
         have the view say which lines are on screen now (its status line named the old ones)."""
-        self._strips.clear()
+        self.renderer.restyle()
         self.sync(follow=self.stick_to_end)
         self.post_message(msgs.Update())
 
@@ -183,6 +226,15 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
             return
         self.set_reactive(LogBody.virtual_size, size)
         self._scroll_update(size)
+
+    def _wider(self) -> None:
+        self.call_later(self._grow_width)
+
+    def _grow_width(self) -> None:
+        """A wider line was seen: let horizontal scrolling reach its end."""
+        width = self.renderer.max_width
+        if not self.wrap and width > self.virtual_size.width:
+            self._set_virtual_size(Size(width, self.virtual_size.height))
 
     def scroll_to_row(self, row: int, *, context: int | None = None) -> None:
         """Bring `row` on screen with `context` rows above it (a third of the screen)."""
@@ -201,14 +253,14 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
 
     def _move_cursor(self, step: int) -> bool:
         """In selection mode, move the cursor row instead of scrolling."""
-        if self.select_cursor is None:
+        cursor = self.selection.move(step, self.row_count)
+        if cursor is None:
             return False
-        self.select_cursor = max(0, min(self.row_count - 1, self.select_cursor + step))
         top = int(self.scroll_y)
-        if self.select_cursor < top:
-            self.scroll_to_row(self.select_cursor, context=0)
-        elif self.select_cursor >= top + self._view.height:
-            self.scroll_to_row(self.select_cursor - self._view.height + 1, context=0)
+        if cursor < top:
+            self.scroll_to_row(cursor, context=0)
+        elif cursor >= top + self._view.height:
+            self.scroll_to_row(cursor - self._view.height + 1, context=0)
         self.restyle()
         return True
 
@@ -267,107 +319,63 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
 
     def visible_rows(self) -> range:
         """Rows whose lines are (at least partly) on screen."""
-        if self.wrap and self.index is not None and self._view.width > 0:
-            laid = self._wrapped_layout()
+        if self.wrap and self.renderer.index is not None and self._view.width > 0:
+            laid = self._wrapped()
             return range(laid[0][0], laid[-1][0] + 1) if laid else range(0)
         top = int(self.scroll_y)
         return range(top, min(self.row_count, top + max(1, self._view.height)))
 
-    # -- reading and styling -------------------------------------------------------------------
-    def _text(self, line: int) -> Text:
-        """The styled text of a file line (read with its neighbours on a miss)."""
-        text = self._texts.get(line)
-        if text is not None:
-            return text
-        self._load(line)
-        text = self._texts.get(line)
-        if text is None:
-            self._pending.add(line)
-            self._on_pending(sorted(self._pending))
-            return Text("…", style=self.get_component_rich_style("logview--marker"))
-        return text
-
-    def _load(self, line: int) -> None:
-        """Read `line` and, when unfiltered, the rest of the screen with it in one read."""
-        index = self.index
-        if index is None:
-            return
-        lines = [line]
-        if self.rows is None:  # a screen either way: rows are laid out downwards or upwards
-            height = max(1, self._view.height)
-            lines = list(range(max(0, line - height + 1), min(index.line_count, line + height)))
-        got = index.read_lines(lines[0], lines[-1] + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
-        if got is None or len(got) != len(lines):
-            if len(lines) > 1:  # the screen is too big to read at once: try this line alone
-                got = index.read_lines(line, line + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
-                lines = [line]
-            if got is None:
-                return
-        marker = self.get_component_rich_style("logview--marker")
-        for n, (raw, full) in zip(lines, got, strict=False):
-            text = styled_line(raw.decode("utf-8", "replace"))
-            text.expand_tabs(8)
-            if full > len(raw):
-                text.append(f" … [+{full - len(raw):,} bytes]", style=marker)
-            text.no_wrap = True
-            text.end = ""
-            self._texts.set(n, text)
-            self._pending.discard(n)
-
-    def _decorated(self, line: int) -> Text:
-        """The line's text with find highlights (and dimming when it does not match); the line
-        a jump landed on stands out whole unless its matches already do."""
-        text = self._text(line)
-        matches = []
-        if self.find is not None:
-            matches = [m.span() for m in self.find.finditer(text.plain) if m.end() > m.start()]
-        if line == self.current_line and not matches:
-            text = text.copy()
-            text.stylize(self.get_component_rich_style("logview--landed"))
-            return text
-        if self.find is None:
-            return text
-        if not matches:
-            if self.dim:
-                text = text.copy()
-                text.stylize(self.get_component_rich_style("logview--dim"))
-            return text
-        text = text.copy()
-        style = self.get_component_rich_style(
-            "logview--current" if line == self.current_line else "logview--match"
+    # -- rendering -------------------------------------------------------------------------------
+    def _styles(self) -> LineStyles:
+        style = self.get_component_rich_style
+        line = {"error": style("logview--line-error", partial=True)}
+        return LineStyles(
+            base=self.rich_style,
+            match=style("logview--match"),
+            current=style("logview--current"),
+            landed=style("logview--landed"),
+            dim=style("logview--dim"),
+            marker=style("logview--marker"),
+            line={name: s for name, s in line.items() if s},
         )
-        for start, end in matches:
-            text.stylize(style, start, end)
-        return text
 
-    # -- rendering -----------------------------------------------------------------------------
+    def _window(self) -> int:
+        """Lines read with a missing one: a screen's worth either way, unless filtered."""
+        return max(1, self._view.height) if self.rows is None else 1
+
+    def _wrapped(self) -> list[tuple[int, Strip]]:
+        view = self._view
+        top = int(self.scroll_y)
+        at_bottom = top >= self.max_scroll_y
+        if not self._styled:
+            self._restyle_renderer()
+        size = (view.width, view.height)
+        return self.renderer.wrapped_screen(self, top, at_bottom, size, self._window())
+
     def _row_style(self, row: int) -> Style | None:
         """Selection styling for a row, if any."""
-        if self.select_anchor is None or self.select_cursor is None:
-            return None
-        lo, hi = sorted((self.select_anchor, self.select_cursor))
-        if row == self.select_cursor:
-            return self.get_component_rich_style("logview--cursor")
-        if lo <= row <= hi:
-            return self.get_component_rich_style("logview--selected")
-        return None
+        role = self.selection.role(row)
+        return self.get_component_rich_style(f"logview--{role}") if role else None
+
+    def _restyle_renderer(self) -> None:
+        self.renderer.styles = self._styles()
+        self._styled = True
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """Work out the base style once per paint, not once per row (it walks the DOM)."""
-        self._base = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._base = None
+        """Work out the styles once per paint, not once per row (they walk the DOM)."""
+        self._restyle_renderer()
+        return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         """One screen row (the Line API)."""
         width = self._view.width
-        base = self._base or self.rich_style
-        if self.index is None or width <= 0:
+        if not self._styled:
+            self._restyle_renderer()
+        base = self.renderer.styles.base
+        if self.renderer.index is None or width <= 0:
             return Strip.blank(width, base)
         if self.wrap:
-            screen = self._wrapped_layout()
+            screen = self._wrapped()
             if y >= len(screen):
                 return Strip.blank(width, base)
             row, strip = screen[y]
@@ -375,7 +383,8 @@ class LogBody(LogBodyRender, ScrollView, can_focus=True):
             row = int(self.scroll_y) + y
             if row >= self.row_count:
                 return Strip.blank(width, base)
-            strip = self._strips_for(self.line_of_row(row), width)[0]
+            line = self.line_of_row(row)
+            strip = self.renderer.strips(line, width, self._window())[0]
             strip = strip.crop_extend(int(self.scroll_x), int(self.scroll_x) + width, base)
         style = self._row_style(row)
         if style is not None:

@@ -1,6 +1,9 @@
-"""Messages the log view sends up (as `LogView.Progress` ...; handlers `on_log_view_progress`).
+"""Messages the log view sends up (as `LogView.Progress` ...; handlers `on_log_view_progress`),
+and the ones its own threads send it.
 
-Each carries the `LogView` that sent it, so a screen with several log panes knows which.
+Each public message carries the `LogView` that sent it, so a screen with several log panes knows
+which. The internal ones (`Followed`, `Searched`, `Update`) carry what a thread found to the
+event loop; they are stopped by the view and never reach its parent.
 """
 
 from __future__ import annotations
@@ -9,8 +12,11 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from rocmtui.app.widgets.logview.follower import FollowerEvent, LogFollower
+
 if TYPE_CHECKING:
-    from rocmtui.app.widgets.logview import LogView
+    from rocmtui.app.widgets.logview.search import Search
+    from rocmtui.app.widgets.logview.view import LogView
 
 
 class Progress(Message, namespace="log_view"):
@@ -71,8 +77,26 @@ class Copied(Message, namespace="log_view"):
         self.log_view, self.lines, self.chars = log_view, lines, chars
 
 
+# -- internal: from the view's threads to the view ---------------------------------------------
+class Followed(Message, namespace="log_view"):
+    """Internal: `follower` opened, indexed or read its file (`event`)."""
+
+    def __init__(self, follower: LogFollower, event: FollowerEvent) -> None:
+        super().__init__()
+        self.follower, self.event = follower, event
+
+
+class Searched(Message, namespace="log_view"):
+    """Internal: a search thread finished `search` (a jump's search too)."""
+
+    def __init__(self, search: Search) -> None:
+        super().__init__()
+        self.search = search
+
+
 class Update(Message, namespace="log_view"):
-    """Internal to LogView: the index or a search moved on; coalesced (one per frame)."""
+    """Internal: a search moved on (or the body's size changed); coalesced, one per frame."""
 
     def can_replace(self, message: Message) -> bool:
+        """Any queued update says the same."""
         return isinstance(message, Update)

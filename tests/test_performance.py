@@ -1,6 +1,8 @@
-"""Textual's Strip, as the console installs it: an operation that leaves a strip as it is
-returns the strip itself without caching it on itself, so a drawn line is freed by its
-reference count, not left in a cycle for the garbage collector (rocmtui.app.strips)."""
+"""The performance measures (rocmtui.app.performance), each doing what it is there for.
+
+Textual's Strip, as the console installs it: an operation that leaves a strip as it is returns
+the strip itself without caching it on itself, so a drawn line is freed by its reference count,
+not left in a cycle for the garbage collector."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from rocmtui.app import strips
+from rocmtui.app import performance
 
 
 def refers_to_itself(strip: Strip, depth: int = 5) -> bool:
@@ -47,11 +49,29 @@ def used(how: str) -> Strip:
 
 
 def test_a_drawn_line_does_not_refer_to_itself() -> None:
-    strips.install()
-    strips.install()  # once is enough; twice changes nothing
+    performance.install_strip_patch()
+    performance.install_strip_patch()  # once is enough; twice changes nothing
     textual_divided, textual_extended = line(), line()
-    strips.TEXTUAL["divide"](textual_divided, [textual_divided.cell_length])
-    strips.TEXTUAL["crop_extend"](textual_extended, 0, textual_extended.cell_length, None)
+    performance.TEXTUAL_STRIP["divide"](textual_divided, [textual_divided.cell_length])
+    performance.TEXTUAL_STRIP["crop_extend"](
+        textual_extended, 0, textual_extended.cell_length, None
+    )
     assert refers_to_itself(textual_divided) and refers_to_itself(textual_extended)  # why
     assert not refers_to_itself(used("divide"))
     assert not refers_to_itself(used("crop_extend"))
+
+
+def test_settle_heap_freezes_what_start_up_left_alive() -> None:
+    before = gc.get_freeze_count()
+    try:
+        performance.settle_heap()
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+
+
+def test_glibc_is_tuned_once_and_freed_heap_handed_back() -> None:
+    libc = performance.tune_malloc()
+    assert libc is not None  # glibc, as on every machine the console runs on
+    assert performance.tune_malloc() is libc
+    performance.release_freed_memory()  # malloc_trim(0): callable, harmless
