@@ -101,11 +101,17 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     config = parse_config(fleet.config_path)
     assert config.registry.url == fleet.registry.url  # type: ignore[union-attr]
     assert config.webdav.url == fleet.webdav.url  # type: ignore[union-attr]
+    # the real fleet's shape: the local node by its socket, one over ssh, one over TLS
+    gaming = fleet.remote("snoc-gaming")
     assert [(n.name, n.docker_host, n.gfx, n.local) for n in config.nodes] == [
         ("snoc-strix", fleet.engines[0].docker_host, "gfx1151", True),
-        ("snoc-think", fleet.engines[1].docker_host, "gfx1201", False),
-        ("snoc-gaming", fleet.engines[2].docker_host, "gfx1201", False),
+        ("snoc-think", "ssh://ci@snoc-think", "gfx1201", False),
+        ("snoc-gaming", f"tcp://{gaming.address}:2376", "gfx1201", False),
     ]
+    assert config.ssh_config == fleet.ssh.config
+    assert config.nodes[2].tls_cert == str(fleet.tls_client.cert)
+    unix = parse_config(fleet.unix_config_path)
+    assert [n.docker_host for n in unix.nodes] == [e.docker_host for e in fleet.engines]
     assert config.bake_file == REPO / "bake" / "rocm-bake.hcl"
     record = json.loads((fleet.workdir / "fleet.json").read_text())
     assert {e["pid"] for e in record["engines"]} == {e.pid for e in fleet.engines}

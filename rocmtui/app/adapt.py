@@ -241,6 +241,7 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
         error_step=record.error_step,
         message=record.message,
         progress=progress,
+        link_down_since=getattr(record, "link_down_since", None),
     )
 
 

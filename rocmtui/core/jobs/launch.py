@@ -27,7 +27,7 @@ import rocmtui
 from rocmtui.core.bakefile import ARCH_VARIABLE
 from rocmtui.core.bakeprint import fleet_variables
 from rocmtui.core.config import FleetConfig, NodeConfig
-from rocmtui.core.jobs import locks
+from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import (
     LaunchError,
@@ -296,8 +296,11 @@ def launch_job(
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
+        # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
+        child_env = remote.prepare_environment(record.path, node, config, env, child_env)
         command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
+        command += remote.supervisor_args(node, config, env)
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
         command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
         command += ["--", *argv]
