@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from devfleet import ledger, procs
+from devfleet.links import drop_guard_if_unused
 from devfleet.procs import FleetError
 from devfleet.tls import ServerCert
 
@@ -120,6 +121,7 @@ def netns_del(name: str) -> None:
     """Remove network namespace `name` if it exists."""
     if (NETNS_DIR / name).exists():
         subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+        drop_guard_if_unused()  # its veth went with it
 
 
 # --- the base image ---------------------------------------------------------------------------

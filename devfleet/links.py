@@ -12,6 +12,12 @@ drops the link's route, and packets for the node take the default route out of t
 (tried: a host somewhere outside answered a TLS handshake for a 10.x address). With the far
 end down the host end only loses its carrier, its route stays, and packets vanish into it.
 
+The pool itself is a blackhole route on the host while any link exists: a node whose namespace
+is gone (a fleet stopped under a console still probing it) has no route of its own any more,
+and without the guard its packets would take the default route out of the machine too. The
+links' own /29 routes are more specific, so they win while they exist; the guard goes with
+the last link.
+
 Several fleets run on one machine at once (parallel test sessions, `make fleet-up`), so the
 block is chosen under a lock file, among those no interface on the host holds. The pair goes
 away with the namespace (deleting a namespace destroys the devices in it); `remove()` deletes it
@@ -130,6 +136,7 @@ class VethLink:
     def remove(self) -> None:
         """Delete the pair (it also goes when the namespace is deleted)."""
         subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, check=False)
+        drop_guard_if_unused()
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able record."""
@@ -151,6 +158,7 @@ def add_veth(netns: str) -> VethLink:
         if not free:
             raise FleetError(f"no free /{BLOCK_PREFIX} left in {POOL}")
         link = VethLink(netns, random.choice(free))
+        _ip("route", "replace", "blackhole", str(POOL))
         _ip("link", "add", link.host_if, "type", "veth", "peer", "name", link.node_if)
         try:
             _ip("link", "set", link.node_if, "netns", netns)
@@ -170,3 +178,24 @@ def add_veth(netns: str) -> VethLink:
             link.remove()
             raise
     return link
+
+
+def guard_present() -> bool:
+    """Whether the pool's blackhole route is on the host."""
+    out = subprocess.run(
+        ["ip", "-4", "route", "show", "type", "blackhole", str(POOL)],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    return str(POOL) in out
+
+
+def drop_guard_if_unused() -> None:
+    """Remove the pool's blackhole route once no link of any fleet holds a block of it."""
+    with open(LOCK_FILE, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _used_blocks():
+            subprocess.run(
+                ["ip", "route", "del", "blackhole", str(POOL)], capture_output=True, check=False
+            )
