@@ -29,11 +29,18 @@ def _summary(fleet: DevFleet) -> str:
     for f in fleet.forwarders:
         ports = ", ".join(str(p[0]) for p in f.ports)
         lines.append(f"  forward  {f.netns}: 127.0.0.1:{{{ports}}} -> host (pid {f.pid})")
+    for r in fleet.remotes:
+        sshd = f"sshd pid {r.sshd.pid}" if r.sshd else "no sshd"
+        lines.append(
+            f"  remote   {r.name:<12} {r.address} over {r.link.host_if}: {r.ssh_host} ({sshd}),"
+            f" {r.tls_host} (TLS); fleet file: {r.reach}"
+        )
     return "\n".join(lines)
 
 
 def _all_alive(fleet: DevFleet) -> bool:
-    parts = [*fleet.engines, *fleet.forwarders, fleet.registry, fleet.webdav]
+    sshds = [r.sshd for r in fleet.remotes]
+    parts = [*fleet.engines, *fleet.forwarders, fleet.registry, fleet.webdav, *sshds]
     return all(p is not None and p.alive() for p in parts)
 
 
@@ -56,6 +63,9 @@ def cmd_up(workdir: Path, bake_file: Path | None = None) -> int:
     print(_summary(fleet))
     print(f"config: {fleet.config_path}")
     print(f"try:    rocmtui --config {fleet.config_path}")
+    if fleet.remotes:
+        print(f"docker by hand over ssh: PATH={fleet.ssh.bin}:$PATH docker -H ssh://ci@NODE ...")
+        print(f"its docker contexts:     DOCKER_CONFIG={fleet.docker_config} docker context ls")
     print(f"stop:   python -m devfleet down --dir {workdir}")
     return 0
 

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from devfleet import ledger, procs
+from devfleet.links import drop_guard_if_unused
 from devfleet.procs import FleetError
+from devfleet.tls import ServerCert
 
 BASE_IMAGE = "rocm-base:local"
 #: The Docker API version dockerd 20.10 speaks; pinned so no call negotiates.
@@ -119,6 +121,7 @@ def netns_del(name: str) -> None:
     """Remove network namespace `name` if it exists."""
     if (NETNS_DIR / name).exists():
         subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+        drop_guard_if_unused()  # its veth went with it
 
 
 # --- the base image ---------------------------------------------------------------------------
@@ -209,6 +212,7 @@ class EngineHandle:
     run_dir: Path  # short /tmp dir holding socket, exec root and pid file; removed on stop
     log: Path
     owns_netns: bool = False
+    tcp_host: str | None = None  # tcp://ADDR:2376 with mutual TLS, when the node has a link
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -272,6 +276,7 @@ class EngineHandle:
             "run_dir": str(self.run_dir),
             "log": str(self.log),
             "owns_netns": self.owns_netns,
+            "tcp_host": self.tcp_host,
         }
 
     @classmethod
@@ -287,11 +292,17 @@ def launch_engine(
     name: str,
     netns: str | bool | None = None,
     gfx: str | None = None,
+    *,
+    tls_listen: tuple[str, ServerCert] | None = None,
+    socket_group: int | None = None,
 ) -> EngineHandle:
     """Start dockerd for node `name` without waiting for it (see `EngineHandle.wait_ready`).
 
     `netns`: None for the host namespace; a name to run in that namespace (created, and removed
     on stop, when it does not exist yet); True for a fresh uniquely named namespace.
+    `tls_listen`: (ADDR:PORT, certificates) to also listen on with `--tlsverify` (clients must
+    show a certificate of the same CA). `socket_group`: the gid owning the unix socket (the
+    node's ssh user reaches the engine through it).
     """
     workdir = Path(workdir)
     home = workdir / "engines" / name
@@ -325,6 +336,18 @@ def launch_engine(
         f"--containerd-plugins-namespace={tag}-p",
         "--log-level=warn",
     ]
+    if socket_group is not None:
+        argv.append(f"--group={socket_group}")
+        run_dir.chmod(0o711)  # the group's users must reach the socket inside it
+    if tls_listen is not None:
+        listen, cert = tls_listen
+        argv += [
+            f"--host=tcp://{listen}",
+            "--tlsverify",
+            f"--tlscacert={cert.ca}",
+            f"--tlscert={cert.cert}",
+            f"--tlskey={cert.key}",
+        ]
     if ns:
         argv = ["nsenter", f"--net={NETNS_DIR / ns}", "--", *argv]
     log = home / "dockerd.log"
@@ -349,6 +372,7 @@ def launch_engine(
         run_dir=run_dir,
         log=log,
         owns_netns=owns,
+        tcp_host=f"tcp://{tls_listen[0]}" if tls_listen else None,
         _popen=popen,
     )
     ledger.remember(handle, "engine")

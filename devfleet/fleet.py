@@ -1,8 +1,10 @@
-"""The whole dev fleet: three engines (two in their own netns), the registry and WebDAV.
+"""The whole dev fleet: three engines (two in their own netns, reached as remote hosts over a
+link of their own: ssh and mutual TLS), the registry and WebDAV.
 
-`start_fleet` brings it up and writes `rocmtui.toml` (the brief's fleet-file format) and
-`fleet.json` (every pid with its start time) into the work dir, so `stop_fleet(workdir)` can end
-it from any other process.
+`start_fleet` brings it up and writes `rocmtui.toml` (the brief's fleet-file format, in the real
+fleet's shape: one local node, one over ssh, one over TLS), `unix.toml` (every engine through
+its unix socket) and `fleet.json` (every pid with its start time) into the work dir, so
+`stop_fleet(workdir)` can end it from any other process.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +24,23 @@ from devfleet.engine import (
     build_base_tar,
     import_base,
     launch_engine,
+    netns_add,
     netns_del,
+    unique_netns_name,
 )
 from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.links import add_veth
+from devfleet.remote import (
+    DEFAULT_REACH,
+    TLS_PORT,
+    RemoteNode,
+    create_contexts,
+    stop_remotes,
+    write_fleet_file,
+)
 from devfleet.services import ServiceHandle, start_registry, start_webdav
+from devfleet.sshhost import CI_UID, SshClientFiles, start_sshd
+from devfleet.tls import ClientCert, TestCA
 
 #: (node name, netns: None = host namespace / True = a fresh one / a name, gfx)
 NodeSpec = tuple[str, "str | bool | None", "str | None"]
@@ -38,6 +53,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BAKE_FILE = REPO_ROOT / "bake" / "rocm-bake.hcl"
 RECORD = "fleet.json"
 CONFIG = "rocmtui.toml"
+UNIX_CONFIG = "unix.toml"
 
 
 @dataclass
@@ -49,9 +65,43 @@ class DevFleet:
     registry: ServiceHandle | None
     webdav: ServiceHandle | None
     forwarders: list[ForwardHandle]
-    config_path: Path
+    config_path: Path  # the real fleet's shape: local, ssh and TLS nodes
     started_seconds: float = 0.0  # wall time start_fleet took
     extra: dict[str, Any] = field(default_factory=dict)
+    remotes: list[RemoteNode] = field(default_factory=list)
+
+    @property
+    def unix_config_path(self) -> Path:
+        """The fleet file reaching every engine through its unix socket."""
+        return self.workdir / UNIX_CONFIG
+
+    @property
+    def ssh(self) -> SshClientFiles:
+        """The ssh client's files (key, known_hosts, config, `bin/ssh`)."""
+        return SshClientFiles(self.workdir / "ssh")
+
+    @property
+    def tls_client(self) -> ClientCert:
+        """The TLS client's certificate, key and CA (one folder, as DOCKER_CERT_PATH wants)."""
+        folder = self.workdir / "tls" / "client"
+        return ClientCert(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
+
+    @property
+    def docker_config(self) -> Path:
+        """A docker config folder with a `docker context` per remote node (and nothing else)."""
+        return self.workdir / "docker"
+
+    @property
+    def ca(self) -> TestCA:
+        """The fleet's certificate authority (to make more certificates in tests)."""
+        return TestCA(self.workdir / "tls" / "ca")
+
+    def remote(self, name: str) -> RemoteNode:
+        """The remote access of node `name` (KeyError for the local node)."""
+        for r in self.remotes:
+            if r.name == name:
+                return r
+        raise KeyError(name)
 
     def engine(self, name: str) -> EngineHandle:
         """The engine of node `name` (KeyError when there is none)."""
@@ -85,7 +135,8 @@ class DevFleet:
 
     def _parts(self) -> list[Any]:
         services = [s for s in (self.registry, self.webdav) if s is not None]
-        return [*self.forwarders, *self.engines, *services]
+        sshds = [r.sshd for r in self.remotes if r.sshd is not None]
+        return [*sshds, *self.forwarders, *self.engines, *services]
 
     def stop(self) -> None:
         """Stop every part, all at once (dockerd takes seconds to shut down); every part is
@@ -94,6 +145,10 @@ class DevFleet:
         with ThreadPoolExecutor(max_workers=max(1, len(parts))) as pool:
             futures = [pool.submit(part.stop) for part in parts]
         errors = [e for f in futures if (e := f.exception()) is not None]
+        try:
+            stop_remotes(self.remotes)
+        except Exception as exc:
+            errors.append(exc)
         with contextlib.suppress(FileNotFoundError):
             (self.workdir / RECORD).unlink()
         if errors:
@@ -109,6 +164,7 @@ class DevFleet:
             "registry": self.registry.to_record() if self.registry else None,
             "webdav": self.webdav.to_record() if self.webdav else None,
             "forwarders": [f.to_record() for f in self.forwarders],
+            "remotes": [r.to_record() for r in self.remotes],
         }
 
     def save(self) -> None:
@@ -134,12 +190,8 @@ class DevFleet:
             webdav=ServiceHandle.from_record(dav) if dav else None,
             forwarders=[ForwardHandle.from_record(f) for f in rec.get("forwarders", [])],
             config_path=Path(rec.get("config_path") or workdir / CONFIG),
+            remotes=[RemoteNode.from_record(r) for r in rec.get("remotes", [])],
         )
-
-
-def _toml_str(value: str) -> str:
-    # A JSON string is a valid TOML basic string for everything we write here.
-    return json.dumps(value)
 
 
 def write_config(
@@ -148,37 +200,48 @@ def write_config(
     refresh_seconds: float,
     stall_after_seconds: float,
 ) -> Path:
-    """Write the fleet's rocmtui.toml in the brief's format and return its path."""
+    """Write the fleet's two fleet files; returns the real-shape one (`config_path`)."""
     assert fleet.registry is not None and fleet.webdav is not None
-    lines = [
-        "# The dev fleet on this machine (devfleet); removed by `devfleet down`.",
-        f"bake_file = {_toml_str(str(bake_file))}",
-        f"refresh_seconds = {float(refresh_seconds)}",
-        f"stall_after_seconds = {float(stall_after_seconds)}",
-        "",
-        "[registry]",
-        f"url = {_toml_str(fleet.registry.url)}",
-        "",
-        "[webdav]",
-        f"url = {_toml_str(fleet.webdav.url)}",
-        f"path = {_toml_str(str(fleet.webdav.workdir / 'dav'))}",
-        "",
-        "# Tags name this fleet's registry, so a push from the console lands in it (every node",
-        "# reaches it as 127.0.0.1: the netns nodes through their forwarders).",
-        "[variables]",
-        f"REGISTRY = {_toml_str(fleet.registry.address)}",
-        f"SCCACHE_WEBDAV_ENDPOINT = {_toml_str(fleet.webdav.url)}",
-    ]
-    for e in fleet.engines:
-        lines += ["", "[[nodes]]", f"name = {_toml_str(e.name)}"]
-        lines.append(f"docker_host = {_toml_str(e.docker_host)}")
-        if e.gfx:
-            lines.append(f"gfx = {_toml_str(e.gfx)}")
-        # The loader takes any unix:// node for the local machine; only the host-namespace
-        # node is "this machine" (host CPU, memory, disk), the others stand for remote nodes.
-        lines.append(f"local = {'true' if e.netns is None else 'false'}")
-    fleet.config_path.write_text("\n".join(lines) + "\n")
-    return fleet.config_path
+    by_name = {r.name: r for r in fleet.remotes}
+    common = (fleet.engines, by_name, fleet.registry, fleet.webdav, bake_file)
+    write_fleet_file(fleet.unix_config_path, *common, refresh_seconds, stall_after_seconds)
+    remote = bool(fleet.remotes)
+    return write_fleet_file(
+        fleet.config_path,
+        *common,
+        refresh_seconds,
+        stall_after_seconds,
+        ssh=fleet.ssh if remote else None,
+        client=fleet.tls_client if remote else None,
+    )
+
+
+def _add_remote(
+    fleet: DevFleet, name: str, gfx: str | None, reach: str, ca: TestCA
+) -> EngineHandle:
+    """A node in a fresh namespace with a link to the host, dockerd listening on its unix
+    socket and on ADDR:2376 with mutual TLS (its sshd comes once the engine's socket is known)."""
+    netns = unique_netns_name(name)
+    netns_add(netns)
+    try:
+        link = add_veth(netns)
+    except BaseException:
+        netns_del(netns)
+        raise
+    fleet.remotes.append(RemoteNode(name, reach, link))
+    cert = ca.server(fleet.workdir / "tls" / name, name, (link.node_address,))
+    engine = launch_engine(
+        fleet.workdir,
+        name,
+        netns,
+        gfx,
+        # every address of the namespace: a test dials the spare one, in no certificate
+        tls_listen=(f"0.0.0.0:{TLS_PORT}", cert),
+        socket_group=CI_UID,
+    )
+    engine.tcp_host = f"tcp://{link.node_address}:{TLS_PORT}"
+    engine.owns_netns = True  # made here for this engine: it goes when the engine stops
+    return engine
 
 
 def start_fleet(
@@ -189,12 +252,17 @@ def start_fleet(
     refresh_seconds: float = 2.0,
     stall_after_seconds: float = 900.0,
     timeout: float = 90.0,
+    remote: bool = True,
+    reach: Mapping[str, str] = DEFAULT_REACH,
 ) -> DevFleet:
-    """Bring up engines, registry, WebDAV and forwarders; write rocmtui.toml and fleet.json.
+    """Bring up engines, registry, WebDAV and forwarders; write the fleet files and fleet.json.
 
     Engines start concurrently. Each netns engine gets a forwarder so that 127.0.0.1:REGISTRY
-    and 127.0.0.1:WEBDAV inside its namespace reach the host's. On any failure everything
-    started so far is stopped again and the error is raised.
+    and 127.0.0.1:WEBDAV inside its namespace reach the host's. With `remote` (the default),
+    each netns engine is also a remote host: a link, sshd and a TLS listener (see
+    `devfleet.remote`); `reach` says whether the fleet file reaches it by "ssh" (the
+    default) or "tls". On any failure everything started so far is stopped again and the
+    error is raised.
     """
     t0 = time.monotonic()
     workdir = Path(workdir).resolve()
@@ -202,9 +270,14 @@ def start_fleet(
     fleet = DevFleet(workdir, [], None, None, [], workdir / CONFIG)
     try:
         tar = build_base_tar(workdir)  # once, before the engines race for it
+        ca = TestCA(workdir / "tls" / "ca") if remote else None
         # dockerd takes the longest: launch all first, start the services while they boot.
         for name, netns, gfx in nodes:
-            fleet.engines.append(launch_engine(workdir, name, netns, gfx))
+            if ca is not None and netns is True:
+                engine = _add_remote(fleet, name, gfx, reach.get(name, "ssh"), ca)
+            else:
+                engine = launch_engine(workdir, name, netns, gfx)
+            fleet.engines.append(engine)
             fleet.save()
         fleet.registry = start_registry(workdir / "registry")
         fleet.save()
@@ -221,6 +294,22 @@ def start_fleet(
                 )
             )
             fleet.save()
+        if ca is not None:
+            client_key = fleet.ssh.public_key()
+            for r in fleet.remotes:
+                engine = fleet.engine(r.name)
+                r.sshd = start_sshd(
+                    workdir / "ssh" / r.name,
+                    r.name,
+                    r.link.netns,
+                    r.address,
+                    engine.docker_host,
+                    client_key,
+                )
+                fleet.save()
+            fleet.ssh.write([r.sshd for r in fleet.remotes if r.sshd is not None])
+            ca.client(fleet.tls_client.cert.parent)
+            create_contexts(fleet.docker_config, fleet.remotes, fleet.tls_client)
 
         def ready(e: EngineHandle) -> None:
             e.wait_ready(timeout)
@@ -252,8 +341,9 @@ def stop_fleet(workdir: Path) -> bool:
         # stop() drops a namespace only if the engine made it; the fleet made them all.
         for name in fleet.netns_names:
             netns_del(name)
-        with contextlib.suppress(FileNotFoundError):
-            fleet.config_path.unlink()
+        for path in (fleet.config_path, fleet.unix_config_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
     return True
 
 
@@ -275,4 +365,9 @@ def fleet_status(workdir: Path) -> dict[str, Any] | None:
         state = "ok" if f.alive() else "down"
         ports = ", ".join(str(p[0]) for p in f.ports)
         out["parts"].append(("forward", f.netns, f.pid, state, f"ports {ports}"))
+    for r in fleet.remotes:
+        if r.sshd is not None:
+            state = "ok" if r.sshd.alive() else "down"
+            where = f"ssh://{r.sshd.user}@{r.address} ({r.link.host_if})"
+            out["parts"].append(("sshd", r.name, r.sshd.pid, state, where))
     return out

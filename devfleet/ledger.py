@@ -101,8 +101,14 @@ def _rebuild(kind: str, record: dict[str, Any]) -> Part:
     from devfleet.engine import EngineHandle
     from devfleet.forward import ForwardHandle
     from devfleet.services import ServiceHandle
+    from devfleet.sshhost import SshHostHandle
 
-    cls: Any = {"engine": EngineHandle, "service": ServiceHandle, "forward": ForwardHandle}[kind]
+    cls: Any = {
+        "engine": EngineHandle,
+        "service": ServiceHandle,
+        "forward": ForwardHandle,
+        "sshd": SshHostHandle,
+    }[kind]
     return cls.from_record(record)  # type: ignore[no-any-return]
 
 

@@ -75,6 +75,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """The session is over: stop anything a teardown missed, then drop this session's ledger."""
     stop_all_started()
     close_ledger()
+    if os.geteuid() == 0:
+        from devfleet.links import drop_guard_if_unused
+
+        drop_guard_if_unused()  # a namespace's veth can outlive its deletion by a moment
 
 
 @pytest.fixture(autouse=True)

@@ -101,11 +101,17 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     config = parse_config(fleet.config_path)
     assert config.registry.url == fleet.registry.url  # type: ignore[union-attr]
     assert config.webdav.url == fleet.webdav.url  # type: ignore[union-attr]
+    # the real fleet's shape: the local node by its socket, one over ssh, one over TLS
+    gaming = fleet.remote("snoc-gaming")
     assert [(n.name, n.docker_host, n.gfx, n.local) for n in config.nodes] == [
         ("snoc-strix", fleet.engines[0].docker_host, "gfx1151", True),
-        ("snoc-think", fleet.engines[1].docker_host, "gfx1201", False),
-        ("snoc-gaming", fleet.engines[2].docker_host, "gfx1201", False),
+        ("snoc-think", "ssh://ci@snoc-think", "gfx1201", False),
+        ("snoc-gaming", f"tcp://{gaming.address}:2376", "gfx1201", False),
     ]
+    assert config.ssh_config == fleet.ssh.config
+    assert config.nodes[2].tls_cert == str(fleet.tls_client.cert)
+    unix = parse_config(fleet.unix_config_path)
+    assert [n.docker_host for n in unix.nodes] == [e.docker_host for e in fleet.engines]
     assert config.bake_file == REPO / "bake" / "rocm-bake.hcl"
     record = json.loads((fleet.workdir / "fleet.json").read_text())
     assert {e["pid"] for e in record["engines"]} == {e.pid for e in fleet.engines}
@@ -232,6 +238,9 @@ def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     assert not [s for s in sockets if s.exists()]
     assert not (workdir / "fleet.json").exists()
     assert not procs.mounts_under(workdir)
+    from devfleet.links import _used_blocks, guard_present
+
+    assert not guard_present() or _used_blocks()  # the guard stays only for another's links
     assert _cli("status", "--dir", str(workdir)).returncode == 1
 
 
@@ -397,3 +406,27 @@ def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -
     finally:
         client.kill()
         client.wait()
+
+
+def test_a_node_whose_namespace_is_gone_is_not_reached_through_the_default_route(
+    fleet: DevFleet,
+) -> None:
+    """While links exist the pool is a blackhole on the host: an address of it no link holds
+    (a node whose namespace was deleted under a console still probing it) fails at once
+    instead of leaving the machine by the default route."""
+    require("fleet")
+    from devfleet.links import BLOCK_PREFIX, POOL, _used_blocks, guard_present
+
+    assert fleet.remotes, "the session fleet has remote nodes"
+    assert guard_present()
+    used = _used_blocks()
+    free = next(i for i in range(1, 1 << (BLOCK_PREFIX - POOL.prefixlen)) if i not in used)
+    stray = POOL.network_address + (free << (32 - BLOCK_PREFIX)) + 2  # a node's address there
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.settimeout(5.0)
+    try:
+        with pytest.raises(OSError) as refused:
+            sock.connect((str(stray), 22))
+    finally:
+        sock.close()
+    assert not isinstance(refused.value, TimeoutError)  # refused by the route, not sent

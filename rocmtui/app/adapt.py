@@ -285,6 +285,7 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
         message=record.message,
         progress=progress,
         overrides=tuple(sorted((str(k), str(v)) for k, v in (record.overrides or {}).items())),
+        link_down_since=getattr(record, "link_down_since", None),
     )
 
 

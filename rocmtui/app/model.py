@@ -87,6 +87,7 @@ class JobView:
     message: str | None = None  # why it failed to start, was lost, or was cancelled
     progress: ProgressView | None = None
     overrides: tuple[tuple[str, str], ...] = ()  # variables set for it, as recorded (redacted)
+    link_down_since: float | None = None  # the link to its remote node is down (evidence says)
     loop: str | None = None  # the closed loop's word: in registry, not found, moved, unchecked
     loop_text: str | None = None  # ... as one line with the digests (`✗ not found (recorded …)`)
     cache: str | None = None  # sccache statistics as one line (`sccache 30/40 hits (75%), …`)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,7 @@ async def _run(config: FleetConfig) -> None:
             gc.enable()
 
     monitor = FleetMonitor(config, publish)
+    _ON_TERM.append(monitor.probers.nodes.close)
     task = asyncio.ensure_future(monitor.run())
     # stdin is read in a thread, not through the loop: the loop can watch only pipes and
     # sockets (on /dev/null or a file its reader never fired, and the child never ended)
@@ -108,6 +110,19 @@ async def _run(config: FleetConfig) -> None:
     monitor.stop()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(task, config.probe_deadline_seconds + 2)
+
+
+_ON_TERM: list[Callable[[], None]] = []
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (the console's grace ran out): end the monitor's kept ssh connections
+    (`ssh -O exit`, bounded) and exit at once; unwinding asyncio could wait forever on the
+    thread reading stdin."""
+    for cleanup in _ON_TERM:
+        with contextlib.suppress(Exception):
+            cleanup()
+    os._exit(0)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -120,6 +135,9 @@ def main(argv: Sequence[str]) -> int:
     import asyncio
 
     gc.disable()
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
     from rocmtui.core.config import load_config
 
     config = load_config(argv[0] if argv else None)

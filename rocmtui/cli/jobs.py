@@ -51,8 +51,8 @@ def _outcome(record: object) -> str:
     from rocmtui.core.states import JobState
 
     assert isinstance(record, JobRecord)
-    if record.state is JobState.STALLED:
-        text = record.evidence or ""
+    if record.state is JobState.STALLED or (record.state is JobState.RUNNING and record.evidence):
+        text = record.evidence or ""  # stalled, or the link to its remote node is down
     elif record.state is JobState.SUCCEEDED:
         text = f"digest {record.digest}" if record.digest else ""
     elif record.state is JobState.FAILED:

@@ -175,6 +175,8 @@ def _state(word: str, symbol: str) -> Text:
 
 def _reason(snap: NodeSnapshot, now: float) -> str:
     reason = snap.reason or ""
+    if snap.failed_step and reason:  # which step of reaching it failed: dns, connect ...
+        reason = f"{snap.failed_step}: {reason}"
     if snap.state is NodeState.DOWN:
         since = f"down for {fmt_age(now - snap.down_since)}" if snap.down_since else ""
         last = f"last ok {fmt_age(now - snap.last_ok_at)} ago" if snap.last_ok_at else ""
@@ -253,12 +255,12 @@ def render(
             collapse_padding=True,  # two spaces between columns: the tables fit 80 columns
         )
         for column in columns:
-            fixed = column in ("state", "latency", "age", "gfx")
+            fixed = column in ("state", "latency", "age", "gfx", "via")
             t.add_column(column, no_wrap=fixed, overflow="fold")
         return t
 
     nodes = table(
-        "Nodes", ("node", "gfx", "state", "engine · buildkit", "builder", "latency", "age")
+        "Nodes", ("node", "gfx", "via", "state", "engine · buildkit", "builder", "latency", "age")
     )
     reasons: list[Text] = []
     rows: list[tuple[Text, ...]] = []
@@ -270,6 +272,7 @@ def render(
             (
                 Text(n.name),
                 Text(n.gfx or "—"),
+                Text(n.via or "—"),
                 _state(str(n.state), NODE_SYMBOLS.get(n.state, "?")),
                 Text(engine),
                 Text(builder),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core import config_tables
+from rocmtui.core import config_remote, config_tables
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
@@ -64,6 +64,12 @@ class NodeConfig:
     builder: str | None = None
     gfx: str | None = None
     local: bool = False  # the machine the console runs on: host CPU/memory/disk are shown
+    # mutual TLS for a tcp:// engine (absolute paths): the CA that signed the engine's
+    # certificate, and our client certificate and key (docker's ca.pem, cert.pem, key.pem)
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    ssh_config: str | None = None  # the fleet file's ssh_config, for an ssh:// engine (`-F`)
 
     @property
     def endpoint(self) -> str:
@@ -88,6 +94,11 @@ class FleetConfig:
     read_only: bool = False
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
+    # an ssh client config used instead of ~/.ssh/config for ssh:// nodes (`ssh -F`), by the
+    # probes and by bake's own ssh alike; None: OpenSSH's usual files
+    ssh_config: Path | None = None
+    # a build whose link to its remote node stays down this long is ended, `failed`
+    link_timeout_seconds: float = 120.0
     variables: Mapping[str, str] = field(default_factory=dict)  # bake variables the fleet sets
     matrix: MatrixConfig = field(default_factory=MatrixConfig)
     upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
@@ -113,13 +124,17 @@ _TOP_KEYS = {
     "read_only",
     "state_dir",
     "keys",
+    "ssh_config",
+    "link_timeout_seconds",
     "variables",
     "matrix",
     "upstream",
     "theme",
     "disk_warn_percent",
 }
-_NODE_KEYS = {"name", "docker_host", "context", "builder", "gfx", "local"}
+_NODE_KEYS = {
+    "name", "docker_host", "context", "builder", "gfx", "local", "tls_ca", "tls_cert", "tls_key",
+}  # fmt: skip
 _SERVICE_KEYS = {"url"}
 _HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "fd://")
 
@@ -328,6 +343,7 @@ class _Validator:
             local = (host is None and strings["context"] is None) or bool(
                 host and host.startswith("unix://")
             )
+        tls = config_remote.node_tls(self, item, label, index, host)
         return NodeConfig(
             name=name,
             docker_host=host,
@@ -335,6 +351,7 @@ class _Validator:
             builder=strings["builder"],
             gfx=gfx,
             local=bool(local),
+            **tls,
         )
 
     def keys(self, table: Any, prefix: str = "") -> dict[str, str]:
@@ -372,6 +389,9 @@ class _Validator:
             raise self.fail("must be a path", "state_dir")
         keys = self.keys(data.get("keys", {}))
         refresh = self.number(data, "refresh_seconds", 2.0, 0.2, 3600)
+        ssh_config = config_remote.ssh_config(self, data)
+        if ssh_config is not None:  # every node carries it: a probe needs only its node
+            nodes = tuple(replace(n, ssh_config=str(ssh_config)) for n in nodes)
         theme = data.get("theme")
         if theme is not None and (not isinstance(theme, str) or not theme.strip()):
             raise self.fail('must be a theme name such as "textual-dark"', "theme")
@@ -387,6 +407,8 @@ class _Validator:
             read_only=read_only,
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
+            ssh_config=ssh_config,
+            link_timeout_seconds=self.number(data, "link_timeout_seconds", 120.0, 5, 3600),
             variables=config_tables.variables(self, data),
             matrix=config_tables.matrix(self, data),
             upstream=config_tables.upstream(self, data),

@@ -94,7 +94,8 @@ def _known_host(node: NodeConfig, env: Mapping[str, str], timeout: float) -> Fin
     name = f"known host {node.name}"
     url = urllib.parse.urlsplit(node.docker_host or "")
     host = url.hostname or ""
-    argv = ["ssh", "-G"] + (["-p", str(url.port)] if url.port else []) + ["--", host]
+    config = ["-F", node.ssh_config] if node.ssh_config else []  # the fleet file's ssh_config
+    argv = ["ssh", *config, "-G"] + (["-p", str(url.port)] if url.port else []) + ["--", host]
     code, out = command(argv, timeout, env)
     if code != 0:
         return Finding(name, FAIL, first_line(out), "check ~/.ssh/config for that host")

@@ -231,6 +231,9 @@ class FleetMonitor:
             nodes=NodeProber(
                 builders=BuildxLs(refresh_seconds=builder_refresh_seconds),
                 count_containers=count_containers,
+                # the kept ssh connection outlives a crashed console this long at most, and
+                # never lapses between two rounds
+                ssh_persist=max(60.0, 3 * config.refresh_seconds),
             ),
             http=HttpClients(),
         )
@@ -314,6 +317,8 @@ class FleetMonitor:
             self._running = False
             if self.probers.http is not None:
                 await self.probers.http.aclose()
+            # `ssh -O exit` for each kept connection: a few ms each, off the loop
+            await asyncio.get_running_loop().run_in_executor(None, self.probers.nodes.close)
 
     async def _publish_failure(self) -> None:
         """Say that a round raised: the last snapshot again (its age shows) with the count, or

@@ -71,6 +71,11 @@ class NodeSnapshot:
     host: HostStats | None = None
     last_ok_at: float | None = None
     down_since: float | None = None
+    # how the engine is reached: unix, ssh, tls, tcp; "context/tls" for a context's
+    via: str | None = None
+    # for a node that is down or unknown, the step of reaching it that failed: dns, connect,
+    # host key, auth, engine (or config); None when it answered or the step is not known
+    failed_step: str | None = None
 
     def age(self, now: float | None = None) -> float:
         """Seconds since this snapshot was taken."""

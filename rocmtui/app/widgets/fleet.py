@@ -141,7 +141,7 @@ class NodesPanel(FleetPanel):
             waiting_cell(palette)
             if pending and state != NodeState.STALLED  # a stall is never hidden
             else state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
-            safe(node.name, "bold", 40),
+            self.name_cell(node, palette),
             safe(node.gfx or "—", "", 10),
             self.output_cell(state, job, now, palette),
             self.job_cell(node, state, job, now, palette),
@@ -166,6 +166,8 @@ class NodesPanel(FleetPanel):
             cell = Text(style=palette.bad if state == NodeState.DOWN else palette.muted)
             if since is not None:
                 cell.append(f"since {fmt_clock(since)} ({fmt_age(now - since)}) ")
+            if node.failed_step:  # which step of reaching it failed: dns, connect, auth ...
+                cell.append(clean(node.failed_step, 12) + ": ", style="bold")
             cell.append(clean(node.reason or "no answer", 160))
             return cell
         if job is None:
@@ -178,6 +180,13 @@ class NodesPanel(FleetPanel):
             cell.append(" " + counter, style=palette.accent)
         if job.progress and job.progress.step:
             cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
+        return cell
+
+    def name_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
+        """The node's name, then how it is reached (unix, ssh, tls, context/...)."""
+        cell = safe(node.name, "bold", 40)
+        if node.via:
+            cell.append(" " + clean(node.via, 14), style=palette.muted)
         return cell
 
     def output_cell(self, state: str, job: JobView | None, now: float, palette: Palette) -> Text:
@@ -322,6 +331,11 @@ class JobsPanel(FleetPanel):
     def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
         """Progress while it runs; exit code, digest or failing step once it ends."""
         progress = job.progress
+        if job.active and job.link_down_since is not None and job.evidence:
+            # "link to snoc-think down since ...": first, where 80 columns still show it
+            cell = Text(clean(job.evidence, 80), style=palette.alarm)
+            cell.append(" " + fmt_counter(progress), style=palette.accent)
+            return cell
         if job.active:
             cell = Text(fmt_counter(progress), style=palette.accent)
             style = palette.alarm if job.state == JobState.STALLED else palette.muted

@@ -73,6 +73,8 @@ def live_record(
         return record
     if is_alive(record):
         silent = silent_seconds(record, now)
+        if record.link_down_since is not None:  # its supervisor sees the remote link down
+            return replace(record, state=JobState.RUNNING, evidence=link_evidence(record, now))
         if silent is None or silent < stall_after:
             return replace(record, state=JobState.RUNNING, evidence=None)
         gathered_at = record.evidence_at or 0.0
@@ -110,6 +112,14 @@ def live_record(
         )
     except JobStoreError:  # a full disk: said as lost now, recorded by a later reader
         return replace(fresh, state=JobState.LOST, ended_at=ended, message=LOST_MESSAGE)
+
+
+def link_evidence(record: JobRecord, now: float) -> str:
+    """`link to NODE down since HH:MM:SS UTC (age)` for a job whose link is down."""
+    from rocmtui.core.jobs.linkwatch import clock
+
+    since = record.link_down_since or now
+    return f"link to {record.node} down since {clock(since)} ({fmt_age(now - since)})"
 
 
 def _stall_after(config: FleetConfig | None, stall_after: float | None) -> float:
@@ -246,7 +256,28 @@ def cancel_job(
         ended_at=time.time(),
         message="cancelled; the supervisor was killed before it could record it",
     )
-    return final
+    return _remote_check(store, final, config, env)
+
+
+def _remote_check(
+    store: JobStore, record: JobRecord, config: FleetConfig | None, env: Mapping[str, str] | None
+) -> JobRecord:
+    """For a job on a remote node: ask its engine that the build stopped there too, and add
+    the answer to the record's message (`remote.confirm_stopped`)."""
+    node = config.node(record.node) if config else None
+    if node is None:
+        return record
+    from rocmtui.core.jobs import remote
+
+    others = any(
+        r.node == record.node and r.id != record.id and is_alive(r)
+        for r in store.list(limit=None, unfinished_only=True)
+    )
+    said = remote.confirm_stopped(node, config, os.environ if env is None else env, others)
+    if said is None:
+        return record
+    message = "; ".join(m for m in (record.message, said) if m)
+    return store.update(record.id, message=message)
 
 
 __all__ = [

@@ -25,7 +25,7 @@ from typing import Any
 
 import rocmtui
 from rocmtui.core.config import FleetConfig, NodeConfig
-from rocmtui.core.jobs import locks
+from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import (
     LaunchError,
@@ -257,8 +257,11 @@ def launch_job(
         argv = build_argv(
             config, target, node, pushes, str(record.metadata_path), docker, bake_file
         )
+        # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
+        child_env = remote.prepare_environment(record.path, node, config, env, child_env)
         command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
         command += ["--store", str(store.root), "--job", record.id]
+        command += remote.supervisor_args(node, config, env)
         command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
         command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
         command += ["--", *argv]

@@ -32,7 +32,7 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.paths import state_dir
 from rocmtui.core.states import JobState
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: link_down_since
 BUSY_TIMEOUT_MS = 10_000
 JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
 
@@ -62,7 +62,8 @@ _COLUMNS = """
     message TEXT,
     evidence TEXT,
     evidence_at REAL,
-    cancel_requested_at REAL
+    cancel_requested_at REAL,
+    link_down_since REAL
 """
 
 
@@ -112,6 +113,8 @@ class JobRecord:
     evidence: str | None = None  # last stall evidence, e.g. "silent 16m; engine busy 180% CPU"
     evidence_at: float | None = None
     cancel_requested_at: float | None = None
+    # while the link to the job's remote node is down: since when (its supervisor sees it)
+    link_down_since: float | None = None
 
     @property
     def path(self) -> Path:
@@ -173,6 +176,15 @@ def _record_to_row(record: JobRecord) -> dict[str, Any]:
     data["command"] = json.dumps(list(record.command))
     data["state"] = str(record.state)
     return data
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring a table made by an older version up to `_COLUMNS` (new columns are nullable)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+    for line in _COLUMNS.strip().splitlines():
+        name, _, kind = line.strip().rstrip(",").partition(" ")
+        if name not in have and "NOT NULL" not in kind:
+            conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
 
 def _for_want_of_space(exc: sqlite3.Error) -> bool:
@@ -293,6 +305,7 @@ class JobStore:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({_COLUMNS})")
                 conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
+                _add_missing_columns(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
         finally:

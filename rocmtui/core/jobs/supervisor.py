@@ -35,11 +35,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.core.jobs.logwriter import LogWriter, Reserve
 from rocmtui.core.jobs.procs import start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
+
+if TYPE_CHECKING:
+    from rocmtui.core.jobs.linkwatch import LinkGuard
 from rocmtui.core.states import JobState
 
 EXIT_CODE_NOT_STARTED = 127
@@ -108,6 +111,7 @@ class Supervisor:
         argv: Sequence[str],
         push: bool,
         registry_url: str | None = None,
+        link: LinkGuard | None = None,
     ) -> None:
         self.store = store
         self.job_id = job_id
@@ -119,6 +123,7 @@ class Supervisor:
         self.reserve = Reserve(store.jobs_dir / job_id / "reserve")
         self.log = LogWriter(1, self.reserve)  # stdout is the job's log
         self.pids: dict[str, Any] = {}  # recorded at start, or with the outcome
+        self.link = link  # a remote node's link, watched while bake runs (linkwatch.py)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signals.append(signum)
@@ -170,10 +175,15 @@ class Supervisor:
             pidfd: int | None = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):  # old kernel: poll for its end every second
             pidfd = None
+        next_look = time.monotonic() + self.link.period if self.link else None
         try:
             while True:
                 watched = [fd for fd in (out, pidfd, wake_r) if fd is not None]
-                ready, _, _ = select.select(watched, [], [], 1.0 if pidfd is None else None)
+                timeout = 1.0 if pidfd is None else None
+                if next_look is not None:  # a remote node: look at its link every few seconds
+                    left = max(0.0, next_look - time.monotonic())
+                    timeout = left if timeout is None else min(timeout, left)
+                ready, _, _ = select.select(watched, [], [], timeout)
                 if out is not None and out in ready and not self._pump(out):
                     out = None  # end of output: bake (and whatever shared its pipe) is done
                 ended = pidfd in ready if pidfd is not None else self.proc.poll() is not None
@@ -184,6 +194,10 @@ class Supervisor:
                 if wake_r in ready:
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 4096)
+                link = self.link
+                if link is not None and next_look is not None and time.monotonic() >= next_look:
+                    link.tick(self.log.note)
+                    next_look = time.monotonic() + link.period
                 if len(self.signals) > handled:
                     handled = len(self.signals)
                     record = self.store.get(self.job_id)
@@ -227,6 +241,10 @@ class Supervisor:
         if latest.cancel_requested_at is not None or self.signals:
             state = JobState.CANCELLED
             message = "cancelled" if latest.cancel_requested_at else "stopped by a signal"
+        elif self.link is not None and (link := self.link.message()) is not None:
+            gave_up = self.link.watch.gave_up
+            state = JobState.FAILED if exit_code or gave_up else JobState.SUCCEEDED
+            message = link
         elif exit_code == 0 and self.push and digest is None:
             state = JobState.FAILED
             message = "bake exited 0 but its metadata file names no pushed image digest"
@@ -310,6 +328,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         default=[],
         help="inherited descriptor of a slot lock (one per image the build makes)",
     )
+    parser.add_argument("--link-node", default=None, help="a remote node: watch the link to it")
+    parser.add_argument("--link-timeout", type=float, default=120.0, help="seconds down: give up")
     parser.add_argument("bake", nargs=argparse.REMAINDER, help="-- bake's argument list")
     args = parser.parse_args(argv)
     if args.bake and args.bake[0] == "--":
@@ -324,7 +344,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     os.setsid()  # our own session and group: cancel signals exactly this group
     store = JobStore(Path(args.store))
-    sup = Supervisor(store, args.job, args.bake, args.push, args.registry_url)
+    link = None
+    if args.link_node:
+        from rocmtui.core.jobs.linkwatch import LinkGuard
+
+        link = LinkGuard(store, args.job, args.link_node, args.link_timeout)
+    sup = Supervisor(store, args.job, args.bake, args.push, args.registry_url, link)
     try:
         record = sup.start()
     except OSError as exc:

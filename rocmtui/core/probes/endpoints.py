@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmtui.core.config import NodeConfig
@@ -34,11 +34,26 @@ class Endpoint:
     client_cert: str | None = None
     client_key: str | None = None
     skip_tls_verify: bool = False
+    context: str | None = None  # the docker context it came from
+    ssh_config: str | None = None  # `ssh -F` for ssh:// (the fleet file's ssh_config)
 
     @property
     def tls(self) -> bool:
         """True when a client certificate or CA is configured."""
         return bool(self.ca_cert or self.client_cert)
+
+    @property
+    def transport(self) -> str:
+        """How the engine is reached: unix, ssh, tls, tcp (plain), npipe or fd."""
+        scheme = self.base_url.split("://", 1)[0] if "://" in self.base_url else "unix"
+        if scheme in ("tcp", "https", "http"):
+            return "tls" if self.tls or scheme == "https" else "tcp"
+        return scheme
+
+    @property
+    def via(self) -> str:
+        """`transport`, prefixed `context/` for a node named by a docker context."""
+        return f"context/{self.transport}" if self.context else self.transport
 
 
 def docker_config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -90,19 +105,32 @@ def context_endpoint(name: str, env: Mapping[str, str] | None = None) -> Endpoin
         client_cert=str(cert) if cert.is_file() and key.is_file() else None,
         client_key=str(key) if cert.is_file() and key.is_file() else None,
         skip_tls_verify=bool(docker_ep.get("SkipTLSVerify")),
+        context=name,
     )
 
 
 def resolve_endpoint(node: NodeConfig, env: Mapping[str, str] | None = None) -> Endpoint:
-    """The engine address of `node`, the way the docker CLI would pick it."""
+    """The engine address of `node`, the way the docker CLI would pick it (an ssh:// one with
+    the fleet file's `ssh_config`, for `ssh -F`)."""
     env = os.environ if env is None else env
     if node.docker_host:
-        return Endpoint(node.docker_host, builder_name="default")
-    if node.context:
-        return context_endpoint(node.context, env)
-    if env.get("DOCKER_HOST"):
-        return Endpoint(env["DOCKER_HOST"], builder_name="default")
-    current = _current_context(docker_config_dir(env), env)
-    if current and current != "default":
-        return context_endpoint(current, env)
-    return Endpoint(DEFAULT_SOCKET, builder_name="default")
+        endpoint = Endpoint(
+            node.docker_host,
+            builder_name="default",
+            ca_cert=node.tls_ca,
+            client_cert=node.tls_cert,
+            client_key=node.tls_key,
+        )
+    elif node.context:
+        endpoint = context_endpoint(node.context, env)
+    elif env.get("DOCKER_HOST"):
+        endpoint = Endpoint(env["DOCKER_HOST"], builder_name="default")
+    else:
+        current = _current_context(docker_config_dir(env), env)
+        if current and current != "default":
+            endpoint = context_endpoint(current, env)
+        else:
+            endpoint = Endpoint(DEFAULT_SOCKET, builder_name="default")
+    if node.ssh_config and endpoint.base_url.startswith("ssh://"):
+        endpoint = replace(endpoint, ssh_config=node.ssh_config)
+    return endpoint

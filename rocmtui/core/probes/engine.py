@@ -5,11 +5,13 @@ coroutine returns at the deadline whatever the thread does, and a node whose pre
 thread is still stuck gets no new thread (it is reported down, "no answer for Ns"), so stuck
 threads never pile up. `docker.DockerClient` is always built with a pinned API version (the
 default `None` makes a network call in the constructor) and a timeout; ssh:// engines go
-through `sshdial` (BatchMode ssh in its own session, killed when its probe is abandoned).
+through `sshdial` (sessions over the node's kept connection, `sshmaster`; an abandoned probe's
+session is killed). A failure names the step that failed (`engine_fail`).
 
 Every refresh asks each engine /_ping and, unless the prober was made with
 `count_containers=False` (the console's monitor: no screen shows the count), the running
 containers.
+
 dockerd 20.10 runs `runc --version` and `docker-init --version` for every /version and /info,
 which makes those ~10x dearer on the engine's side (100 nodes: 1.8 s instead of 0.45 s), so
 they are asked once per engine version (the `Server` header of /_ping names it), at most every
@@ -20,14 +22,16 @@ engine not yet asked is asked them beside its first /_ping, not after it.
 from __future__ import annotations
 
 import asyncio
-import errno
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from rocmtui.core.probes._common import Stuck, ThreadGate, fmt_seconds, one_line, remaining
 from rocmtui.core.probes.endpoints import Endpoint
+from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
+from rocmtui.core.probes.failure import ReachError, Step
 from rocmtui.core.probes.sshdial import SSHDialer
+from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
 STATIC_TTL = 600.0
@@ -64,52 +68,11 @@ class _Live:
     running: int | None  # None: not asked
 
 
-class EngineError(Exception):
-    """The engine did not answer properly; `str()` is the one-line reason."""
-
-
-_ERRNO_WORDS = {
-    errno.ECONNREFUSED: "connection refused",
-    errno.ENOENT: "no such socket",
-    errno.EACCES: "permission denied",
-    errno.ECONNRESET: "connection reset",
-    errno.EHOSTUNREACH: "host unreachable",
-    errno.ENETUNREACH: "network unreachable",
-}
-
-
-def describe_error(exc: BaseException, timeout: float) -> str:
-    """A short reason for an SDK/requests exception, found by walking its causes."""
-    import docker.errors  # the caller already paid for the import
-    import requests.exceptions
-
-    seen: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and len(seen) < 12:
-        seen.append(cur)
-        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError keeps the real one here
-        cur = reason if isinstance(reason, BaseException) else (cur.__cause__ or cur.__context__)
-    for item in seen:
-        if isinstance(item, docker.errors.APIError):
-            status = item.status_code or "?"
-            return one_line(f"engine error {status}: {item.explanation or item}")
-        if isinstance(item, requests.exceptions.Timeout | TimeoutError):
-            return f"no answer in {fmt_seconds(timeout)}"
-    for item in seen:
-        if isinstance(item, OSError) and item.errno in _ERRNO_WORDS:
-            return _ERRNO_WORDS[item.errno]
-    for item in seen:
-        name = type(item).__name__
-        if name in ("RemoteDisconnected", "IncompleteRead") or (
-            isinstance(item, ConnectionError) and not item.errno
-        ):
-            return "connection closed by the engine"
-    return one_line(str(exc) or type(exc).__name__)
-
-
-def _dialer(endpoint: Endpoint, timeout: float) -> SSHDialer | None:
+def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
     """For ssh:// endpoints, the dialer that will own the ssh child (cheap, loop-safe)."""
-    return SSHDialer(endpoint.base_url, timeout) if endpoint.base_url.startswith("ssh://") else None
+    if not endpoint.base_url.startswith("ssh://"):
+        return None
+    return SSHDialer(endpoint.base_url, timeout, masters, endpoint.ssh_config)
 
 
 def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
@@ -156,12 +119,9 @@ def _finish(client: Any, dialer: Any) -> None:
         dialer.reap()
 
 
-def _fail(exc: Exception, dialer: Any, timeout: float) -> EngineError:
-    said = dialer.stderr_line() if dialer is not None else None
-    return EngineError(said or describe_error(exc, timeout))
-
-
-def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Live:
+def _ask_live(
+    client: Any, dialer: SSHDialer | None, timeout: float, containers: bool, host: str = "?"
+) -> _Live:
     """Blocking: /_ping (with its headers) and, when `containers`, the running containers."""
     api = client.api
     try:
@@ -169,15 +129,21 @@ def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Li
         # requests' own get(): the SDK's ping() hides the headers that name the engine
         ping = api.get(f"{api.base_url}/_ping", timeout=timeout)
         latency = time.perf_counter() - started
+        if ping.status_code == 400 and "HTTPS server" in ping.text:
+            raise EngineError(
+                f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
+            )
         if ping.status_code != 200 or ping.text.strip() != "OK":
-            raise EngineError(one_line(f"engine answered /_ping with HTTP {ping.status_code}"))
+            raise EngineError(
+                one_line(f"engine answered /_ping with HTTP {ping.status_code}"), Step.ENGINE
+            )
         running = (
             len(api.containers(filters={"status": "running"}, quiet=True)) if containers else None
         )
     except EngineError:
         raise
     except Exception as exc:
-        raise _fail(exc, dialer, timeout) from None
+        raise engine_failure(exc, dialer, timeout, host) from None
     return _Live(
         latency=latency,
         server=ping.headers.get("Server", ""),
@@ -186,13 +152,15 @@ def _ask_live(client: Any, dialer: Any, timeout: float, containers: bool) -> _Li
     )
 
 
-def _ask_static(client: Any, dialer: Any, timeout: float, server: str, info: bool) -> EngineStatic:
+def _ask_static(
+    client: Any, dialer: SSHDialer | None, timeout: float, server: str, info: bool, host: str = "?"
+) -> EngineStatic:
     """Blocking: /version, and /info when `info`."""
     try:
         version = client.api.version()
         answer = client.api.info() if info else {}
     except Exception as exc:
-        raise _fail(exc, dialer, timeout) from None
+        raise engine_failure(exc, dialer, timeout, host) from None
     os_name, arch = version.get("Os"), version.get("Arch")
     return EngineStatic(
         server=server,
@@ -206,15 +174,28 @@ def _ask_static(client: Any, dialer: Any, timeout: float, server: str, info: boo
 class EngineProber:
     """Engine probes with their process-long state: the thread gate and the static cache."""
 
-    def __init__(self, gate: ThreadGate | None = None, count_containers: bool = True) -> None:
+    def __init__(
+        self,
+        gate: ThreadGate | None = None,
+        count_containers: bool = True,
+        ssh_persist: float = DEFAULT_PERSIST,
+        ssh_reuse: bool = True,
+    ) -> None:
         self.gate = gate or ThreadGate()
         self.count_containers = count_containers
+        self.masters = SSHMasters(persist=ssh_persist)  # one kept ssh connection per node
+        self.ssh_reuse = ssh_reuse  # False: a login per probe (bench_remote's anchor)
+        self.steps = LinkSteps(self.masters)
         self._static: dict[str, tuple[float, EngineStatic]] = {}  # endpoint -> (fetched, it)
         self._pending: dict[str, asyncio.Future[EngineStatic | None]] = {}
         self._clients: dict[tuple[str, float], Any] = {}  # (key, timeout) -> idle client
 
+    def close(self) -> None:
+        """End the ssh connections this prober keeps (blocking, a few ms per node)."""
+        self.masters.close()
+
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout))
+        dialer = _dialer(endpoint, max(0.2, timeout), self.masters if self.ssh_reuse else None)
 
         reuse = (key, round(timeout, 1))
 
@@ -225,14 +206,29 @@ class EngineProber:
             # one that failed, or an ssh one, is closed.
             client = self._clients.pop(reuse, None) if dialer is None else None
             try:
+                if dialer is not None:
+                    dialer.prepare()  # the node's kept ssh connection: started if not up
+                else:
+                    self.steps.remember_address(endpoint)
                 if client is None:
                     client = _client(endpoint, max(0.2, timeout), dialer)
+            except ReachError as exc:
+                if dialer is not None:
+                    dialer.reap()
+                raise EngineError(exc.reason, exc.step) from None
             except Exception as exc:
                 if dialer is not None:
                     dialer.reap()
-                raise EngineError(one_line(f"cannot make a docker client: {exc}")) from None
+                raise EngineError(
+                    one_line(f"cannot make a docker client: {exc}"), Step.CONFIG
+                ) from None
             try:
                 result = call(client, dialer)
+            except EngineError as exc:
+                _finish(client, dialer)
+                if exc.timed_out and exc.step is None:
+                    exc.step = self.steps.after_timeout(endpoint, dialer)
+                raise
             except BaseException:
                 _finish(client, dialer)
                 raise
@@ -246,13 +242,20 @@ class EngineProber:
             return await self.gate.run(
                 key, body, timeout, on_abandon=dialer.kill if dialer is not None else None
             )
+        except EngineError as exc:
+            if exc.step is None and exc.timed_out:
+                exc.step = self.steps.after_timeout(endpoint, dialer)
+            raise
         except Stuck as stuck:
             raise EngineError(
                 f"no answer for {fmt_seconds(time.monotonic() - stuck.since)}"
-                " (previous probe still stuck)"
+                " (previous probe still stuck)",
+                self.steps.after_timeout(endpoint, dialer),
             ) from None
         except TimeoutError:
-            raise EngineError(f"no answer in {fmt_seconds(timeout)}") from None
+            raise EngineError(
+                f"no answer in {fmt_seconds(timeout)}", self.steps.after_timeout(endpoint, dialer)
+            ) from None
 
     async def _static_for(
         self, endpoint: Endpoint, server: str, info: bool, timeout: float
@@ -280,7 +283,9 @@ class EngineProber:
                         f"static:{url}",
                         endpoint,
                         timeout,
-                        lambda c, d: _ask_static(c, d, max(0.2, timeout), server, info),
+                        lambda c, d: _ask_static(
+                            c, d, max(0.2, timeout), server, info, host_of(endpoint)
+                        ),
                     )
                 except EngineError:
                     return None
@@ -320,7 +325,13 @@ class EngineProber:
                 f"engine:{name}:{endpoint.base_url}",
                 endpoint,
                 deadline,
-                lambda c, d: _ask_live(c, d, max(0.2, deadline), self.count_containers),
+                lambda c, d: _ask_live(
+                    c,
+                    d,
+                    max(0.2, deadline),
+                    self.count_containers,
+                    host_of(endpoint),
+                ),
             )
         except BaseException:
             if early is not None:

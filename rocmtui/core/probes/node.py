@@ -19,8 +19,11 @@ from rocmtui.core.config import NodeConfig
 from rocmtui.core.probes._common import ThreadGate, one_line, remaining
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
-from rocmtui.core.probes.engine import EngineError, EngineFacts, EngineProber
+from rocmtui.core.probes.engine import EngineFacts, EngineProber
+from rocmtui.core.probes.engine_fail import EngineError
+from rocmtui.core.probes.failure import Step
 from rocmtui.core.probes.host import HostProber
+from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST
 from rocmtui.core.snapshots import BuilderInfo, HostStats, NodeSnapshot
 from rocmtui.core.states import NodeState
 
@@ -39,9 +42,11 @@ class NodeProber:
         host: HostProber | None = None,
         env: Mapping[str, str] | None = None,
         count_containers: bool = True,
+        ssh_persist: float = DEFAULT_PERSIST,
+        ssh_reuse: bool = True,
     ) -> None:
         self.gate = ThreadGate()
-        self.engines = EngineProber(self.gate, count_containers)
+        self.engines = EngineProber(self.gate, count_containers, ssh_persist, ssh_reuse)
         self.builders = builders or BuildxLs()
         self.host = host or HostProber(self.gate)
         self._env = env
@@ -67,7 +72,10 @@ class NodeProber:
         try:
             endpoint = resolve_endpoint(node, env)
         except EndpointError as exc:
-            return _snapshot(node, now, previous, NodeState.UNKNOWN, one_line(exc))
+            return _snapshot(
+                node, now, previous, NodeState.UNKNOWN, one_line(exc), step=Step.CONFIG
+            )
+        via = endpoint.via
 
         named: asyncio.Task[BuilderInfo] | None = None
         if node.builder:
@@ -82,10 +90,11 @@ class NodeProber:
             reading = asyncio.ensure_future(self.host.stats(guess, deadline))
         facts: EngineFacts | None = None
         reason: str | None = None
+        step: str | None = None
         try:
             facts = await self.engines.facts(node.name, endpoint, deadline, node.local)
         except EngineError as exc:
-            reason = str(exc)
+            reason, step = str(exc), exc.step
         except Exception as exc:  # a bug or an odd endpoint must not end the round
             reason = one_line(f"probe failed: {type(exc).__name__}: {exc}")
         builder: BuilderInfo | None = None
@@ -105,12 +114,17 @@ class NodeProber:
                 host = await self.host.stats(root, remaining(deadline_at)) or host
         if facts is None:
             return _snapshot(
-                node, now, previous, NodeState.DOWN, reason, builder=builder, host=host
+                node, now, previous, NodeState.DOWN, reason, None, builder, host, via, step
             )
         state = NodeState.OK
         if builder is not None and builder.status in BROKEN_BUILDER_STATUSES:
             state, reason = NodeState.DOWN, one_line(f"builder {builder.name}: {builder.error}")
-        return _snapshot(node, now, previous, state, reason, facts, builder, host)
+            step = Step.ENGINE
+        return _snapshot(node, now, previous, state, reason, facts, builder, host, via, step)
+
+    def close(self) -> None:
+        """End the ssh connections kept for the nodes (`ssh -O exit`)."""
+        self.engines.close()
 
 
 def _snapshot(
@@ -122,6 +136,8 @@ def _snapshot(
     facts: EngineFacts | None = None,
     builder: BuilderInfo | None = None,
     host: HostStats | None = None,
+    via: str | None = None,
+    step: str | None = None,
 ) -> NodeSnapshot:
     """Assemble a snapshot, carrying last_ok_at / down_since over from `previous`."""
     last_ok: float | None
@@ -151,6 +167,8 @@ def _snapshot(
         host=host,
         last_ok_at=last_ok,
         down_since=down_since,
+        via=via,
+        failed_step=str(step) if step and state is not NodeState.OK else None,
     )
 
 
