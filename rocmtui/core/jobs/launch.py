@@ -183,7 +183,8 @@ def launch_job(
     env = os.environ if env is None else env
     store = store or JobStore.for_config(config, env)
     chosen = preview_launch(config, bake, target, arch, node_name, push, env, overrides or {})
-    node, arch, pushes, child_env = chosen.node, chosen.arch, chosen.pushes, chosen.child_env
+    node, arch, pushes = chosen.node, chosen.arch, chosen.pushes
+    child_env = dict(chosen.child_env)  # a remote node adds its ssh options or TLS files
     overrides = chosen.overrides
     if pushes and not yes:
         raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
