@@ -146,3 +146,34 @@ def test_doctor_in_tmux_checks_the_terminal(tmp_path: Path, fleet: DevFleet) -> 
     assert "tmux escape-time" in screen and "tmux passthrough" in screen, screen
     assert re.search(r"✓ ok\s+colours\s+.*TERM=", screen), screen  # coloured: ESC codes
     # are not in capture-pane's text, only the words
+
+
+def test_a_check_past_the_deadline_keeps_the_lines_it_has() -> None:
+    """A nodes check still waiting on one node at the doctor's deadline says which nodes
+    answered; only the silent one is a `fail` (a loaded machine once lost every node's line)."""
+    import threading
+
+    from rocmtui.core.doctor import FAIL, OK, Finding, run_checks
+
+    release = threading.Event()
+
+    class TwoNodes:
+        def __init__(self) -> None:
+            self.found: dict[str, Finding] = {}
+
+        def __call__(self) -> list[Finding]:
+            self.found["quick"] = Finding("node quick", OK, "answers")
+            release.wait(10)  # the other node never answers in time
+            return self.so_far(0)
+
+        def so_far(self, waited: float) -> list[Finding]:
+            return [
+                self.found.get(name) or Finding(f"node {name}", FAIL, f"no answer in {waited}s")
+                for name in ("quick", "hung")
+            ]
+
+    try:
+        findings = run_checks({"nodes": TwoNodes()}, 0.3)
+    finally:
+        release.set()
+    assert [(f.check, f.verdict) for f in findings] == [("node quick", OK), ("node hung", FAIL)]

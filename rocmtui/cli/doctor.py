@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         FAIL,
         OK,
         WARN,
+        Check,
         Finding,
         check_buildx,
         check_docker,
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         check_terminal,
         run_checks,
     )
-    from rocmtui.core.doctor_fleet import check_bake, check_nodes, check_ssh
+    from rocmtui.core.doctor_fleet import NodesCheck, check_bake, check_ssh
 
     config = config_from(args)
     env = dict(os.environ)
@@ -73,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
                 )
         return out
 
-    checks = {
+    checks: dict[str, Check] = {
         "fleet file": fleet_file,
         "docker CLI": lambda: check_docker(tool_timeout),
         "buildx": lambda: check_buildx(tool_timeout),
-        "nodes": lambda: check_nodes(config, budget),
+        "nodes": NodesCheck(config, budget),
         "ssh": lambda: check_ssh(config, env, tool_timeout),
         "bake file": lambda: check_bake(config, env, tool_timeout),
         "state": lambda: check_state(config, env),

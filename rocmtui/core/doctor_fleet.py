@@ -26,35 +26,62 @@ LOGIN_PROBE_REPO = "rocmtui-doctor/login-check:none"  # a tag nobody pushes
 # --- nodes ---------------------------------------------------------------------------------------
 
 
-def check_nodes(config: FleetConfig, deadline: float) -> list[Finding]:
-    """Every node's engine, probed at once as the console does, within `deadline`."""
-    from rocmtui.core.probes import NodeProber
-    from rocmtui.core.states import NodeState
+class NodesCheck:
+    """Every node's engine, probed at once as the console does, within `deadline`.
 
-    async def probe_all() -> list[Any]:
-        prober = NodeProber(count_containers=False)
-        return list(
-            await asyncio.gather(*(prober.probe(n, deadline=deadline) for n in config.nodes))
-        )
+    Each node's line is kept as its probe ends, so a round that misses the doctor's own
+    deadline (a loaded machine: the probe imports alone can take a second) still says which
+    nodes answered; only the others read "no answer" (`so_far`)."""
 
-    snapshots = asyncio.run(probe_all())
-    out = []
-    for node, snap in zip(config.nodes, snapshots, strict=True):
+    def __init__(self, config: FleetConfig, deadline: float) -> None:
+        self.config = config
+        self.deadline = deadline
+        self.found: dict[str, Finding] = {}
+
+    def __call__(self) -> list[Finding]:
+        """Probe every node; one line each, in the fleet file's order."""
+        from rocmtui.core.probes import NodeProber
+
+        async def probe_all() -> None:
+            prober = NodeProber(count_containers=False)
+
+            async def one(node: NodeConfig) -> None:
+                snap = await prober.probe(node, deadline=self.deadline)
+                self.found[node.name] = self._finding(node, snap)
+
+            await asyncio.gather(*(one(n) for n in self.config.nodes))
+
+        asyncio.run(probe_all())
+        return self.so_far(self.deadline)
+
+    def so_far(self, waited: float) -> list[Finding]:
+        """The lines of the nodes that answered; a `fail` for each that has not yet."""
+        return [
+            self.found.get(node.name)
+            or Finding(
+                f"node {node.name}",
+                FAIL,
+                f"{node.endpoint}: no answer within {waited:.1f}s",
+                f"start the engine on {node.name}, or fix its docker_host / context",
+            )
+            for node in self.config.nodes
+        ]
+
+    @staticmethod
+    def _finding(node: NodeConfig, snap: Any) -> Finding:
+        from rocmtui.core.states import NodeState
+
         name = f"node {node.name}"
         where = node.endpoint
         if snap.state == NodeState.OK:
             version = f"engine {snap.engine_version}" if snap.engine_version else "answers"
-            out.append(Finding(name, OK, f"{where}: {version}"))
-        else:
-            out.append(
-                Finding(
-                    name,
-                    FAIL,
-                    f"{where}: {snap.state}: {snap.reason or 'no answer'}",
-                    f"start the engine on {node.name}, or fix its docker_host / context",
-                )
-            )
-    return out
+            return Finding(name, OK, f"{where}: {version}")
+        return Finding(
+            name,
+            FAIL,
+            f"{where}: {snap.state}: {snap.reason or 'no answer'}",
+            f"start the engine on {node.name}, or fix its docker_host / context",
+        )
 
 
 def check_ssh(config: FleetConfig, env: Mapping[str, str], timeout: float) -> list[Finding]:
