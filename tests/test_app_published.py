@@ -90,9 +90,9 @@ async def test_r_opens_the_bake_dialog_for_the_cell_and_l_its_last_log() -> None
             pushing_targets=frozenset({"pytorch-push", "vllm-push"}),
             arches=recorded_published.ARCHES,
         )
+        screen = await open_published(pilot)  # (it feeds the demo bake file again)
         app.fleet_screen.post_message(BakeLoaded(view))
         await pilot.pause()
-        screen = await open_published(pilot)
         await pilot.press("down", "right")  # pytorch for gfx1201
         await pilot.pause()
         await pilot.press("r")

@@ -58,6 +58,7 @@ PLAN = BakePlan(
     ),
     resolved=RESOLVED,
     changed=frozenset({4, 7, 11}),
+    ready=True,
 )
 
 

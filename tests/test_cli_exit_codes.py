@@ -97,7 +97,7 @@ def test_logs_row(config: Path) -> None:
 
 def test_cancel_row(config: Path) -> None:
     require("docker-buildx")
-    assert readme_codes("cancel") == "0, 1 not running, 2"
+    assert readme_codes("cancel") == "0, 1 not running or read-only, 2"
     slow = bake(
         config,
         "demo-base",

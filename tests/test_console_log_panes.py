@@ -57,7 +57,7 @@ def test_five_log_panes_opened_with_l_all_show_their_log(
         terminal.keys("l")
         terminal.wait(lambda s, j=job_id: pane_shows_its_log(s, j), f"pane {n + 1} ({job_id})")
         terminal.keys("Escape", "Down")  # back to the fleet, the next job
-    terminal.keys("v")  # the panes again: every one shows its log, the fifth too
+    terminal.keys("L")  # the panes again: every one shows its log, the fifth too
     for job_id in [jobs[-1], *jobs[:-1]]:
         terminal.wait(lambda s, j=job_id: pane_shows_its_log(s, j), f"the pane of {job_id}")
         terminal.keys("]")

@@ -317,9 +317,10 @@ def test_builds_outlive_the_terminal(fleet: DevFleet, terminal: Terminal, tmp_pa
     assert jobs[0]["state"] == "running", jobs
     job_id = str(jobs[0]["id"])
     terminal.start(env, config)
-    terminal.wait_text(r"▶ running +demo-base +gfx1201 +snoc-gaming", 60)
+    # the bake file's GFX_ARCH (gfx950), as `rocmtui bake` builds it, whatever the node's GPU
+    terminal.wait_text(r"▶ running +demo-base +gfx950 +snoc-gaming", 60)
     terminal.keys("Tab", "Tab", "Enter")  # the job's log pane
-    terminal.wait_text(r"demo-base gfx1201 on snoc-gaming", 20)
+    terminal.wait_text(r"demo-base gfx950 on snoc-gaming", 20)
     terminal.wait_text(r"\[\d+/41\] Building HIP object", 30)
     final = wait_job(env, config, job_id, {"succeeded"}, 240)
     log = Path(str(final.get("log_path") or Path(str(final["job_dir"])) / "log")).read_text()
@@ -354,3 +355,25 @@ def test_a_hung_node_and_a_dripping_registry_change_what_is_shown_not_the_keys(
         terminal.keys("Escape")
         terminal.wait(lambda s: "remap any of them" not in s, "help closed", 5)
     terminal.wait_text(r"probed [0-3]s ago", 15)
+
+
+def test_a_finished_builds_pane_shows_its_steps_at_once_in_a_fresh_console(
+    fleet: DevFleet, terminal: Terminal, tmp_path: Path
+) -> None:
+    """A build that ended before the console started: its row, Enter. The step outline and the
+    final counter used to stay empty until some other build ran (the job store's answer came
+    before the pane was on screen, and a finished build's later answers are all the same)."""
+    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0)
+    env = console_env(tmp_path)
+    out = cli(env, config, "bake", "demo-base", "--arch", "gfx1201", "--node", "snoc-gaming",
+              "--set", "DEMO_STEPS=6", "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}")  # fmt: skip
+    job_id = out.split()[0]
+    log = Path(str(wait_job(env, config, job_id, {"succeeded"}, 120)["log"]))
+    # built an hour ago: its progress reads the same every round (no rate left to fall)
+    os.utime(log, (time.time() - 3600, time.time() - 3600))
+    terminal.start(env, config)
+    terminal.wait_text(rf"✓ succeeded .*{job_id}", 60)
+    terminal.wait_text(r"ROCM_VERSION +default", 30)  # settled: the bake file is read too
+    terminal.keys("Tab", "Tab", "Enter")
+    shown = terminal.wait_text(r"^✓ #\d+ +[\d.]+s RUN", 10)
+    assert re.search(r"^ \[(\d+)/\1\]", shown, re.M), shown  # the final counter

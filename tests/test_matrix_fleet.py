@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from devfleet import DevFleet
-from tests.test_jobs_support import DEMO_BAKE, bake, run_cli, wait_state
+from tests.test_jobs_support import DEMO_BAKE, bake, job_json, run_cli, wait_for, wait_state
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 
@@ -182,7 +182,9 @@ def test_a_group_job_shows_each_target_with_its_own_digest(config: Path, fleet: 
     assert len(digests) == 2 and all(d.startswith("sha256:") for d in digests)
     for image in images.values():
         assert image["digest"] == head_digest(fleet, image["tags"][0])
-    assert [i["state"] for i in job["registry"]["images"]] == ["in registry", "in registry"]
+    # the supervisor asks the registry once the outcome is recorded: its word comes just after
+    checked = wait_for("the registry's word", lambda: job_json(config, job_id)["registry"], 30)
+    assert [i["state"] for i in checked["images"]] == ["in registry", "in registry"]
     text = run_cli(config, "jobs").stdout
     for name, image in images.items():
         assert f"    {name}  {image['digest']}  ✓ in registry" in text

@@ -190,3 +190,28 @@ def test_error_lines_are_errors_and_warnings_are_not() -> None:
     ]
     assert [line for line in errors if not ERROR_LINE.search(line)] == []
     assert [line for line in not_errors if ERROR_LINE.search(line)] == []
+
+
+def test_every_reader_of_one_log_gets_one_rate_and_eta() -> None:
+    """Two consoles showed different rates for one job: each timed the lines by when it read
+    them. With the log's silence (its age, the same for everyone) the rate is the build's own:
+    a console following it live and one reading it all later agree, and both fall alike while
+    the log is silent."""
+    lines = [line for line, _ in ninja_lines(1, 400, 1000, 10.0)]
+    live = ProgressTracker(window=30.0)
+    live.feed_line("#5 [torch 6/9] RUN ninja", now=1000.0)
+    for n, line in enumerate(lines):
+        live.feed_line(line, now=1000.0 + n * 0.1 + (n % 7) * 0.03)  # read with jitter
+    late = ProgressTracker(window=30.0)
+    late.feed(["#5 [torch 6/9] RUN ninja", *lines[:150]], now=5000.0)
+    late.feed(lines[150:], now=5009.0)  # in two reads, an hour later
+    for silence in (0.0, 5.0, 25.0):
+        a = live.snapshot(1100.0, silence=silence).ninja
+        b = late.snapshot(6000.0, silence=silence).ninja
+        assert a is not None and b is not None
+        assert a.rate == pytest.approx(b.rate, rel=1e-9), silence  # the anchors' rounding only
+        assert a.eta_seconds == pytest.approx(b.eta_seconds, rel=1e-9), silence
+    fresh = live.snapshot(silence=0.0).ninja
+    quiet = live.snapshot(silence=25.0).ninja
+    assert fresh is not None and quiet is not None and fresh.rate and quiet.rate
+    assert fresh.rate == pytest.approx(10.0, rel=0.02) and quiet.rate < fresh.rate

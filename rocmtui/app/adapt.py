@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,9 @@ from rocmtui.app.model import (
     StepView,
     VariableView,
 )
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
+from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.states import JobState
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
 PRINT_TIMEOUT = 20.0
@@ -78,51 +80,88 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
         )
         for v in variables
     )
-    targets = tuple(name for name in bake.targets if not name.startswith("_"))
+    from rocmtui.core.jobs.preview import default_arch
+
     return BakeView(
         path=bake.path,
-        targets=targets,
+        targets=buildable_names(bake, launch_env),
         pushing_targets=bake.pushing_targets,
         arches=bake.arches,
         variables=views,
         error=error,
+        default_arch=default_arch(bake),
     )
+
+
+def buildable_names(bake: BakeFile, launch_env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every name `rocmtui bake` takes, as the dialog offers them: the file's targets in its
+    order, then groups (a matrix block's label is one), then the names its matrices make
+    (`pytorch-gfx1201`), as bake resolves them; names starting with `_` are bases, not builds.
+    Without buildx, the names written in the file."""
+    from rocmtui.core import bakeprint
+
+    plain = [n for n, t in bake.targets.items() if not t.matrix]
+    groups = sorted({*bake.groups, *(n for n, t in bake.targets.items() if t.matrix)})
+    try:
+        made = bakeprint.resolved_names(bake, launch_env, timeout=PRINT_TIMEOUT)
+    except Exception:  # buildx missing or slow: what the file says is still right
+        made = frozenset()
+    generated = sorted(made - set(plain) - set(groups))
+    names = dict.fromkeys(n for n in (*plain, *groups, *generated) if not n.startswith("_"))
+    return tuple(names)
 
 
 def plan(
     config: FleetConfig,
     bake: BakeFile,
     target: str,
-    arch: str,
+    arch: str | None,
     node: str,
     push: bool,
     env: Mapping[str, str],
+    overrides: Mapping[str, str] | None = None,
 ) -> BakePlan:
-    """The exact command, and `bake --print` for it; lines that differ from the defaults marked."""
+    """What a launch of this choice will do, decided by the core exactly as `launch_job`
+    decides it (arch, push, the registries it pushes to), the command, and `bake --print`
+    under the job's environment with the lines that differ from the defaults marked.
+    `overrides` (the dialog's variables) go over the operator's environment overrides."""
     from rocmtui.core import bakeprint
     from rocmtui.core.jobs import build_command
-    from rocmtui.core.redact import Redactor
+    from rocmtui.core.jobs.preview import preview_launch
+    from rocmtui.core.redact import Redactor, is_secret_name
 
-    overrides = env_overrides(bake, env, config.variables)
-    pushes = push or target in bake.pushing_targets
-    command = tuple(build_command(config, target, arch, node, pushes, overrides))
-    launch_env = bakeprint.bake_environment(
-        env, {**overrides, ARCH_VARIABLE: arch}, bake_variables=bake.variables
-    )
+    chosen = dict(overrides or {})
+    applied = {**env_overrides(bake, env, config.variables), **chosen}
     default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
-    redactor = Redactor(env)  # secrets by name and by value; overrides are not secret
-    resolved = _print_lines(bakeprint.bake_print(bake.path, [target], launch_env, PRINT_TIMEOUT))
-    baseline = _print_lines(bakeprint.bake_print(bake.path, [target], default_env, PRINT_TIMEOUT))
-    base = set(baseline)
+    # the defaults' print (what the marks compare against) runs beside the launch's own: two
+    # bake processes at once, not one after the other, before the operator sees the plan
+    with ThreadPoolExecutor(1, thread_name_prefix="bake-print-defaults") as beside:
+        defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
+        preview = preview_launch(config, bake, target, arch, node, push, env, applied)
+        try:
+            base = set(_print_lines(defaults.result()))
+        except BakeError:  # nothing to compare with: nothing marked
+            base = set(_print_lines(preview.printed))
+    command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
+    # secrets by name and by value: the environment's, and a secret-named variable set here
+    redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
+    resolved = _print_lines(preview.printed)
     changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
     return BakePlan(
         target=target,
-        arch=arch,
-        node=node,
-        push=pushes,
+        arch=preview.arch,
+        node=preview.node.name,
+        push=preview.pushes,
         command=command,
         resolved=tuple(redactor.redact_text(line) for line in resolved),
         changed=changed,
+        error=preview.print_error,
+        push_switch=push,
+        overrides=tuple(sorted(chosen.items())),
+        push_hosts=preview.push_hosts,
+        missing_logins=preview.missing_logins,
+        arch_pinned=preview.pinned,
+        ready=preview.print_error is None,
     )
 
 
@@ -176,7 +215,10 @@ class ProgressCache:
                 tracker.feed(chunk[:cut].decode("utf-8", "replace").split("\n")[:-1], now)
                 offset += cut
         self._trackers[job_id] = (tracker, offset)
-        return progress_view(tracker.snapshot(now), info.st_mtime)
+        # the silence is the log's age, as the core's stall check reads it: every panel and
+        # every console shows the same silence, rate and ETA for one log
+        silence = max(0.0, now - info.st_mtime)
+        return progress_view(tracker.snapshot(now, silence=silence), info.st_mtime)
 
     def forget_except(self, keep: Iterable[str]) -> None:
         """Drop trackers of jobs no longer followed (memory stays bounded)."""
@@ -191,7 +233,8 @@ def _step_label(step: Any) -> str:
 
 
 def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView:
-    """The core's JobProgress as a ProgressView (the log's mtime is the last output time)."""
+    """The core's JobProgress as a ProgressView. The last output is the log's mtime (what the
+    stall check reads), not when this console happened to read the lines."""
     steps = tuple(
         StepView(
             number=f"#{s.number}",
@@ -206,7 +249,7 @@ def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView
         if not s.internal or s.status == "error"
     )
     ninja = progress.ninja
-    last = max((t for t in (progress.last_output, log_mtime) if t is not None), default=None)
+    last = log_mtime if log_mtime is not None else progress.last_output
     return ProgressView(
         step=_step_label(progress.current) if progress.current is not None else None,
         steps_done=int(progress.steps_done),
@@ -241,6 +284,7 @@ def job_view(record: Any, progress: ProgressView | None) -> JobView:
         error_step=record.error_step,
         message=record.message,
         progress=progress,
+        overrides=tuple(sorted((str(k), str(v)) for k, v in (record.overrides or {}).items())),
         link_down_since=getattr(record, "link_down_since", None),
     )
 
@@ -263,7 +307,10 @@ def list_jobs(
         view = job_view(record, None)
         if view.active or view.id in watched:
             followed.append(view.id)
-            view = job_view(record, cache.progress(view.id, view.target, view.log_path, now))
+            progress = cache.progress(view.id, view.target, view.log_path, now)
+            if progress is not None and view.state == JobState.STALLED:
+                progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
+            view = job_view(record, progress)
         if extras is not None:  # the registry's word on a push, cache statistics, images
             view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
         views.append(view)
@@ -271,8 +318,16 @@ def list_jobs(
     return tuple(views)
 
 
-def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str, str]) -> JobView:
-    """Start a plan through the core; the core refuses what it must (locks, names, login)."""
+def launch(
+    config: FleetConfig,
+    bake: BakeFile,
+    plan: BakePlan,
+    env: Mapping[str, str],
+    push_confirmed: bool,
+) -> JobView:
+    """Start a resolved plan through the core, which refuses what it must (read-only, locks,
+    names, login). `push_confirmed` is the operator's answer to the push question: a plan the
+    core finds pushing without it is refused, never pushed unasked."""
     from rocmtui.core.jobs import launch_job
 
     record = launch_job(
@@ -281,10 +336,10 @@ def launch(config: FleetConfig, bake: BakeFile, plan: BakePlan, env: Mapping[str
         target=plan.target,
         arch=plan.arch,
         node_name=plan.node,
-        push=plan.push,
-        yes=True,  # the dialog asked a second time, with its own key, for a pushing target
+        push=plan.push_switch,
+        yes=push_confirmed,
         env=env,
-        overrides=env_overrides(bake, env, config.variables),
+        overrides={**env_overrides(bake, env, config.variables), **dict(plan.overrides)},
     )
     return job_view(record, None)
 

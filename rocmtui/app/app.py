@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -51,9 +53,11 @@ class RocmTui(App[list[JobView]]):
     ) -> None:
         super().__init__()
         performance.install_strip_patch()  # composited lines without reference cycles
-        self.config = config
         self.read_only = read_only or config.read_only
-        self.backend = backend or FleetBackend(config, read_only=self.read_only)
+        if self.read_only and not config.read_only:
+            config = replace(config, read_only=True)  # the core's launch and cancel refuse
+        self.config = config
+        self.backend = backend or FleetBackend(config)
         self.backend.read_only = self.read_only
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
@@ -168,6 +172,16 @@ class RocmTui(App[list[JobView]]):
             if command.title not in named:
                 yield command
 
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: Textual saves to ~/Downloads and failed where there is
+        none (a server). The SVG goes there when it exists, else to the working directory,
+        else to the state folder; the notification names the file."""
+        if path is None:
+            path = str(screenshot_folder(self.config))
+        return super().deliver_screenshot(filename, path, time_format)
+
     def action_help(self) -> None:
         """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
         from rocmtui.app.screens.help import HelpScreen
@@ -194,6 +208,22 @@ class RocmTui(App[list[JobView]]):
                 self.exit(running)
 
         self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)
+
+
+def screenshot_folder(config: FleetConfig) -> Path:
+    """Where the palette's Screenshot is saved (see `RocmTui.deliver_screenshot`)."""
+    from platformdirs import user_downloads_path
+
+    downloads = user_downloads_path()
+    if downloads.is_dir():
+        return downloads
+    if os.access(Path.cwd(), os.W_OK):
+        return Path.cwd()
+    from rocmtui.core.paths import state_dir
+
+    folder = state_dir(config) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _target(app: RocmTui, screen: Screen[Any], scope: str) -> App[Any] | Widget | None:

@@ -2,8 +2,9 @@
 
 Every method here may block (probes, the job store, `bake --print`); none may be called on the
 event loop. Results come back as the frozen views of `rocmtui.app.model`, so the widgets never
-depend on the exact shape of the core's records. Read-only mode is enforced here, where the
-actions are carried out, not only by hiding keys.
+depend on the exact shape of the core's records. Read-only mode is the core's rule: a read-only
+backend hands the core a read-only fleet config, and the core's launch and cancel refuse, as
+they do for `rocmtui --read-only bake`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from rocmtui.app import adapt
@@ -29,14 +31,12 @@ from rocmtui.app.links import (
 )
 from rocmtui.app.model import BakePlan, BakeView, JobView
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs.plan import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
+ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
 __all__ = ["FleetBackend", "MonitorFailed", "MonitorGone", "ReadOnlyError"]
-
-
-class ReadOnlyError(PermissionError):
-    """A dangerous action was asked of a read-only console."""
 
 
 class FleetBackend:
@@ -49,7 +49,7 @@ class FleetBackend:
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
-        self.read_only = read_only or config.read_only
+        self.read_only = read_only
         self.env = dict(os.environ if env is None else env)
         self._link: ProbeLink | None = None
         self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
@@ -60,6 +60,16 @@ class FleetBackend:
         self._progress = adapt.ProgressCache()
         self._extras = JobExtras()
         self._bake: Any = None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the core refuses this backend's launches and cancels."""
+        return self.config.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        if value and not self.config.read_only:
+            self.config = replace(self.config, read_only=True)
 
     # ------------------------------------------------------------------ fleet probes
 
@@ -193,9 +203,17 @@ class FleetBackend:
         self._bake = bake
         return adapt.bake_view(self.config, bake, self.env)
 
-    def plan(self, target: str, arch: str, node: str, push: bool) -> BakePlan:
-        """The exact command, and what `bake --print` resolves with that environment."""
-        return adapt.plan(self.config, self.bake(), target, arch, node, push, self.env)
+    def plan(
+        self,
+        target: str,
+        arch: str | None,
+        node: str,
+        push: bool,
+        overrides: Mapping[str, str] | None = None,
+    ) -> BakePlan:
+        """What a launch of this choice does (the core's decisions), the exact command, and
+        what `bake --print` resolves with that environment."""
+        return adapt.plan(self.config, self.bake(), target, arch, node, push, self.env, overrides)
 
     def bake(self) -> Any:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
@@ -219,16 +237,13 @@ class FleetBackend:
         """Jobs whose progress is wanted whether or not they still run (open log panes)."""
         self._watched = frozenset(job_ids)  # one assignment: safe beside the jobs thread
 
-    def launch(self, plan: BakePlan) -> JobView:
-        """Start the plan detached through the core; refused in read-only mode."""
-        if self.read_only:
-            raise ReadOnlyError("read-only console: starting builds is disabled")
-        return adapt.launch(self.config, self.bake(), plan, self.env)
+    def launch(self, plan: BakePlan, push_confirmed: bool = False) -> JobView:
+        """Start a resolved plan detached through the core (which refuses it when read-only,
+        and a push the operator did not confirm)."""
+        return adapt.launch(self.config, self.bake(), plan, self.env, push_confirmed)
 
     def cancel(self, job_id: str) -> None:
-        """Cancel a job through the core; refused in read-only mode."""
-        if self.read_only:
-            raise ReadOnlyError("read-only console: cancelling builds is disabled")
+        """Cancel a job through the core (which refuses it when read-only)."""
         adapt.cancel(self.config, job_id)
 
 

@@ -33,7 +33,8 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.rebuild", "r", "rebuild", "Rebuild", "fleet", dangerous=True),
     KeyAction("fleet.log", "l", "open_log", "Log", "fleet"),
     KeyAction("fleet.cancel", "c", "cancel_job", "Cancel", "fleet", dangerous=True),
-    KeyAction("fleet.logs", "v", "show_logs", "Log panes", "fleet"),
+    # `L`, not `v`: inside a pane `v` selects lines (one meaning per key across the screens)
+    KeyAction("fleet.logs", "L", "show_logs", "Log panes", "fleet"),
     KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),
     KeyAction("fleet.matrix", "m", "show_matrix", "Published", "fleet"),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),

@@ -62,9 +62,11 @@ class PanelFailed(Message):
 
 @dataclass
 class PlanResolved(Message):
-    """`bake --print` answered for the plan in the bake dialog."""
+    """The core resolved the plan in the bake dialog; `request` is the dialog's choice it was
+    asked for (None: a recorded plan, posted by snapshot tests)."""
 
     plan: BakePlan
+    request: object = None
 
 
 @dataclass

@@ -86,6 +86,7 @@ class JobView:
     error_step: str | None = None
     message: str | None = None  # why it failed to start, was lost, or was cancelled
     progress: ProgressView | None = None
+    overrides: tuple[tuple[str, str], ...] = ()  # variables set for it, as recorded (redacted)
     link_down_since: float | None = None  # the link to its remote node is down (evidence says)
     loop: str | None = None  # the closed loop's word: in registry, not found, moved, unchecked
     loop_text: str | None = None  # ... as one line with the digests (`✗ not found (recorded …)`)
@@ -120,7 +121,8 @@ class VariableView:
 
 @dataclass(frozen=True, slots=True)
 class BakeView:
-    """What the bake file offers: targets, pushing targets, arches and variables."""
+    """What the bake file offers: every name bake builds (targets, then groups and matrix
+    names, as `rocmtui bake` takes them), pushing targets, arches and variables."""
 
     path: Path
     targets: tuple[str, ...] = ()
@@ -128,11 +130,16 @@ class BakeView:
     arches: tuple[str, ...] = ()
     variables: tuple[VariableView, ...] = ()
     error: str | None = None  # why the file could not be read (shown in the panel)
+    default_arch: str | None = None  # GFX_ARCH's default: what a launch builds unless told
 
 
 @dataclass(frozen=True, slots=True)
 class BakePlan:
-    """One bake the operator is about to start: the command and what bake resolves."""
+    """One bake the operator is about to start: the command and what bake resolves.
+
+    `push` is whether the launch pushes, as the core decided it from what bake resolved (the
+    operator's `push_switch`, or a target whose output is a registry); only a `ready` plan,
+    resolved without error, is ever started."""
 
     target: str
     arch: str
@@ -142,6 +149,12 @@ class BakePlan:
     resolved: tuple[str, ...] = ()  # `bake --print` lines for this plan
     changed: frozenset[int] = frozenset()  # indexes of `resolved` lines that differ from defaults
     error: str | None = None
+    push_switch: bool = False  # `--push`: push even a target whose output is not a registry
+    overrides: tuple[tuple[str, str], ...] = ()  # variables set for this launch
+    push_hosts: tuple[str, ...] = ()  # registry hosts of the tags bake resolved, when it pushes
+    missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
+    arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
+    ready: bool = False  # resolved by bake with no error: what Start may launch
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Starts the build detached and returns at once: the job id goes to stdout (one line, for
 scripts: `rocmtui logs -f "$(rocmtui bake demo-vllm)"`), a human summary to stderr.
-Exit codes: 0 started, 1 refused (already building, push not confirmed, no registry login),
+Exit codes: 0 started, 1 refused (already building, push not confirmed, no registry login,
+read-only),
 2 usage or configuration error (unknown target, arch, node or variable; bad bake file).
 TARGET is any name `docker buildx bake` accepts: a target, a group or a matrix-generated name.
 """
@@ -112,7 +113,13 @@ def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
     from rocmtui.core.bakefile import BakeError
     from rocmtui.core.bakefind import check_found
-    from rocmtui.core.jobs import AlreadyRunning, LaunchError, LaunchRefused, launch_job
+    from rocmtui.core.jobs import (
+        AlreadyRunning,
+        LaunchError,
+        LaunchRefused,
+        ReadOnlyRefused,
+        launch_job,
+    )
     from rocmtui.core.jobs.plan import parse_overrides
 
     config = config_from(args)
@@ -137,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  follow it: rocmtui logs -f {exc.job_id}", file=sys.stderr)
         _answer(args, {"started": False, "refused": str(exc), "blocking_job": exc.job_id})
         return EXIT_UNHEALTHY
-    except LaunchRefused as exc:
+    except (LaunchRefused, ReadOnlyRefused) as exc:
         print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
         _answer(args, {"started": False, "refused": str(exc), "blocking_job": None})
         return EXIT_UNHEALTHY

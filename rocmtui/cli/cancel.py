@@ -1,7 +1,8 @@
 """`rocmtui cancel JOB [--grace SECONDS]`: stop a running build and record `cancelled`.
 
 SIGTERM to the job's whole process group, SIGKILL after the grace period, then any process
-left in the job's session. Exit codes: 0 cancelled, 1 the job had already ended, 2 no such job.
+left in the job's session. Exit codes: 0 cancelled, 1 the job had already ended or the fleet is
+read-only, 2 no such job.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cancel the job."""
-    from rocmtui.core.jobs import JobNotFound, JobNotRunning, cancel_job
+    from rocmtui.core.jobs import JobNotFound, JobNotRunning, ReadOnlyRefused, cancel_job
 
     config = config_from(args)
     try:
         record = cancel_job(config, args.job, grace=max(0.0, args.grace))
     except JobNotRunning as exc:
         print(f"rocmtui cancel: {exc}", file=sys.stderr)
+        _answer(args, {"cancelled": False, "reason": str(exc)})
+        return EXIT_UNHEALTHY
+    except ReadOnlyRefused as exc:
+        print(f"rocmtui cancel: refused: {exc}", file=sys.stderr)
         _answer(args, {"cancelled": False, "reason": str(exc)})
         return EXIT_UNHEALTHY
     except LookupError as exc:

@@ -8,6 +8,7 @@ Exit codes: 0 healthy / done, 1 something is not healthy, 2 usage or configurati
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -25,6 +26,8 @@ if TYPE_CHECKING:  # the console starts its monitor before importing these (see 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
 EXIT_USAGE = 2
+EXIT_PIPE = 141  # what a shell reports for a tool ended by SIGPIPE (128 + 13): `| head` closed
+READ_ONLY_HELP = "refuse every action that starts or stops a build (as read_only = true does)"
 
 # subcommand -> (module, one-line help); order is the order of `rocmtui --help`. Only the
 # module of the command being run is imported, so `rocmtui bake` and the console never pay for
@@ -72,8 +75,11 @@ CONFIG_HELP = (
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    """Every subcommand takes --config, --color and --debug (after its name too)."""
+    """Every subcommand takes --config, --color, --debug and --read-only (after its name too)."""
     add_common_options(parser, default=argparse.SUPPRESS)
+    parser.add_argument(
+        "--read-only", action="store_true", default=argparse.SUPPRESS, help=READ_ONLY_HELP
+    )
 
 
 def add_common_options(parser: argparse.ArgumentParser, default: object) -> None:
@@ -112,6 +118,10 @@ def config_from(args: argparse.Namespace) -> FleetConfig:
     from rocmtui.core.config import load_config
 
     config = load_config(getattr(args, "config", None))
+    if getattr(args, "read_only", False) and not config.read_only:
+        from dataclasses import replace
+
+        config = replace(config, read_only=True)  # the core's launch and cancel refuse
     if os.environ.get("ROCMTUI_DEBUG", "") not in ("", "0"):
         from rocmtui.core import debuglog
 
@@ -164,11 +174,7 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
     )
     parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
     add_common_options(parser, default=None)
-    parser.add_argument(
-        "--read-only",
-        action="store_true",
-        help="console: refuse every action that starts or stops a build",
-    )
+    parser.add_argument("--read-only", action="store_true", help=READ_ONLY_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if not all_commands and name != only:
@@ -230,40 +236,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     monitor = start_monitor(words)
     try:
-        from rocmtui.core.config import ConfigError
-
-        parser = build_parser(chosen_command(words), all_commands=False)
-        args = parser.parse_args(words)
-        apply_color(getattr(args, "color", None))
-        if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):
-            os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
-        try:
-            if args.command is None:
-                from rocmtui.app.run import run_console
-
-                return int(run_console(args, monitor))
-            module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
-            try:
-                return module.run(args)
-            except OSError as exc:  # the machine's, not a bug: its text names the file
-                print(f"rocmtui: {exc}", file=sys.stderr)
-                return EXIT_UNHEALTHY
-            except Exception as exc:
-                # a corrupt or unwritable database: named, no traceback. Looked up, not
-                # imported: a command that never opened the store (completion) never pays it
-                store = sys.modules.get("rocmtui.core.jobs.store")
-                if store is not None and isinstance(exc, store.JobStoreError):
-                    print(f"rocmtui: job store {exc}", file=sys.stderr)
-                    return EXIT_UNHEALTHY
-                raise
-        except ConfigError as exc:
-            print(f"rocmtui: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except KeyboardInterrupt:
-            return 130
+        code = _run(words, monitor)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is said below, quietly
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     finally:
         if monitor is not None:
             stop_link(monitor)
+
+
+def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
+    """Parse `words` and run the console or the command they name."""
+    from rocmtui.core.config import ConfigError
+
+    parser = build_parser(chosen_command(words), all_commands=False)
+    try:
+        args = parser.parse_args(words)
+    except SystemExit:  # --help, --version, a usage error: flushed here, where a closed
+        sys.stdout.flush()  # pipe is caught (see main)
+        raise
+    apply_color(getattr(args, "color", None))
+    if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):
+        os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
+    try:
+        if args.command is None:
+            from rocmtui.app.run import run_console
+
+            return int(run_console(args, monitor))
+        module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
+        try:
+            return module.run(args)
+        except BrokenPipeError:
+            raise  # not the machine's fault: the reader left (see main)
+        except OSError as exc:  # the machine's, not a bug: its text names the file
+            print(f"rocmtui: {exc}", file=sys.stderr)
+            return EXIT_UNHEALTHY
+        except Exception as exc:
+            # a corrupt or unwritable database: named, no traceback. Looked up, not
+            # imported: a command that never opened the store (completion) never pays it
+            store = sys.modules.get("rocmtui.core.jobs.store")
+            if store is not None and isinstance(exc, store.JobStoreError):
+                print(f"rocmtui: job store {exc}", file=sys.stderr)
+                return EXIT_UNHEALTHY
+            raise
+    except ConfigError as exc:
+        print(f"rocmtui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _closed_pipe() -> int:
+    """The reader went away (`rocmtui jobs --json | head`): stop quietly, as every Unix tool
+    does. stdout is pointed at /dev/null so the interpreter's last flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

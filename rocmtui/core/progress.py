@@ -342,9 +342,14 @@ class ProgressTracker:
 
     # -- snapshot ------------------------------------------------------------------------------
 
-    def snapshot(self, now: float | None = None) -> JobProgress:
-        """The progress so far. With `now`, rates include the silence since the last line."""
+    def snapshot(self, now: float | None = None, *, silence: float | None = None) -> JobProgress:
+        """The progress so far. With `now`, rates include the silence since the last line fed;
+        with `silence` (the log's age, as the stall check reads it) the compile rate is over the
+        build's own times, so every reader of one log gets one rate and ETA."""
         clock = now if now is not None else self._last_now
+        counter, ninja = self._ninja, None
+        if counter is not None:
+            ninja = counter.snapshot(clock) if silence is None else counter.snapshot_after(silence)
         states = sorted(self._steps.values(), key=lambda s: s.number)
         steps = {s.number: _freeze(s, clock) for s in states}
         targets = target_progress(list(steps.values()), {s.number: s.last_seen for s in states})
@@ -364,7 +369,7 @@ class ProgressTracker:
             steps_done=sum(t.steps_done for t in targets),
             steps_total=sum(t.steps_total for t in targets),
             steps_cached=sum(1 for s in states if s.status is StepStatus.CACHED),
-            ninja=self._ninja.snapshot(clock) if self._ninja else None,
+            ninja=ninja,
             lines=self.lines,
             line_rate=self._line_rate.rate(clock),
             last_output=self._last_now,

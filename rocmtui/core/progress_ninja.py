@@ -58,6 +58,11 @@ class WindowRate:
         self._latest_t = 0.0
         self._latest = 0
 
+    @property
+    def latest_time(self) -> float:
+        """The time of the newest sample (the clock of `add`)."""
+        return self._latest_t
+
     def reset(self) -> None:
         """Forget every sample (a counter that went backwards started over)."""
         self._samples.clear()
@@ -120,7 +125,15 @@ class NinjaCounter:
 
     def snapshot(self, now: float | None) -> NinjaProgress:
         """Frozen view with rate and ETA."""
-        rate = self.rate.rate(now)
+        return self._frozen(self.rate.rate(now))
+
+    def snapshot_after(self, silence: float) -> NinjaProgress:
+        """Frozen view with the rate over the build's own times (the `#N 12.345` seconds
+        BuildKit prints), the last `silence` seconds of no output counted in. Whoever reads the
+        log, whenever, gets the same answer for the same bytes and the same silence."""
+        return self._frozen(self.rate.rate(self.rate.latest_time + max(0.0, silence)))
+
+    def _frozen(self, rate: float | None) -> NinjaProgress:
         eta = None
         if rate and rate > 0 and self.total >= self.done:
             eta = (self.total - self.done) / rate

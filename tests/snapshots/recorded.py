@@ -181,8 +181,8 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
             cached=2,
             ninja_done=12345,
             ninja_total=23456,
-            rate=11.4,
-            eta=975,
+            rate=None if stalled else 11.4,  # as the backend reports a stalled job: no ETA
+            eta=None if stalled else 975,
             last_output_at=now - (1000 if stalled else 2),
             steps=steps,
         ),

@@ -1,15 +1,18 @@
-"""The bake dialog: target, arch, node, push; the exact command; what `bake --print` resolves.
+"""The bake dialog: target, arch, node, push and variables; the exact command; what bake resolves.
 
-Opened by `b` (fresh) or `r` (ready: the selected job's target, arch and node filled in and the
-Start button focused, so Enter starts it: a single-arch rebuild is `r`, Enter). A pushing target
-needs a second, explicit key in a confirmation. The plan is resolved in a worker whenever a
-field changes; the dialog dismisses with the `BakePlan` to start, and the fleet screen starts it.
+Opened by `b` (fresh) or `r` (ready: exactly what the selected job built, its name, arch,
+node, push and variables, with Start focused, so Enter starts it). Every change is resolved by
+the core on a thread of its own (never behind the views' thread pool, see `userthreads`):
+the arch a matrix name fixes, whether the launch pushes and to which registries its tags name,
+and `bake --print` under the job's environment. Start launches only the plan resolved for
+exactly what is on screen: pressed earlier, it starts when the answer comes, or says why not.
+A launch that pushes always asks first, with its own key, naming those registries. The dialog
+dismisses with the `BakePlan` to start; the fleet screen starts it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -17,42 +20,36 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Select, Static
+from textual.timer import Timer
+from textual.widgets import Button, Input, Label, Select, Static
 
+from rocmtui.app.dialogs.bake_choices import (
+    BakeRequest,
+    arch_choices,
+    arch_note,
+    default_arch,
+    format_overrides,
+    node_changed_note,
+    overrides_key,
+    parse_overrides_field,
+    push_note,
+)
 from rocmtui.app.dialogs.confirm import ConfirmDialog
 from rocmtui.app.feeds import describe
 from rocmtui.app.messages import PlanResolved
 from rocmtui.app.model import BakePlan, ConsoleData
 from rocmtui.app.text import clean
+from rocmtui.app.userthreads import run_on_own_thread
 
-STANDARD_ARCHES = ("gfx950", "gfx1201", "gfx1250")
+if TYPE_CHECKING:
+    from rocmtui.app.app import RocmTui
+
+__all__ = ["BakeDialog", "BakeRequest"]
+
 MAX_RESOLVED_LINES = 400
+TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
 
-
-@dataclass(frozen=True, slots=True)
-class BakeRequest:
-    """What the dialog opens with."""
-
-    node: str | None = None
-    target: str | None = None
-    arch: str | None = None
-    ready: bool = False  # focus Start: Enter launches at once
-
-
-def arch_choices(data: ConsoleData, node: str | None) -> list[str]:
-    """gfx950, gfx1201, gfx1250, the node's own arch and whatever the bake file knows."""
-    out = list(STANDARD_ARCHES)
-    extra: list[str] = []
-    if data.fleet is not None and node is not None:
-        snap = data.fleet.node(node)
-        if snap is not None and snap.gfx:
-            extra.append(snap.gfx)
-    if data.bake is not None:
-        extra.extend(data.bake.arches)
-    for arch in extra:
-        if arch not in out:
-            out.append(arch)
-    return out
+Choice = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]  # target, arch, node, push, set
 
 
 class BakeDialog(ModalScreen[BakePlan | None]):
@@ -68,22 +65,32 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         super().__init__(id="bake-dialog", classes="dialog")
         self.data = data
         self.request = request
-        self.plan: BakePlan | None = None
         assert data.bake is not None
         self.bake = data.bake
+        self.push_switch = request.push
+        self.plan: BakePlan | None = None  # on show: resolved when `resolved_for` is `asked`
+        self.asked: Choice | None = None  # the choice last sent to bake
+        self.resolved_for: Choice | None = None  # the choice `plan` was resolved for
+        self.start_when_resolved = False  # Start was pressed while bake was still answering
+        self.set_error: str | None = None
+        self._note = ""  # what the last node change did to the arch
+        self._typing: Timer | None = None
+
+    @property
+    def console(self) -> RocmTui:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        """Fields in one row, the command, the resolved definition, the buttons."""
+        """Fields, variables, notes, the command, the resolved definition, the buttons."""
         bake = self.bake
         nodes = [n.name for n in self.data.fleet.nodes] if self.data.fleet else []
+        nodes += [n.name for n in self.console.config.nodes if n.name not in nodes]
         node = self.request.node if self.request.node in nodes else (nodes[0] if nodes else None)
-        target = (
-            self.request.target
-            if self.request.target in bake.targets
-            else (bake.targets[0] if bake.targets else None)
-        )
-        arches = arch_choices(self.data, node)
-        arch = self.request.arch if self.request.arch in arches else self.node_arch(node, arches)
+        target = self.request.target if self.request.target in bake.targets else None
+        target = target or (bake.targets[0] if bake.targets else None)
+        arches = arch_choices(bake, self.node_gfx(node), (self.request.arch,))
+        arch = self.request.arch if self.request.arch in arches else default_arch(bake)
         with Vertical(id="bake-box"):
             yield Static(Text("Bake", style="bold"), id="bake-title")
             with Horizontal(id="bake-fields"):
@@ -97,12 +104,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 )
                 yield Label("arch")
                 yield Select(
-                    [(a, a) for a in arches],
-                    value=arch,
-                    allow_blank=False,
-                    compact=True,
+                    [(a, a) for a in arches], value=arch, allow_blank=False, compact=True,
                     id="bake-arch",
-                )
+                )  # fmt: skip
                 yield Label("node")
                 yield Select(
                     [(clean(n, 30), n) for n in nodes],
@@ -111,14 +115,15 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                     compact=True,
                     id="bake-node",
                 )
-                yield Label("push")
-                yield Select(
-                    [("no", False), ("yes", True)],
-                    value=target in bake.pushing_targets,
-                    allow_blank=False,
+            with Horizontal(id="bake-vars"):
+                yield Label("set")
+                yield Input(
+                    format_overrides(self.request.overrides),
+                    placeholder="VAR=VALUE … bake variables for this build (as --set)",
                     compact=True,
-                    id="bake-push",
+                    id="bake-set",
                 )
+            yield Static("", id="bake-note", markup=False)
             yield Static("", id="bake-command", markup=False)
             with VerticalScroll(id="bake-resolved"):
                 yield Static("resolving…", id="bake-print", markup=False)
@@ -127,13 +132,13 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 yield Button("Back", id="bake-cancel", compact=True)
                 yield Static("", id="bake-hint", markup=False)
 
-    def node_arch(self, node: str | None, arches: list[str]) -> str:
-        """The node's own arch when it has one, else the bake file's default (gfx950)."""
-        if self.data.fleet is not None and node is not None:
-            snap = self.data.fleet.node(node)
-            if snap is not None and snap.gfx in arches:
-                return snap.gfx
-        return arches[0]
+    def node_gfx(self, node: str | None) -> str | None:
+        """The node's GPU arch, as probed, else as the fleet file says."""
+        snap = self.data.fleet.node(node) if self.data.fleet and node else None
+        if snap is not None and snap.gfx:
+            return snap.gfx
+        configured = self.console.config.node(node) if node else None
+        return configured.gfx if configured else None
 
     def on_mount(self) -> None:
         """Focus Start when opened by `r` (Enter launches), the target otherwise."""
@@ -144,70 +149,153 @@ class BakeDialog(ModalScreen[BakePlan | None]):
 
     # ---------------------------------------------------------------- the plan
 
-    def choice(self) -> tuple[str, str, str, bool] | None:
-        """(target, arch, node, push) as chosen, or None while a field is blank."""
+    def choice(self) -> Choice | None:
+        """(target, arch, node, push switch, variables) as shown, or None while a field is
+        blank or the variables do not parse (`set_error` says why)."""
         values = [self.query_one(f"#bake-{n}", Select).value for n in ("target", "arch", "node")]
         if any(v is Select.BLANK or v is None for v in values):
             return None
+        try:
+            overrides = parse_overrides_field(self.query_one("#bake-set", Input).value)
+        except ValueError as exc:
+            self.set_error = str(exc)
+            return None
+        self.set_error = None
         target, arch, node = (str(v) for v in values)
-        return target, arch, node, bool(self.query_one("#bake-push", Select).value)
+        return target, arch, node, self.push_switch, overrides_key(overrides)
 
-    @on(Select.Changed, "#bake-target")
-    def _target_changed(self, event: Select.Changed) -> None:
-        """A pushing target turns push on (it pushes whatever the switch says)."""
-        if event.value in self.bake.pushing_targets:
-            self.query_one("#bake-push", Select).value = True
+    @on(Select.Changed, "#bake-node")
+    def _node_changed(self, event: Select.Changed) -> None:
+        """The new node may not build the chosen arch: say what happens to it."""
+        node = str(event.value)
+        box = self.query_one("#bake-arch", Select)
+        arch = str(box.value)
+        arches = arch_choices(self.bake, self.node_gfx(node), (self.request.arch,))
+        self._note = ""
+        if arch not in arches:
+            fallback = default_arch(self.bake)
+            self._note = node_changed_note(arch, node, self.node_gfx(node), fallback)
+            arch = fallback
+        box.set_options([(a, a) for a in arches])
+        box.value = arch
 
     @on(Select.Changed)
-    def refresh_plan(self) -> None:
-        """Re-resolve whenever a field changes."""
-        chosen = self.choice()
-        if chosen is None:
-            return
-        target, arch, node, push = chosen
-        self.plan = BakePlan(target=target, arch=arch, node=node, push=push)
-        self.show_plan(self.plan, resolving=True)
-        if getattr(self.app, "resolve_plans", True):  # snapshot tests post a recorded plan
-            self.resolve(target, arch, node, push)
+    def _field_changed(self) -> None:
+        self.refresh_plan()
 
-    @work(thread=True, exclusive=True, group="plan", name="bake-print", exit_on_error=False)
-    def resolve(self, target: str, arch: str, node: str, push: bool) -> None:
-        """`bake --print` with the launch environment (blocks: a worker)."""
-        backend = self.app.backend  # type: ignore[attr-defined]
+    @on(Input.Changed, "#bake-set")
+    def _typed(self) -> None:
+        """Resolve once the operator pauses (one bake run per pause, not per key)."""
+        if self._typing is not None:
+            self._typing.stop()
+        self._typing = self.set_timer(TYPING_PAUSE, self.refresh_plan, name="bake-set-pause")
+
+    @on(Input.Submitted, "#bake-set")
+    def _set_now(self) -> None:
+        self.refresh_plan()
+
+    def refresh_plan(self) -> None:
+        """Ask bake again when what is shown changed (a field, the push switch, the variables);
+        an answer for anything older is dropped, and so is a pending Start."""
+        chosen = self.choice()
+        if chosen == self.asked and chosen is not None:
+            return
+        self.asked = chosen
+        self.start_when_resolved = False
+        if chosen is None:
+            self.plan = None
+            self.show()
+            return
+        target, arch, node, push, overrides = chosen
+        self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
+        self.show()
+        if getattr(self.app, "resolve_plans", True):  # snapshot tests post a recorded plan
+            self.resolve(chosen)
+
+    @work(exclusive=True, group="plan", name="bake-print", exit_on_error=False)
+    async def resolve(self, chosen: Choice) -> None:
+        """The core's answer for `chosen`, from a thread of its own."""
+        target, arch, node, push, overrides = chosen
+        backend = self.console.backend
         try:
-            plan = backend.plan(target, arch, node, push)
+            plan = await run_on_own_thread(
+                lambda: backend.plan(target, arch, node, push, dict(overrides)),
+                name="bake-print",
+                daemon=True,  # a read for the screen: nothing to finish at exit
+            )
         except Exception as exc:
-            plan = BakePlan(target, arch, node, push, error=describe(exc))
-        self.post_message(PlanResolved(plan))
+            plan = BakePlan(
+                target, arch, node, push, error=describe(exc), push_switch=push,
+                overrides=overrides,
+            )  # fmt: skip
+        self.post_message(PlanResolved(plan, chosen))
 
     @on(PlanResolved)
     def _resolved(self, message: PlanResolved) -> None:
         plan = message.plan
-        if self.plan is None or (plan.target, plan.arch, plan.node, plan.push) != (
-            self.plan.target,
-            self.plan.arch,
-            self.plan.node,
-            self.plan.push,
-        ):
+        asked = self.asked
+        if asked is None:
+            return
+        if message.request is None:  # a recorded plan (snapshot tests): for what is shown?
+            if (plan.target, plan.node) != (asked[0], asked[2]):
+                return
+        elif message.request != asked:
             return  # an answer for a choice the operator already changed
         self.plan = plan
-        self.show_plan(plan, resolving=False)
+        self.resolved_for = asked
+        self.show()
+        if self.start_when_resolved:
+            self.start_when_resolved = False
+            self.action_start()
 
-    def show_plan(self, plan: BakePlan, resolving: bool) -> None:
-        """The command line and the resolved definition, changed lines highlighted."""
+    @property
+    def resolved(self) -> bool:
+        """The plan on show is bake's answer for exactly what is shown."""
+        return self.plan is not None and self.asked is not None and self.resolved_for == self.asked
+
+    def show(self) -> None:
+        """Notes, the command line, the resolved definition (changed lines marked), the hint."""
+        plan, resolving = self.plan, not self.resolved
+        chosen = self.asked
+        note = Text(no_wrap=True, overflow="ellipsis")
+        if chosen is not None:
+            _, arch, node, _, _ = chosen
+            shown_arch = plan.arch if plan is not None and not resolving else arch
+            note.append(self._note + "\n" if self._note else "", style="bold")
+            note.append(arch_note(shown_arch, self.bake, node, self.node_gfx(node), plan))
+            note.append("\n" + push_note(plan, self.push_switch, resolving))
+        self.query_one("#bake-note", Static).update(note)
         command = Text("$ ", style="bold")
-        if plan.command:
+        if plan is not None and plan.command:
             command.append(" ".join(clean(part, 200) for part in plan.command))
-        else:
+        elif plan is not None:
             command.append(
                 f"GFX_ARCH={plan.arch} docker buildx bake … -- {clean(plan.target)}", style="dim"
             )
         self.query_one("#bake-command", Static).update(command)
+        self.query_one("#bake-print", Static).update(self.resolved_text(plan, resolving))
+        if plan is not None and plan.changed and not resolving:  # the first difference in view
+            first = min(plan.changed) + 1  # +1: the heading line
+            scroller = self.query_one("#bake-resolved")
+            self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
+        hint = Text("ctrl+s start · p push on/off · esc back", style="dim")
+        if self.start_when_resolved:
+            hint.append("  starting once bake has resolved it…", style="bold")
+        elif plan is not None and plan.push and not resolving:
+            hint.append("  pushes to the registry: asks again", style="bold")
+        self.query_one("#bake-hint", Static).update(hint)
+
+    def resolved_text(self, plan: BakePlan | None, resolving: bool) -> Text:
+        """What bake printed, or why there is nothing to show."""
         body = Text()
-        if plan.error:
-            body.append(f"bake --print failed: {clean(plan.error, 300)}", style="bold red")
+        if self.set_error:
+            body.append(clean(self.set_error, 300), style="bold red")
+        elif plan is None:
+            body.append("choose a target, an arch and a node", style="dim")
         elif resolving:
             body.append("resolving with bake --print…", style="dim")
+        elif plan.error:
+            body.append(f"bake --print failed: {clean(plan.error, 300)}", style="bold red")
         else:
             body.append(
                 "bake --print (lines that differ from the defaults are marked ▶)\n", style="dim"
@@ -217,43 +305,40 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                     body.append("▶ " + clean(line, 300) + "\n", style="bold reverse")
                 else:
                     body.append("  " + clean(line, 300) + "\n")
-        self.query_one("#bake-print", Static).update(body)
-        if plan.changed and not resolving:  # bring the first difference into view
-            first = min(plan.changed) + 1  # +1: the heading line
-            scroller = self.query_one("#bake-resolved")
-            self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
-        hint = Text("ctrl+s start · p push on/off · esc back", style="dim")
-        if plan.push:
-            hint.append("  pushes to the registry: asks again", style="bold")
-        self.query_one("#bake-hint", Static).update(hint)
+        return body
 
     # ---------------------------------------------------------------- actions
 
     @on(Button.Pressed, "#bake-start")
     def action_start(self) -> None:
-        """Start; a pushing target asks a second time, with an explicit key."""
-        chosen = self.choice()
-        if chosen is None:
-            self.notify("Choose a target, an arch and a node.", severity="warning")
+        """Start the plan bake resolved for what is shown; before the answer, start when it
+        comes. A pushing plan asks a second time, with an explicit key."""
+        self.refresh_plan()  # the variables typed a moment ago count
+        plan = self.plan
+        if plan is None or self.asked is None:
+            why = self.set_error or "choose a target, an arch and a node"
+            self.notify(f"Not started: {why}", severity="warning", markup=False)
             return
-        target, arch, node, push = chosen
-        plan = (
-            self.plan
-            if self.plan and self.plan.target == target
-            else BakePlan(target, arch, node, push)
-        )
-        if not push:
+        if not self.resolved:
+            self.start_when_resolved = True
+            self.show()
+            return
+        if plan.error or not plan.ready:
+            why = clean(plan.error or "bake has not resolved it", 200)
+            self.notify(f"Not started: {why}", severity="error", markup=False)
+            return
+        if not plan.push:
             self.dismiss(plan)
             return
-        registry = self.app.config.registry.url  # type: ignore[attr-defined]
 
         def answered(yes: bool | None) -> None:
-            if yes:
+            if yes and self.plan is plan:
                 self.dismiss(plan)
 
+        hosts = ", ".join(clean(h, 60) for h in plan.push_hosts) or "the registry"
         self.app.push_screen(
             ConfirmDialog(
-                f"Push {clean(target)} for {arch} to {clean(registry)}?",
+                f"Push {clean(plan.target)} for {plan.arch} to {hosts}?",
                 "y",
                 "Build and push",
                 details="Pushing replaces the published tags of this target.",
@@ -267,6 +352,14 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         self.dismiss(None)
 
     def action_toggle_push(self) -> None:
-        """`p`: push on/off."""
-        box = self.query_one("#bake-push", Select)
-        box.value = not bool(box.value)
+        """`p`: the `--push` switch; a target whose output is a registry pushes regardless."""
+        plan = self.plan
+        if self.resolved and plan is not None and plan.push and not plan.push_switch:
+            self.notify(
+                f"{clean(plan.target)} always pushes: its output is a registry.",
+                severity="information",
+                markup=False,
+            )
+            return
+        self.push_switch = not self.push_switch
+        self.refresh_plan()

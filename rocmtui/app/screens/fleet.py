@@ -20,6 +20,7 @@ from textual.containers import Container
 from textual.worker import Worker, WorkerState
 
 from rocmtui.app import keys
+from rocmtui.app.alarms import BuildAlarms
 from rocmtui.app.feeds import Feeds, describe
 from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
@@ -32,10 +33,11 @@ from rocmtui.app.messages import (
     PanelFailed,
     ProbeSourceChanged,
 )
-from rocmtui.app.model import ConsoleData, JobView, pushes_ended
+from rocmtui.app.model import ConsoleData, pushes_ended
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.screens.fleet_actions import FleetActions
 from rocmtui.app.text import clean
+from rocmtui.app.userthreads import run_on_own_thread
 from rocmtui.app.widgets.common import Palette, StatusLine
 from rocmtui.app.widgets.fleet import (
     FleetPanel,
@@ -50,7 +52,7 @@ from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
-    from rocmtui.app.dialogs.bake import BakeRequest
+    from rocmtui.app.dialogs.bake_choices import BakeRequest
     from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
@@ -69,7 +71,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         super().__init__(id="fleet")
         self.data = ConsoleData()
         self.history: dict[str, deque[float]] = {}
-        self.stalled_seen: set[str] = set()
+        self._alarms: BuildAlarms | None = None
         self._palette: Palette | None = None
         self._last_fleet_at: float | None = None
         self.feeds: Feeds | None = None
@@ -136,15 +138,16 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.query_one("#nodes-table").focus()
 
     def load_bake(self) -> None:
-        """Read the bake file in a worker, once (the variables panel fills when it is read)."""
+        """Read the bake file once, on a thread of its own (the variables panel fills when it
+        is read): `b` pressed before then waits for it, never behind the views' pool."""
         if self._bake_requested or self.feeds is None:
             return
         self._bake_requested = True
+        load = self.feeds.load_bake
         self.run_worker(
-            self.feeds.load_bake,
+            run_on_own_thread(load, name="bake-file", daemon=True),
             name="bake-file",
             group="bake",
-            thread=True,
             exit_on_error=False,
         )
 
@@ -161,6 +164,14 @@ class FleetScreen(FleetActions, CatalogScreen):
             published.stop_feed()
 
     # ---------------------------------------------------------------- rendering
+
+    @property
+    def alarms(self) -> BuildAlarms:
+        """The bell and notifications for builds that stall or fail (made when first fed)."""
+        if self._alarms is None:
+            config = self.console.config
+            self._alarms = BuildAlarms(self.app, config.stall_after_seconds, self.console.clock)
+        return self._alarms
 
     @property
     def palette(self) -> Palette:
@@ -279,7 +290,8 @@ class FleetScreen(FleetActions, CatalogScreen):
         self.data = replace(self.data, fleet=snap, latency=latency)
         for name in ("nodes", "services"):
             self.query_one(f"#{name}", FleetPanel).show_fault(None)
-        self.render_panels("nodes", "services")
+        # jobs too: its silences and the nodes' are worded at one `now`, so they agree
+        self.render_panels("nodes", "services", "jobs")
         if not self._bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
@@ -309,7 +321,7 @@ class FleetScreen(FleetActions, CatalogScreen):
             return  # the usual idle round: nothing to draw
         ended_push = pushes_ended(self.data.jobs, message.jobs)
         self.data = replace(self.data, jobs=message.jobs)
-        self.alarm_new_stalls(message.jobs)
+        self.alarms.update(message.jobs)
         published = self.console.open_published_screen
         if published is not None and ended_push:  # the registry's answer may have changed
             published.refresh_soon()
@@ -342,24 +354,6 @@ class FleetScreen(FleetActions, CatalogScreen):
     def _failed(self, message: PanelFailed) -> None:
         self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
 
-    def alarm_new_stalls(self, jobs: tuple[JobView, ...]) -> None:
-        """A job that just went stalled rings the bell and raises a notification, once."""
-        stalled = {j.id: j for j in jobs if j.state == JobState.STALLED}
-        for job_id in stalled.keys() - self.stalled_seen:
-            job = stalled[job_id]
-            self.app.bell()
-            last = job.progress.last_output_at if job.progress else None
-            silent = fmt_age(self.console.clock() - (last or job.started_at))
-            self.notify(
-                f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
-                f"has printed nothing for {silent}",
-                title="Build stalled",
-                severity="error",
-                timeout=30,
-                markup=False,
-            )
-        self.stalled_seen = set(stalled)
-
     # ---------------------------------------------------------------- worker errors
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -378,7 +372,7 @@ class FleetScreen(FleetActions, CatalogScreen):
     # bake, rebuild, open_log, cancel_job and their workers are FleetActions' (fleet_actions.py)
 
     def action_show_logs(self) -> None:
-        """`v`: the log panes already open."""
+        """`L`: the log panes already open."""
         self.app.push_screen(self.console.logs_screen)
 
     def action_show_matrix(self) -> None:

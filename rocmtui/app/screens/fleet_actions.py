@@ -19,13 +19,14 @@ from rocmtui.app.feeds import describe
 from rocmtui.app.messages import CancelRequested, JobStarted, LogRequested
 from rocmtui.app.model import BakePlan, JobView, last_job_on, running_job_on
 from rocmtui.app.text import clean
+from rocmtui.app.userthreads import run_on_own_thread
 from rocmtui.app.widgets.fleet import JobsPanel, NodesPanel
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
     from textual.screen import Screen
 
     from rocmtui.app.app import RocmTui
-    from rocmtui.app.dialogs.bake import BakeRequest
+    from rocmtui.app.dialogs.bake_choices import BakeRequest
     from rocmtui.app.feeds import Feeds
     from rocmtui.app.model import ConsoleData
 
@@ -53,38 +54,39 @@ class FleetActions(_Base):
         def load_bake(self) -> None:
             """Read the bake file in a worker, once (FleetScreen's method)."""
 
-    def selection(self) -> tuple[str | None, JobView | None]:
-        """(node, job) the cursor is on: a job row names both; a node row names its node."""
+    def focused_row(self) -> tuple[str | None, JobView | None, str]:
+        """(node, job, why) for the row under the cursor of the focused panel only: a job row
+        names both; a node row names its node and its running (else last) job. `why` says
+        what is missing when the focused panel has no such row."""
         focused = self.focused
         jobs = self.query_one("#jobs", JobsPanel)
         nodes = self.query_one("#nodes", NodesPanel)
-        if focused is jobs.table and jobs.selected_key:
+        if focused is jobs.table:
             job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
-            return (job.node if job else None), job
-        node = nodes.selected_key
-        if node is None:
-            return None, None
-        job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
-        return node, job
+            return (job.node if job else None), job, "No job in the Jobs panel yet."
+        if focused is nodes.table and nodes.selected_key is not None:
+            node = nodes.selected_key
+            job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
+            return node, job, f"No job on {clean(node, 30)} yet."
+        return None, None, "Select a job (Jobs panel) or a node first: Tab moves between panels."
 
     def action_bake(self) -> None:
-        """`b`: the bake dialog, on the selected node."""
-        node, _ = self.selection()
-        from rocmtui.app.dialogs.bake import BakeRequest
+        """`b`: the bake dialog, on the focused row's node."""
+        node, _, _ = self.focused_row()
+        from rocmtui.app.dialogs.bake_choices import BakeRequest
 
         self.open_bake(BakeRequest(node=node))
 
     def action_rebuild(self) -> None:
-        """`r`: the same target, one arch, on that node: the dialog opens ready, Enter starts."""
-        node, job = self.selection()
-        target = job.target if job else None
-        arch = job.arch if job else None
-        if node is not None and arch is None and self.data.fleet is not None:
-            snap = self.data.fleet.node(node)
-            arch = snap.gfx if snap else None
-        from rocmtui.app.dialogs.bake import BakeRequest
+        """`r`: exactly what the focused row's job built, on its node: the dialog opens ready,
+        Enter starts it."""
+        _, job, why = self.focused_row()
+        if job is None:
+            self.notify(f"{why} (b starts a new build)", severity="information", markup=False)
+            return
+        from rocmtui.app.dialogs.bake_choices import rebuild_request
 
-        self.open_bake(BakeRequest(node=node, target=target, arch=arch, ready=True))
+        self.open_bake(rebuild_request(job))
 
     def open_bake(self, request: BakeRequest) -> None:
         """Push the bake dialog (refused in read-only mode)."""
@@ -100,6 +102,15 @@ class FleetActions(_Base):
             why = self.data.bake.error if self.data.bake else "the bake file is still loading"
             self.notify(f"No bake targets: {why}", severity="warning", markup=False)
             return
+        if request.ready and request.target not in self.data.bake.targets:
+            # never another target in its place: Enter would build something else
+            self.notify(
+                f"Cannot rebuild {clean(request.target or '?', 40)}: the bake file "
+                f"{clean(self.data.bake.path.name, 40)} no longer has that name.",
+                severity="warning",
+                markup=False,
+            )
+            return
 
         def chosen(plan: BakePlan | None) -> None:
             if plan is not None:
@@ -110,18 +121,19 @@ class FleetActions(_Base):
         self.app.push_screen(BakeDialog(self.data, request), chosen)
 
     def action_open_log(self) -> None:
-        """`l`: the log pane of the selected job (or of the node's running job)."""
-        _, job = self.selection()
+        """`l`: the log pane of the focused row's job (a node's running, else last, job)."""
+        _, job, why = self.focused_row()
         if job is None:
-            self.notify("No job here to show.", severity="information")
+            self.notify(why, severity="information", markup=False)
             return
         self.post_message(LogRequested(job.id))
 
     def action_cancel_job(self) -> None:
-        """`c`: cancel the selected running job, after a confirmation."""
-        _, job = self.selection()
+        """`c`: cancel the focused row's running job, after a confirmation."""
+        _, job, why = self.focused_row()
         if job is None or not job.active:
-            self.notify("Select a running job to cancel.", severity="information")
+            said = why if job is None else f"{clean(job.target, 40)} is not running ({job.state})."
+            self.notify(said, severity="information", markup=False)
             return
         self.confirm_cancel(job)
 
@@ -140,28 +152,30 @@ class FleetActions(_Base):
 
         self.app.push_screen(ConfirmDialog(text, "y", "Cancel the build"), answered)
 
-    @work(thread=True, name="launch", group="actions", exit_on_error=False)
-    def launch(self, plan: BakePlan) -> None:
-        """Start a build through the core (blocks: a worker)."""
+    @work(name="launch", group="actions", exit_on_error=False)
+    async def launch(self, plan: BakePlan) -> None:
+        """Start a build through the core, on a thread of its own: never queued behind the
+        views' workers (see rocmtui.app.userthreads)."""
+        backend = self.console.backend
         try:
-            job = self.console.backend.launch(plan)
-        except Exception as exc:
-            self.app.call_from_thread(
-                self.notify, describe(exc), title="Bake refused", severity="error", markup=False
+            # a pushing plan comes out of the dialog only after its explicit question
+            job = await run_on_own_thread(
+                lambda: backend.launch(plan, push_confirmed=plan.push), name="launch"
             )
+        except Exception as exc:
+            self.notify(describe(exc), title="Bake refused", severity="error", markup=False)
             return
         self.post_message(JobStarted(job))
 
-    @work(thread=True, name="cancel", group="actions", exit_on_error=False)
-    def cancel(self, job_id: str) -> None:
-        """Cancel through the core (waits for the grace period: a worker)."""
+    @work(name="cancel", group="actions", exit_on_error=False)
+    async def cancel(self, job_id: str) -> None:
+        """Cancel through the core (it waits out the grace period) on a thread of its own."""
+        backend = self.console.backend
         try:
-            self.console.backend.cancel(job_id)
+            await run_on_own_thread(lambda: backend.cancel(job_id), name="cancel")
         except Exception as exc:
-            self.app.call_from_thread(
-                self.notify, describe(exc), title="Cancel failed", severity="error", markup=False
-            )
+            self.notify(describe(exc), title="Cancel failed", severity="error", markup=False)
             return
-        self.app.call_from_thread(self.notify, f"Job {clean(job_id)} cancelled.", markup=False)
+        self.notify(f"Job {clean(job_id)} cancelled.", markup=False)
         if self.feeds is not None:
             self.feeds.poke()

@@ -6,21 +6,25 @@ following in the background, so coming back shows each log where it is now.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.app import keys
-from rocmtui.app.model import JobView
+from rocmtui.app.model import JobView, fmt_clock
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
+from rocmtui.core.states import JOB_SYMBOLS
 
 if TYPE_CHECKING:
     pass
@@ -29,6 +33,18 @@ if TYPE_CHECKING:
 def pane_id(job_id: str) -> str:
     """A widget id for a job id (ids allow letters, digits, '-' and '_')."""
     return "job-" + re.sub(r"[^A-Za-z0-9_-]", "_", job_id)
+
+
+def _build(job: JobView) -> tuple[str, str | None, str]:
+    return job.target, job.arch, job.node
+
+
+def tab_title(job: JobView, twins: bool) -> str:
+    """The job's state symbol, target, arch and node (the same target and arch built on two
+    nodes are two panes); `twins` (another pane shows the same build) adds its start time."""
+    where = f"{clean(job.arch or '', 10)} {clean(job.node, 16)}".strip()
+    when = f" {fmt_clock(job.started_at)}" if twins else ""
+    return f"{JOB_SYMBOLS.get(str(job.state), '?')} {clean(job.target, 24)} {where}{when}"
 
 
 class LogsScreen(CatalogScreen):
@@ -68,30 +84,39 @@ class LogsScreen(CatalogScreen):
         if job.id not in self.panes:
             pane = LogPane(job, id=f"{pid}-pane")
             self.panes[job.id] = pane
-            # the node too: the same target and arch built on two nodes are two panes
-            where = f"{clean(job.arch or '', 10)} {clean(job.node, 16)}".strip()
-            title = Content(f"{clean(job.target, 24)} {where}")
-            tab = TabPane(title, pane, id=pid)
+            same = [p for p in self.panes.values() if _build(p.job) == _build(job)]
+            tab = TabPane(Content(tab_title(job, twins=len(same) > 1)), pane, id=pid)
             if tabs is not None:
-                tabs.add_pane(tab)
+                self.call_later(self._add_and_show, tabs, tab)
             else:
                 self._pending.append(tab)
-        if tabs is not None:
+                self._pending_active = pid
+        elif tabs is not None:
             tabs.active = pid
         else:
             self._pending_active = pid
         self._show_empty()
+        self._retitle()
         self._watch()
 
-    def on_mount(self) -> None:
-        """Add panes opened before the screen was first shown."""
+    async def _add_and_show(self, tabs: TabbedContent, tab: TabPane) -> None:
+        """Add a pane's tab, then bring it forward (a tab still being added cannot be)."""
+        await tabs.add_pane(tab)
+        if tab.id is not None:
+            tabs.active = tab.id
+        self._retitle()
+
+    async def on_mount(self) -> None:
+        """Add panes opened before the screen was first shown (each in place before one is
+        made active: a tab still being added is not there to activate)."""
         tabs = self.query_one(TabbedContent)
         pending, self._pending = list(self._pending), []
         for tab in pending:
-            tabs.add_pane(tab)
+            await tabs.add_pane(tab)
         if self._pending_active:
             tabs.active = self._pending_active
         self._show_empty()
+        self._retitle()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The pane brought forward takes the keys."""
@@ -108,8 +133,28 @@ class LogsScreen(CatalogScreen):
         now = self.console.clock()
         by_id = {j.id: j for j in jobs}
         for job_id, pane in self.panes.items():
-            if job_id in by_id and pane.is_mounted:
-                pane.update_job(by_id[job_id], now)
+            job = by_id.get(job_id)
+            if job is None:
+                continue
+            if pane.is_mounted:
+                pane.update_job(job, now)
+            else:  # it draws this when it mounts: the round asked for it may come first, and a
+                pane.job = job  # finished build's later rounds are all the same (not re-sent)
+        self._retitle()
+
+    def _retitle(self) -> None:
+        """Tab titles from each pane's job now: its state, and the start time where two panes
+        would otherwise read the same."""
+        if not self.is_mounted:
+            return
+        tabs = self.query_one(TabbedContent)
+        builds = Counter(_build(p.job) for p in self.panes.values())
+        for job_id, pane in self.panes.items():
+            title = tab_title(pane.job, builds[_build(pane.job)] > 1)
+            with contextlib.suppress(NoMatches, ValueError):  # a tab still being added
+                tab = tabs.get_tab(pane_id(job_id))
+                if tab.label.plain != title:
+                    tab.label = Content(title)
 
     def current(self) -> LogPane | None:
         """The pane on show."""
@@ -146,6 +191,7 @@ class LogsScreen(CatalogScreen):
         del self.panes[pane.job.id]
         await self.query_one(TabbedContent).remove_pane(pane_id(pane.job.id))
         self._show_empty()
+        self._retitle()
         self._watch()
 
     def _watch(self) -> None:
@@ -169,12 +215,9 @@ class LogsScreen(CatalogScreen):
             self.console.fleet_screen.confirm_cancel(pane.job)
 
     def action_rebuild(self) -> None:
-        """The single-arch rebuild of this pane's job."""
+        """Rebuild exactly what this pane's job built."""
         pane = self.current()
         if pane is not None:
-            from rocmtui.app.dialogs.bake import BakeRequest
+            from rocmtui.app.dialogs.bake_choices import rebuild_request
 
-            job = pane.job
-            self.console.fleet_screen.open_bake(
-                BakeRequest(node=job.node, target=job.target, arch=job.arch, ready=True)
-            )
+            self.console.fleet_screen.open_bake(rebuild_request(pane.job))

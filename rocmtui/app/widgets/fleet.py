@@ -30,7 +30,7 @@ from rocmtui.app.model import (
 )
 from rocmtui.app.text import clean, safe
 from rocmtui.app.widgets.common import Palette, Panel, state_cell, waiting_cell
-from rocmtui.app.widgets.table import Row, SnapshotTable
+from rocmtui.app.widgets.table import Fit, Row, SnapshotTable
 from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import (
@@ -49,11 +49,12 @@ class FleetPanel(Panel):
     """A panel holding one keyed table; subclasses turn `ConsoleData` into rows."""
 
     COLUMNS: Sequence[str] = ()
+    FITS: Sequence[Fit] = ()  # how the columns fit the width (none: the table scrolls)
     TITLE = ""
 
     def __init__(self, *, id: str) -> None:
         super().__init__(self.TITLE, id=id)
-        self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table")
+        self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table", fits=self.FITS)
         self.late_after = 6.0  # seconds; the screen sets it from the refresh interval
 
     def compose(self) -> ComposeResult:
@@ -273,12 +274,36 @@ class ServicesPanel(FleetPanel):
         ]
 
 
+def stall_words(job: JobView, now: float) -> str:
+    """A stalled job's evidence with its silence as of `now`, from the log's age as every panel
+    reads it (the evidence was worded when the job list was read)."""
+    evidence = job.evidence or ""
+    last = job.progress.last_output_at if job.progress else None
+    if last is None or not evidence.startswith("silent "):
+        return evidence
+    rest = evidence.partition(";")[2]
+    return f"silent {fmt_age(max(0.0, now - last))}" + (f";{rest}" if rest else "")
+
+
 class JobsPanel(FleetPanel):
     """Recent and running jobs from the job store, whoever started them."""
 
     TITLE = "Jobs"
-    # what matters at 80 columns first; the job id (for `rocmtui logs`) last
+    # what matters at 80 columns first; the job id (for `rocmtui logs`) last, and like the
+    # state never cut or hidden: the others give way in turns (a long failure text first, then
+    # User, Started and Took are hidden, then Node and Target are cut) until both fit
     COLUMNS = ("State", "Target", "Arch", "Node", "Progress", "Took", "Started", "User", "Job")
+    FITS = (
+        Fit(),
+        Fit(min=10, max=40, turn=6),
+        Fit(),
+        Fit(min=8, max=30, turn=5),
+        Fit(min=32, max=72, turn=1),  # a long failure text gives way first
+        Fit(drop=True, turn=4),
+        Fit(drop=True, turn=3),
+        Fit(max=20, drop=True, turn=2),
+        Fit(),
+    )
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
         """Active jobs first (stalled on top), then the rest newest first."""
@@ -315,7 +340,7 @@ class JobsPanel(FleetPanel):
             cell = Text(fmt_counter(progress), style=palette.accent)
             style = palette.alarm if job.state == JobState.STALLED else palette.muted
             if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
-                cell.append(" " + clean(job.evidence, 80), style=style)
+                cell.append(" " + clean(stall_words(job, now), 80), style=style)
             elif progress and progress.last_output_at is not None:
                 cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell

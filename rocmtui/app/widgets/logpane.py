@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,6 +19,7 @@ from textual.widgets import Static, Tree
 
 from rocmtui.app.model import JobView, StepView, fmt_counter, fmt_step_duration
 from rocmtui.app.text import clean
+from rocmtui.app.widgets.common import Palette
 from rocmtui.app.widgets.logview import LogView
 from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JOB_SYMBOLS, LOOP_SYMBOLS, JobState
@@ -93,8 +95,11 @@ class LogPane(Vertical):
         now = time.time() if now is None else now
         word = str(job.state)
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}", style="bold")
-        line.append(f"  {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
+        # in the state's colour, as in the jobs panel: `✗ failed` red, `‼ stalled` alarmed
+        look = Palette.from_app(self.app).for_state(word) + Style(bold=True)  # (a new theme too)
+        # the gap after the word is in its run: SVG renderers drop a run's leading spaces
+        line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}  ", style=look)
+        line.append(f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
         line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
         if job.exit_code is not None:
             line.append(f"  exit {job.exit_code}", style="dim")
@@ -128,7 +133,7 @@ class LogPane(Vertical):
             self.outline.show_steps(progress.steps)
         error_step = job.error_step or (progress.error_step if progress else None)
         if error_step:
-            line.append("failed at " + clean(error_step, 120), style="bold")
+            line.append("failed at " + clean(error_step, 120), style=look)
         if job.log_path is None:
             line.append("  (no log file recorded)", style="dim")
         self.header.update(line)

@@ -8,12 +8,18 @@ changed are repainted, which is what keeps an idle console under 2 KB/s over ssh
 
 Keys: up/down, page up/down, home/end move the cursor; left/right scroll a column at a time;
 enter (or a click on the row under the cursor) posts `RowSelected`. The header stays on the
-first line when the rows scroll.
+first line when the rows scroll; a resize scrolls back to the first column.
+
+A table given `fits` (one `Fit` per column) fits its room instead of scrolling: a column is
+never wider than its `max`; then, turn by turn, flexible columns shrink to their `min` (a cut
+cell ends in `…`) and droppable ones are hidden, and last the widest give way; columns with
+no turn (the jobs' state and id) stay whole on screen at every width.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -28,8 +34,20 @@ from textual.strip import Strip
 
 Row = tuple[str, Sequence[Text]]
 
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """How a column gives way to the table's room (see the module doc)."""
+
+    min: int = 0  # a flexible column shrinks to this at its turn (0: never shrinks)
+    max: int = 0  # never wider than this (0: as wide as its widest cell)
+    drop: bool = False  # at its turn, hidden instead
+    turn: int = 0  # columns give way in rising turns until the table fits
+
+
 SHRINK_AFTER = 8  # cells: a column this much wider than anything it holds is fitted again
 HEADER = -1  # the header's index in the strip cache
+CUT_FLOOR = 4  # cells a flexible column keeps when nothing else can give way
 
 
 def _same(a: Text, b: Text) -> bool:
@@ -98,14 +116,19 @@ class SnapshotTable(ScrollView, can_focus=True):
             """The table the row is in."""
             return self.table
 
-    def __init__(self, columns: Sequence[str], *, id: str | None = None) -> None:
+    def __init__(
+        self, columns: Sequence[str], *, id: str | None = None, fits: Sequence[Fit] = ()
+    ) -> None:
         super().__init__(id=id)
         self._labels = tuple(Text(name, no_wrap=True) for name in columns)
+        self._fits = tuple(fits)
         self._keys: list[str] = []
         self._rows: list[tuple[Text, ...]] = []
-        self._widths = [label.cell_len for label in self._labels]
+        self._widths = [label.cell_len for label in self._labels]  # as wide as their cells
+        self._shown = list(enumerate(self._widths))  # (column, width) as drawn
         self._strips: dict[int, Strip] = {}  # row index (HEADER: the header) -> uncropped line
         self._cursor = 0
+        self._room = 0  # the width last fitted
         self.virtual_size = Size(self._line_width(), 1)
 
     # ------------------------------------------------------------------ data
@@ -141,9 +164,10 @@ class SnapshotTable(ScrollView, can_focus=True):
         keys = [key for key, _ in rows]
         cells = [tuple(row) for _, row in rows]
         widths = self._fit(cells)
-        if keys != self._keys or widths != self._widths:
+        shown = self._layout(widths)
+        if keys != self._keys or widths != self._widths or shown != self._shown:
             selected = self.selected_key
-            self._keys, self._rows, self._widths = keys, cells, widths
+            self._keys, self._rows, self._widths, self._shown = keys, cells, widths, shown
             self._strips.clear()
             if selected in keys:
                 self._cursor = keys.index(selected)
@@ -174,8 +198,53 @@ class SnapshotTable(ScrollView, can_focus=True):
             return needed
         return old
 
+    def _layout(self, widths: list[int]) -> list[tuple[int, int]]:
+        """(column, width) of the columns drawn: all of them as wide as they need, or, with
+        `fits` and a known room, what fits it (see the module doc)."""
+        room = self.scrollable_content_region.width
+        if not self._fits or room <= 0:
+            return list(enumerate(widths))
+        fits = self._fits
+        want = {i: min(w, fits[i].max) if fits[i].max else w for i, w in enumerate(widths)}
+        excess = sum(w + 2 for w in want.values()) - room
+        # columns give way in their turns: a flexible one shrinks to its min, a droppable one
+        # is hidden; when that is not enough, the widest gives a cell at a time (a cut cell
+        # still shows its start)
+        for column in sorted((i for i, f in enumerate(fits) if f.turn), key=lambda i: fits[i].turn):
+            if excess <= 0:
+                break
+            if fits[column].drop:
+                excess -= want.pop(column) + 2
+            elif fits[column].min:
+                give = min(excess, max(0, want[column] - fits[column].min))
+                want[column] -= give
+                excess -= give
+        while excess > 0:
+            column = max(want, key=lambda i: want[i] if fits[i].min else -1)
+            if not fits[column].min or want[column] <= CUT_FLOOR:
+                break
+            want[column] -= 1
+            excess -= 1
+        return sorted(want.items())
+
     def _line_width(self) -> int:
-        return sum(width + 2 for width in self._widths)
+        return sum(width + 2 for _, width in self._shown)
+
+    def on_resize(self) -> None:
+        """A new width: fit it, and start again from the first column (an offset kept from a
+        wider or narrower screen showed a column cut in its middle). A new height (a row
+        more) changes neither."""
+        width = self.size.width
+        if width == self._room:
+            return
+        self._room = width
+        shown = self._layout(self._widths)
+        if shown != self._shown:
+            self._shown = shown
+            self._strips.clear()
+            self.virtual_size = Size(self._line_width(), len(self._keys) + 1)
+            self.refresh()
+        self.scroll_to(x=0, animate=False)
 
     # ------------------------------------------------------------------ drawing
 
@@ -197,15 +266,20 @@ class SnapshotTable(ScrollView, can_focus=True):
         else:
             cells = self._rows[index]
         segments: list[Segment] = []
-        last = min(len(cells), len(self._widths)) - 1
-        for column, (cell, width) in enumerate(zip(cells, self._widths, strict=False)):
+        shown = [(column, width) for column, width in self._shown if column < len(cells)]
+        for place, (column, width) in enumerate(shown):
+            cell = cells[column]
             if "\n" in cell.plain:  # a cell is one line, whatever it was given
                 cell = cell.split("\n")[0]
+            if cell.cell_len > width:  # cut to the column, and say so
+                cell = cell.copy()
+                cell.truncate(width, overflow="ellipsis")
             if cell.spans:  # rich lays the cell's own style under its spans
                 segments.extend(cell.render(console, end=""))
             else:  # ... and leaves it out when there are none
                 segments.append(Segment(cell.plain, console.get_style(cell.style)))
-            segments.append(Segment(" " * (width - cell.cell_len + (1 if column == last else 2))))
+            last = place == len(shown) - 1
+            segments.append(Segment(" " * (width - cell.cell_len + (1 if last else 2))))
         # The row's first space is in the plain style: the header's text starts a run of its own
         lead = Segment(" ", self.rich_style)
         strip = Strip(_runs([lead, *Segment.apply_style(segments, base)]), self._line_width())
@@ -268,7 +342,7 @@ class SnapshotTable(ScrollView, can_focus=True):
     def action_columns(self, step: int) -> None:
         """Scroll left or right to the previous or next column's start."""
         starts, x = [], 0
-        for width in self._widths:
+        for _, width in self._shown:
             starts.append(x)
             x += width + 2
         now = round(self.scroll_offset.x)

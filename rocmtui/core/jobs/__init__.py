@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from rocmtui.core.jobs.plan import (
         LaunchError,
         LaunchRefused,
+        ReadOnlyRefused,
         build_command,
         known_arches,
         parse_overrides,
@@ -61,6 +62,7 @@ _WHERE = {
     "AlreadyRunning": "launch",
     "LaunchError": "plan",
     "LaunchRefused": "plan",
+    "ReadOnlyRefused": "plan",
     "build_command": "plan",
     "known_arches": "plan",
     "launch_job": "launch",
@@ -82,6 +84,7 @@ __all__ = [
     "LaunchRefused",
     "LogFollower",
     "NodeJobOverlay",
+    "ReadOnlyRefused",
     "build_command",
     "cancel",
     "cancel_job",

@@ -212,8 +212,12 @@ def cancel_job(
 
     SIGTERM to the process group; after `grace` seconds SIGKILL to bake's processes (the
     supervisor then records the outcome); SIGKILL to whatever is left of the session after
-    that. Raises `JobNotRunning` for a job that has already ended.
+    that. Raises `JobNotRunning` for a job that has already ended, `ReadOnlyRefused` when the
+    fleet is read-only.
     """
+    from rocmtui.core.jobs.plan import refuse_if_read_only  # `rocmtui jobs` never needs it
+
+    refuse_if_read_only(config, "cancelling a build")
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
     if record.ended_at is not None:

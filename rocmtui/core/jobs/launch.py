@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import rocmtui
-from rocmtui.core.bakefile import ARCH_VARIABLE
-from rocmtui.core.bakeprint import fleet_variables
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.images import write_targets
@@ -36,23 +34,17 @@ from rocmtui.core.jobs.plan import (
     bake_workdir,
     build_argv,
     build_command,
-    check_overrides,
     engine_assignments,
     images,
     known_arches,
     logout_risk,
-    names_of,
     node_environment,
     parse_overrides,
-    pick_node,
-    printed_view,
-    resolve_target,
-    target_pushes,
-    variable_default,
+    refuse_if_read_only,
 )
-from rocmtui.core.jobs.printed import pinned_arch
+from rocmtui.core.jobs.preview import preview_launch
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
-from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
+from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 
@@ -182,64 +174,33 @@ def launch_job(
     matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked under that arch. The node
     defaults to the fleet's local node (else the first). Raises `LaunchError` for unknown names,
     `LaunchRefused` for a pushing build without `yes` or without a login entry for its
-    registry, `AlreadyRunning` when an image it builds is already being built on that node
+    registry, `ReadOnlyRefused` when the fleet is read-only, `AlreadyRunning` when an image it
+    builds is already being built on that node
     (one slot per image tag, so a target, its matrix name for the arch, its push variant and
     a group holding it exclude each other).
     """
+    refuse_if_read_only(config, "starting a build")
     env = os.environ if env is None else env
-    # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
-    overrides = fleet_variables(config.variables, bake) | dict(overrides or {})
     store = store or JobStore.for_config(config, env)
-    node = pick_node(config, node_name)
-    arches = known_arches(bake)
-    if ARCH_VARIABLE not in bake.variables:
-        # nothing in the file reads an arch: it builds as written; the record names the
-        # node's own arch when the fleet file gives one, else none ("")
-        if arch and arch != node.gfx:
-            raise LaunchError(
-                f"--arch {arch}: {bake_path(config, bake).name} declares no {ARCH_VARIABLE} "
-                "variable, so no arch can be chosen; leave --arch out"
-            )
-        arch = node.gfx or ""
-    else:
-        arch = arch or variable_default(bake, ARCH_VARIABLE) or (arches[0] if arches else None)
-    # the node's own arch is always buildable there (snoc-strix's gfx1151 is in no release list)
-    if arch is None or (arch and arch not in arches and arch != node.gfx):
-        own = f"; {node.name} is {node.gfx}" if node.gfx and node.gfx not in arches else ""
-        raise LaunchError(f"unknown arch {arch!r}; the bake file knows: {', '.join(arches)}{own}")
-    check_overrides(bake, overrides)
-    declared = names_of(bake.variables)
-    child_env = node_environment(node, arch, env, overrides, declared)
-    # a target block: no bake run; a group or matrix name: bake's view under the job's env
-    printed = resolve_target(config, bake, target, child_env)
-    pinned = pinned_arch(printed) if printed is not None else None
-    if pinned and pinned != arch:
-        # the matrix fixed the arch (`pytorch-gfx1201`): record, lock and label what is built
-        arch = pinned
-        child_env = node_environment(node, arch, env, overrides, declared)
-        reusable = None  # that print was made with the other GFX_ARCH
-    else:
-        reusable = printed  # bake's view under exactly this environment
-    pushes = push or target_pushes(bake, target, printed)
+    chosen = preview_launch(config, bake, target, arch, node_name, push, env, overrides or {})
+    node, arch, pushes = chosen.node, chosen.arch, chosen.pushes
+    child_env = dict(chosen.child_env)  # a remote node adds its ssh options or TLS files
+    overrides = chosen.overrides
     if pushes and not yes:
         raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
-    # what bake builds under the final environment: one print serves the login check and slots
-    view = reusable if reusable is not None else printed_view(config, bake, target, child_env)
-    if pushes:
-        logged_in = docker_config_hosts(child_env)
-        missing = sorted(push_hosts(config, bake, target, child_env, view) - logged_in)
-        if missing:
-            raise LaunchRefused(
-                f"{target} pushes to {', '.join(missing)} but the docker config has no login "
-                f"for it: run `docker login {missing[0]}` first"
-            )
+    if chosen.missing_logins:
+        missing = chosen.missing_logins
+        raise LaunchRefused(
+            f"{target} pushes to {', '.join(missing)} but the docker config has no login "
+            f"for it: run `docker login {missing[0]}` first"
+        )
     docker = shutil.which("docker", path=child_env.get("PATH") or os.defpath) or "docker"
     bake_file = bake_path(config, bake)
 
     slot_fds = _take_slots(
         locks.lock_dir(config, env),
         node,
-        images(config, bake, target, arch, child_env, view),
+        images(config, bake, target, arch, child_env, chosen.printed),
         store,
         f"{target} for {arch} on {node.name}",
     )
@@ -276,7 +237,8 @@ def launch_job(
                 started_at=time.time(),
                 state=JobState.RUNNING,
             )
-            write_targets(job_dir, view, pushes)  # each image's tags: the matrix and the loop
+            # each image's tags: the matrix and the loop
+            write_targets(job_dir, chosen.printed or None, pushes)
             log_fd = os.open(
                 made.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
             )

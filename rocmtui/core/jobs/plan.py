@@ -38,6 +38,17 @@ class LaunchRefused(LaunchError):
     """A launch refused by policy: a pushing target without --yes or without a login entry."""
 
 
+class ReadOnlyRefused(Exception):
+    """A read-only fleet (`--read-only`, or `read_only = true` in the fleet file) starts and
+    stops no builds: the core refuses, so the console and every command obey the same rule."""
+
+
+def refuse_if_read_only(config: FleetConfig | None, action: str) -> None:
+    """Raise ReadOnlyRefused when `config` is read-only; `action` says what was refused."""
+    if config is not None and config.read_only:
+        raise ReadOnlyRefused(f"read-only (--read-only or read_only = true): {action} is refused")
+
+
 # -- reading the bake file (tolerant of the BakeFile's exact shapes) ----------------------------
 
 

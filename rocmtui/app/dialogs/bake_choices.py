@@ -1,0 +1,125 @@
+"""The bake dialog's choices as pure functions: which arches a node can build, what the dialog
+says about the arch and the push, and the variables field (`VAR=VALUE ...`, as `--set` takes
+them). No Textual here: each is tested on its own.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rocmtui.app.model import BakePlan, BakeView, JobView
+from rocmtui.app.text import clean
+
+#: Offered only when the bake file lists no arch at all (GFX_ARCH / SUPPORTED_GFX_ARCHES).
+STANDARD_ARCHES = ("gfx950", "gfx1201", "gfx1250")
+#: How the job store writes a secret it would not keep (rocmtui.core.redact's placeholder).
+REDACTED = "<redacted:"
+
+
+@dataclass(frozen=True, slots=True)
+class BakeRequest:
+    """What the dialog opens with: `r` passes exactly what a job built."""
+
+    node: str | None = None
+    target: str | None = None
+    arch: str | None = None
+    ready: bool = False  # focus Start: Enter launches (once bake has resolved it)
+    push: bool = False  # the `--push` switch
+    overrides: tuple[tuple[str, str], ...] = ()
+
+
+def rebuild_request(job: JobView) -> BakeRequest:
+    """`r` on a job: exactly what it built (the name as given, whether a target, a group or a
+    matrix name; its arch, node, push switch and variables), ready to start."""
+    return BakeRequest(
+        node=job.node,
+        target=job.target,
+        arch=job.arch,
+        ready=True,
+        push=job.push,
+        overrides=job.overrides,
+    )
+
+
+def default_arch(bake: BakeView) -> str:
+    """The arch a launch builds unless told: the bake file's GFX_ARCH default, as for
+    `rocmtui bake` (never the node's GPU: a console and a script must build the same thing)."""
+    return bake.default_arch or (bake.arches[0] if bake.arches else STANDARD_ARCHES[0])
+
+
+def arch_choices(
+    bake: BakeView, node_gfx: str | None, keep: Iterable[str | None] = ()
+) -> list[str]:
+    """What the core accepts on that node: the bake file's arches (its default first) and the
+    node's own GPU; `keep` (a job's recorded arch) stays offered whatever the file says now."""
+    out = list(bake.arches) or list(STANDARD_ARCHES)
+    for arch in (default_arch(bake), node_gfx, *keep):
+        if arch and arch not in out:
+            out.append(arch)
+    return out
+
+
+def arch_note(
+    arch: str, bake: BakeView, node: str, node_gfx: str | None, plan: BakePlan | None
+) -> str:
+    """One line on where the arch comes from and what changing the node does to it."""
+    default = default_arch(bake)
+    if plan is not None and plan.arch_pinned and plan.arch == arch:
+        return f"arch {arch}: fixed by {clean(plan.target, 40)} whatever is chosen"
+    where = "GFX_ARCH's default" if arch == default else f"GFX_ARCH's default is {default}"
+    gpu = f"; {clean(node, 30)} is {node_gfx}" if node_gfx and node_gfx != arch else ""
+    return f"arch {arch}: {where}{gpu}; a new node keeps it"
+
+
+def node_changed_note(arch: str, node: str, node_gfx: str | None, fallback: str) -> str:
+    """Said when a new node cannot build the chosen arch and the default is taken instead."""
+    gpu = f" (its GPU is {node_gfx})" if node_gfx else ""
+    return (
+        f"{clean(node, 30)}{gpu} cannot build {arch}: the arch is back to {fallback}, "
+        "the bake file's default"
+    )
+
+
+def push_note(plan: BakePlan | None, switch: bool, resolving: bool) -> str:
+    """Whether the launch pushes, and where, as the resolved plan says (never guessed)."""
+    if resolving or plan is None:
+        return "push: decided when bake has resolved the plan" if not switch else "push: --push"
+    if not plan.push:
+        return "push: no"
+    hosts = ", ".join(clean(h, 60) for h in plan.push_hosts) or "the registry"
+    why = "--push" if plan.push_switch else "its output is a registry"
+    said = f"push: to {hosts} ({why}); Start asks first"
+    if plan.missing_logins:
+        said += f"; no docker login for {', '.join(clean(h, 60) for h in plan.missing_logins)}"
+    return said
+
+
+def format_overrides(overrides: Iterable[tuple[str, str]]) -> str:
+    """The variables field's text for these overrides (quoted where a value needs it)."""
+    return " ".join(shlex.quote(f"{name}={value}") for name, value in overrides)
+
+
+def parse_overrides_field(text: str) -> dict[str, str]:
+    """`VAR=VALUE ...` (shell quoting for spaces) as a mapping; ValueError says what is wrong.
+    The names' own refusals (undeclared variables, GFX_ARCH) are the core's, in the plan."""
+    from rocmtui.core.jobs.plan import LaunchError, parse_overrides
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:  # an open quote
+        raise ValueError(f"set: {exc}") from None
+    try:
+        found = parse_overrides(words)
+    except LaunchError as exc:
+        raise ValueError(str(exc)) from None
+    for name, value in found.items():
+        if REDACTED in value:
+            raise ValueError(f"set: {name} was recorded redacted (a secret): type its value again")
+    return found
+
+
+def overrides_key(overrides: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A mapping as the sorted pairs a plan and a job record carry."""
+    return tuple(sorted(overrides.items()))

@@ -1,0 +1,68 @@
+"""Drive the real console as an operator does: keys in; the screen's text and the job store out.
+
+The console runs whole (its real backend, monitor process, job store and `docker buildx bake`)
+under Textual's Pilot. Tests press keys with `pilot.press`, read only what the terminal shows
+(`screen_text`, `until_text`) and what the job store says (`rocmtui jobs --json`), and never
+reach into the console's own objects. `screen_text` renders the screen the way Textual's own
+screenshot does, as plain text: the one place here that touches Textual's internals.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from typing import Any
+
+from rich.console import Console
+from textual.app import App
+from textual.pilot import Pilot
+
+
+def screen_text(app: App[Any]) -> str:
+    """What the terminal shows now (dialogs over the screen below them, toasts included)."""
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), record=True, color_system=None,
+        legacy_windows=False, safe_box=False,
+    )  # fmt: skip
+    update = app.screen._compositor.render_update(
+        full=True, screen_stack=app._background_screens, simplify=True
+    )
+    console.print(update)
+    return console.export_text()
+
+
+async def until_text(
+    pilot: Pilot[Any], pattern: str, timeout: float = 20.0, *, absent: bool = False
+) -> str:
+    """Let the console run until its screen matches the regex `pattern` (or, with `absent`,
+    no longer does); fail with the last screen after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = screen_text(pilot.app)
+        if bool(re.search(pattern, shown, re.M)) != absent:
+            return shown
+        await pilot.pause(0.05)
+    said = "gone" if absent else "shown"
+    raise AssertionError(f"{pattern!r} not {said} within {timeout:.0f} s; the screen:\n{shown}")
+
+
+async def until(pilot: Pilot[Any], ready: Any, what: str, timeout: float = 20.0) -> Any:
+    """Let the console run until `ready()` returns something true (outside state, such as the
+    job store); that value is returned."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = ready()
+        if got:
+            return got
+        await pilot.pause(0.1)
+    raise AssertionError(f"not within {timeout:.0f} s: {what}; the screen:\n"
+                         f"{screen_text(pilot.app)}")  # fmt: skip
+
+
+def toasts(shown: str) -> str:
+    """The text of the notifications on `shown`, each one's lines joined (a toast wraps)."""
+    parts = [line.rsplit("▌", 1)[1].strip() for line in shown.splitlines() if "▌" in line]
+    return " ".join(" ".join(part for part in parts if part).split())
