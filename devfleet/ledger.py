@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from devfleet import procs
+from devfleet import processes
 
 
 class Part(Protocol):
@@ -64,7 +64,7 @@ def _write_locked() -> None:
         return
     data = {
         "owner_pid": os.getpid(),
-        "owner_start_time": procs.start_time(os.getpid()),
+        "owner_start_time": processes.start_time(os.getpid()),
         "parts": [{"kind": kind, "record": part.to_record()} for kind, part in _LIVE.values()],
     }
     tmp = _LEDGER.with_suffix(".tmp")
@@ -98,7 +98,7 @@ def stop_all_started() -> None:
 
 def _rebuild(kind: str, record: dict[str, Any]) -> Part:
     # Imported here: the handle modules import this one.
-    from devfleet.engine import EngineHandle
+    from devfleet.dockerd import EngineHandle
     from devfleet.forward import ForwardHandle
     from devfleet.services import ServiceHandle
     from devfleet.sshhost import SshHostHandle
@@ -123,7 +123,7 @@ def reap(directory: Path) -> int:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if procs.alive(int(data.get("owner_pid", 0)), data.get("owner_start_time")):
+        if processes.alive(int(data.get("owner_pid", 0)), data.get("owner_start_time")):
             continue
         for entry in reversed(data.get("parts", [])):
             with contextlib.suppress(Exception):

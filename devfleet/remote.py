@@ -25,7 +25,7 @@ from devfleet.sshhost import SshClientFiles, SshHostHandle
 from devfleet.tls import ClientCert
 
 if TYPE_CHECKING:
-    from devfleet.engine import EngineHandle
+    from devfleet.dockerd import EngineHandle
     from devfleet.services import ServiceHandle
 
 TLS_PORT = 2376
@@ -153,7 +153,7 @@ def create_contexts(docker_config: Path, remotes: list[RemoteNode], client: Clie
     (its certificates copied into the context store). Nothing else is in it (no logins)."""
     import subprocess
 
-    from devfleet.procs import FleetError, child_env
+    from devfleet.processes import FleetError, child_env
 
     docker_config.mkdir(parents=True, exist_ok=True)
     env = child_env({"DOCKER_CONFIG": str(docker_config)})

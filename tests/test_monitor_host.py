@@ -24,7 +24,7 @@ import pytest
 from textual.pilot import Pilot
 
 from devfleet import HungUnixSocket, ServiceHandle, start_monitor
-from devfleet.procs import free_port
+from devfleet.processes import free_port
 from rocmtui.app.app import RocmTui
 from rocmtui.app.links import MONITOR, ChildLink, SocketLink, open_link
 from rocmtui.app.screens.fleet import FleetScreen
