@@ -18,7 +18,7 @@ import pytest
 
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs import JobStore, cancel_job, list_jobs
-from rocmtui.core.jobs.procs import is_same_process, proc_stat
+from rocmtui.core.jobs.procstat import is_same_process, proc_stat
 from tests.realparts import require
 from tests.test_jobs_support import (
     bake,

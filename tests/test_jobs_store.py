@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.jobs import AmbiguousJob, JobNotFound, JobRecord, JobStore, live_record, locks
-from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat, start_time
+from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat, start_time
 from rocmtui.core.jobs.store import JobStoreError, new_job_id, write_json_atomic
 from rocmtui.core.states import JobState
 from tests.test_jobs_support import engineless_fleet, run_cli, wait_for

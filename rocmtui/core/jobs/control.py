@@ -27,7 +27,7 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.display import fmt_age
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
-from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat
+from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
 from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore, JobStoreError
 from rocmtui.core.states import JobState
 

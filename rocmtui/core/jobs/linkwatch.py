@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from rocmtui.core import tcpstate
-from rocmtui.core.jobs.procs import descendants
+from rocmtui.core.jobs.procstat import descendants
 from rocmtui.core.jobs.store import JobStore, JobStoreError
 
 CHECK_PERIOD = 2.0  # seconds between two looks at the kernel's TCP table

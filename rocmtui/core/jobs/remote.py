@@ -132,7 +132,7 @@ def engine_busy(endpoint: Any, timeout: float) -> int:
     """How many build cache records the engine reports in use (a build running there).
 
     Blocking (docker SDK, and ssh for an ssh:// engine); raises on no answer."""
-    from rocmtui.core.probes.engine import _client, _dialer
+    from rocmtui.core.probes.engine_prober import _client, _dialer
 
     dialer = _dialer(endpoint, timeout, None)
     client = _client(endpoint, timeout, dialer)

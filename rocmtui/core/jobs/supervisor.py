@@ -38,7 +38,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from rocmtui.core.jobs.logwriter import LogWriter, Reserve
-from rocmtui.core.jobs.procs import start_time
+from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 
 if TYPE_CHECKING:
