@@ -28,9 +28,10 @@ from devfleet.dockerd import (
 )
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
-from devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from devfleet.ledger import close_ledger, stop_all_started, use_ledger
 from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
 from devfleet.processes import FleetError
+from devfleet.reaper import reap
 from devfleet.services import ServiceHandle, start_registry, start_webdav
 
 __all__ = [
