@@ -79,8 +79,8 @@ PROBE_LIBRARIES = "rocmtui.core.monitor,docker,httpx,psutil"
 
 
 def monitor_argv(config: Path) -> list[str]:
-    """The console's monitor process, as the console starts it (rocmtui.app.probeproc)."""
-    return [sys.executable, "-m", "rocmtui.app.probeproc", str(config)]
+    """The console's monitor process, as the console starts it (hostmonitor.ownchild)."""
+    return [sys.executable, "-m", "rocmtui.core.hostmonitor.ownchild", str(config)]
 
 
 @dataclass(frozen=True)

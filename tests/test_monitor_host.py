@@ -26,11 +26,11 @@ from textual.pilot import Pilot
 from devfleet import HungUnixSocket, ServiceHandle, start_monitor
 from devfleet.processes import free_port
 from rocmtui.app.app import RocmTui
-from rocmtui.app.links import MONITOR, ChildLink, SocketLink, open_link
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.common import StatusLine
 from rocmtui.core.config import load_config
 from rocmtui.core.hostmonitor import client
+from rocmtui.core.hostmonitor.links import MONITOR, ChildLink, SocketLink, open_link
 from rocmtui.core.hostmonitor.place import SUN_PATH_MAX, MonitorPlace
 from tests.test_jobs_store import hold_lock
 from tests.test_jobs_support import engineless_fleet, run_cli, wait_for
@@ -222,7 +222,7 @@ def test_a_hung_engine_delays_no_scrape(
 ATTACHED_IMPORTS = """
 import asyncio, sys
 from pathlib import Path
-from rocmtui.app.links import SocketLink, open_link
+from rocmtui.core.hostmonitor.links import SocketLink, open_link
 from rocmtui.app.app import RocmTui
 from rocmtui.core.config import load_config
 

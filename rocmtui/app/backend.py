@@ -20,7 +20,9 @@ from typing import Any
 
 from rocmtui.app import adapt
 from rocmtui.app.jobextras import JobExtras
-from rocmtui.app.links import (
+from rocmtui.app.model import BakePlan, BakeView, JobView
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.hostmonitor.links import (
     OWN,
     ChildLink,
     MonitorFailed,
@@ -29,8 +31,6 @@ from rocmtui.app.links import (
     as_link,
     find_monitor,
 )
-from rocmtui.app.model import BakePlan, BakeView, JobView
-from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.plan import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
 
@@ -107,9 +107,9 @@ class FleetBackend:
             found = find_monitor(self.config)
             if found is not None:
                 return found
-        from rocmtui.app import probeproc
+        from rocmtui.core.hostmonitor import ownchild
 
-        return ChildLink(probeproc.start(self.config.source))
+        return ChildLink(ownchild.start(self.config.source))
 
     def run_monitor(
         self,
@@ -119,9 +119,10 @@ class FleetBackend:
         """Relay rounds until `stop_monitor()`; blocks (a worker thread).
 
         From the host's monitor when one runs for this fleet file, else from a child of our
-        own (rocmtui.app.probeproc: probing never holds the GIL the event loop needs); this
-        thread only reads lines. While the child probes, a monitor that comes up is attached
-        to (checked every `REATTACH_EVERY` seconds, between rounds) and the child ended.
+        own (rocmtui.core.hostmonitor.ownchild: probing never holds the GIL the event loop
+        needs); this thread only reads lines. While the child probes, a monitor that comes up
+        is attached to (checked every `REATTACH_EVERY` seconds, between rounds) and the child
+        ended.
         `source_changed(kind, description)` hears of each link used. The link ending raises
         MonitorGone (the shared monitor: the caller starts again at once, on a child) or
         MonitorFailed (our child).

@@ -22,7 +22,6 @@ from textual.worker import Worker, WorkerState
 from rocmtui.app import keys
 from rocmtui.app.alarms import BuildAlarms
 from rocmtui.app.feeds import Feeds, describe
-from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
     BakeLoaded,
     CancelRequested,
@@ -49,6 +48,7 @@ from rocmtui.app.widgets.fleet import (
 )
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.core.display import fmt_age
+from rocmtui.core.hostmonitor.links import MONITOR
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
