@@ -328,7 +328,7 @@ async def test_a_monitor_that_goes_silent_is_left_for_a_child(
             await until(pilot, lambda: screen.data.fleet is not None, "a snapshot", 15)
             os.kill(stopped.pid, signal.SIGSTOP)
             await until(pilot, lambda: screen.monitor_lost is not None, "the fallback", 15)
-            assert "sent nothing for 2 s" in (screen.monitor_lost or "")
+            assert "sent nothing for 2s" in (screen.monitor_lost or "")
             await until(pilot, lambda: isinstance(app.backend._link, ChildLink), "a child", 10)
             app.screen.stop_feeds()
     finally:

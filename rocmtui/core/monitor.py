@@ -34,6 +34,7 @@ from rocmtui.core.probes import (
     probe_registry,
     probe_webdav,
 )
+from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 
@@ -42,7 +43,6 @@ NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
 Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
-MAX_BACKOFF = 30.0  # seconds between probes of a target that keeps failing
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
 INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
@@ -206,8 +206,8 @@ class FleetMonitor:
     """Probes the fleet every `refresh_seconds` and publishes each `FleetSnapshot`.
 
     Rounds never overlap: a tick that comes while a round is still running is dropped. A
-    target that keeps failing is probed less often (after n failures in a row, every
-    `refresh_seconds * 2**(n-1)` seconds, at most `MAX_BACKOFF`); in between, its last
+    target that keeps failing is probed less often (`retry.backoff`: after n failures in a
+    row, every `refresh_seconds * 2**(n-1)` seconds, at most 30); in between, its last
     snapshot is republished with its growing age. `publish` may be a plain function or a
     coroutine function; an exception in it is logged and does not stop the monitor.
     It leaves each engine's running containers uncounted unless `count_containers`.
@@ -263,14 +263,14 @@ class FleetMonitor:
         for key, good in outcomes:
             if key in skipped:
                 continue
-            backoff = self._backoff.setdefault(key, _Backoff())
+            failing = self._backoff.setdefault(key, _Backoff())
             if good:
-                backoff.failures = 0
+                failing.failures = 0
             else:
-                backoff.failures += 1
-                delay = self.config.refresh_seconds * 2 ** (backoff.failures - 1)
+                failing.failures += 1
+                delay = backoff(self.config.refresh_seconds, failing.failures)
                 # from the round's start, so a delay of one period means "the next round"
-                backoff.next_at = started + min(MAX_BACKOFF, delay) - 0.05
+                failing.next_at = started + delay - 0.05
 
     async def round(self) -> FleetSnapshot:
         """Run one round now (waiting for a running one first) and publish it."""

@@ -47,9 +47,9 @@ from rocmtui.app.widgets.fleet import (
     WatchPanel,
 )
 from rocmtui.app.widgets.footer import QuietFooter
-from rocmtui.core.display import fmt_age
 from rocmtui.core.hostmonitor.links import MONITOR
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_age
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
     from rocmtui.app.dialogs.bake_choices import BakeRequest

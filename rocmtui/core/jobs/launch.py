@@ -47,6 +47,7 @@ from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_utc_stamp
 
 SUPERVISOR_START_TIMEOUT = 30.0
 
@@ -88,7 +89,7 @@ def _who(env: Mapping[str, str]) -> str:
 
 
 def _header(record: JobRecord, node: NodeConfig) -> bytes:
-    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(record.started_at))
+    when = fmt_utc_stamp(record.started_at)
     lines = [
         f"# rocmtui job {record.id}: {record.target} for {record.arch} on {record.node} "
         f"({node.endpoint})",
@@ -107,11 +108,7 @@ def _supervisor_env(child_env: Mapping[str, str]) -> dict[str, str]:
 def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
     if holder is None or not holder.job_id:
         return f"{what} is already building (its holder has not said who yet)"
-    when = (
-        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(holder.started_at))
-        if holder.started_at
-        else "an unknown time"
-    )
+    when = fmt_utc_stamp(holder.started_at) if holder.started_at else "an unknown time"
     return (
         f"{what} is already building: job {holder.job_id}, started by {holder.user or '?'}"
         f"@{holder.host or '?'} at {when}"
