@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmtui.app import adapt
 from rocmtui.app.jobextras import JobExtras
@@ -31,8 +31,11 @@ from rocmtui.core.hostmonitor.links import (
     as_link,
     find_monitor,
 )
-from rocmtui.core.jobs.plan import ReadOnlyRefused
+from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
+
+if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
+    from rocmtui.core.bakefile import BakeFile
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
@@ -59,7 +62,7 @@ class FleetBackend:
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
         self._extras = JobExtras()
-        self._bake: Any = None
+        self._bake: BakeFile | None = None
 
     @property
     def read_only(self) -> bool:
@@ -216,7 +219,7 @@ class FleetBackend:
         what `bake --print` resolves with that environment."""
         return adapt.plan(self.config, self.bake(), target, arch, node, push, self.env, overrides)
 
-    def bake(self) -> Any:
+    def bake(self) -> BakeFile:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
             from rocmtui.core.bakefile import load_bake

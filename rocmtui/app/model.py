@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.units import fmt_age
+
+if TYPE_CHECKING:  # a type only: the console starts without the launch modules
+    from rocmtui.core.jobs.plan import Plan
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
@@ -131,6 +135,7 @@ class BakeView:
     variables: tuple[VariableView, ...] = ()
     error: str | None = None  # why the file could not be read (shown in the panel)
     default_arch: str | None = None  # GFX_ARCH's default: what a launch builds unless told
+    declares_arch: bool = True  # False: no GFX_ARCH in the file, it builds as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,8 @@ class BakePlan:
     missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
     arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
     ready: bool = False  # resolved by bake with no error: what Start may launch
+    # the core's own Plan this view shows: Start launches exactly it (no second resolve)
+    core_plan: Plan | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,7 @@ def _extras(record: object) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
-    from rocmtui.core.jobs import list_jobs
+    from rocmtui.core.jobs.control import list_jobs
     from rocmtui.core.units import fmt_age, fmt_when
 
     config = config_from(args)

@@ -26,6 +26,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from rocmtui.app.dialogs.bake_choices import (
     BakeRequest,
     arch_choices,
+    arch_label,
     arch_note,
     default_arch,
     format_overrides,
@@ -90,7 +91,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         target = self.request.target if self.request.target in bake.targets else None
         target = target or (bake.targets[0] if bake.targets else None)
         arches = arch_choices(bake, self.node_gfx(node), (self.request.arch,))
-        arch = self.request.arch if self.request.arch in arches else default_arch(bake)
+        arch = self.request.arch if self.request.arch in arches else default_arch(bake, arches)
         with Vertical(id="bake-box"):
             yield Static(Text("Bake", style="bold"), id="bake-title")
             with Horizontal(id="bake-fields"):
@@ -104,8 +105,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 )
                 yield Label("arch")
                 yield Select(
-                    [(a, a) for a in arches], value=arch, allow_blank=False, compact=True,
-                    id="bake-arch",
+                    [(arch_label(a), a) for a in arches], value=arch, allow_blank=False,
+                    compact=True, id="bake-arch",
                 )  # fmt: skip
                 yield Label("node")
                 yield Select(
@@ -173,10 +174,10 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         arches = arch_choices(self.bake, self.node_gfx(node), (self.request.arch,))
         self._note = ""
         if arch not in arches:
-            fallback = default_arch(self.bake)
+            fallback = default_arch(self.bake, arches)
             self._note = node_changed_note(arch, node, self.node_gfx(node), fallback)
             arch = fallback
-        box.set_options([(a, a) for a in arches])
+        box.set_options([(arch_label(a), a) for a in arches])
         box.value = arch
 
     @on(Select.Changed)

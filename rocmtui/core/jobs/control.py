@@ -27,7 +27,8 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
 from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
-from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore, JobStoreError
+from rocmtui.core.jobs.refusals import refuse_if_read_only
+from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 from rocmtui.core.states import JobState
 from rocmtui.core.units import fmt_age, fmt_utc_clock
 
@@ -213,8 +214,6 @@ def cancel_job(
     that. Raises `JobNotRunning` for a job that has already ended, `ReadOnlyRefused` when the
     fleet is read-only.
     """
-    from rocmtui.core.jobs.plan import refuse_if_read_only  # `rocmtui jobs` never needs it
-
     refuse_if_read_only(config, "cancelling a build")
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
@@ -279,7 +278,6 @@ def _remote_check(
 
 
 __all__ = [
-    "JobNotFound",
     "JobNotRunning",
     "cancel_job",
     "get_job",
