@@ -33,8 +33,12 @@ def test_ages_in_whole_seconds() -> None:
 
 
 def test_short_spans_to_the_tenth() -> None:
-    shown = [fmt_seconds(s) for s in (0, 0.04, 0.5, 3, 3.0, 12.34, 59.94, 59.96, 90, 7500)]
-    assert shown == ["0s", "0s", "0.5s", "3s", "3s", "12.3s", "59.9s", "1m00s", "1m30s", "2h05m"]
+    spans = (0, 0.004, 0.04, 0.25, 0.5, 3, 3.0, 12.34, 59.94, 59.96, 90, 7500)
+    shown = [fmt_seconds(s) for s in spans]
+    assert shown == [
+        "0s", "0s", "0.04s", "0.25s", "0.5s", "3s", "3s", "12.3s", "59.9s", "1m00s", "1m30s",
+        "2h05m",
+    ]  # fmt: skip
     assert fmt_seconds(None) == "—"
 
 

@@ -267,7 +267,10 @@ def render(
         if why:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
     _add_rows(nodes, rows)
-    console.print(nodes)
+    if rows:
+        console.print(nodes)
+    else:
+        console.print(Text("Nodes: none (the fleet file has no [[nodes]] entry)"))
     for line in reasons:
         console.print(line)
     host = _host_line(snapshot)

@@ -52,13 +52,14 @@ def fmt_age(seconds: float | None) -> str:
 
 
 def fmt_seconds(seconds: float | None) -> str:
-    """A short span to the tenth of a second: 0.5s, 3s, 12.3s; a minute or more as an age."""
+    """A short span to the tenth of a second (0.5s, 3s, 12.3s), to the hundredth below one
+    (0.04s: a probe round of 40 ms is not "0s"); a minute or more as an age."""
     if seconds is None:
         return MISSING
     seconds = max(0.0, seconds)
     if round(seconds, 1) >= 60:
         return fmt_age(round(seconds))
-    return f"{round(seconds, 1):g}s"
+    return f"{round(seconds, 2 if seconds < 1 else 1):g}s"
 
 
 def fmt_step_duration(seconds: float) -> str:

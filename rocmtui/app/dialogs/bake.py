@@ -30,6 +30,7 @@ from rocmtui.app.dialogs.bake_choices import (
     arch_note,
     default_arch,
     format_overrides,
+    no_node,
     node_changed_note,
     overrides_key,
     parse_overrides_field,
@@ -111,8 +112,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 yield Label("node")
                 yield Select(
                     [(clean(n, 30), n) for n in nodes],
-                    value=node or Select.BLANK,
-                    allow_blank=False,
+                    value=node or Select.NULL,
+                    allow_blank=not nodes,  # a fleet file with no node: nothing to choose
                     compact=True,
                     id="bake-node",
                 )
@@ -154,6 +155,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         """(target, arch, node, push switch, variables) as shown, or None while a field is
         blank or the variables do not parse (`set_error` says why)."""
         values = [self.query_one(f"#bake-{n}", Select).value for n in ("target", "arch", "node")]
+        if not self.console.config.nodes and not self.data.fleet:
+            self.set_error = no_node(self.console.config)
+            return None
         if any(v is Select.BLANK or v is None for v in values):
             return None
         try:

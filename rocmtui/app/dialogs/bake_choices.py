@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from rocmtui.app.model import BakePlan, BakeView, JobView
 from rocmtui.app.text import clean
+from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
 #: How the job store writes a secret it would not keep (rocmtui.core.redact's placeholder).
@@ -62,6 +63,18 @@ def arch_choices(
         if arch and arch not in out:
             out.append(arch)
     return out or [""]
+
+
+def no_node(config: FleetConfig) -> str | None:
+    """The core's word when the fleet file has no node to build on, else None."""
+    from rocmtui.core.jobs.checks import pick_node
+    from rocmtui.core.jobs.refusals import LaunchError
+
+    try:
+        pick_node(config, None)
+    except LaunchError as exc:
+        return str(exc)
+    return None
 
 
 def arch_label(arch: str) -> str:
