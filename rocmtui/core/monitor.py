@@ -102,9 +102,10 @@ async def probe_fleet(
 
     `interim`, if given, receives a snapshot `INTERIM_AFTER` seconds into a round that is
     still waiting on some targets (a hung engine holds a round until the deadline): what has
-    answered, and the previous snapshot of the rest (or a placeholder if it never answered),
-    all of them named in `FleetSnapshot.pending`. So one slow node never hides the others,
-    not even in the console's first round.
+    answered, and for the rest (`FleetSnapshot.probing`) their last verdict, kept as it was,
+    or a placeholder for one that never answered (named in `pending` too). So one slow node
+    never hides the others, not even in the console's first round, and never loses its verdict
+    while it is asked again.
     """
     now = time.time() if now is None else now
     started = time.monotonic()
@@ -132,18 +133,21 @@ async def probe_fleet(
 
     def assemble(waiting: bool) -> FleetSnapshot:
         """The round's snapshot; `waiting`: an interim one, unfinished probes still run."""
-        pending: list[str] = []
+        probing: list[str] = []  # still being asked (an interim snapshot)
+        pending: list[str] = []  # ... with no verdict to show meanwhile
 
         def pick(key: str, name: str, old: T | None) -> T | None:
             """A target's answer; else, when it was skipped or (in an interim snapshot) is
-            still being probed, its previous snapshot; else None (a placeholder is due)."""
+            still being probed, its last verdict; else None (a placeholder is due)."""
             task = tasks.get(key)
-            probing = waiting and task is not None and not task.done()
-            if probing:
-                pending.append(name)
+            asking = waiting and task is not None and not task.done()
+            if asking:
+                probing.append(name)
+                if old is None:
+                    pending.append(name)
             if task is not None and task.done() and not task.cancelled() and not task.exception():
                 return cast("T", task.result())
-            return old if name in skip or probing else None
+            return old if name in skip or asking else None
 
         def why(name: str) -> str:  # a placeholder's reason
             return "no answer yet" if name in pending else "probe round overran"
@@ -171,6 +175,7 @@ async def probe_fleet(
             webdav=svc["webdav"],
             duration=time.monotonic() - started,
             pending=tuple(pending),
+            probing=tuple(probing),
         )
 
     limit = deadline + ROUND_MARGIN

@@ -284,7 +284,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         """A probe round: the nodes and services panels, the latency history, the status."""
         for svc in (snap.registry, snap.webdav):
             # one point per round: an interim snapshot's answers come again in the round's own
-            if svc.latency is not None and not snap.pending:
+            if svc.latency is not None and not snap.interim:
                 self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
         latency = {k: tuple(v) for k, v in self.history.items()}
         self.data = replace(self.data, fleet=snap, latency=latency)

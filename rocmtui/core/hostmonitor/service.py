@@ -204,7 +204,7 @@ class MonitorService:
             self._latest_taken_at = snapshot.taken_at
             assert self.hub is not None
             self.hub.publish(snapshot_line(snapshot))
-            if not snapshot.pending:  # an interim snapshot holds placeholders: not metrics
+            if not snapshot.interim:  # a round's own snapshot, once: the metrics' samples
                 feed.offer(snapshot)
 
         self.monitor = FleetMonitor(self.config, publish)
