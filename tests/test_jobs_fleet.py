@@ -194,24 +194,30 @@ def test_build_outlives_sighup_of_the_pty_that_launched_it(config: Path) -> None
 
 
 def test_two_launches_at_once_exactly_one_starts(config: Path) -> None:
-    go = time.time() + 3.0  # both processes import first, then race for the slot
+    # both processes import first and say so, then race for the slot when told to go
     racer = (
-        "import sys, time; from rocmtui.cli.main import main; import rocmtui.core.jobs.launch, "
-        "rocmtui.core.bakefile; t = float(sys.argv[1]); time.sleep(max(0, t - time.time())); "
-        "sys.exit(main(sys.argv[2:]))"
+        "import sys; from rocmtui.cli.main import main; import rocmtui.core.jobs.launch, "
+        "rocmtui.core.bakefile; print('ready', flush=True); sys.stdin.readline(); "
+        "sys.exit(main(sys.argv[1:]))"
     )
     args = ["--config", str(config), "bake", "demo-base", "--arch", ARCH, "--node", NODE]
     args += quick(steps=200, sleep=0.1)  # the winner still builds when a slow loser arrives
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", racer, str(go), *args],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-c", racer, *args],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(2)
     ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     results = [(p.wait(60), *p.communicate()) for p in procs]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 1], results
