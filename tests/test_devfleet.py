@@ -361,7 +361,7 @@ def test_require_skips_or_fails(monkeypatch: pytest.MonkeyPatch) -> None:
         realparts.missing("no-such-part")
     # a part of the real fleet asked for by a test without the `fleet` marker (this one): a
     # failure, available or not
-    with pytest.raises(pytest.fail.Exception, match="mark it @pytest.mark.fleet"):
+    with pytest.raises(pytest.fail.Exception, match=r"mark it @pytest\.mark\.fleet"):
         require("dockerd")
 
 

@@ -65,6 +65,13 @@ def head_digest(fleet: DevFleet, tag: str) -> str:
         return str(resp.headers["Docker-Content-Digest"])
 
 
+def job_with_registry(config: Path, job_id: str, *also: str) -> dict[str, Any] | None:
+    """The job once the supervisor has written the registry's word on its push (and `also`,
+    such as the cache statistics read after it): it does so just after recording the outcome."""
+    job = job_json(config, job_id)
+    return job if all(job.get(key) for key in ("registry", *also)) else None
+
+
 def test_published_stale_moved_on_real_pushes(config: Path, fleet: DevFleet) -> None:
     assert fleet.registry is not None
     host = fleet.registry.address
@@ -83,8 +90,13 @@ def test_published_stale_moved_on_real_pushes(config: Path, fleet: DevFleet) -> 
             *quick,
         ),
     }
+    for job_id in ids.values():
+        assert wait_state(config, job_id, ["succeeded", "failed", "lost"])["state"] == "succeeded"
+    # the supervisor asks the registry once the outcome is recorded: its word comes just after
     jobs = {
-        arch: wait_state(config, job_id, ["succeeded", "failed", "lost"])
+        arch: wait_for(
+            "the registry's word", lambda j=job_id: job_with_registry(config, j, "sccache"), 30
+        )
         for arch, job_id in ids.items()
     }
     for arch, job in jobs.items():
@@ -182,9 +194,8 @@ def test_a_group_job_shows_each_target_with_its_own_digest(config: Path, fleet: 
     assert len(digests) == 2 and all(d.startswith("sha256:") for d in digests)
     for image in images.values():
         assert image["digest"] == head_digest(fleet, image["tags"][0])
-    # the supervisor asks the registry once the outcome is recorded: its word comes just after
-    checked = wait_for("the registry's word", lambda: job_json(config, job_id)["registry"], 30)
-    assert [i["state"] for i in checked["images"]] == ["in registry", "in registry"]
+    checked = wait_for("the registry's word", lambda: job_with_registry(config, job_id), 30)
+    assert [i["state"] for i in checked["registry"]["images"]] == ["in registry", "in registry"]
     text = run_cli(config, "jobs").stdout
     for name, image in images.items():
         assert f"    {name}  {image['digest']}  ✓ in registry" in text

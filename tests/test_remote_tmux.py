@@ -54,9 +54,11 @@ def test_ssh_node_rebuild_and_a_dead_link_at_80x24(
     term = small_terminal
     config = remote_fleet_file(fleet, tmp_path)
     env = console_env(tmp_path, DEMO_NONCE=uuid.uuid4().hex[:8], DEMO_SLEEP="0.3")
-    # a build on snoc-think someone made before (with no delay): the job row `r` acts on
-    first = cli(env, config, "bake", "demo-base", "--arch", "gfx1201", "--node", "snoc-think",
-                "--set", "DEMO_SLEEP=0").split()[0]  # fmt: skip
+    # a build on snoc-think someone made before (the bake file's own, short delay): the job
+    # row `r` acts on. `r` repeats its variables exactly; it set none, so the rebuild takes
+    # the console's environment (DEMO_SLEEP=0.3, a new nonce) and runs long enough to watch
+    first = cli(env, config, "bake", "demo-base", "--arch", "gfx1201", "--node", "snoc-think"
+                ).split()[0]  # fmt: skip
     wait_job(env, config, first, {"succeeded"}, 180)
     term.start(env, config)
     nodes = ("snoc-strix", "snoc-think", "snoc-gaming")

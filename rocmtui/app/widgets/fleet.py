@@ -288,13 +288,13 @@ class JobsPanel(FleetPanel):
     TITLE = "Jobs"
     # what matters at 80 columns first; the job id (for `rocmtui logs`) last, and like the
     # state never cut or hidden: the others give way in turns (a long failure text first, then
-    # User, Started and Took are hidden, then Node and Target are cut) until both fit
+    # User, Started, Took and Node are hidden, Target is cut, Arch goes) until both fit
     COLUMNS = ("State", "Target", "Arch", "Node", "Progress", "Took", "Started", "User", "Job")
     FITS = (
         Fit(),
         Fit(min=10, max=40, turn=6),
-        Fit(),
-        Fit(min=8, max=30, turn=5),
+        Fit(drop=True, turn=7),  # last: below ~90 columns a failure's reason needs the room
+        Fit(max=30, drop=True, turn=5),  # the nodes panel says where it runs too
         Fit(min=32, max=72, turn=1),  # a long failure text gives way first
         Fit(drop=True, turn=4),
         Fit(drop=True, turn=3),

@@ -210,7 +210,9 @@ class SnapshotTable(ScrollView, can_focus=True):
         # columns give way in their turns: a flexible one shrinks to its min, a droppable one
         # is hidden; when that is not enough, the widest gives a cell at a time (a cut cell
         # still shows its start)
-        for column in sorted((i for i, f in enumerate(fits) if f.turn), key=lambda i: fits[i].turn):
+        natural = dict(want)
+        turns = sorted((i for i, f in enumerate(fits) if f.turn), key=lambda i: fits[i].turn)
+        for column in turns:
             if excess <= 0:
                 break
             if fits[column].drop:
@@ -219,6 +221,13 @@ class SnapshotTable(ScrollView, can_focus=True):
                 give = min(excess, max(0, want[column] - fits[column].min))
                 want[column] -= give
                 excess -= give
+        for column in reversed(turns):  # a column hidden late left room: the last cut get it
+            if excess >= 0:
+                break
+            if column in want:
+                back = min(-excess, natural[column] - want[column])
+                want[column] += back
+                excess += back
         while excess > 0:
             column = max(want, key=lambda i: want[i] if fits[i].min else -1)
             if not fits[column].min or want[column] <= CUT_FLOOR:
