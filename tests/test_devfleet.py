@@ -27,12 +27,12 @@ from devfleet import (
     netns_add,
     netns_del,
     ping,
-    procs,
+    processes,
     reap,
     start_port_forward,
     unique_netns_name,
 )
-from devfleet.engine import NETNS_DIR, docker_api
+from devfleet.dockerd import NETNS_DIR, docker_api
 from rocmtui.core.config import parse_config
 from tests import realparts
 from tests.realparts import require
@@ -85,6 +85,7 @@ def tiny_context(tmp_path: Path) -> Path:
 # --- the session fleet ------------------------------------------------------------------------
 
 
+@pytest.mark.fleet
 def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     assert [e.name for e in fleet.engines] == ["snoc-strix", "snoc-think", "snoc-gaming"]
     assert fleet.local_engine.name == "snoc-strix"
@@ -117,6 +118,7 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     assert {e["pid"] for e in record["engines"]} == {e.pid for e in fleet.engines}
 
 
+@pytest.mark.fleet
 def test_build_with_run_step_on_netns_engine(fleet: DevFleet, tmp_path: Path) -> None:
     require("docker-buildx")
     engine = fleet.engine("snoc-think")
@@ -130,6 +132,7 @@ def test_build_with_run_step_on_netns_engine(fleet: DevFleet, tmp_path: Path) ->
     assert status == 200
 
 
+@pytest.mark.fleet
 def test_push_from_netns_engine_through_forwarder(fleet: DevFleet, tmp_path: Path) -> None:
     require("docker-buildx")
     assert fleet.registry is not None
@@ -149,6 +152,7 @@ def test_push_from_netns_engine_through_forwarder(fleet: DevFleet, tmp_path: Pat
     assert resp.getheader("Docker-Content-Digest", "").startswith("sha256:")
 
 
+@pytest.mark.fleet
 def test_webdav_propfind_depth1_is_207(fleet: DevFleet) -> None:
     assert fleet.webdav is not None
     assert request(fleet.webdav.url + "cache/a/obj", "PUT").status in (201, 204)
@@ -156,6 +160,7 @@ def test_webdav_propfind_depth1_is_207(fleet: DevFleet) -> None:
     assert resp.status == 207
 
 
+@pytest.mark.fleet
 def test_registry_v2_identity(fleet: DevFleet) -> None:
     assert fleet.registry is not None
     resp = request(fleet.registry.url + "/v2/")
@@ -166,11 +171,13 @@ def test_registry_v2_identity(fleet: DevFleet) -> None:
 # --- factories: misconfigured and killed parts ------------------------------------------------
 
 
+@pytest.mark.fleet
 def test_webdav_without_dav_ext_answers_405(webdav_factory) -> None:  # type: ignore[no-untyped-def]
     dav: ServiceHandle = webdav_factory(dav_ext=False)
     assert request(dav.url, "PROPFIND", {"Depth": "1"}).status == 405
 
 
+@pytest.mark.fleet
 def test_registry_with_htpasswd_answers_401(registry_factory) -> None:  # type: ignore[no-untyped-def]
     reg: ServiceHandle = registry_factory(htpasswd=True)
     resp = request(reg.url + "/v2/")
@@ -182,20 +189,21 @@ def test_registry_with_htpasswd_answers_401(registry_factory) -> None:  # type: 
     assert request(reg.url + "/v2/", headers={"Authorization": f"Basic {token}"}).status == 200
 
 
+@pytest.mark.fleet
 def test_killed_engine_leaves_no_orphan_and_netns_goes(engine_factory) -> None:  # type: ignore[no-untyped-def]
     engine: EngineHandle = engine_factory(import_base=False)
     assert engine.netns and (NETNS_DIR / engine.netns).exists()
-    descendants = procs.children_of(engine.pid)
+    descendants = processes.children_of(engine.pid)
     assert descendants, "dockerd should run its own containerd"
     os.kill(engine.pid, signal.SIGKILL)  # dockerd dies hard: containerd is orphaned
     wait_until(lambda: not engine.alive(), what="dockerd gone")
     assert not ping(engine.socket, timeout=1)
     engine.stop()
     for pid in descendants:
-        assert not procs.alive(pid), f"orphan {pid} survived"
+        assert not processes.alive(pid), f"orphan {pid} survived"
     assert not (NETNS_DIR / engine.netns).exists()
-    assert not procs.pids_mentioning(str(engine.exec_root))
-    assert not procs.mounts_under(engine.data_root, engine.run_dir)  # no bind mount left
+    assert not processes.pids_mentioning(str(engine.exec_root))
+    assert not processes.mounts_under(engine.data_root, engine.run_dir)  # no bind mount left
 
 
 # --- stop leaves nothing behind (the CLI, across processes) -----------------------------------
@@ -211,6 +219,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.fleet
 def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     require("fleet")
     workdir = tmp_path / "fleet"
@@ -232,18 +241,19 @@ def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     finally:
         down = _cli("down", "--dir", str(workdir))
     assert down.returncode == 0, down.stderr
-    assert not [p for p in pids if procs.alive(p)]
-    assert not [m for m in markers if procs.pids_mentioning(m)]
+    assert not [p for p in pids if processes.alive(p)]
+    assert not [m for m in markers if processes.pids_mentioning(m)]
     assert not [n for n in netns if (NETNS_DIR / n).exists()]
     assert not [s for s in sockets if s.exists()]
     assert not (workdir / "fleet.json").exists()
-    assert not procs.mounts_under(workdir)
+    assert not processes.mounts_under(workdir)
     from devfleet.links import _used_blocks, guard_present
 
     assert not guard_present() or _used_blocks()  # the guard stays only for another's links
     assert _cli("status", "--dir", str(workdir)).returncode == 1
 
 
+@pytest.mark.fleet
 def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
     require("netns", "busybox")
     import http.server
@@ -262,7 +272,7 @@ def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     netns = unique_netns_name("fwd")
     netns_add(netns)
-    inner = procs.free_port()  # a different port inside, to show the mapping
+    inner = processes.free_port()  # a different port inside, to show the mapping
     try:
         fwd = start_port_forward(netns, inner, "127.0.0.1", server.server_address[1])
         try:
@@ -349,8 +359,13 @@ def test_require_skips_or_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     realparts.missing.cache_clear()
     with pytest.raises(ValueError):
         realparts.missing("no-such-part")
+    # a part of the real fleet asked for by a test without the `fleet` marker (this one): a
+    # failure, available or not
+    with pytest.raises(pytest.fail.Exception, match=r"mark it @pytest\.mark\.fleet"):
+        require("dockerd")
 
 
+@pytest.mark.fleet
 def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     require("dockerd", "netns", "docker-registry")
     ledgers = tmp_path / "ledgers"
@@ -369,14 +384,16 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     )
     assert out.returncode == -signal.SIGKILL, out.stderr
     engine_pid, netns, registry_pid = out.stdout.split()
-    assert procs.alive(int(engine_pid)) and procs.alive(int(registry_pid))  # orphaned, running
+    # orphaned, running
+    assert processes.alive(int(engine_pid)) and processes.alive(int(registry_pid))
     assert reap(ledgers) == 2
-    assert not procs.alive(int(engine_pid)) and not procs.alive(int(registry_pid))
+    assert not processes.alive(int(engine_pid)) and not processes.alive(int(registry_pid))
     assert not (NETNS_DIR / netns).exists()
     assert not list(ledgers.glob("*.json"))
-    assert not procs.mounts_under(tmp_path)
+    assert not processes.mounts_under(tmp_path)
 
 
+@pytest.mark.fleet
 def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     require("docker-buildx")
     engine: EngineHandle = engine_factory()
@@ -394,20 +411,21 @@ def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -
     try:
         # The RUN step's `sleep 300` runs under runc, below dockerd.
         wait_until(
-            lambda: [p for p in procs.pids_mentioning("sleep 300") if p in engine.pids],
+            lambda: [p for p in processes.pids_mentioning("sleep 300") if p in engine.pids],
             timeout=120,
             what="RUN step running",
         )
         tree = engine.pids
         engine.stop()
-        assert not [p for p in tree if procs.alive(p)]
-        assert not procs.pids_mentioning(str(engine.exec_root))
-        assert not procs.pids_mentioning(str(engine.data_root))
+        assert not [p for p in tree if processes.alive(p)]
+        assert not processes.pids_mentioning(str(engine.exec_root))
+        assert not processes.pids_mentioning(str(engine.data_root))
     finally:
         client.kill()
         client.wait()
 
 
+@pytest.mark.fleet
 def test_a_node_whose_namespace_is_gone_is_not_reached_through_the_default_route(
     fleet: DevFleet,
 ) -> None:

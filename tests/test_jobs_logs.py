@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.jobs import JobRecord, JobStore
 from rocmtui.core.jobs.follow import LogFollower
+from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.test_jobs_store import make_job
 from tests.test_jobs_support import rocmtui_argv, run_cli
@@ -55,12 +55,13 @@ def finished_job(tmp_path: Path, log: bytes) -> JobRecord:
     return store.update(job.id, state=JobState.SUCCEEDED, exit_code=0, ended_at=time.time())
 
 
-def run_in_pty(argv: list[str], timeout: float = 60.0) -> tuple[int, bytes]:
-    """Run `argv` with a pty as stdin/stdout/stderr; return its exit code and every byte the
-    terminal side received."""
+def run_in_pty(argv: list[str], timeout: float = 60.0, **extra_env: str) -> tuple[int, bytes]:
+    """Run `argv` with a pty as stdin/stdout/stderr (and `extra_env`); return its exit code
+    and every byte the terminal side received."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
+    env.update(extra_env)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
     os.close(slave)
     received = bytearray()
@@ -150,7 +151,7 @@ def test_logs_follow_any_process_until_the_job_ends(tmp_path: Path) -> None:
     # a real process in the supervisor's place: holds the lock, writes, records the end
     writer = (
         "import fcntl, os, sys, time\n"
-        "from rocmtui.core.jobs import JobStore\n"
+        "from rocmtui.core.jobs.store import JobStore\n"
         "from rocmtui.core.states import JobState\n"
         "store = JobStore(sys.argv[1]); job = store.get(sys.argv[2])\n"
         "fd = os.open(job.lock_path, os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX)\n"

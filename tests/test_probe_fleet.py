@@ -16,6 +16,7 @@ import pytest
 from devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 from rocmtui.core import monitor as monitor_module
 from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig, parse_config
+from rocmtui.core.hostmonitor.wire import decode
 from rocmtui.core.monitor import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState, ServiceState
@@ -31,6 +32,7 @@ def fleet_config(fleet: DevFleet, *extra: NodeConfig, **changes: object) -> Flee
     return dataclasses.replace(config, nodes=config.nodes + extra, **changes)  # type: ignore[arg-type]
 
 
+@pytest.mark.fleet
 async def test_all_healthy(fleet: DevFleet) -> None:
     config = fleet_config(fleet)
     snap = await probe_fleet(config)
@@ -42,6 +44,7 @@ async def test_all_healthy(fleet: DevFleet) -> None:
     assert data["healthy"] is True and all("age" in n for n in data["nodes"])
 
 
+@pytest.mark.fleet
 async def test_dead_and_hung_nodes_do_not_delay_the_round(
     fleet: DevFleet, engine_factory: Callable[..., EngineHandle]
 ) -> None:
@@ -71,6 +74,7 @@ async def test_dead_and_hung_nodes_do_not_delay_the_round(
     assert snap.node("hung-tcp").reason == f"no answer in {DEADLINE:g}s"  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_stopped_registry_is_down(
     fleet: DevFleet, registry_factory: Callable[..., ServiceHandle]
 ) -> None:
@@ -116,27 +120,31 @@ async def monitor_with_a_hung_node(
     return monitor, published
 
 
+@pytest.mark.fleet
 async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
     """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
     monitor, published = await monitor_with_a_hung_node(fleet, deadline=1.0, snapshots=6)
-    rounds = [s for s in published if not s.pending]  # each round's final snapshot
+    rounds = [s for s in published if not s.interim]  # each round's final snapshot
     for before, after in itertools.pairwise(rounds):
         assert after.taken_at >= before.taken_at + before.duration - 0.01
     assert monitor.dropped > 0
     assert monitor.latest is rounds[-1]
 
 
+@pytest.mark.fleet
 async def test_a_hung_node_does_not_hide_the_others(
     fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A round waits for a hung engine until the deadline; INTERIM_AFTER into it (0.5 s, a
-    second here for a loaded machine) the monitor publishes what answered, the hung node
-    named as pending (a placeholder in the first round, its last snapshot after). The
-    round's own snapshot follows at the deadline."""
+    second here for a loaded machine) the monitor publishes what answered. The hung node is
+    still being probed: in the first round it has no verdict yet (a placeholder, named as
+    pending); after that its last verdict stands, with its age, until the next one comes —
+    a frozen engine reads `down` throughout, never down, probing, down, probing."""
     monkeypatch.setattr(monitor_module, "INTERIM_AFTER", 1.0)
     _, published = await monitor_with_a_hung_node(fleet, deadline=2.5, snapshots=4)
     first, final, second = published[:3]
-    assert first.pending == ("hung",) and first.taken_at == final.taken_at
+    assert first.pending == ("hung",) and first.probing == ("hung",) and first.interim
+    assert first.taken_at == final.taken_at
     assert first.duration < final.duration  # published while the round went on
     assert {n.name: n.state for n in first.nodes} == {
         "snoc-strix": NodeState.OK,
@@ -146,14 +154,20 @@ async def test_a_hung_node_does_not_hide_the_others(
     }
     assert first.node("hung").reason == "no answer yet"  # type: ignore[union-attr]
     assert first.registry.state is ServiceState.OK and not first.healthy
-    assert final.pending == () and final.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
-    # the next round probes it again (the backoff waits one period): its last answer stands
-    assert second.pending == ("hung",) and second.node("hung") == final.node("hung")
+    assert final.pending == final.probing == () and not final.interim
+    assert final.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
+    # the next round probes it again (the backoff waits one period): its last verdict stands,
+    # not a "probing" placeholder, and nothing says it is still waited for
+    assert second.probing == ("hung",) and second.pending == () and second.interim
+    assert second.node("hung") == final.node("hung")
     assert second.taken_at > final.taken_at
-    data = first.to_json()
-    assert data["pending"] == ["hung"]
+    assert (first.to_json()["pending"], first.to_json()["probing"]) == (["hung"], ["hung"])
+    relayed = decode(second.to_json())  # what a console attached to the monitor gets
+    assert (relayed.probing, relayed.pending) == (("hung",), ())
+    assert relayed.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path) -> None:
     config = fleet_config(
         fleet,
@@ -176,6 +190,7 @@ async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path)
     assert last.down_since == published[0].node("gone").down_since  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     def overlay(snap: NodeSnapshot) -> NodeSnapshot:
         if snap.name == "snoc-think" and snap.state is NodeState.OK:
@@ -195,6 +210,7 @@ async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     await monitor.probers.http.aclose()  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_the_monitor_leaves_containers_uncounted(fleet: DevFleet) -> None:
     """No screen shows the running-container count, and asking every engine for it every
     round was one more request per node and round: the console's monitor leaves it unasked.
