@@ -292,3 +292,49 @@ async def test_a_black_holed_link_is_down_within_the_deadline_and_comes_back(
             await asyncio.sleep(0.5)
     finally:
         prober.close()
+
+
+def test_a_name_that_does_not_resolve_is_step_dns(fleet: DevFleet, tmp_path: Path) -> None:
+    """A real resolver failure, with no query leaving this host: `rocmtui status --json` runs
+    in a mount namespace of its own whose /etc/resolv.conf names a loopback nameserver that
+    is not there (the namespace ends with the process). An ssh node and a TLS node named by a
+    host that does not resolve are both `down`, step `dns`, at once."""
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+    good = fleet.tls_client
+    path = fleet_toml(
+        tmp_path / "dns.toml",
+        [
+            {"name": "ssh-nowhere", "docker_host": "ssh://ci@snoc-nowhere.invalid"},
+            {
+                "name": "tls-nowhere",
+                "docker_host": "tcp://snoc-nowhere.invalid:2376",
+                "tls_ca": str(good.ca),
+                "tls_cert": str(good.cert),
+                "tls_key": str(good.key),
+            },
+        ],
+        tmp_path / "ssh_config.empty",
+    )
+    (tmp_path / "ssh_config.empty").write_text("")
+    status = [sys.executable, "-m", "rocmtui", "status", "--json", "--config", str(path)]
+    in_own_mounts = [
+        "unshare",
+        "--mount",
+        "sh",
+        "-c",
+        'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+    ]
+    done = subprocess.run(
+        [*in_own_mounts, str(resolv), *status],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    got = {n["name"]: n for n in json.loads(done.stdout)["nodes"]}
+    for name, via in (("ssh-nowhere", "ssh"), ("tls-nowhere", "tls")):
+        node = got[name]
+        assert (node["state"], node["via"], node["failed_step"]) == ("down", via, "dns"), node
+        assert "snoc-nowhere.invalid" in node["reason"], node["reason"]
+    assert not REAL_SSH_DIR.exists(), "ssh wrote the real home"
