@@ -39,8 +39,10 @@ sys.path.insert(0, str(REPO))
 
 from rocmtui.core.bakefile import load_bake  # noqa: E402
 from rocmtui.core.config import load_config  # noqa: E402
-from rocmtui.core.jobs import JobStore, cancel_job, launch_job, list_jobs  # noqa: E402
-from rocmtui.core.jobs.plan import node_environment  # noqa: E402
+from rocmtui.core.jobs.command import node_environment  # noqa: E402
+from rocmtui.core.jobs.control import cancel_job, list_jobs  # noqa: E402
+from rocmtui.core.jobs.launch import launch_job  # noqa: E402
+from rocmtui.core.jobs.store import JobStore  # noqa: E402
 
 TARGET = "demo-base"
 ARCH = "gfx1201"

@@ -229,7 +229,7 @@ def figure_scrape(fleet_file: Path, tmp: Path, scrapes: int) -> list[common.Row]
 
 
 def common_port() -> int:
-    from devfleet.procs import free_port
+    from devfleet.processes import free_port
 
     return free_port()
 

@@ -7,7 +7,7 @@ unix socket, snoc-think over ssh (sshd in its namespace), snoc-gaming over mutua
    connection, pooled TLS client; registry and WebDAV included), beside `docker -H URL version`
    of the slowest node run in the same loop (alternating; the docker CLI logs in over ssh each
    time, as a person's shell would): target <= 1.5x (medians). And CPU per refresh of the
-   monitor process at a 2 s refresh (`python -m rocmtui.app.probeproc`, its reaped ssh
+   monitor process at a 2 s refresh (`python -m rocmtui.core.hostmonitor.ownchild`, its reaped ssh
    children included): target < 2% of a core.
 2. ssh logins per node over 10 minutes of console idle (the monitor process at a 2 s refresh),
    counted in snoc-think's sshd log (`LogLevel VERBOSE`: one `Accepted publickey` line per
@@ -137,7 +137,7 @@ def monitor_idle(config: Path, fleet: DevFleet, seconds: float) -> tuple[int, fl
     assert sshd is not None
     before = sshd.logins()
     child = subprocess.Popen(
-        [sys.executable, "-m", "rocmtui.app.probeproc", str(config)],
+        [sys.executable, "-m", "rocmtui.core.hostmonitor.ownchild", str(config)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

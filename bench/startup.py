@@ -79,8 +79,8 @@ PROBE_LIBRARIES = "rocmtui.core.monitor,docker,httpx,psutil"
 
 
 def monitor_argv(config: Path) -> list[str]:
-    """The console's monitor process, as the console starts it (rocmtui.app.probeproc)."""
-    return [sys.executable, "-m", "rocmtui.app.probeproc", str(config)]
+    """The console's monitor process, as the console starts it (hostmonitor.ownchild)."""
+    return [sys.executable, "-m", "rocmtui.core.hostmonitor.ownchild", str(config)]
 
 
 @dataclass(frozen=True)
@@ -126,9 +126,9 @@ def first_round(config: Path, env: dict[str, str]) -> tuple[float, float, bytes]
     assert child.stdin is not None and child.stdout is not None
     try:
         # the round's own snapshot: an interim one (a target still answering after 0.5 s)
-        # names what it waits for in "pending"
+        # names what it waits for in "probing"
         while line := child.stdout.readline():
-            if not json.loads(line).get("pending"):
+            if not json.loads(line).get("probing"):
                 return time.monotonic() - started, cpu_seconds(child.pid), line
         raise RuntimeError("the monitor process ended before a whole round")
     finally:

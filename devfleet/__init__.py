@@ -5,8 +5,15 @@ returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage
 three-node fleet, and `python -m devfleet up|down|status --dir DIR` does it from a shell.
 """
 
+from devfleet.assembly import (
+    DEFAULT_NODES,
+    DevFleet,
+    fleet_status,
+    start_fleet,
+    stop_fleet,
+)
 from devfleet.counting import CountingProxy
-from devfleet.engine import (
+from devfleet.dockerd import (
     API_VERSION,
     BASE_IMAGE,
     EngineHandle,
@@ -19,18 +26,12 @@ from devfleet.engine import (
     start_engine,
     unique_netns_name,
 )
-from devfleet.fleet import (
-    DEFAULT_NODES,
-    DevFleet,
-    fleet_status,
-    start_fleet,
-    stop_fleet,
-)
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
-from devfleet.ledger import close_ledger, reap, stop_all_started, use_ledger
+from devfleet.ledger import close_ledger, stop_all_started, use_ledger
 from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
-from devfleet.procs import FleetError
+from devfleet.processes import FleetError
+from devfleet.reaper import reap
 from devfleet.services import ServiceHandle, start_registry, start_webdav
 
 __all__ = [

@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from devfleet.fleet import DevFleet, fleet_status, start_fleet, stop_fleet
-from devfleet.procs import FleetError
+from devfleet.assembly import DevFleet, fleet_status, start_fleet, stop_fleet
+from devfleet.processes import FleetError
 
 
 def _summary(fleet: DevFleet) -> str:

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from devfleet import procs
+from devfleet import processes
 
 REQUEST_LINE = re.compile(rb"^(GET|HEAD|POST|PUT|DELETE|PATCH) (/\S*) HTTP/1\.[01]$")
 VERSION = re.compile(r"^/v\d+\.\d+(?=/)")
@@ -32,7 +32,7 @@ class CountingProxy:
 
     def __init__(self, target: Path, path: Path | None = None) -> None:
         self.target = Path(target)
-        self._dir = None if path is not None else procs.short_dir("rtcount")
+        self._dir = None if path is not None else processes.short_dir("rtcount")
         self.path = path or Path(self._dir or ".") / "p.sock"
         self.docker_host = f"unix://{self.path}"
         self.requests = 0

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devfleet import ledger, procs
-from devfleet.procs import FleetError
+from devfleet import ledger, processes
+from devfleet.processes import FleetError
 
 CLONE_NEWNET = 0x40000000
 _BUF = 256 * 1024
@@ -134,12 +134,12 @@ class ForwardHandle:
 
     def alive(self) -> bool:
         """Whether the forwarder still runs."""
-        return procs.alive(self.pid, self.start_time)
+        return processes.alive(self.pid, self.start_time)
 
     def stop(self, grace: float = 5.0) -> None:
         """SIGTERM, SIGKILL after `grace`."""
         try:
-            procs.stop_pids([(self.pid, self.start_time)], grace=grace, popen=self._popen)
+            processes.stop_pids([(self.pid, self.start_time)], grace=grace, popen=self._popen)
         finally:
             ledger.forget(self)
 
@@ -174,28 +174,28 @@ def start_port_forward(
     same port) in the host namespace; `extra_ports` are forwarded to the same host unchanged.
     Returns once the listening sockets exist."""
     maps = [(port, target_host, target_port or port)] + [(p, target_host, p) for p in extra_ports]
-    log = log or procs.short_dir("rtf") / "forward.log"
+    log = log or processes.short_dir("rtf") / "forward.log"
     rfd, wfd = os.pipe()
     pkg_root = str(Path(__file__).resolve().parents[1])  # devfleet is not installed
-    env = procs.child_env()
+    env = processes.child_env()
     env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     argv = [sys.executable, "-m", "devfleet.forward", "--netns", netns]
     for lp, host, tp in maps:
         argv += ["--map", f"{lp}:{host}:{tp}"]
     try:
-        popen = procs.spawn([*argv, "--ready-fd", str(wfd)], log, env=env, pass_fds=[wfd])
+        popen = processes.spawn([*argv, "--ready-fd", str(wfd)], log, env=env, pass_fds=[wfd])
     finally:
         os.close(wfd)
-    handle = ForwardHandle(netns, maps, popen.pid, procs.start_time(popen.pid), log, popen)
+    handle = ForwardHandle(netns, maps, popen.pid, processes.start_time(popen.pid), log, popen)
     ledger.remember(handle, "forward")
     try:
         # The child writes "ready" once bound; EOF without it means it died.
         with os.fdopen(rfd, "rb") as ready:
-            got = procs.wait_for(
+            got = processes.wait_for(
                 lambda: _read_ready(ready), timeout, f"forwarder in {netns}", interval=0.02
             )
         if got != b"ready\n":
-            raise FleetError(f"forwarder in {netns} failed: {procs.log_tail(log)}")
+            raise FleetError(f"forwarder in {netns} failed: {processes.log_tail(log)}")
     except BaseException:
         handle.stop(grace=2.0)
         raise

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from devfleet import procs
+from devfleet import processes
 
 
 class _Holder:
@@ -96,7 +96,7 @@ class HungUnixSocket(_Holder):
     """
 
     def __init__(self, path: Path | None = None) -> None:
-        self._own_dir = None if path else procs.short_dir("rth")
+        self._own_dir = None if path else processes.short_dir("rth")
         self.path = Path(path) if path else self._own_dir / "hung.sock"  # type: ignore[operator]
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(str(self.path))

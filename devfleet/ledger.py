@@ -1,10 +1,13 @@
 """Which fleet parts this process started and has not stopped: the safety nets' memory.
 
 In memory it backs `stop_all_started()` (the atexit net). With `use_ledger(dir)` every change is
-also written to `dir/<pid>.json` with this process's start time, so a later run can
-`reap(dir)`: stop what a run that died hard (SIGKILL, OOM) left behind. A ledger is reaped only
-when its owner is gone, so parallel runs never touch each other's parts. `python -m
-devfleet up` writes no ledger: its fleet is meant to outlive it (fleet.json records it).
+also written to `dir/<pid>.json` with this process's start time, so a later run can reap it
+(`reaper.reap`): stop what a run that died hard (SIGKILL, OOM) left behind. `python -m devfleet
+up` writes no ledger: its fleet is meant to outlive it (fleet.json records it).
+
+The part handles (engines, services, forwarders, sshd) import this module to note themselves;
+rebuilding a part from its record needs the handles, so that lives in `reaper`, which imports
+them: no cycle.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from devfleet import procs
+from devfleet import processes
 
 
 class Part(Protocol):
@@ -64,7 +67,7 @@ def _write_locked() -> None:
         return
     data = {
         "owner_pid": os.getpid(),
-        "owner_start_time": procs.start_time(os.getpid()),
+        "owner_start_time": processes.start_time(os.getpid()),
         "parts": [{"kind": kind, "record": part.to_record()} for kind, part in _LIVE.values()],
     }
     tmp = _LEDGER.with_suffix(".tmp")
@@ -94,42 +97,3 @@ def stop_all_started() -> None:
     for _, part in reversed(entries):
         with contextlib.suppress(Exception):
             part.stop()  # stop() forgets the part itself
-
-
-def _rebuild(kind: str, record: dict[str, Any]) -> Part:
-    # Imported here: the handle modules import this one.
-    from devfleet.engine import EngineHandle
-    from devfleet.forward import ForwardHandle
-    from devfleet.services import ServiceHandle
-    from devfleet.sshhost import SshHostHandle
-
-    cls: Any = {
-        "engine": EngineHandle,
-        "service": ServiceHandle,
-        "forward": ForwardHandle,
-        "sshd": SshHostHandle,
-    }[kind]
-    return cls.from_record(record)  # type: ignore[no-any-return]
-
-
-def reap(directory: Path) -> int:
-    """Stop the parts recorded by ledgers in `directory` whose owner process is gone.
-
-    Returns how many parts were stopped. Ledgers of live owners are left alone.
-    """
-    stopped = 0
-    for path in sorted(Path(directory).glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if procs.alive(int(data.get("owner_pid", 0)), data.get("owner_start_time")):
-            continue
-        for entry in reversed(data.get("parts", [])):
-            with contextlib.suppress(Exception):
-                part = _rebuild(entry["kind"], entry["record"])
-                part.stop()
-                stopped += 1
-        with contextlib.suppress(OSError):
-            path.unlink()
-    return stopped

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devfleet.procs import FleetError
+from devfleet.processes import FleetError
 
 POOL = ipaddress.IPv4Network("198.18.0.0/15")
 BLOCK_PREFIX = 29

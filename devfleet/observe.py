@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from devfleet.procs import child_env
+from devfleet.processes import child_env
 from devfleet.services import ServiceHandle, _start_with_free_port
 
 ConfigText = Callable[[int], str]  # the port chosen -> the config file's text

@@ -18,15 +18,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from devfleet.dockerd import EngineHandle
 from devfleet.links import VethLink
+from devfleet.processes import FleetError, child_env
+from devfleet.services import ServiceHandle
 from devfleet.sshhost import SshClientFiles, SshHostHandle
 from devfleet.tls import ClientCert
-
-if TYPE_CHECKING:
-    from devfleet.engine import EngineHandle
-    from devfleet.services import ServiceHandle
 
 TLS_PORT = 2376
 #: How the fleet file reaches each remote node by default ("ssh" or "tls").
@@ -152,8 +151,6 @@ def create_contexts(docker_config: Path, remotes: list[RemoteNode], client: Clie
     node, made by `docker context create` as a person would: the ssh node's and the TLS one's
     (its certificates copied into the context store). Nothing else is in it (no logins)."""
     import subprocess
-
-    from devfleet.procs import FleetError, child_env
 
     docker_config.mkdir(parents=True, exist_ok=True)
     env = child_env({"DOCKER_CONFIG": str(docker_config)})

@@ -46,7 +46,7 @@ def _start_build(demo_config: Path) -> str:
     """A real, slow-enough demo build on a node in its own network namespace."""
     from rocmtui.core.bakefile import load_bake
     from rocmtui.core.config import load_config
-    from rocmtui.core.jobs import launch_job
+    from rocmtui.core.jobs.launch import launch_job
 
     config = load_config(demo_config)
     node = next((n.name for n in config.nodes if not n.local), config.nodes[0].name)
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             saved = asyncio.run(_shoot(fleet_file, args.out.resolve(), job_id))
         finally:
             from rocmtui.core.config import load_config
-            from rocmtui.core.jobs import JobNotRunning, cancel_job
+            from rocmtui.core.jobs.control import JobNotRunning, cancel_job
 
             with contextlib.suppress(JobNotRunning):
                 cancel_job(load_config(fleet_file), job_id, grace=5)

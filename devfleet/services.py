@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devfleet import ledger, procs
-from devfleet.procs import FleetError
+from devfleet import ledger, processes
+from devfleet.processes import FleetError
 
 SERVICE_START_TIMEOUT = 30.0
 DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
@@ -42,7 +42,7 @@ class ServiceHandle:
     @property
     def pids(self) -> list[int]:
         """The main pid plus live descendants (nginx workers)."""
-        return [self.pid, *procs.children_of(self.pid)] if self.alive() else []
+        return [self.pid, *processes.children_of(self.pid)] if self.alive() else []
 
     @property
     def address(self) -> str:
@@ -51,12 +51,12 @@ class ServiceHandle:
 
     def alive(self) -> bool:
         """Whether the main process still runs."""
-        return procs.alive(self.pid, self.start_time)
+        return processes.alive(self.pid, self.start_time)
 
     def stop(self, grace: float = 10.0) -> None:
         """SIGTERM, SIGKILL after `grace`, and any worker left over."""
         try:
-            procs.stop_pids(
+            processes.stop_pids(
                 [(self.pid, self.start_time)],
                 grace=grace,
                 extra_markers=[str(self.workdir / "config.yml"), str(self.workdir / "nginx.conf")],
@@ -107,10 +107,10 @@ def _start_with_free_port(
     was taken by a parallel run between our probe and its bind)."""
     last = ""
     for _ in range(attempts):
-        port = procs.free_port()
+        port = processes.free_port()
         write_config(port)
         log = workdir / f"{kind}.log"
-        popen = procs.spawn(argv_for(), log, env=env or procs.child_env(), cwd=workdir)
+        popen = processes.spawn(argv_for(), log, env=env or processes.child_env(), cwd=workdir)
         url = f"http://127.0.0.1:{port}" + ("/" if kind == "webdav" else "")
         handle = ServiceHandle(
             kind=kind,
@@ -118,7 +118,7 @@ def _start_with_free_port(
             host="127.0.0.1",
             port=port,
             pid=popen.pid,
-            start_time=procs.start_time(popen.pid),
+            start_time=processes.start_time(popen.pid),
             workdir=workdir,
             log=log,
             _popen=popen,
@@ -126,7 +126,9 @@ def _start_with_free_port(
         ledger.remember(handle, "service")
 
         def died(p: subprocess.Popen[bytes] = popen, lg: Path = log) -> str | None:
-            return f"exited {p.returncode}: {procs.log_tail(lg)}" if p.poll() is not None else None
+            return (
+                f"exited {p.returncode}: {processes.log_tail(lg)}" if p.poll() is not None else None
+            )
 
         try:
 
@@ -136,7 +138,7 @@ def _start_with_free_port(
                 status = http_status("127.0.0.1", p, "GET", ready_path)
                 return None if status == 503 else status
 
-            procs.wait_for(
+            processes.wait_for(
                 answers,
                 SERVICE_START_TIMEOUT,
                 f"{kind} on port {port}",

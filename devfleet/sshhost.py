@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devfleet import ledger, procs
-from devfleet.procs import FleetError
+from devfleet import ledger, processes
+from devfleet.processes import FleetError
 
 SSHD = "/usr/sbin/sshd"  # sshd re-executes itself and refuses a relative path
 CI_USER = "ci"
@@ -147,11 +147,11 @@ class SshHostHandle:
     @property
     def pids(self) -> list[int]:
         """sshd and its live children (sessions)."""
-        return [self.pid, *procs.children_of(self.pid)] if self.alive() else []
+        return [self.pid, *processes.children_of(self.pid)] if self.alive() else []
 
     def alive(self) -> bool:
         """Whether this sshd still runs."""
-        return procs.alive(self.pid, self.start_time)
+        return processes.alive(self.pid, self.start_time)
 
     def logins(self) -> int:
         """How many logins sshd has accepted so far (its `Accepted publickey` log lines)."""
@@ -163,7 +163,7 @@ class SshHostHandle:
     def stop(self, grace: float = 5.0) -> None:
         """SIGTERM sshd (and its sessions), SIGKILL after `grace`."""
         try:
-            procs.stop_pids(
+            processes.stop_pids(
                 [(self.pid, self.start_time)],
                 grace=grace,
                 extra_markers=[str(self.workdir / "sshd_config")],
@@ -232,7 +232,7 @@ def start_sshd(
     workdir.mkdir(parents=True, exist_ok=True)
     host_key_path = workdir / "ssh_host_ed25519_key"
     host_key = " ".join(_keygen(host_key_path, f"{node} host key").split()[:2])
-    runtime = procs.short_dir("rts")
+    runtime = processes.short_dir("rts")
     runtime.chmod(0o755)
     authorized = runtime / "authorized_keys"
     authorized.write_text(authorized_key.strip() + "\n")
@@ -260,7 +260,7 @@ def start_sshd(
         )
     )
     pkg_root = str(Path(__file__).resolve().parents[1])  # devfleet is not installed
-    child_env = procs.child_env({"PYTHONPATH": pkg_root})
+    child_env = processes.child_env({"PYTHONPATH": pkg_root})
     argv = [
         "nsenter", f"--net=/var/run/netns/{netns}", "--",
         "unshare", "--mount", "--propagation", "private", "--",
@@ -270,10 +270,10 @@ def start_sshd(
     ]  # fmt: skip
     log = workdir / "sshd.log"
     log.unlink(missing_ok=True)  # logins are counted from this run's log
-    popen = procs.spawn(argv, log, env=child_env)
+    popen = processes.spawn(argv, log, env=child_env)
     handle = SshHostHandle(
         node, netns, address, port, user, host_key,
-        popen.pid, procs.start_time(popen.pid), workdir, log, runtime, popen,
+        popen.pid, processes.start_time(popen.pid), workdir, log, runtime, popen,
     )  # fmt: skip
     ledger.remember(handle, "sshd")
 
@@ -285,11 +285,11 @@ def start_sshd(
 
     def died() -> str | None:
         if popen.poll() is not None:
-            return f"sshd exited {popen.returncode}: {procs.log_tail(log)}"
+            return f"sshd exited {popen.returncode}: {processes.log_tail(log)}"
         return None
 
     try:
-        procs.wait_for(listening, timeout, f"sshd of {node}", interval=0.02, failed=died)
+        processes.wait_for(listening, timeout, f"sshd of {node}", interval=0.02, failed=died)
     except BaseException:
         handle.stop(grace=2.0)
         raise

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from devfleet.procs import FleetError
+from devfleet.processes import FleetError
 
 
 def _openssl(*args: str, cwd: Path) -> None:

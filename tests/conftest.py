@@ -159,7 +159,7 @@ def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
     """A fleet file for the session fleet and the demo bake file; at the end, every job of
     this test that still runs is cancelled and anything left of it killed."""
     from rocmtui.core.config import load_config
-    from rocmtui.core.jobs import cancel_job, list_jobs
+    from rocmtui.core.jobs.control import cancel_job, list_jobs
     from tests.test_jobs_support import kill_job_leftovers, write_config
 
     require("docker-buildx")

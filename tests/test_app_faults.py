@@ -18,10 +18,10 @@ from devfleet import DevFleet
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import MonitorFailed
 from rocmtui.app.feeds import describe
-from rocmtui.app.links import ChildLink
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.config import load_config
+from rocmtui.core.hostmonitor.links import ChildLink
 from rocmtui.core.snapshots import FleetSnapshot
 from tests.test_jobs_support import engineless_fleet
 

@@ -89,6 +89,22 @@ async def test_a_cancelled_job_says_only_what_its_state_word_does_not() -> None:
         assert rows["c2"][4] == "stopped by a signal"
 
 
+async def test_a_frozen_node_keeps_its_verdict_while_it_is_probed_again() -> None:
+    """A node whose engine is frozen was `✗ down` at the end of a round; the next round's
+    interim snapshot still probes it: it stays `✗ down` with its age (it flipped to
+    `… probing` and back on every refresh), and the status line keeps "probed"."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        down = recorded.fleet(think_down=True)
+        await feed(app, pilot, think_down=True)
+        app.fleet_screen.post_message(FleetUpdated(replace(down, probing=("snoc-think",))))
+        await pilot.pause()
+        nodes = {row[1]: row for row in cells(app, "nodes")}
+        assert nodes["snoc-think"][0] == "✗ down"
+        status = str(app.fleet_screen.query_one("#statusbar").render())
+        assert "probed" in status and "waiting for" not in status
+
+
 async def test_an_interim_round_shows_who_is_still_being_probed() -> None:
     """Half a second into a round that waits on a hung engine the monitor sends what answered;
     the targets it still waits for read '… probing', and the status line names them."""

@@ -9,21 +9,12 @@ from rocmtui.app.model import (
     LATENCY_FLOOR,
     effective_node_state,
     fmt_counter,
-    fmt_step_duration,
     keep_running,
     running_job_on,
     sparkline,
 )
 from rocmtui.app.text import clean
-from rocmtui.core.display import fmt_age
 from tests.snapshots import recorded
-
-
-def test_ages_read_at_a_glance() -> None:
-    assert [fmt_age(s) for s in (0, 59, 61, 3599, 3600 * 2 + 300, 86400 * 3 + 3600)] == [
-        "0s", "59s", "1m01s", "59m59s", "2h05m", "3d01h",
-    ]  # fmt: skip
-    assert fmt_age(None) == "—"
 
 
 def test_sparkline_has_a_fixed_width() -> None:
@@ -71,9 +62,3 @@ def test_keymap_is_checked_against_the_catalog() -> None:
     assert all(k.dangerous for k in keys.CATALOG if k.action in ("bake", "rebuild", "cancel_job"))
     ids = [k.id for k in keys.CATALOG]
     assert len(ids) == len(set(ids))
-
-
-def test_step_durations_take_five_cells() -> None:
-    """The outline shows a step's duration before its name, so it keeps one width."""
-    shown = [fmt_step_duration(s) for s in (0.04, 12.34, 59.9, 192.0, 7500.0)]
-    assert shown == [" 0.0s", "12.3s", "59.9s", "3m12s", "2h05m"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app import probeproc
+from rocmtui.core.hostmonitor import ownchild
 from tests.test_jobs_support import engineless_fleet, run_cli, wait_state
 
 DEMO_BAKE = Path(__file__).resolve().parents[1] / "bake" / "demo.hcl"
@@ -30,13 +30,13 @@ def test_the_monitor_child_ignores_a_rocmtui_folder_in_the_working_folder(
     mark = impostor(tmp_path)
     config = engineless_fleet(tmp_path)
     monkeypatch.chdir(tmp_path)
-    child = probeproc.start(config)
+    child = ownchild.start(config)
     try:
         assert child.stdout is not None
         first = json.loads(child.stdout.readline())  # a real round from the real package
         assert [node["state"] for node in first["nodes"]] == ["down"]
     finally:
-        probeproc.stop(child)
+        ownchild.stop(child)
     assert not mark.exists()
 
 

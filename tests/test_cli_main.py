@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app import probeproc
 from rocmtui.cli.main import (
     COMMANDS,
     build_parser,
@@ -17,6 +16,7 @@ from rocmtui.cli.main import (
     main,
     start_monitor,
 )
+from rocmtui.core.hostmonitor import ownchild
 
 
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,13 +95,13 @@ def test_the_early_monitor_is_stopped_when_the_console_never_opens(
     bad.write_text("refresh_seconds = 'soon'\n")
     good.write_text(QUIET_FLEET)
     started: list[subprocess.Popen[bytes]] = []
-    real_start = probeproc.start
+    real_start = ownchild.start
 
     def start(path: Path | str | None) -> subprocess.Popen[bytes]:
         started.append(real_start(path))
         return started[-1]
 
-    monkeypatch.setattr(probeproc, "start", start)
+    monkeypatch.setattr(ownchild, "start", start)
     try:
         code = main([w.format(bad=bad, good=good) for w in words])
     except SystemExit as exc:  # argparse refuses an unknown option

@@ -60,7 +60,7 @@ def modules_after(*argv: str) -> set[str]:
 def test_quick_answers_import_no_textual_and_start_no_probe(argv: list[str]) -> None:
     loaded = modules_after(*argv)
     assert "rocmtui.cli.main" in loaded
-    for heavy in ("textual", "rocmtui.app.probeproc", "docker", "httpx", "asyncio"):
+    for heavy in ("textual", "rocmtui.core.hostmonitor.ownchild", "docker", "httpx", "asyncio"):
         assert heavy not in loaded, (argv, heavy)
 
 

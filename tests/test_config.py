@@ -108,7 +108,7 @@ def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
         ("[[nodes]]\nname = 'a'\n[registry]\nurl = 'ftp://x'\n", 4, "registry.url", "http"),
         ("[[nodes]]\nname = 'a'\ncolour = 'red'\n", 3, "nodes[0].colour", "unknown key"),
         ("[[nodes]]\nname = 'a'\ncontext = 'c'\ndocker_host = 'tcp://h:1'\n", 3, None, "not both"),
-        ("refresh_seconds = 2\n", None, "nodes", "at least one"),
+        ("nodes = 3\n", 1, "nodes", "must be [[nodes]] tables"),
         ("a = [1,\n\n= 3\n", 3, None, "not valid TOML"),
     ],
 )

@@ -24,7 +24,7 @@ import pytest
 
 from rocmtui.app.app import RocmTui
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import list_jobs
+from rocmtui.core.jobs.control import list_jobs
 from tests.blackbox import until, until_text
 from tests.test_jobs_support import bake, offline_config, wait_state
 

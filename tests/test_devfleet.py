@@ -27,12 +27,12 @@ from devfleet import (
     netns_add,
     netns_del,
     ping,
-    procs,
+    processes,
     reap,
     start_port_forward,
     unique_netns_name,
 )
-from devfleet.engine import NETNS_DIR, docker_api
+from devfleet.dockerd import NETNS_DIR, docker_api
 from rocmtui.core.config import parse_config
 from tests import realparts
 from tests.realparts import require
@@ -185,17 +185,17 @@ def test_registry_with_htpasswd_answers_401(registry_factory) -> None:  # type: 
 def test_killed_engine_leaves_no_orphan_and_netns_goes(engine_factory) -> None:  # type: ignore[no-untyped-def]
     engine: EngineHandle = engine_factory(import_base=False)
     assert engine.netns and (NETNS_DIR / engine.netns).exists()
-    descendants = procs.children_of(engine.pid)
+    descendants = processes.children_of(engine.pid)
     assert descendants, "dockerd should run its own containerd"
     os.kill(engine.pid, signal.SIGKILL)  # dockerd dies hard: containerd is orphaned
     wait_until(lambda: not engine.alive(), what="dockerd gone")
     assert not ping(engine.socket, timeout=1)
     engine.stop()
     for pid in descendants:
-        assert not procs.alive(pid), f"orphan {pid} survived"
+        assert not processes.alive(pid), f"orphan {pid} survived"
     assert not (NETNS_DIR / engine.netns).exists()
-    assert not procs.pids_mentioning(str(engine.exec_root))
-    assert not procs.mounts_under(engine.data_root, engine.run_dir)  # no bind mount left
+    assert not processes.pids_mentioning(str(engine.exec_root))
+    assert not processes.mounts_under(engine.data_root, engine.run_dir)  # no bind mount left
 
 
 # --- stop leaves nothing behind (the CLI, across processes) -----------------------------------
@@ -232,12 +232,12 @@ def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     finally:
         down = _cli("down", "--dir", str(workdir))
     assert down.returncode == 0, down.stderr
-    assert not [p for p in pids if procs.alive(p)]
-    assert not [m for m in markers if procs.pids_mentioning(m)]
+    assert not [p for p in pids if processes.alive(p)]
+    assert not [m for m in markers if processes.pids_mentioning(m)]
     assert not [n for n in netns if (NETNS_DIR / n).exists()]
     assert not [s for s in sockets if s.exists()]
     assert not (workdir / "fleet.json").exists()
-    assert not procs.mounts_under(workdir)
+    assert not processes.mounts_under(workdir)
     from devfleet.links import _used_blocks, guard_present
 
     assert not guard_present() or _used_blocks()  # the guard stays only for another's links
@@ -262,7 +262,7 @@ def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     netns = unique_netns_name("fwd")
     netns_add(netns)
-    inner = procs.free_port()  # a different port inside, to show the mapping
+    inner = processes.free_port()  # a different port inside, to show the mapping
     try:
         fwd = start_port_forward(netns, inner, "127.0.0.1", server.server_address[1])
         try:
@@ -369,12 +369,13 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     )
     assert out.returncode == -signal.SIGKILL, out.stderr
     engine_pid, netns, registry_pid = out.stdout.split()
-    assert procs.alive(int(engine_pid)) and procs.alive(int(registry_pid))  # orphaned, running
+    # orphaned, running
+    assert processes.alive(int(engine_pid)) and processes.alive(int(registry_pid))
     assert reap(ledgers) == 2
-    assert not procs.alive(int(engine_pid)) and not procs.alive(int(registry_pid))
+    assert not processes.alive(int(engine_pid)) and not processes.alive(int(registry_pid))
     assert not (NETNS_DIR / netns).exists()
     assert not list(ledgers.glob("*.json"))
-    assert not procs.mounts_under(tmp_path)
+    assert not processes.mounts_under(tmp_path)
 
 
 def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -394,15 +395,15 @@ def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -
     try:
         # The RUN step's `sleep 300` runs under runc, below dockerd.
         wait_until(
-            lambda: [p for p in procs.pids_mentioning("sleep 300") if p in engine.pids],
+            lambda: [p for p in processes.pids_mentioning("sleep 300") if p in engine.pids],
             timeout=120,
             what="RUN step running",
         )
         tree = engine.pids
         engine.stop()
-        assert not [p for p in tree if procs.alive(p)]
-        assert not procs.pids_mentioning(str(engine.exec_root))
-        assert not procs.pids_mentioning(str(engine.data_root))
+        assert not [p for p in tree if processes.alive(p)]
+        assert not processes.pids_mentioning(str(engine.exec_root))
+        assert not processes.pids_mentioning(str(engine.data_root))
     finally:
         client.kill()
         client.wait()

@@ -64,14 +64,14 @@ def requests_per_round(monitor: ServiceHandle, proxies: dict[str, CountingProxy]
 
 
 def own_children(fleet_file: Path) -> list[int]:
-    """Console-owned monitor children (rocmtui.app.probeproc) probing this fleet file."""
+    """Console-owned monitor children (hostmonitor.ownchild) probing this fleet file."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"rocmtui.app.probeproc" in argv and str(fleet_file).encode() in argv:
+            if b"rocmtui.core.hostmonitor.ownchild" in argv and str(fleet_file).encode() in argv:
                 found.append(int(entry.name))
     return found
 

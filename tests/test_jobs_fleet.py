@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import JobStore, cancel_job, list_jobs
-from rocmtui.core.jobs.procs import is_same_process, proc_stat
+from rocmtui.core.jobs.control import cancel_job, list_jobs
+from rocmtui.core.jobs.procstat import is_same_process, proc_stat
+from rocmtui.core.jobs.store import JobStore
 from tests.realparts import require
 from tests.test_jobs_support import (
     bake,
@@ -297,7 +298,7 @@ def test_silent_build_is_stalled_then_running_again(tmp_path: Path, fleet: Any) 
         table = run_cli(config, "jobs")
         assert "stalled" in table.stdout and "silent" in table.stdout
         store = JobStore(load_config(config))
-        from rocmtui.core.jobs import stalled_jobs
+        from rocmtui.core.jobs.control import stalled_jobs
 
         assert [j.id for j in stalled_jobs(store, load_config(config))] == [job_id]
         wait_state(config, job_id, ["running", "succeeded"], timeout=60)

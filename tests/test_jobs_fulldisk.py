@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from devfleet import DevFleet
-from rocmtui.core.jobs.procs import proc_stat
+from rocmtui.core.jobs.procstat import proc_stat
 from tests.realparts import require
 from tests.test_jobs_support import bake, run_cli, wait_for, write_config
 

@@ -12,16 +12,12 @@ import pytest
 
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import (
-    AlreadyRunning,
-    LaunchError,
-    LaunchRefused,
-    build_command,
-    launch_job,
-    list_jobs,
-    locks,
-)
-from rocmtui.core.jobs.plan import images, node_environment
+from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.command import build_command, node_environment
+from rocmtui.core.jobs.control import list_jobs
+from rocmtui.core.jobs.launch import launch_job
+from rocmtui.core.jobs.plan import images
+from rocmtui.core.jobs.refusals import AlreadyRunning, LaunchError, LaunchRefused
 from rocmtui.core.jobs.registries import docker_config_hosts
 from tests.realparts import require
 from tests.test_jobs_support import (
@@ -153,7 +149,7 @@ def test_a_pushing_target_asks_bake_once(
     child_env = node_environment(node, "gfx1201", env, {}, bake.variables)
     held = [  # another build holds the image: the launch gets as far as the slots
         locks.take_slot(locks.slot_path(lock_dir, node.name, node.endpoint, key))
-        for key in images(config, bake, "demo-pytorch-push", "gfx1201", child_env)
+        for key in images(bake, "demo-pytorch-push", "gfx1201", child_env)
     ]
     prints: list[list[str]] = []
     real = bakeprint.bake_print
@@ -222,7 +218,7 @@ def test_secrets_and_bake_named_variables_do_not_leak_or_change_the_build(
 
 
 def test_logout_risk_read_from_logind_conf(tmp_path: Path) -> None:
-    from rocmtui.core.jobs.plan import logout_risk
+    from rocmtui.core.jobs.logout import logout_risk
 
     etc, var = tmp_path / "etc", tmp_path / "var"
     (etc / "systemd" / "logind.conf.d").mkdir(parents=True)

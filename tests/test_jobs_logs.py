@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.jobs import JobRecord, JobStore
 from rocmtui.core.jobs.follow import LogFollower
+from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.test_jobs_store import make_job
 from tests.test_jobs_support import rocmtui_argv, run_cli
@@ -150,7 +150,7 @@ def test_logs_follow_any_process_until_the_job_ends(tmp_path: Path) -> None:
     # a real process in the supervisor's place: holds the lock, writes, records the end
     writer = (
         "import fcntl, os, sys, time\n"
-        "from rocmtui.core.jobs import JobStore\n"
+        "from rocmtui.core.jobs.store import JobStore\n"
         "from rocmtui.core.states import JobState\n"
         "store = JobStore(sys.argv[1]); job = store.get(sys.argv[2])\n"
         "fd = os.open(job.lock_path, os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX)\n"

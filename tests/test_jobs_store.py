@@ -15,9 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.jobs import AmbiguousJob, JobNotFound, JobRecord, JobStore, live_record, locks
-from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat, start_time
-from rocmtui.core.jobs.store import JobStoreError, new_job_id, write_json_atomic
+from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.control import live_record
+from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat, start_time
+from rocmtui.core.jobs.store import (
+    AmbiguousJob,
+    JobNotFound,
+    JobRecord,
+    JobStore,
+    JobStoreError,
+    new_job_id,
+    write_json_atomic,
+)
 from rocmtui.core.states import JobState
 from tests.test_jobs_support import engineless_fleet, run_cli, wait_for
 
@@ -215,7 +224,7 @@ def test_node_overlay_marks_building_and_stalled_nodes(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig
-    from rocmtui.core.jobs import NodeJobOverlay
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
     from rocmtui.core.snapshots import NodeSnapshot
     from rocmtui.core.states import NodeState
 

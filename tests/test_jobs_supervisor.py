@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmtui.core.jobs import JobRecord, JobStore, locks
+from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.test_jobs_store import make_job
 from tests.test_jobs_support import wait_for

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from rocmtui.core.jobs.procs import all_procs
+from rocmtui.core.jobs.procstat import all_procs
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_BAKE = REPO / "bake" / "demo.hcl"

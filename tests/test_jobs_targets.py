@@ -13,14 +13,13 @@ import pytest
 
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import LaunchError, launch_job, locks
-from rocmtui.core.jobs.plan import (
-    images,
-    node_environment,
-    resolve_target,
-    target_pushes,
-)
+from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.checks import resolve_target, target_pushes
+from rocmtui.core.jobs.command import node_environment
+from rocmtui.core.jobs.launch import launch_job
+from rocmtui.core.jobs.plan import images
 from rocmtui.core.jobs.printed import pinned_arch, requested_targets
+from rocmtui.core.jobs.refusals import LaunchError
 from tests.realparts import require
 from tests.test_jobs_support import (
     REPO,
@@ -44,75 +43,71 @@ def job_env(tmp_path: Path, bake_file: Path, arch: str, **overrides: str) -> dic
 
 
 def test_a_target_block_is_known_without_running_bake(tmp_path: Path) -> None:
-    config = load_config(offline_config(tmp_path, ROCM_BAKE))
     bake = load_bake(ROCM_BAKE)
     no_docker = {"PATH": str(tmp_path)}  # bake_print would raise BuildxMissing here
-    assert resolve_target(config, bake, "pytorch", no_docker) is None
-    assert resolve_target(config, bake, "pytorch-push", no_docker) is None
+    assert resolve_target(bake, "pytorch", no_docker) is None
+    assert resolve_target(bake, "pytorch-push", no_docker) is None
     with pytest.raises(LaunchError, match="no target 'pytorch-gfx1201'"):
-        resolve_target(config, bake, "pytorch-gfx1201", no_docker)  # cannot ask: refused
+        resolve_target(bake, "pytorch-gfx1201", no_docker)  # cannot ask: refused
 
 
 def test_groups_and_matrix_names_are_what_bake_makes_of_them(tmp_path: Path) -> None:
     require("docker-buildx")
-    config = load_config(offline_config(tmp_path, ROCM_BAKE))
     bake = load_bake(ROCM_BAKE)
     env = job_env(tmp_path, ROCM_BAKE, "gfx950")
 
-    default = resolve_target(config, bake, "default", env)
+    default = resolve_target(bake, "default", env)
     assert default is not None and "lmcache" in default["target"]
     assert pinned_arch(default) == "gfx950"  # follows GFX_ARCH
     assert not target_pushes(bake, "default", default)
 
-    matrix = resolve_target(config, bake, "pytorch-gfx1201", env)
+    matrix = resolve_target(bake, "pytorch-gfx1201", env)
     assert matrix is not None and "pytorch-gfx1201" in matrix["target"]
     assert matrix["target"]["pytorch-gfx1201"]["args"]["GFX_ARCH"] == "gfx1201"
     assert pinned_arch(matrix) == "gfx1201"  # fixed by the matrix, whatever GFX_ARCH says
 
-    per_arch = resolve_target(config, bake, "gfx1250", env)
+    per_arch = resolve_target(bake, "gfx1250", env)
     assert per_arch is not None and pinned_arch(per_arch) == "gfx1250"
-    every = resolve_target(config, bake, "all", env)
+    every = resolve_target(bake, "all", env)
     assert every is not None and pinned_arch(every) is None  # three arches
     assert {"vllm-gfx950", "vllm-gfx1201", "vllm-gfx1250"} <= set(every["target"])
 
-    pushed = resolve_target(config, bake, "push", env)  # a group of *-push targets
+    pushed = resolve_target(bake, "push", env)  # a group of *-push targets
     assert pushed is not None and target_pushes(bake, "push", pushed)
 
     # matrix names follow the job's variables: an override makes a new one
     with pytest.raises(LaunchError, match="no target 'pytorch-gfx1100'"):
-        resolve_target(config, bake, "pytorch-gfx1100", env)
+        resolve_target(bake, "pytorch-gfx1100", env)
     wider = job_env(tmp_path, ROCM_BAKE, "gfx950", SUPPORTED_GFX_ARCHES="gfx950,gfx1100")
-    made = resolve_target(config, bake, "pytorch-gfx1100", wider)
+    made = resolve_target(bake, "pytorch-gfx1100", wider)
     assert made is not None and pinned_arch(made) == "gfx1100"
 
 
 def test_matrix_over_a_list_and_a_pushing_matrix(tmp_path: Path) -> None:
     require("docker-buildx")
-    config = load_config(offline_config(tmp_path, MATRIX_BAKE))
     bake = load_bake(MATRIX_BAKE)
     env = job_env(tmp_path, MATRIX_BAKE, "gfx1250")
-    wheel = resolve_target(config, bake, "wheel-gfx950-py312", env)
+    wheel = resolve_target(bake, "wheel-gfx950-py312", env)
     assert wheel is not None and pinned_arch(wheel) == "gfx950"
     assert not target_pushes(bake, "wheel-gfx950-py312", wheel)
-    image = resolve_target(config, bake, "image-slim", env)
+    image = resolve_target(bake, "image-slim", env)
     assert image is not None and target_pushes(bake, "image-slim", image)
-    group = resolve_target(config, bake, "default", env)
+    group = resolve_target(bake, "default", env)
     assert group is not None and {"wheel-gfx1250-py311", "image-full"} <= set(group["target"])
 
 
 def test_unknown_name_is_refused_in_one_line_with_close_matches(tmp_path: Path) -> None:
     require("docker-buildx")
-    config = load_config(offline_config(tmp_path, ROCM_BAKE))
     bake = load_bake(ROCM_BAKE)
     env = job_env(tmp_path, ROCM_BAKE, "gfx950")
     with pytest.raises(LaunchError) as caught:
-        resolve_target(config, bake, "pytorch-gfx1202", env)
+        resolve_target(bake, "pytorch-gfx1202", env)
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"no target 'pytorch-gfx1202' in {ROCM_BAKE}")
     assert "did you mean: pytorch-gfx1201" in message
     with pytest.raises(LaunchError, match=re.escape("no target '--allow=fs.read=/'")):
-        resolve_target(config, bake, "--allow=fs.read=/", env)
+        resolve_target(bake, "--allow=fs.read=/", env)
 
 
 @pytest.mark.parametrize(
@@ -146,7 +141,7 @@ def test_group_and_matrix_names_launch(
         assert "--push" not in command and not record.push
         # one slot per image the name builds on the node: its tags, for the recorded arch
         node = config.nodes[0]
-        keys = images(config, bake, target, recorded, {**env, "GFX_ARCH": recorded})
+        keys = images(bake, target, recorded, {**env, "GFX_ARCH": recorded})
         assert keys and all(k.startswith("tag:") for k in keys)
         assert any(k.endswith(f"-{recorded}") for k in keys)  # "all" holds every arch's too
         for key in keys:
@@ -160,12 +155,11 @@ def test_group_and_matrix_names_launch(
 
 def test_names_that_build_the_same_image_share_its_slot(tmp_path: Path) -> None:
     require("docker-buildx")
-    config = load_config(offline_config(tmp_path, ROCM_BAKE))
     bake = load_bake(ROCM_BAKE)
 
     def keys(target: str, arch: str) -> set[str]:
         env = {"PATH": os.environ["PATH"], "GFX_ARCH": arch}
-        return set(images(config, bake, target, arch, env))
+        return set(images(bake, target, arch, env))
 
     pytorch = keys("pytorch", "gfx1201")
     assert len(pytorch) == 1 and next(iter(pytorch)).endswith("-gfx1201")

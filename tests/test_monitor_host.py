@@ -24,13 +24,13 @@ import pytest
 from textual.pilot import Pilot
 
 from devfleet import HungUnixSocket, ServiceHandle, start_monitor
-from devfleet.procs import free_port
+from devfleet.processes import free_port
 from rocmtui.app.app import RocmTui
-from rocmtui.app.links import MONITOR, ChildLink, SocketLink, open_link
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.common import StatusLine
 from rocmtui.core.config import load_config
 from rocmtui.core.hostmonitor import client
+from rocmtui.core.hostmonitor.links import MONITOR, ChildLink, SocketLink, open_link
 from rocmtui.core.hostmonitor.place import SUN_PATH_MAX, MonitorPlace
 from tests.test_jobs_store import hold_lock
 from tests.test_jobs_support import engineless_fleet, run_cli, wait_for
@@ -222,7 +222,7 @@ def test_a_hung_engine_delays_no_scrape(
 ATTACHED_IMPORTS = """
 import asyncio, sys
 from pathlib import Path
-from rocmtui.app.links import SocketLink, open_link
+from rocmtui.core.hostmonitor.links import SocketLink, open_link
 from rocmtui.app.app import RocmTui
 from rocmtui.core.config import load_config
 
@@ -328,7 +328,7 @@ async def test_a_monitor_that_goes_silent_is_left_for_a_child(
             await until(pilot, lambda: screen.data.fleet is not None, "a snapshot", 15)
             os.kill(stopped.pid, signal.SIGSTOP)
             await until(pilot, lambda: screen.monitor_lost is not None, "the fallback", 15)
-            assert "sent nothing for 2 s" in (screen.monitor_lost or "")
+            assert "sent nothing for 2s" in (screen.monitor_lost or "")
             await until(pilot, lambda: isinstance(app.backend._link, ChildLink), "a child", 10)
             app.screen.stop_feeds()
     finally:

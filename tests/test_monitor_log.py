@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app import probeproc
 from rocmtui.core import debuglog
 from rocmtui.core.config import load_config
+from rocmtui.core.hostmonitor import ownchild
 from rocmtui.core.snapshots import FleetSnapshot
 from tests.test_jobs_support import engineless_fleet
 
 INJECT = """
-if b"probeproc" in open("/proc/self/cmdline", "rb").read():
+if b"ownchild" in open("/proc/self/cmdline", "rb").read():
     import rocmtui.core.monitor as monitor
 
     real = monitor.probe_fleet
@@ -44,17 +44,17 @@ def test_a_round_that_raises_is_counted_and_its_traceback_kept(
     inject.mkdir()
     (inject / "sitecustomize.py").write_text(INJECT)
     monkeypatch.setenv("PYTHONPATH", str(inject))
-    child = probeproc.start(fleet_file)
+    child = ownchild.start(fleet_file)
     try:
         counted = None
-        for index, item in enumerate(probeproc.rounds(child)):
+        for index, item in enumerate(ownchild.rounds(child)):
             assert isinstance(item, FleetSnapshot), item
             if item.failed_rounds:
                 counted = item
                 break
             assert index < 20, "no round counted the failure"
     finally:
-        probeproc.stop(child)
+        ownchild.stop(child)
     assert counted is not None and counted.failed_rounds == 1
     log = debuglog.monitor_log(load_config(fleet_file)).read_text()
     assert "probe round failed" in log

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rocmtui.core.hostmonitor.jobsview import JobsView, read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
-from rocmtui.core.jobs import JobStore
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from tests.snapshots import recorded
 from tests.test_jobs_store import hold_lock, make_job

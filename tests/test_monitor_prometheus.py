@@ -28,7 +28,7 @@ from devfleet import (
     start_prometheus,
 )
 from rocmtui.core.config import load_config
-from rocmtui.core.jobs import cancel_job, list_jobs
+from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.realparts import require
 from tests.test_jobs_fleet import quick
 from tests.test_jobs_support import bake, kill_job_leftovers, wait_for, write_config

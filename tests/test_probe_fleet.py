@@ -16,6 +16,7 @@ import pytest
 from devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 from rocmtui.core import monitor as monitor_module
 from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig, parse_config
+from rocmtui.core.hostmonitor.wire import decode
 from rocmtui.core.monitor import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState, ServiceState
@@ -119,7 +120,7 @@ async def monitor_with_a_hung_node(
 async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
     """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
     monitor, published = await monitor_with_a_hung_node(fleet, deadline=1.0, snapshots=6)
-    rounds = [s for s in published if not s.pending]  # each round's final snapshot
+    rounds = [s for s in published if not s.interim]  # each round's final snapshot
     for before, after in itertools.pairwise(rounds):
         assert after.taken_at >= before.taken_at + before.duration - 0.01
     assert monitor.dropped > 0
@@ -130,13 +131,15 @@ async def test_a_hung_node_does_not_hide_the_others(
     fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A round waits for a hung engine until the deadline; INTERIM_AFTER into it (0.5 s, a
-    second here for a loaded machine) the monitor publishes what answered, the hung node
-    named as pending (a placeholder in the first round, its last snapshot after). The
-    round's own snapshot follows at the deadline."""
+    second here for a loaded machine) the monitor publishes what answered. The hung node is
+    still being probed: in the first round it has no verdict yet (a placeholder, named as
+    pending); after that its last verdict stands, with its age, until the next one comes —
+    a frozen engine reads `down` throughout, never down, probing, down, probing."""
     monkeypatch.setattr(monitor_module, "INTERIM_AFTER", 1.0)
     _, published = await monitor_with_a_hung_node(fleet, deadline=2.5, snapshots=4)
     first, final, second = published[:3]
-    assert first.pending == ("hung",) and first.taken_at == final.taken_at
+    assert first.pending == ("hung",) and first.probing == ("hung",) and first.interim
+    assert first.taken_at == final.taken_at
     assert first.duration < final.duration  # published while the round went on
     assert {n.name: n.state for n in first.nodes} == {
         "snoc-strix": NodeState.OK,
@@ -146,12 +149,17 @@ async def test_a_hung_node_does_not_hide_the_others(
     }
     assert first.node("hung").reason == "no answer yet"  # type: ignore[union-attr]
     assert first.registry.state is ServiceState.OK and not first.healthy
-    assert final.pending == () and final.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
-    # the next round probes it again (the backoff waits one period): its last answer stands
-    assert second.pending == ("hung",) and second.node("hung") == final.node("hung")
+    assert final.pending == final.probing == () and not final.interim
+    assert final.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
+    # the next round probes it again (the backoff waits one period): its last verdict stands,
+    # not a "probing" placeholder, and nothing says it is still waited for
+    assert second.probing == ("hung",) and second.pending == () and second.interim
+    assert second.node("hung") == final.node("hung")
     assert second.taken_at > final.taken_at
-    data = first.to_json()
-    assert data["pending"] == ["hung"]
+    assert (first.to_json()["pending"], first.to_json()["probing"]) == (["hung"], ["hung"])
+    relayed = decode(second.to_json())  # what a console attached to the monitor gets
+    assert (relayed.probing, relayed.pending) == (("hung",), ())
+    assert relayed.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
 
 
 async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path) -> None:

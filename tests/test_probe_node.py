@@ -110,7 +110,7 @@ async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
     """A cold engine's /version and /info are asked while /_ping is still out (dockerd forks
     runc for them: after /_ping they lengthened every first round); after that they are
     asked once per engine version, not per probe. The calls are the real ones, timed."""
-    from rocmtui.core.probes import engine as engine_mod
+    from rocmtui.core.probes import engine_prober as engine_mod
 
     calls: list[tuple[str, float, float]] = []
     # /_ping answers in ~2 ms, so on a loaded machine the static thread could start only after

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from devfleet import DevFleet, procs
+from devfleet import DevFleet, processes
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs.remote import endpoint_of, engine_busy
 from tests.test_jobs_support import (
@@ -66,7 +66,7 @@ def think_busy(config: Path) -> int:
 
 def no_job_ssh_left() -> bool:
     """No ssh started through a job's wrapper is left (its options are the job's own)."""
-    return not procs.pids_mentioning("ControlPath=none")
+    return not processes.pids_mentioning("ControlPath=none")
 
 
 def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_engine(

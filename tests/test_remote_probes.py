@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from devfleet import DevFleet, procs
+from devfleet import DevFleet, processes
 from devfleet.sshhost import SshHostHandle, start_sshd
 from devfleet.tls import TestCA
 from rocmtui.core.config import NodeConfig, parse_config
@@ -117,11 +117,11 @@ async def test_ssh_tls_and_context_nodes_answer_over_one_kept_connection(
         # one login, for ten probes
         assert think.sshd.logins() - logins_before == 1
         control = prober.engines.masters._dir
-        assert control is not None and procs.pids_mentioning(control)
+        assert control is not None and processes.pids_mentioning(control)
     finally:
         prober.close()
     assert not Path(control).exists()
-    assert not procs.pids_mentioning(control), "an ssh master outlived its owner's close()"
+    assert not processes.pids_mentioning(control), "an ssh master outlived its owner's close()"
 
 
 def test_status_json_names_the_step_that_failed(

@@ -80,7 +80,7 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
         )
         for v in variables
     )
-    from rocmtui.core.jobs.preview import default_arch
+    from rocmtui.core.jobs.checks import default_arch
 
     return BakeView(
         path=bake.path,
@@ -90,6 +90,7 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
         variables=views,
         error=error,
         default_arch=default_arch(bake),
+        declares_arch=ARCH_VARIABLE in bake.variables,
     )
 
 
@@ -121,13 +122,13 @@ def plan(
     env: Mapping[str, str],
     overrides: Mapping[str, str] | None = None,
 ) -> BakePlan:
-    """What a launch of this choice will do, decided by the core exactly as `launch_job`
-    decides it (arch, push, the registries it pushes to), the command, and `bake --print`
-    under the job's environment with the lines that differ from the defaults marked.
-    `overrides` (the dialog's variables) go over the operator's environment overrides."""
+    """What a launch of this choice will do: the core's `Plan` (arch, push, the registries it
+    pushes to, `bake --print` under the job's environment), kept in the view so that Start
+    launches exactly it, with the command and the printed lines that differ from the
+    defaults marked. `overrides` (the dialog's variables) go over the operator's environment
+    overrides."""
     from rocmtui.core import bakeprint
-    from rocmtui.core.jobs import build_command
-    from rocmtui.core.jobs.preview import preview_launch
+    from rocmtui.core.jobs.plan import resolve_plan
     from rocmtui.core.redact import Redactor, is_secret_name
 
     chosen = dict(overrides or {})
@@ -137,12 +138,12 @@ def plan(
     # bake processes at once, not one after the other, before the operator sees the plan
     with ThreadPoolExecutor(1, thread_name_prefix="bake-print-defaults") as beside:
         defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
-        preview = preview_launch(config, bake, target, arch, node, push, env, applied)
+        preview = resolve_plan(config, bake, target, arch, node, push, env, applied)
         try:
             base = set(_print_lines(defaults.result()))
         except BakeError:  # nothing to compare with: nothing marked
             base = set(_print_lines(preview.printed))
-    command = tuple(build_command(config, target, preview.arch, node, preview.pushes, applied))
+    command = tuple(preview.command(env))
     # secrets by name and by value: the environment's, and a secret-named variable set here
     redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
     resolved = _print_lines(preview.printed)
@@ -161,7 +162,8 @@ def plan(
         push_hosts=preview.push_hosts,
         missing_logins=preview.missing_logins,
         arch_pinned=preview.pinned,
-        ready=preview.print_error is None,
+        ready=preview.ready,
+        core_plan=preview,
     )
 
 
@@ -299,7 +301,7 @@ def list_jobs(
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
     finished build too)."""
-    from rocmtui.core.jobs import list_jobs as core_list_jobs
+    from rocmtui.core.jobs.control import list_jobs as core_list_jobs
 
     views = []
     followed: list[str] = []
@@ -325,11 +327,15 @@ def launch(
     env: Mapping[str, str],
     push_confirmed: bool,
 ) -> JobView:
-    """Start a resolved plan through the core, which refuses what it must (read-only, locks,
-    names, login). `push_confirmed` is the operator's answer to the push question: a plan the
-    core finds pushing without it is refused, never pushed unasked."""
-    from rocmtui.core.jobs import launch_job
+    """Start the plan the dialog showed through the core, which refuses what it must
+    (read-only, locks, login): exactly the core's Plan it holds, never resolved again.
+    `push_confirmed` is the operator's answer to the push question: a plan that pushes
+    without it is refused, never pushed unasked. A view with no core Plan (one recorded for a
+    test) is resolved and started by name."""
+    from rocmtui.core.jobs.launch import launch_job, start_plan
 
+    if plan.core_plan is not None:
+        return job_view(start_plan(config, plan.core_plan, yes=push_confirmed, env=env), None)
     record = launch_job(
         config,
         bake,
@@ -346,6 +352,6 @@ def launch(
 
 def cancel(config: FleetConfig, job_id: str) -> None:
     """Cancel a job through the core (SIGTERM to its group, SIGKILL after the grace period)."""
-    from rocmtui.core.jobs import cancel_job
+    from rocmtui.core.jobs.control import cancel_job
 
     cancel_job(config, job_id)

@@ -22,8 +22,8 @@ from textual.notifications import Notification, Notify
 
 from rocmtui.app.model import JobView
 from rocmtui.app.text import clean
-from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_age
 
 NOTICE_SECONDS = 30  # a stall or a failure stays on screen this long (or until it clears)
 

@@ -16,11 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmtui.app import adapt
 from rocmtui.app.jobextras import JobExtras
-from rocmtui.app.links import (
+from rocmtui.app.model import BakePlan, BakeView, JobView
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.hostmonitor.links import (
     OWN,
     ChildLink,
     MonitorFailed,
@@ -29,10 +31,11 @@ from rocmtui.app.links import (
     as_link,
     find_monitor,
 )
-from rocmtui.app.model import BakePlan, BakeView, JobView
-from rocmtui.core.config import FleetConfig
-from rocmtui.core.jobs.plan import ReadOnlyRefused
+from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
+
+if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
+    from rocmtui.core.bakefile import BakeFile
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
@@ -59,7 +62,7 @@ class FleetBackend:
         self._lock = threading.Lock()
         self._progress = adapt.ProgressCache()
         self._extras = JobExtras()
-        self._bake: Any = None
+        self._bake: BakeFile | None = None
 
     @property
     def read_only(self) -> bool:
@@ -107,9 +110,9 @@ class FleetBackend:
             found = find_monitor(self.config)
             if found is not None:
                 return found
-        from rocmtui.app import probeproc
+        from rocmtui.core.hostmonitor import ownchild
 
-        return ChildLink(probeproc.start(self.config.source))
+        return ChildLink(ownchild.start(self.config.source))
 
     def run_monitor(
         self,
@@ -119,9 +122,10 @@ class FleetBackend:
         """Relay rounds until `stop_monitor()`; blocks (a worker thread).
 
         From the host's monitor when one runs for this fleet file, else from a child of our
-        own (rocmtui.app.probeproc: probing never holds the GIL the event loop needs); this
-        thread only reads lines. While the child probes, a monitor that comes up is attached
-        to (checked every `REATTACH_EVERY` seconds, between rounds) and the child ended.
+        own (rocmtui.core.hostmonitor.ownchild: probing never holds the GIL the event loop
+        needs); this thread only reads lines. While the child probes, a monitor that comes up
+        is attached to (checked every `REATTACH_EVERY` seconds, between rounds) and the child
+        ended.
         `source_changed(kind, description)` hears of each link used. The link ending raises
         MonitorGone (the shared monitor: the caller starts again at once, on a child) or
         MonitorFailed (our child).
@@ -215,7 +219,7 @@ class FleetBackend:
         what `bake --print` resolves with that environment."""
         return adapt.plan(self.config, self.bake(), target, arch, node, push, self.env, overrides)
 
-    def bake(self) -> Any:
+    def bake(self) -> BakeFile:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
             from rocmtui.core.bakefile import load_bake

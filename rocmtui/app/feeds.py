@@ -23,8 +23,9 @@ from rocmtui.app.messages import (
     ProbeSourceChanged,
 )
 from rocmtui.app.model import BakeView
-from rocmtui.core.display import fmt_age
+from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.units import fmt_age
 
 Post = Callable[[Message], object]
 
@@ -109,7 +110,7 @@ class Feeds:
                 continue
             except Exception as exc:
                 failures = 1 if delivered else failures + 1
-                delay = min(30.0, self.backend.config.refresh_seconds * 2 ** min(failures - 1, 4))
+                delay = backoff(self.backend.config.refresh_seconds, failures)
                 said = f"fleet monitor: {describe(exc)}; starting it again in {fmt_age(delay)}"
                 for panel in ("nodes", "services"):
                     self.post(PanelFailed(panel, said))
@@ -128,8 +129,8 @@ class Feeds:
             except Exception as exc:
                 failures += 1
                 self.post(PanelFailed("jobs", f"job store: {describe(exc)}"))
-            backoff = min(30.0, refresh * (2 ** min(failures, 4))) if failures else refresh
-            if not self._sleep(max(0.0, backoff - (time.monotonic() - started))):
+            wait = backoff(refresh, failures)
+            if not self._sleep(max(0.0, wait - (time.monotonic() - started))):
                 break
 
     def load_bake(self) -> None:

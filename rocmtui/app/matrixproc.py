@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmtui.core.units import fmt_seconds
+
 if TYPE_CHECKING:
     from rocmtui.core.matrix.model import Matrix
     from rocmtui.core.versions.report import Versions
@@ -82,7 +84,7 @@ class Child:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise PublishedFailed(f"no answer within {timeout:g} s (stopped)") from None
+            raise PublishedFailed(f"no answer within {fmt_seconds(timeout)} (stopped)") from None
         finally:
             self._proc = None
         if self._stopped:

@@ -1,4 +1,5 @@
-"""What the console renders: immutable views of jobs, progress and the bake file, plus formatting.
+"""What the console renders: immutable views of jobs, progress and the bake file, plus formatting
+of its own (every unit's wording is the core's: rocmtui.core.units).
 
 The core's records are being extended by other hands; the console renders these small frozen
 views instead, built from the core's objects in `rocmtui.app.backend`, so a field the core adds or
@@ -7,14 +8,17 @@ renames changes one adapter, not every widget. Nothing here does I/O or imports 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
+from rocmtui.core.units import fmt_age
+
+if TYPE_CHECKING:  # a type only: the console starts without the launch modules
+    from rocmtui.core.jobs.plan import Plan
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
@@ -131,6 +135,7 @@ class BakeView:
     variables: tuple[VariableView, ...] = ()
     error: str | None = None  # why the file could not be read (shown in the panel)
     default_arch: str | None = None  # GFX_ARCH's default: what a launch builds unless told
+    declares_arch: bool = True  # False: no GFX_ARCH in the file, it builds as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,8 @@ class BakePlan:
     missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
     arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
     ready: bool = False  # resolved by bake with no error: what Start may launch
+    # the core's own Plan this view shows: Start launches exactly it (no second resolve)
+    core_plan: Plan | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,35 +175,6 @@ class ConsoleData:
 
 
 # ---------------------------------------------------------------- formatting (pure functions)
-
-
-def fmt_clock(epoch: float | None) -> str:
-    """Wall-clock time of day, in the operator's time zone (UTC in tests)."""
-    if epoch is None:
-        return "—"
-    return time.strftime("%H:%M:%S", time.localtime(epoch))
-
-
-def fmt_latency(seconds: float | None) -> str:
-    """Latency in milliseconds, or a dash."""
-    return "—" if seconds is None else f"{seconds * 1000:.0f}ms".rjust(6)
-
-
-def fmt_step_duration(seconds: float) -> str:
-    """A BuildKit step's duration in five cells: `0.4s`, `12.3s`, `3m12s`, `2h05m`."""
-    return (f"{seconds:.1f}s" if seconds < 59.95 else fmt_age(seconds)).rjust(5)
-
-
-def fmt_bytes(n: int | None) -> str:
-    """Bytes in the largest unit that keeps three digits."""
-    if n is None:
-        return "—"
-    value = float(n)
-    for unit in ("B", "K", "M", "G", "T"):
-        if value < 1000 or unit == "T":
-            return f"{value:.0f}{unit}" if unit == "B" else f"{value:.1f}{unit}"
-        value /= 1024
-    return f"{value:.1f}T"
 
 
 def fmt_counter(progress: ProgressView | None, running: bool = True) -> str:

@@ -6,8 +6,8 @@ import argparse
 import subprocess
 import sys
 
-from rocmtui.app.links import ProbeLink, as_link
 from rocmtui.core.config import load_config
+from rocmtui.core.hostmonitor.links import ProbeLink, as_link
 
 
 def run_console(
@@ -22,7 +22,7 @@ def run_console(
     from rocmtui.core import debuglog
 
     debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
-    from rocmtui.app.links import open_link
+    from rocmtui.core.hostmonitor.links import open_link
 
     own = link is None
     source = open_link(config.source) if link is None else as_link(link)

@@ -18,9 +18,12 @@ import pickle
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+
+if TYPE_CHECKING:
+    from rocmtui.core.bakefile import BakeFile
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,7 +65,7 @@ def _cache_dir() -> Path:
     return Path(base) / "rocmtui"
 
 
-def load_bake_cached(path: Path) -> Any:
+def load_bake_cached(path: Path) -> BakeFile:
     """`bakefile.load_bake`, remembered per user by the file's exact bytes.
 
     Parsing with python-hcl2 costs 0.2-0.6 s, most of `rocmtui bake`'s time to return; the
@@ -90,7 +93,9 @@ def load_bake_cached(path: Path) -> Any:
         with os.fdopen(fd, "rb") as fh:
             info = os.fstat(fh.fileno())
             if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return pickle.load(fh)
+                kept = pickle.load(fh)
+                if isinstance(kept, reader.BakeFile):  # anything else: read the file again
+                    return kept
     bake = load_bake(path)
     with contextlib.suppress(OSError, pickle.PickleError):
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -113,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
     from rocmtui.core.bakefile import BakeError
     from rocmtui.core.bakefind import check_found
-    from rocmtui.core.jobs import (
+    from rocmtui.core.jobs.command import parse_overrides
+    from rocmtui.core.jobs.launch import launch_job
+    from rocmtui.core.jobs.refusals import (
         AlreadyRunning,
         LaunchError,
         LaunchRefused,
         ReadOnlyRefused,
-        launch_job,
     )
-    from rocmtui.core.jobs.plan import parse_overrides
 
     config = config_from(args)
     try:
@@ -152,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
         _answer(args, {"started": False, "error": str(exc)})
         return EXIT_USAGE
-    from rocmtui.core.jobs.plan import logout_risk
+    from rocmtui.core.jobs.logout import logout_risk
 
     if args.json:
         job = {k: v for k, v in record.to_json().items() if k != "command"}

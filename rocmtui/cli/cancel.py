@@ -32,7 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cancel the job."""
-    from rocmtui.core.jobs import JobNotFound, JobNotRunning, ReadOnlyRefused, cancel_job
+    from rocmtui.core.jobs.control import JobNotRunning, cancel_job
+    from rocmtui.core.jobs.refusals import ReadOnlyRefused
+    from rocmtui.core.jobs.store import JobNotFound
 
     config = config_from(args)
     try:

@@ -87,8 +87,11 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
 
     check_found(config)
     bake = load_bake_cached(config.bake_file)
-    if kind == "arches":
-        return list(bake.arches)
+    if kind == "arches":  # what `rocmtui bake --arch` takes, each node's own GPU included
+        from rocmtui.core.jobs.checks import launch_arches
+
+        gpus = [arch for node in config.nodes for arch in launch_arches(bake, node.gfx)]
+        return list(dict.fromkeys([*launch_arches(bake), *gpus]))
     return sorted(n for n in bake.names() if not n.startswith("_"))  # "_x": an internal base
 
 

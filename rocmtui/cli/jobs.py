@@ -26,10 +26,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs")
 
 
-def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
-
-
 def _info(record: object) -> str:
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
@@ -106,8 +102,8 @@ def _extras(record: object) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
-    from rocmtui.core.display import fmt_age
-    from rocmtui.core.jobs import list_jobs
+    from rocmtui.core.jobs.control import list_jobs
+    from rocmtui.core.units import fmt_age, fmt_when
 
     config = config_from(args)
     now = time.time()
@@ -136,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
                 r.arch,
                 r.node,
                 r.user,
-                _when(r.started_at),
+                fmt_when(r.started_at, now),
                 fmt_age(r.duration(now)),
                 _info(r),
             )

@@ -20,8 +20,8 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
-    from rocmtui.app.links import ProbeLink
     from rocmtui.core.config import FleetConfig
+    from rocmtui.core.hostmonitor.links import ProbeLink
 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
@@ -212,7 +212,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
     """
     if first_word(argv) is not None or {"-h", "--help", "--version"} & set(argv):
         return None  # a command (known or not) or a question: no console, no probes
-    from rocmtui.app.links import open_link
+    from rocmtui.core.hostmonitor.links import open_link
 
     try:
         return open_link(config_word(argv))
@@ -222,7 +222,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
 
 def stop_link(link: ProbeLink | Popen[bytes]) -> None:
     """End what `start_monitor` opened (a child is reaped; a session just closed)."""
-    from rocmtui.app.links import as_link
+    from rocmtui.core.hostmonitor.links import as_link
 
     as_link(link).stop(grace=1.0)
 

@@ -52,7 +52,7 @@ def render(matrix: Matrix, width: int | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from rocmtui.core.display import fmt_age
+    from rocmtui.core.units import fmt_age, fmt_seconds
     from rocmtui.core.webdavstore import describe_store
 
     console = Console(highlight=False, soft_wrap=False, width=width)
@@ -72,7 +72,7 @@ def render(matrix: Matrix, width: int | None = None) -> None:
         table.add_row(Text(_safe(row.name, 60), style="bold"), *cells)
     console.print(table)
     counts = ", ".join(f"{n} {word}" for word, n in sorted(matrix.counts().items()))
-    cost = f"{matrix.requests} registry requests in {matrix.seconds:.2f}s"
+    cost = f"{matrix.requests} registry requests in {fmt_seconds(matrix.seconds)}"
     console.print(Text(f"{counts or 'no cells'} · {cost} · {age} ago", style="dim"))
     for row in matrix.rows:
         for cell in row.cells:

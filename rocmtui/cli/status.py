@@ -18,8 +18,8 @@ import time
 from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
-from rocmtui.core.display import fmt_age
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
+from rocmtui.core.units import fmt_age, fmt_bytes, fmt_latency, fmt_seconds
 
 if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` builds this
     # parser too, and must not pay for asyncio and the probe stack (~60 ms)
@@ -150,23 +150,6 @@ def probe_budget(config: FleetConfig) -> float:
     return max(deadline / 2, deadline - process_age() - EXIT_RESERVE)
 
 
-def fmt_latency(seconds: float | None) -> str:
-    """Milliseconds below a second, seconds above."""
-    if seconds is None:
-        return "—"
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
-
-
-def fmt_bytes(n: int) -> str:
-    """Binary units, one decimal."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.1f} {unit}" if unit != "B" else f"{n} B"
-        value /= 1024
-    return f"{n} B"
-
-
 def _state(word: str, symbol: str) -> Text:
     from rich.text import Text
 
@@ -284,7 +267,10 @@ def render(
         if why:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
     _add_rows(nodes, rows)
-    console.print(nodes)
+    if rows:
+        console.print(nodes)
+    else:
+        console.print(Text("Nodes: none (the fleet file has no [[nodes]] entry)"))
     for line in reasons:
         console.print(line)
     host = _host_line(snapshot)
@@ -318,4 +304,4 @@ def render(
         console.print(Text(monitor_line))
     verdict = "healthy" if snapshot.healthy else "NOT healthy"
     style = "green" if snapshot.healthy else "bold red"
-    console.print(Text(f"{verdict} · probed in {snapshot.duration:.2f} s", style=style))
+    console.print(Text(f"{verdict} · probed in {fmt_seconds(snapshot.duration)}", style=style))

@@ -40,7 +40,7 @@ def _safe(text: object, limit: int = 200) -> str:
 
 def upstream_cell(row: object) -> str:
     """`2.16.0 (pre 2.17.0rc1)`, with the state when it is not a fresh answer."""
-    from rocmtui.core.display import fmt_age
+    from rocmtui.core.units import fmt_age
     from rocmtui.core.versions.report import VersionRow
 
     assert isinstance(row, VersionRow)

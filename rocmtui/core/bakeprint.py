@@ -33,6 +33,7 @@ from typing import Any
 
 from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable
 from rocmtui.core.bakescan import plain_string
+from rocmtui.core.units import fmt_seconds
 
 #: Names kept from the caller's environment: what the docker CLI and buildx need to find their
 #: config, plugins, engine and builder, reach an ssh:// engine, and write temporary files.
@@ -161,7 +162,8 @@ def _run_print(
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise BakeError(
-            f"docker buildx bake --print gave no answer within {timeout:g} s (stopped)", path
+            f"docker buildx bake --print gave no answer within {fmt_seconds(timeout)} (stopped)",
+            path,
         ) from None
     except BaseException:
         _kill_group(proc)

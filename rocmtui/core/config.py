@@ -376,9 +376,11 @@ class _Validator:
         bake = data.get("bake_file", DEFAULT_BAKE_FILE)
         if not isinstance(bake, str) or not bake:
             raise self.fail("must be a path", "bake_file")
+        # no [[nodes]] at all is a fleet file for what needs no node (vars, jobs, matrix ...):
+        # what needs one says so when asked (jobs.checks.pick_node)
         nodes_raw = data.get("nodes", [])
-        if not isinstance(nodes_raw, list) or not nodes_raw:
-            raise self.fail("at least one [[nodes]] entry is needed", "nodes")
+        if not isinstance(nodes_raw, list):
+            raise self.fail("must be [[nodes]] tables", "nodes")
         names: set[str] = set()
         nodes = tuple(self.node(item, i, names) for i, item in enumerate(nodes_raw))
         read_only = data.get("read_only", False)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.units import fmt_bytes, fmt_seconds
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 MIN_SIZE = (80, 24)  # the console is laid out for at least this
@@ -72,7 +73,9 @@ def run_checks(checks: Mapping[str, Check], deadline: float) -> list[Finding]:
             out.extend(so_far(deadline))
         elif found is None:
             out.append(
-                Finding(name, FAIL, f"no answer within {deadline:.1f}s", "see the other lines")
+                Finding(
+                    name, FAIL, f"no answer within {fmt_seconds(deadline)}", "see the other lines"
+                )
             )
         else:
             out.extend(found)
@@ -96,7 +99,7 @@ def command(
     except FileNotFoundError:
         return 127, f"{argv[0]}: not installed"
     except subprocess.TimeoutExpired:
-        return 124, f"{' '.join(argv[:3])}: no answer within {timeout:.1f}s"
+        return 124, f"{' '.join(argv[:3])}: no answer within {fmt_seconds(timeout)}"
     except OSError as exc:
         return 126, f"{argv[0]}: {exc.strerror or exc}"
     return done.returncode, (done.stdout + done.stderr).strip()
@@ -216,7 +219,7 @@ def check_state(config: FleetConfig, env: Mapping[str, str] | None = None) -> li
         out.append(Finding("state disk", FAIL, f"{existing}: {exc.strerror or exc}"))
         return out
     percent = 100.0 * usage.used / usage.total if usage.total else 100.0
-    free = f"{percent:.0f}% used, {usage.free // (1024 * 1024)} MiB free"
+    free = f"{percent:.0f}% used, {fmt_bytes(usage.free)} free"
     if percent >= config.disk_warn_percent:
         verdict = FAIL if usage.free < 1024 * 1024 else WARN
         out.append(

@@ -19,6 +19,7 @@ from typing import Any
 
 from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.doctor import FAIL, OK, WARN, Finding, command, first_line
+from rocmtui.core.units import fmt_seconds
 
 LOGIN_PROBE_REPO = "rocmtui-doctor/login-check:none"  # a tag nobody pushes
 
@@ -61,7 +62,7 @@ class NodesCheck:
             or Finding(
                 f"node {node.name}",
                 FAIL,
-                f"{node.endpoint}: no answer within {waited:.1f}s",
+                f"{node.endpoint}: no answer within {fmt_seconds(waited)}",
                 f"start the engine on {node.name}, or fix its docker_host / context",
             )
             for node in self.config.nodes

@@ -34,6 +34,7 @@ from rocmtui.core.probes import (
     probe_registry,
     probe_webdav,
 )
+from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 
@@ -42,7 +43,6 @@ NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
 Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
-MAX_BACKOFF = 30.0  # seconds between probes of a target that keeps failing
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
 INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
@@ -102,9 +102,10 @@ async def probe_fleet(
 
     `interim`, if given, receives a snapshot `INTERIM_AFTER` seconds into a round that is
     still waiting on some targets (a hung engine holds a round until the deadline): what has
-    answered, and the previous snapshot of the rest (or a placeholder if it never answered),
-    all of them named in `FleetSnapshot.pending`. So one slow node never hides the others,
-    not even in the console's first round.
+    answered, and for the rest (`FleetSnapshot.probing`) their last verdict, kept as it was,
+    or a placeholder for one that never answered (named in `pending` too). So one slow node
+    never hides the others, not even in the console's first round, and never loses its verdict
+    while it is asked again.
     """
     now = time.time() if now is None else now
     started = time.monotonic()
@@ -132,18 +133,21 @@ async def probe_fleet(
 
     def assemble(waiting: bool) -> FleetSnapshot:
         """The round's snapshot; `waiting`: an interim one, unfinished probes still run."""
-        pending: list[str] = []
+        probing: list[str] = []  # still being asked (an interim snapshot)
+        pending: list[str] = []  # ... with no verdict to show meanwhile
 
         def pick(key: str, name: str, old: T | None) -> T | None:
             """A target's answer; else, when it was skipped or (in an interim snapshot) is
-            still being probed, its previous snapshot; else None (a placeholder is due)."""
+            still being probed, its last verdict; else None (a placeholder is due)."""
             task = tasks.get(key)
-            probing = waiting and task is not None and not task.done()
-            if probing:
-                pending.append(name)
+            asking = waiting and task is not None and not task.done()
+            if asking:
+                probing.append(name)
+                if old is None:
+                    pending.append(name)
             if task is not None and task.done() and not task.cancelled() and not task.exception():
                 return cast("T", task.result())
-            return old if name in skip or probing else None
+            return old if name in skip or asking else None
 
         def why(name: str) -> str:  # a placeholder's reason
             return "no answer yet" if name in pending else "probe round overran"
@@ -171,6 +175,7 @@ async def probe_fleet(
             webdav=svc["webdav"],
             duration=time.monotonic() - started,
             pending=tuple(pending),
+            probing=tuple(probing),
         )
 
     limit = deadline + ROUND_MARGIN
@@ -206,8 +211,8 @@ class FleetMonitor:
     """Probes the fleet every `refresh_seconds` and publishes each `FleetSnapshot`.
 
     Rounds never overlap: a tick that comes while a round is still running is dropped. A
-    target that keeps failing is probed less often (after n failures in a row, every
-    `refresh_seconds * 2**(n-1)` seconds, at most `MAX_BACKOFF`); in between, its last
+    target that keeps failing is probed less often (`retry.backoff`: after n failures in a
+    row, every `refresh_seconds * 2**(n-1)` seconds, at most 30); in between, its last
     snapshot is republished with its growing age. `publish` may be a plain function or a
     coroutine function; an exception in it is logged and does not stop the monitor.
     It leaves each engine's running containers uncounted unless `count_containers`.
@@ -263,14 +268,14 @@ class FleetMonitor:
         for key, good in outcomes:
             if key in skipped:
                 continue
-            backoff = self._backoff.setdefault(key, _Backoff())
+            failing = self._backoff.setdefault(key, _Backoff())
             if good:
-                backoff.failures = 0
+                failing.failures = 0
             else:
-                backoff.failures += 1
-                delay = self.config.refresh_seconds * 2 ** (backoff.failures - 1)
+                failing.failures += 1
+                delay = backoff(self.config.refresh_seconds, failing.failures)
                 # from the round's start, so a delay of one period means "the next round"
-                backoff.next_at = started + min(MAX_BACKOFF, delay) - 0.05
+                failing.next_at = started + delay - 0.05
 
     async def round(self) -> FleetSnapshot:
         """Run one round now (waiting for a running one first) and publish it."""

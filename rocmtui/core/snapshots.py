@@ -113,13 +113,21 @@ class FleetSnapshot:
     webdav: ServiceSnapshot
     duration: float = 0.0  # seconds the whole probe round took
     problems: tuple[str, ...] = field(default=())  # extra reasons the fleet is unhealthy
-    # An interim snapshot, taken while the round still waits on slow targets, names them here
-    # (node names, "registry", "webdav"). Their entries are the previous round's, or for a
-    # target that never answered a placeholder: a node `unknown`, a service `down`, both with
-    # the reason "no answer yet". A round's final snapshot has none.
+    # An interim snapshot, taken while the round still waits on slow targets, names them in
+    # `probing` (node names, "registry", "webdav"). Each keeps its last verdict, as the
+    # previous round left it (its age says how old): a frozen engine reads `down` throughout,
+    # never `down` and "probing" in turns. A target with no verdict yet (it never answered)
+    # has a placeholder instead — a node `unknown`, a service `down`, both with the reason
+    # "no answer yet" — and is named in `pending` too. A round's final snapshot has neither.
     pending: tuple[str, ...] = field(default=())
     # rounds of the monitor that raised so far (a bug: their traceback is in the monitor's log)
     failed_rounds: int = 0
+    probing: tuple[str, ...] = field(default=())  # see `pending`
+
+    @property
+    def interim(self) -> bool:
+        """Taken while the round still probes some targets (its own snapshot follows)."""
+        return bool(self.probing or self.pending)
 
     @property
     def healthy(self) -> bool:
@@ -155,5 +163,6 @@ class FleetSnapshot:
             "webdav": with_age(self.webdav),
             "problems": list(self.problems),
             "pending": list(self.pending),
+            "probing": list(self.probing),
             "failed_rounds": self.failed_rounds,
         }

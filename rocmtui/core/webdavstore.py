@@ -83,26 +83,15 @@ def sample_store(
 
 def describe_store(sample: Any) -> str:
     """`sccache store 12.3G (45,000 objects), 120.0G free of 500.0G, sampled 4m ago`."""
-    from rocmtui.core.display import fmt_age
+    from rocmtui.core.units import fmt_age, fmt_bytes
 
     if not isinstance(sample, dict):
         return ""
     if sample.get("error") and sample.get("bytes") is None:
         return f"sccache store {sample.get('path')}: {sample['error']}"
-    size = _bytes(sample.get("bytes"))
+    size = fmt_bytes(sample.get("bytes"))
     more = "" if sample.get("complete", True) else "≥"
     text = f"sccache store {more}{size} ({more}{sample.get('files', 0):,} objects)"
     if sample.get("disk_free") is not None:
-        text += f", {_bytes(sample['disk_free'])} free of {_bytes(sample.get('disk_total'))}"
+        text += f", {fmt_bytes(sample['disk_free'])} free of {fmt_bytes(sample.get('disk_total'))}"
     return text + f", sampled {fmt_age(sample.get('age', 0.0))} ago"
-
-
-def _bytes(n: Any) -> str:
-    if not isinstance(n, int):
-        return "—"
-    value = float(n)
-    for unit in ("B", "K", "M", "G", "T"):
-        if value < 1000 or unit == "T":
-            return f"{value:.0f}{unit}" if unit == "B" else f"{value:.1f}{unit}"
-        value /= 1024
-    return f"{value:.1f}T"

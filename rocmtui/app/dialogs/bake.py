@@ -26,9 +26,11 @@ from textual.widgets import Button, Input, Label, Select, Static
 from rocmtui.app.dialogs.bake_choices import (
     BakeRequest,
     arch_choices,
+    arch_label,
     arch_note,
     default_arch,
     format_overrides,
+    no_node,
     node_changed_note,
     overrides_key,
     parse_overrides_field,
@@ -90,7 +92,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         target = self.request.target if self.request.target in bake.targets else None
         target = target or (bake.targets[0] if bake.targets else None)
         arches = arch_choices(bake, self.node_gfx(node), (self.request.arch,))
-        arch = self.request.arch if self.request.arch in arches else default_arch(bake)
+        arch = self.request.arch if self.request.arch in arches else default_arch(bake, arches)
         with Vertical(id="bake-box"):
             yield Static(Text("Bake", style="bold"), id="bake-title")
             with Horizontal(id="bake-fields"):
@@ -104,14 +106,14 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 )
                 yield Label("arch")
                 yield Select(
-                    [(a, a) for a in arches], value=arch, allow_blank=False, compact=True,
-                    id="bake-arch",
+                    [(arch_label(a), a) for a in arches], value=arch, allow_blank=False,
+                    compact=True, id="bake-arch",
                 )  # fmt: skip
                 yield Label("node")
                 yield Select(
                     [(clean(n, 30), n) for n in nodes],
-                    value=node or Select.BLANK,
-                    allow_blank=False,
+                    value=node or Select.NULL,
+                    allow_blank=not nodes,  # a fleet file with no node: nothing to choose
                     compact=True,
                     id="bake-node",
                 )
@@ -153,6 +155,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         """(target, arch, node, push switch, variables) as shown, or None while a field is
         blank or the variables do not parse (`set_error` says why)."""
         values = [self.query_one(f"#bake-{n}", Select).value for n in ("target", "arch", "node")]
+        if not self.console.config.nodes and not self.data.fleet:
+            self.set_error = no_node(self.console.config)
+            return None
         if any(v is Select.BLANK or v is None for v in values):
             return None
         try:
@@ -173,10 +178,10 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         arches = arch_choices(self.bake, self.node_gfx(node), (self.request.arch,))
         self._note = ""
         if arch not in arches:
-            fallback = default_arch(self.bake)
+            fallback = default_arch(self.bake, arches)
             self._note = node_changed_note(arch, node, self.node_gfx(node), fallback)
             arch = fallback
-        box.set_options([(a, a) for a in arches])
+        box.set_options([(arch_label(a), a) for a in arches])
         box.value = arch
 
     @on(Select.Changed)

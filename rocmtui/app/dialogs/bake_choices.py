@@ -6,14 +6,14 @@ them). No Textual here: each is tested on its own.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rocmtui.app.model import BakePlan, BakeView, JobView
 from rocmtui.app.text import clean
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
-#: Offered only when the bake file lists no arch at all (GFX_ARCH / SUPPORTED_GFX_ARCHES).
-STANDARD_ARCHES = ("gfx950", "gfx1201", "gfx1250")
 #: How the job store writes a secret it would not keep (rocmtui.core.redact's placeholder).
 REDACTED = "<redacted:"
 
@@ -43,28 +43,52 @@ def rebuild_request(job: JobView) -> BakeRequest:
     )
 
 
-def default_arch(bake: BakeView) -> str:
+def default_arch(bake: BakeView, choices: Sequence[str] = ()) -> str:
     """The arch a launch builds unless told: the bake file's GFX_ARCH default, as for
-    `rocmtui bake` (never the node's GPU: a console and a script must build the same thing)."""
-    return bake.default_arch or (bake.arches[0] if bake.arches else STANDARD_ARCHES[0])
+    `rocmtui bake` (never the node's GPU: a console and a script must build the same thing);
+    for a bake file with no GFX_ARCH, the one of `choices` there is (the node's own, or none)."""
+    wanted = bake.default_arch or next(iter(bake.arches), FLEET_ARCHES[0])
+    return wanted if not choices or wanted in choices else choices[0]
 
 
 def arch_choices(
     bake: BakeView, node_gfx: str | None, keep: Iterable[str | None] = ()
 ) -> list[str]:
-    """What the core accepts on that node: the bake file's arches (its default first) and the
-    node's own GPU; `keep` (a job's recorded arch) stays offered whatever the file says now."""
-    out = list(bake.arches) or list(STANDARD_ARCHES)
-    for arch in (default_arch(bake), node_gfx, *keep):
+    """What the core accepts on that node (`checks.accepted_arches`: the bake file's arches,
+    the fleet's three, the node's own GPU); `keep` (a job's recorded arch) stays offered
+    whatever the file says now. A bake file with no GFX_ARCH builds as written: the node's
+    own arch, or "" (none) when its GPU is not known."""
+    out = list(accepted_arches(bake.arches, node_gfx, bake.declares_arch))
+    for arch in keep if bake.declares_arch else ():
         if arch and arch not in out:
             out.append(arch)
-    return out
+    return out or [""]
+
+
+def no_node(config: FleetConfig) -> str | None:
+    """The core's word when the fleet file has no node to build on, else None."""
+    from rocmtui.core.jobs.checks import pick_node
+    from rocmtui.core.jobs.refusals import LaunchError
+
+    try:
+        pick_node(config, None)
+    except LaunchError as exc:
+        return str(exc)
+    return None
+
+
+def arch_label(arch: str) -> str:
+    """How an arch reads in the chooser ("" is a build for no particular arch)."""
+    return arch or "none (as written)"
 
 
 def arch_note(
     arch: str, bake: BakeView, node: str, node_gfx: str | None, plan: BakePlan | None
 ) -> str:
     """One line on where the arch comes from and what changing the node does to it."""
+    if not bake.declares_arch:
+        own = f"; recorded as {clean(node, 30)}'s own {arch}" if arch else ""
+        return f"arch: {clean(bake.path.name, 40)} declares no GFX_ARCH: built as written{own}"
     default = default_arch(bake)
     if plan is not None and plan.arch_pinned and plan.arch == arch:
         return f"arch {arch}: fixed by {clean(plan.target, 40)} whatever is chosen"
@@ -104,7 +128,8 @@ def format_overrides(overrides: Iterable[tuple[str, str]]) -> str:
 def parse_overrides_field(text: str) -> dict[str, str]:
     """`VAR=VALUE ...` (shell quoting for spaces) as a mapping; ValueError says what is wrong.
     The names' own refusals (undeclared variables, GFX_ARCH) are the core's, in the plan."""
-    from rocmtui.core.jobs.plan import LaunchError, parse_overrides
+    from rocmtui.core.jobs.command import parse_overrides
+    from rocmtui.core.jobs.refusals import LaunchError
 
     try:
         words = shlex.split(text)

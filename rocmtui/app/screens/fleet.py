@@ -22,7 +22,6 @@ from textual.worker import Worker, WorkerState
 from rocmtui.app import keys
 from rocmtui.app.alarms import BuildAlarms
 from rocmtui.app.feeds import Feeds, describe
-from rocmtui.app.links import MONITOR
 from rocmtui.app.messages import (
     BakeLoaded,
     CancelRequested,
@@ -48,8 +47,9 @@ from rocmtui.app.widgets.fleet import (
     WatchPanel,
 )
 from rocmtui.app.widgets.footer import QuietFooter
-from rocmtui.core.display import fmt_age
+from rocmtui.core.hostmonitor.links import MONITOR
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_age
 
 if TYPE_CHECKING:  # dialogs are imported when first opened, not before the first frame
     from rocmtui.app.dialogs.bake_choices import BakeRequest
@@ -284,7 +284,7 @@ class FleetScreen(FleetActions, CatalogScreen):
         """A probe round: the nodes and services panels, the latency history, the status."""
         for svc in (snap.registry, snap.webdav):
             # one point per round: an interim snapshot's answers come again in the round's own
-            if svc.latency is not None and not snap.pending:
+            if svc.latency is not None and not snap.interim:
                 self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
         latency = {k: tuple(v) for k, v in self.history.items()}
         self.data = replace(self.data, fleet=snap, latency=latency)

@@ -19,12 +19,13 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.app import keys
-from rocmtui.app.model import JobView, fmt_clock
+from rocmtui.app.model import JobView
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
 from rocmtui.core.states import JOB_SYMBOLS
+from rocmtui.core.units import fmt_clock
 
 if TYPE_CHECKING:
     pass

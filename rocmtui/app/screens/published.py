@@ -29,8 +29,8 @@ from rocmtui.app.widgets.common import Palette, Panel, StatusLine
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.matrix import MatrixGrid, cell_detail, versions_rows
 from rocmtui.app.widgets.table import SnapshotTable
-from rocmtui.core.display import fmt_age
 from rocmtui.core.matrix.model import Cell, Row
+from rocmtui.core.units import fmt_age, fmt_seconds
 
 VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "", "Registry images")
 
@@ -228,7 +228,8 @@ class PublishedScreen(CatalogScreen):
                     )
                     line.append(f" · {counts[word]} {word}", style=getattr(palette, look))
             line.append(
-                f" · answered {fmt_age(now - matrix.taken_at)} ago in {matrix.seconds:.1f}s",
+                f" · answered {fmt_age(now - matrix.taken_at)} ago"
+                f" in {fmt_seconds(matrix.seconds)}",
                 style=palette.muted,
             )
             line.append(f" · {clean(matrix.registry, 60)}", style=palette.muted)

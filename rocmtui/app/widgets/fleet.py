@@ -21,17 +21,13 @@ from rocmtui.app.model import (
     ConsoleData,
     JobView,
     effective_node_state,
-    fmt_bytes,
-    fmt_clock,
     fmt_counter,
-    fmt_latency,
     running_job_on,
     sparkline,
 )
 from rocmtui.app.text import clean, safe
 from rocmtui.app.widgets.common import Palette, Panel, state_cell, waiting_cell
 from rocmtui.app.widgets.table import Fit, Row, SnapshotTable
-from rocmtui.core.display import fmt_age
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import (
     JOB_SYMBOLS,
@@ -41,6 +37,7 @@ from rocmtui.core.states import (
     JobState,
     NodeState,
 )
+from rocmtui.core.units import fmt_age, fmt_bytes, fmt_clock, fmt_latency, fmt_when
 
 EMPTY = Text("")
 
@@ -323,7 +320,7 @@ class JobsPanel(FleetPanel):
             safe(job.node, "", 30),
             self.result_cell(job, now, palette),
             Text(fmt_age(job.duration(now))),
-            Text(fmt_clock(job.started_at)),
+            Text(fmt_when(job.started_at, now)),
             safe(job.user or "—", "", 20),
             safe(job.id, palette.muted, 40),
         ]

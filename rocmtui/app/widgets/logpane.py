@@ -17,12 +17,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 
-from rocmtui.app.model import JobView, StepView, fmt_counter, fmt_step_duration
+from rocmtui.app.model import JobView, StepView, fmt_counter
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette
 from rocmtui.app.widgets.logview import LogView
-from rocmtui.core.display import fmt_age
 from rocmtui.core.states import JOB_SYMBOLS, LOOP_SYMBOLS, JobState
+from rocmtui.core.units import fmt_age, fmt_step_duration
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
 

@@ -17,9 +17,9 @@ from textual.strip import Strip
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette
 from rocmtui.app.widgets.table import HEADER, Row, SnapshotTable
-from rocmtui.core.display import fmt_age
 from rocmtui.core.matrix.model import VERDICT_SYMBOLS, Cell, Matrix
 from rocmtui.core.states import LOOP_SYMBOLS
+from rocmtui.core.units import fmt_age, fmt_when
 
 #: verdict -> the palette's severity for it
 VERDICT_LOOK = {
@@ -134,7 +134,7 @@ def _none(arch: str) -> Cell:
 
 
 def _bytes(n: int | None) -> str:
-    from rocmtui.app.model import fmt_bytes
+    from rocmtui.core.units import fmt_bytes
 
     return fmt_bytes(n)
 
@@ -179,7 +179,7 @@ def cell_detail(
             if job.duration is not None
             else f"running {fmt_age(now - job.started_at)}"
         )
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(job.started_at))
+        when = fmt_when(job.started_at, now)
         out.append(
             f"{clean(job.id, 40)} {clean(job.state, 12)} {took}, {when} on {clean(job.node, 30)}"
         )

@@ -5,7 +5,7 @@ fleet file's refresh, serves every snapshot to consoles over a unix socket in th
 and serves Prometheus metrics over HTTP. Consoles attach to it instead of probing on their own.
 
 One protocol, two transports. The wire format is the one the console's private monitor child
-(rocmtui/app/probeproc.py) has always spoken: newline-delimited JSON, one
+(rocmtui/core/hostmonitor/ownchild.py) has always spoken: newline-delimited JSON, one
 `FleetSnapshot.to_json()` per line from the monitor; any line from the console asks for a round
 now; end of input means the console is gone. The shared monitor opens each socket session with
 one `{"hello": {...}}` line (who it is, its protocol version, how old its latest snapshot is),
@@ -22,6 +22,8 @@ the first lives (and names it), and a socket left by a killed monitor is known s
 holds the lock) and replaced. A console checks the lock first: no monitor costs it one
 `flock` call, never a connection attempt to a dead socket.
 
-`client` is all a console imports: it never imports the probes (docker SDK, httpx, psutil,
+`links` is all a console (and `rocmtui` with no command, before it imports Textual) uses: it
+opens the console's source of rounds, the host's monitor through `client` or else the
+console's own child (`ownchild`), and never imports the probes (docker SDK, httpx, psutil,
 `core.monitor`), so an attached console's start-up pays for none of them.
 """

@@ -25,6 +25,7 @@ from rocmtui.core.hostmonitor.wire import (
     read_line,
 )
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.units import fmt_seconds
 
 CONNECT_DEADLINE = 1.0  # s for a monitor to accept a connection and say hello
 
@@ -90,7 +91,7 @@ class MonitorConnection:
             raw = self._file.readline(MAX_LINE)
         except TimeoutError:
             raise MonitorUnavailable(
-                f"the monitor sent nothing for {timeout:.0f} s on {self.place.socket}"
+                f"the monitor sent nothing for {fmt_seconds(timeout)} on {self.place.socket}"
             ) from None
         except (OSError, ValueError) as exc:  # closed under us (the console stopping)
             if self._closed:
@@ -165,7 +166,7 @@ class MonitorStatus:
         if self.error:
             return f"monitor: running ({who}) but not answering: {self.error}"
         age = self.snapshot_age(now)
-        said = "no probe round yet" if age is None else f"its snapshot is {age:.1f} s old"
+        said = "no probe round yet" if age is None else f"its snapshot is {fmt_seconds(age)} old"
         return f"monitor: running ({who}); {said}"
 
     def to_json(self, now: float | None = None) -> dict[str, Any]:

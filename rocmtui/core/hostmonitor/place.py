@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import json
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.locks import is_locked
 from rocmtui.core.paths import state_dir
+from rocmtui.core.units import fmt_clock
 
 SUN_PATH_MAX = 107  # bytes of a unix socket path: sun_path is 108 with the terminating NUL
 BUILT_IN = "built-in default"
@@ -129,8 +129,7 @@ def describe_holder(place: MonitorPlace, holder: Holder | None) -> str:
         return f"a monitor holds {place.lock}"
     parts = [f"pid {holder.pid}"]
     if holder.started_at is not None:
-        since = time.localtime(holder.started_at)
-        parts.append("since " + time.strftime("%Y-%m-%d %H:%M:%S", since))
+        parts.append("since " + fmt_clock(holder.started_at))
     parts.append(f"socket {holder.socket or place.socket}")
     if holder.metrics:
         parts.append(f"metrics {holder.metrics}")

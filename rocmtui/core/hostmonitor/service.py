@@ -29,7 +29,7 @@ from rocmtui.core.hostmonitor.place import MonitorPlace, describe_holder, write_
 from rocmtui.core.hostmonitor.server import SnapshotHub, bind_socket
 from rocmtui.core.hostmonitor.wire import PROTOCOL, Hello, snapshot_line
 from rocmtui.core.jobs.locks import try_lock
-from rocmtui.core.jobs.procs import start_time
+from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.monitor import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
@@ -204,7 +204,7 @@ class MonitorService:
             self._latest_taken_at = snapshot.taken_at
             assert self.hub is not None
             self.hub.publish(snapshot_line(snapshot))
-            if not snapshot.pending:  # an interim snapshot holds placeholders: not metrics
+            if not snapshot.interim:  # a round's own snapshot, once: the metrics' samples
                 feed.offer(snapshot)
 
         self.monitor = FleetMonitor(self.config, publish)

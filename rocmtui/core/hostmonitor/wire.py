@@ -110,6 +110,7 @@ def decode(data: dict[str, Any]) -> FleetSnapshot:
         duration=float(data.get("duration") or 0.0),
         problems=tuple(data.get("problems") or ()),
         pending=tuple(data.get("pending") or ()),
+        probing=tuple(data.get("probing") or data.get("pending") or ()),
         failed_rounds=int(data.get("failed_rounds") or 0),
     )
 

@@ -24,12 +24,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from rocmtui.core.config import FleetConfig
-from rocmtui.core.display import fmt_age
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
-from rocmtui.core.jobs.procs import is_same_process, job_processes, proc_stat
-from rocmtui.core.jobs.store import JobNotFound, JobRecord, JobStore, JobStoreError
+from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
+from rocmtui.core.jobs.refusals import refuse_if_read_only
+from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_age, fmt_utc_clock
 
 DEFAULT_GRACE = 10.0
 EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is reused
@@ -116,10 +117,8 @@ def live_record(
 
 def link_evidence(record: JobRecord, now: float) -> str:
     """`link to NODE down since HH:MM:SS UTC (age)` for a job whose link is down."""
-    from rocmtui.core.jobs.linkwatch import clock
-
     since = record.link_down_since or now
-    return f"link to {record.node} down since {clock(since)} ({fmt_age(now - since)})"
+    return f"link to {record.node} down since {fmt_utc_clock(since)} ({fmt_age(now - since)})"
 
 
 def _stall_after(config: FleetConfig | None, stall_after: float | None) -> float:
@@ -215,8 +214,6 @@ def cancel_job(
     that. Raises `JobNotRunning` for a job that has already ended, `ReadOnlyRefused` when the
     fleet is read-only.
     """
-    from rocmtui.core.jobs.plan import refuse_if_read_only  # `rocmtui jobs` never needs it
-
     refuse_if_read_only(config, "cancelling a build")
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
@@ -281,7 +278,6 @@ def _remote_check(
 
 
 __all__ = [
-    "JobNotFound",
     "JobNotRunning",
     "cancel_job",
     "get_job",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config import NodeConfig
-from rocmtui.core.display import fmt_age
+from rocmtui.core.units import fmt_age
 
 TAIL_BYTES = 4 * 1024 * 1024
 MAX_STEP_TEXT = 160

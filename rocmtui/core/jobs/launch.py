@@ -1,10 +1,19 @@
-"""Start a bake job detached: validate, take its images' slots, record, hand over, return.
+"""Start a bake job detached, in a straight line: resolve a Plan, take its slots, record, spawn.
 
-`launch_job` never runs bake itself and never holds a pipe to it. It starts the supervisor
-(through `detach.py`) in a new session with stdin /dev/null and stdout/stderr on the job's
-log, hands it the locks it already holds (the job's, and one slot per image the build makes
-on its node), waits only for the first, forking process to exit, and returns the job's
-record. What bake runs with is decided in `plan.py`.
+`launch_job` (`rocmtui bake`) resolves a `Plan` (`plan.resolve_plan`) and starts it;
+`start_plan` starts a Plan already resolved — the one the console's bake dialog showed, so
+what starts is exactly what was shown, with no second `bake --print`. Starting is four steps,
+each a function below:
+
+1. `confirm`: refused when read-only, a push not confirmed, or a registry with no login;
+2. `take_slots`: one lock per image the plan builds on its node, all or none
+   (`AlreadyRunning` names the job that holds one);
+3. `record_job`: the job's record, folder, lock and log header;
+4. `spawn_supervisor`: the supervisor (through `detach.py`) in a new session with stdin
+   /dev/null and stdout/stderr on the job's log, handed the locks the launch holds.
+
+The launch never runs bake itself and never holds a pipe to it: it waits only for the first,
+forking process to exit, and returns the job's record.
 """
 
 from __future__ import annotations
@@ -20,121 +29,151 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import rocmtui
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.bakefile import BakeFile
+from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs import locks, remote
+from rocmtui.core.jobs.command import bake_workdir, engine_assignments
 from rocmtui.core.jobs.images import write_targets
-from rocmtui.core.jobs.plan import (
+from rocmtui.core.jobs.plan import Plan, resolve_plan
+from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
+from rocmtui.core.jobs.refusals import (
+    AlreadyRunning,
     LaunchError,
     LaunchRefused,
-    bake_path,
-    bake_workdir,
-    build_argv,
-    build_command,
-    engine_assignments,
-    images,
-    known_arches,
-    logout_risk,
-    node_environment,
-    parse_overrides,
     refuse_if_read_only,
 )
-from rocmtui.core.jobs.preview import preview_launch
-from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_utc_stamp
 
 SUPERVISOR_START_TIMEOUT = 30.0
 
-__all__ = [
-    "AlreadyRunning",
-    "LaunchError",
-    "LaunchRefused",
-    "build_command",
-    "docker_config_hosts",
-    "known_arches",
-    "launch_job",
-    "logout_risk",
-    "node_environment",
-    "parse_overrides",
-]
+__all__ = ["SUPERVISOR_START_TIMEOUT", "launch_job", "start_plan"]
 
 
-class AlreadyRunning(LaunchRefused):
-    """An image of the launch is already being built on the node; `holder` says whose and
-    since when."""
+def launch_job(
+    config: FleetConfig,
+    bake: BakeFile,
+    target: str,
+    arch: str | None = None,
+    node_name: str | None = None,
+    push: bool = False,
+    yes: bool = False,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, str] | None = None,
+    store: JobStore | None = None,
+) -> JobRecord:
+    """Start `target` for `arch` on node `node_name`, detached; return its record at once.
 
-    def __init__(self, message: str, holder: locks.SlotHolder | None) -> None:
-        super().__init__(message)
-        self.holder = holder
+    `target` is any name bake accepts: a target block, a group, a matrix-generated name. `arch`
+    defaults to the bake file's `GFX_ARCH` default (`checks.launch_arches` says which are
+    accepted). A name whose matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked
+    under that arch. The node defaults to the fleet's local node (else the first). Raises
+    `LaunchError` for unknown names, `LaunchRefused` for a pushing build without `yes` or
+    without a login entry for its registry, `ReadOnlyRefused` when the fleet is read-only,
+    `AlreadyRunning` when an image it builds is already being built on that node (one slot per
+    image tag, so a target, its matrix name for the arch, its push variant and a group holding
+    it exclude each other).
+    """
+    refuse_if_read_only(config, "starting a build")
+    env = os.environ if env is None else env
+    plan = resolve_plan(config, bake, target, arch, node_name, push, env, overrides or {})
+    return start_plan(config, plan, yes=yes, env=env, store=store)
 
-    @property
-    def job_id(self) -> str | None:
-        """The running job's id, when its holder wrote it."""
-        return self.holder.job_id if self.holder else None
 
-
-def _who(env: Mapping[str, str]) -> str:
+def start_plan(
+    config: FleetConfig,
+    plan: Plan,
+    yes: bool = False,
+    env: Mapping[str, str] | None = None,
+    store: JobStore | None = None,
+) -> JobRecord:
+    """Start a resolved `plan` detached and return its record at once (see the module doc).
+    `yes` confirms a plan that pushes. Raises as `launch_job` does, never for a name: the plan
+    has been checked already."""
+    env = os.environ if env is None else env
+    confirm(config, plan, yes)
+    store = store or JobStore.for_config(config, env)
+    held = take_slots(locks.lock_dir(config, env), plan, store)
     try:
-        name = pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        name = str(os.geteuid())
-    sudo = env.get("SUDO_USER")
-    return f"{name} (sudo from {sudo})" if sudo and sudo != name else name
+        job = record_job(store, plan, env, held)
+        spawn_supervisor(config, plan, job, store, env, held)
+        return store.get(job.id)
+    except BaseException as exc:
+        if held.record is not None and not isinstance(exc, LaunchError):
+            store.update(
+                held.record.id,
+                only_if_unfinished=True,
+                state=JobState.FAILED,
+                ended_at=time.time(),
+                message=f"launch failed: {type(exc).__name__}",
+            )
+        raise
+    finally:
+        held.close()  # the supervisor keeps its own copies of the locks
 
 
-def _header(record: JobRecord, node: NodeConfig) -> bytes:
-    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(record.started_at))
-    lines = [
-        f"# rocmtui job {record.id}: {record.target} for {record.arch} on {record.node} "
-        f"({node.endpoint})",
-        f"# started {when} by {record.user}@{record.host}",
-        f"# command: {shlex.join(record.command)}",
-    ]
-    return ("\n".join(lines) + "\n").encode("utf-8", "replace")
+# -- 1. confirm -------------------------------------------------------------------------------
 
 
-def _supervisor_env(child_env: Mapping[str, str]) -> dict[str, str]:
-    """bake's environment, plus PYTHONPATH so `python -S` finds this package (the supervisor
-    removes it again before starting bake; bake's scrubbed environment never has one)."""
-    return {**child_env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
+def confirm(config: FleetConfig, plan: Plan, yes: bool) -> None:
+    """Refuse a start when the fleet is read-only, when the plan pushes and `yes` was not
+    given, or when the docker config has no login for a registry it pushes to (read now: a
+    `docker login` since the plan was resolved counts)."""
+    refuse_if_read_only(config, "starting a build")
+    if plan.pushes and not yes:
+        raise LaunchRefused(f"{plan.target} pushes to the registry: confirm with --yes")
+    missing = sorted(set(plan.push_hosts) - docker_config_hosts(plan.child_env))
+    if plan.pushes and missing:
+        raise LaunchRefused(
+            f"{plan.target} pushes to {', '.join(missing)} but the docker config has no login "
+            f"for it: run `docker login {missing[0]}` first"
+        )
 
 
-def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
-    if holder is None or not holder.job_id:
-        return f"{what} is already building (its holder has not said who yet)"
-    when = (
-        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(holder.started_at))
-        if holder.started_at
-        else "an unknown time"
-    )
-    return (
-        f"{what} is already building: job {holder.job_id}, started by {holder.user or '?'}"
-        f"@{holder.host or '?'} at {when}"
-    )
+# -- 2. take the slots ------------------------------------------------------------------------
 
 
-def _take_slots(
-    directory: Path, node: NodeConfig, keys: list[str], store: JobStore, what: str
-) -> list[int]:
-    """Take the slot of every image the launch builds, or none: AlreadyRunning names the
-    first busy one and its holder. Never waits, so two launches cannot hold each other up."""
+@dataclass
+class Held:
+    """Every descriptor a launch holds until the supervisor has its own copies: the slots of
+    the images it builds, the job's lock and its log; and the record once made."""
+
+    slots: list[int]
+    job: int = -1
+    log: int = -1
+    record: JobRecord | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Close them all (the locks stay held by the supervisor's copies)."""
+        for fd in (self.log, self.job, *self.slots):
+            if fd >= 0:
+                os.close(fd)
+
+
+def take_slots(directory: Path, plan: Plan, store: JobStore) -> Held:
+    """Take the slot of every image the plan builds on its node, or none: AlreadyRunning names
+    the first busy one and its holder. Never waits, so two launches cannot hold each other up."""
+    what = f"{plan.target} for {plan.arch} on {plan.node.name}"
     fds: list[int] = []
-    for key in keys:  # sorted: every launch tries overlapping slots in the same order
-        slot = locks.slot_path(directory, node.name, node.endpoint, key)
+    for key in sorted(plan.slots):  # every launch tries overlapping slots in the same order
+        slot = locks.slot_path(directory, plan.node.name, plan.node.endpoint, key)
         fd = locks.take_slot(slot)
         if fd is None:
             for taken in fds:
                 os.close(taken)
-            image = key.split(":", 1)[1]
             holder = _wait_holder(slot, store)
+            image = key.split(":", 1)[1]
             raise AlreadyRunning(_describe_holder(holder, f"{what} ({image})"), holder)
         fds.append(fd)
-    return fds
+    for fd in fds:
+        os.ftruncate(fd, 0)  # no stale holder is ever read while we hold it
+    return Held(fds)
 
 
 def _wait_holder(path: Path, store: JobStore) -> locks.SlotHolder | None:
@@ -154,145 +193,132 @@ def _wait_holder(path: Path, store: JobStore) -> locks.SlotHolder | None:
     return holder
 
 
-def launch_job(
-    config: FleetConfig,
-    bake: Any,
-    target: str,
-    arch: str | None = None,
-    node_name: str | None = None,
-    push: bool = False,
-    yes: bool = False,
-    env: Mapping[str, str] | None = None,
-    overrides: Mapping[str, str] | None = None,
-    store: JobStore | None = None,
-) -> JobRecord:
-    """Start `target` for `arch` on node `node_name`, detached; return its record at once.
-
-    `bake` is the loaded bake file (`bakefile.load_bake`). `target` is any name bake accepts:
-    a target block, a group, a matrix-generated name. `arch` defaults to the bake file's
-    `GFX_ARCH` default; the bake file's arches and the node's own are accepted. A name whose
-    matrix fixes one arch (`pytorch-gfx1201`) is recorded and locked under that arch. The node
-    defaults to the fleet's local node (else the first). Raises `LaunchError` for unknown names,
-    `LaunchRefused` for a pushing build without `yes` or without a login entry for its
-    registry, `ReadOnlyRefused` when the fleet is read-only, `AlreadyRunning` when an image it
-    builds is already being built on that node
-    (one slot per image tag, so a target, its matrix name for the arch, its push variant and
-    a group holding it exclude each other).
-    """
-    refuse_if_read_only(config, "starting a build")
-    env = os.environ if env is None else env
-    store = store or JobStore.for_config(config, env)
-    chosen = preview_launch(config, bake, target, arch, node_name, push, env, overrides or {})
-    node, arch, pushes = chosen.node, chosen.arch, chosen.pushes
-    child_env = dict(chosen.child_env)  # a remote node adds its ssh options or TLS files
-    overrides = chosen.overrides
-    if pushes and not yes:
-        raise LaunchRefused(f"{target} pushes to the registry: confirm with --yes")
-    if chosen.missing_logins:
-        missing = chosen.missing_logins
-        raise LaunchRefused(
-            f"{target} pushes to {', '.join(missing)} but the docker config has no login "
-            f"for it: run `docker login {missing[0]}` first"
-        )
-    docker = shutil.which("docker", path=child_env.get("PATH") or os.defpath) or "docker"
-    bake_file = bake_path(config, bake)
-
-    slot_fds = _take_slots(
-        locks.lock_dir(config, env),
-        node,
-        images(config, bake, target, arch, child_env, chosen.printed),
-        store,
-        f"{target} for {arch} on {node.name}",
+def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
+    if holder is None or not holder.job_id:
+        return f"{what} is already building (its holder has not said who yet)"
+    when = fmt_utc_stamp(holder.started_at) if holder.started_at else "an unknown time"
+    return (
+        f"{what} is already building: job {holder.job_id}, started by {holder.user or '?'}"
+        f"@{holder.host or '?'} at {when}"
     )
-    job_fd = log_fd = -1
-    record: JobRecord | None = None
+
+
+# -- 3. record the job ------------------------------------------------------------------------
+
+
+def record_job(store: JobStore, plan: Plan, env: Mapping[str, str], held: Held) -> JobRecord:
+    """The job's record (overrides and command redacted), its folder with the targets bake
+    resolved, its lock and its log with a header; each slot then names the job as holder."""
+    user, host = _who(env), socket.gethostname()
+
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        fd = locks.try_lock(job_dir / "lock")
+        assert fd is not None  # a brand-new file nobody else knows
+        held.job = fd
+        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan))
+        record = JobRecord(
+            id=job_id,
+            target=plan.target,
+            arch=plan.arch,
+            node=plan.node.name,
+            endpoint=plan.node.endpoint,
+            push=plan.pushes,
+            overrides=redact_mapping(plan.overrides, env),
+            command=tuple(
+                redact_argv([*engine_assignments(plan.node, plan.arch, plan.overrides), *argv], env)
+            ),
+            user=user,
+            host=host,
+            bake_file=str(plan.bake_file),
+            job_dir=str(job_dir),
+            started_at=time.time(),
+            state=JobState.RUNNING,
+        )
+        write_targets(job_dir, plan.printed or None, plan.pushes)  # the matrix and the loop
+        held.log = os.open(
+            record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
+        )
+        os.write(held.log, _header(record, plan))
+        return record
+
+    record = held.record = store.create(make)
+    holder = {
+        "job_id": record.id,
+        "user": user,
+        "host": host,
+        "started_at": record.started_at,
+        "state_dir": str(store.root),
+    }
+    for fd in held.slots:
+        locks.write_holder(fd, holder)
+    return record
+
+
+def _who(env: Mapping[str, str]) -> str:
     try:
-        for fd in slot_fds:
-            os.ftruncate(fd, 0)  # no stale holder is ever read while we hold it
-        user, host = _who(env), socket.gethostname()
+        name = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        name = str(os.geteuid())
+    sudo = env.get("SUDO_USER")
+    return f"{name} (sudo from {sudo})" if sudo and sudo != name else name
 
-        def make(job_id: str, job_dir: Path) -> JobRecord:
-            nonlocal job_fd, log_fd
-            fd = locks.try_lock(job_dir / "lock")
-            assert fd is not None  # a brand-new file nobody else knows
-            job_fd = fd
-            argv = build_argv(
-                config, target, node, pushes, str(job_dir / "metadata.json"), docker, bake_file
-            )
-            made = JobRecord(
-                id=job_id,
-                target=target,
-                arch=arch,
-                node=node.name,
-                endpoint=node.endpoint,
-                push=pushes,
-                overrides=redact_mapping(overrides, env),
-                command=tuple(
-                    redact_argv([*engine_assignments(node, arch, overrides), *argv], env)
-                ),
-                user=user,
-                host=host,
-                bake_file=str(bake_file),
-                job_dir=str(job_dir),
-                started_at=time.time(),
-                state=JobState.RUNNING,
-            )
-            # each image's tags: the matrix and the loop
-            write_targets(job_dir, chosen.printed or None, pushes)
-            log_fd = os.open(
-                made.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
-            )
-            os.write(log_fd, _header(made, node))
-            return made
 
-        record = store.create(make)
-        holder = {
-            "job_id": record.id,
-            "user": user,
-            "host": host,
-            "started_at": record.started_at,
-            "state_dir": str(store.root),
-        }
-        for fd in slot_fds:
-            locks.write_holder(fd, holder)
-        argv = build_argv(
-            config, target, node, pushes, str(record.metadata_path), docker, bake_file
-        )
-        # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
-        child_env = remote.prepare_environment(record.path, node, config, env, child_env)
-        command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
-        command += ["--store", str(store.root), "--job", record.id]
-        command += remote.supervisor_args(node, config, env)
-        command += [word for fd in slot_fds for word in ("--slot-fd", str(fd))]
-        command += [*(["--push"] if pushes else []), "--registry-url", config.registry.url]
-        command += ["--", *argv]
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            pass_fds=(job_fd, *slot_fds),
-            start_new_session=True,
-            cwd=bake_workdir(bake_file),
-            env=_supervisor_env(child_env),
-        )
-        # the first process only forks and exits; wait for it without polling sleeps
-        _wait_exit(proc, SUPERVISOR_START_TIMEOUT)
-        return store.get(record.id)
-    except BaseException as exc:
-        if record is not None and not isinstance(exc, LaunchError):
-            store.update(
-                record.id,
-                only_if_unfinished=True,
-                state=JobState.FAILED,
-                ended_at=time.time(),
-                message=f"launch failed: {type(exc).__name__}",
-            )
-        raise
-    finally:
-        for fd in (log_fd, job_fd, *slot_fds):
-            if fd >= 0:
-                os.close(fd)  # the supervisor keeps its own copies of the locks
+def _header(record: JobRecord, plan: Plan) -> bytes:
+    lines = [
+        f"# rocmtui job {record.id}: {record.target} for {record.arch} on {record.node} "
+        f"({plan.node.endpoint})",
+        f"# started {fmt_utc_stamp(record.started_at)} by {record.user}@{record.host}",
+        f"# command: {shlex.join(record.command)}",
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8", "replace")
+
+
+def _docker(plan: Plan) -> str:
+    """The docker CLI bake's environment finds first."""
+    return shutil.which("docker", path=plan.child_env.get("PATH") or os.defpath) or "docker"
+
+
+# -- 4. spawn the supervisor ------------------------------------------------------------------
+
+
+def spawn_supervisor(
+    config: FleetConfig,
+    plan: Plan,
+    record: JobRecord,
+    store: JobStore,
+    env: Mapping[str, str],
+    held: Held,
+) -> None:
+    """Start the job's supervisor in a new session (stdin /dev/null, output on the job's log),
+    handing it the job's lock and the slots; wait only for its first, forking process."""
+    # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
+    child_env = remote.prepare_environment(
+        record.path, plan.node, config, env, dict(plan.child_env)
+    )
+    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
+    command += ["--store", str(store.root), "--job", record.id]
+    command += remote.supervisor_args(plan.node, config, env)
+    command += [word for fd in held.slots for word in ("--slot-fd", str(fd))]
+    command += [*(["--push"] if plan.pushes else []), "--registry-url", config.registry.url]
+    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan))]
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=held.log,
+        stderr=held.log,
+        pass_fds=(held.job, *held.slots),
+        start_new_session=True,
+        cwd=bake_workdir(plan.bake_file),
+        env=_supervisor_env(child_env),
+    )
+    # the first process only forks and exits; wait for it without polling sleeps
+    _wait_exit(proc, SUPERVISOR_START_TIMEOUT)
+
+
+def _supervisor_env(child_env: Mapping[str, str]) -> dict[str, str]:
+    """bake's environment, plus PYTHONPATH so `python -S` finds this package (the supervisor
+    removes it again before starting bake; bake's scrubbed environment never has one)."""
+    return {**child_env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:

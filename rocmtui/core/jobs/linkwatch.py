@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from rocmtui.core import tcpstate
-from rocmtui.core.jobs.procs import descendants
+from rocmtui.core.jobs.procstat import descendants
 from rocmtui.core.jobs.store import JobStore, JobStoreError
+from rocmtui.core.units import fmt_age, fmt_utc_clock
 
 CHECK_PERIOD = 2.0  # seconds between two looks at the kernel's TCP table
 MIN_RETRANSMITS = 2  # retransmissions in a row before a connection counts as not answering
@@ -45,11 +46,6 @@ class LinkEvent(Enum):
     DOWN = "down"
     BACK = "back"
     GIVE_UP = "give up"
-
-
-def clock(ts: float) -> str:
-    """A wall-clock time for evidence lines (UTC, as the job log's header)."""
-    return time.strftime("%H:%M:%S UTC", time.gmtime(ts))
 
 
 @dataclass
@@ -88,7 +84,7 @@ class LinkWatch:
         if self.gave_up:
             now = min(now, self.down_since + self.timeout)
         since = self.down_since
-        return f"link to {self.node} down since {clock(since)} ({now - since:.0f}s)"
+        return f"link to {self.node} down since {fmt_utc_clock(since)} ({fmt_age(now - since)})"
 
 
 # seconds bake gets after SIGTERM before SIGKILL once the link is given up: buildx spends them
@@ -125,7 +121,7 @@ class LinkGuard:
             log(self.watch.evidence() + ": the build waits for it")
         elif event is LinkEvent.BACK and was_down is not None:
             self._mark(None, log)
-            log(f"link to {self.watch.node} back after {time.time() - was_down:.0f}s")
+            log(f"link to {self.watch.node} back after {fmt_age(time.time() - was_down)}")
         elif event is LinkEvent.GIVE_UP:
             log(self.watch.evidence() + ": given up, ending bake")
             self.term_at = time.monotonic()

@@ -23,15 +23,13 @@ import os
 import time
 from pathlib import Path
 
+from rocmtui.core.units import fmt_utc_stamp
+
 RETRY_SECONDS = 5.0
 TOUCH_SECONDS = 1.0
 RESERVE_BYTES = 256 * 1024  # the outcome (sqlite WAL pages, record.json) and bake's metadata
 RESUME_FREE = 4 * RESERVE_BYTES
 _FULL = {errno.ENOSPC, errno.EDQUOT}
-
-
-def _utc(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
 
 
 class Reserve:
@@ -86,7 +84,8 @@ class LogWriter:
         if self.first_stop is None:
             return None
         when, why = self.first_stop
-        return f"log incomplete: {why} at {_utc(when)} ({self.dropped} bytes of output not kept)"
+        kept = f"{self.dropped} bytes of output not kept"
+        return f"log incomplete: {why} at {fmt_utc_stamp(when)} ({kept})"
 
     def write(self, data: bytes) -> None:
         """Write bake's output, or drop it while the log cannot take it."""
@@ -137,7 +136,7 @@ class LogWriter:
         if self.reserve is not None:
             self.reserve.release()  # bake's metadata and the outcome need room more than lines
         marker = (
-            f"\n# rocmtui: the log stops holding lines here: {why} at {_utc(now)} after "
+            f"\n# rocmtui: the log stops holding lines here: {why} at {fmt_utc_stamp(now)} after "
             f"{self.kept} bytes; the build goes on, and this log resumes once there is room\n"
         )
         with contextlib.suppress(OSError):
@@ -158,7 +157,7 @@ class LogWriter:
         assert self._stopped_at is not None
         gap = (
             f"\n# rocmtui: {self._dropped_now} bytes of output were not kept from "
-            f"{_utc(self._stopped_at)} to {_utc(time.time())}\n"
+            f"{fmt_utc_stamp(self._stopped_at)} to {fmt_utc_stamp(time.time())}\n"
         )
         try:
             os.write(self.fd, gap.encode())

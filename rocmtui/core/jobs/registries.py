@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rocmtui.core.bakefile import BakeFile
 from rocmtui.core.config import FleetConfig
-from rocmtui.core.jobs.plan import (
-    printed_view,
-    variable_default,
-)
+from rocmtui.core.jobs.checks import printed_view
 from rocmtui.core.jobs.printed import printed_pushes, printed_targets
+
+__all__ = ["docker_config_hosts", "push_hosts"]
 
 
 def docker_config_hosts(env: Mapping[str, str]) -> set[str]:
@@ -58,7 +58,7 @@ def _tag_host(tag: str) -> str:
 
 def push_hosts(
     config: FleetConfig,
-    bake: Any,
+    bake: BakeFile,
     target: str,
     child_env: Mapping[str, str],
     printed: Mapping[str, Any] | None = None,
@@ -68,7 +68,7 @@ def push_hosts(
     the REGISTRY variable, else the fleet's registry."""
     try:
         if printed is None:
-            printed = printed_view(config, bake, target, child_env)
+            printed = printed_view(bake, target, child_env)
         bodies = printed_targets(printed)
         if target in bodies:
             tags = bodies[target].get("tags") or []
@@ -80,7 +80,8 @@ def push_hosts(
             return hosts
     except Exception:  # fall back to the static view below
         pass
-    registry = child_env.get("REGISTRY") or variable_default(bake, "REGISTRY")
+    declared = bake.variables.get("REGISTRY")
+    registry = child_env.get("REGISTRY") or (declared.default if declared else None)
     if registry and "${" not in registry:
         return {_registry_host(registry)}
     return {_registry_host(config.registry.url)}

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
 # about twice the timeout, so the supervisor's link watch, not ssh, decides when a build is lost
@@ -132,7 +133,7 @@ def engine_busy(endpoint: Any, timeout: float) -> int:
     """How many build cache records the engine reports in use (a build running there).
 
     Blocking (docker SDK, and ssh for an ssh:// engine); raises on no answer."""
-    from rocmtui.core.probes.engine import _client, _dialer
+    from rocmtui.core.probes.engine_prober import _client, _dialer
 
     dialer = _dialer(endpoint, timeout, None)
     client = _client(endpoint, timeout, dialer)
@@ -173,5 +174,5 @@ def confirm_stopped(
         if others_running:
             return f"{node.name}'s engine: busy with another job's build"
         if time.monotonic() >= deadline:
-            return f"{node.name}'s engine still reports a build in use after {timeout:.0f}s"
+            return f"{node.name}'s engine still reports a build in use after {fmt_seconds(timeout)}"
         time.sleep(0.5)

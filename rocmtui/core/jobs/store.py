@@ -23,7 +23,7 @@ import secrets
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -314,7 +314,7 @@ class JobStore:
 
     # -- writing -------------------------------------------------------------------------
 
-    def create(self, make: Any) -> JobRecord:
+    def create(self, make: Callable[[str, Path], JobRecord]) -> JobRecord:
         """Allocate a fresh id and folder, then insert `make(job_id, job_dir)` (a JobRecord).
 
         The id is checked against the index inside the write transaction, so two launches in
@@ -330,7 +330,7 @@ class JobStore:
             else:  # pragma: no cover - 50 collisions of 16 random bits in one minute
                 raise RuntimeError("could not allocate a job id")
             job_dir.mkdir(mode=0o755)
-            record: JobRecord = make(job_id, job_dir)
+            record = make(job_id, job_dir)
             row = _record_to_row(record)
             names = ", ".join(row)
             marks = ", ".join(f":{k}" for k in row)

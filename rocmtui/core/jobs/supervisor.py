@@ -38,17 +38,20 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from rocmtui.core.jobs.logwriter import LogWriter, Reserve
-from rocmtui.core.jobs.procs import start_time
+from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
+from rocmtui.core.retry import backoff
 from rocmtui.core.states import JobState
+from rocmtui.core.units import fmt_age
 
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1
 CHUNK = 1 << 16
 RECORD_RETRY_FOR = 7 * 86400.0  # seconds an unwritable outcome is retried
+RECORD_RETRY_FIRST = 0.5  # seconds before the second try
 RECORD_RETRY_MAX = 30.0  # seconds between tries, at most
 
 
@@ -88,17 +91,6 @@ def _log(message: str) -> None:
     """A line of our own in the job's log (stdout is the log file)."""
     with contextlib.suppress(OSError):
         os.write(1, f"\n# rocmtui: {message}\n".encode())
-
-
-def _format_duration(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
 
 
 class Supervisor:
@@ -258,8 +250,7 @@ class Supervisor:
             message = f"{message}; {self.log.incomplete}" if message else self.log.incomplete
         self.log.note(
             f"job {self.job_id} {state} (bake exit code {exit_code}) after "
-            f"{_format_duration(ended - latest.started_at)}"
-            + (f"; digest {digest}" if digest else "")
+            f"{fmt_age(ended - latest.started_at)}" + (f"; digest {digest}" if digest else "")
         )
         return {
             **self.pids,
@@ -275,12 +266,14 @@ class Supervisor:
         """Write the outcome (unless another process, e.g. cancel, already did), retrying
         while the store cannot be written; the first failure is said in the log."""
         deadline = time.monotonic() + retry_for
-        delay = 0.5
+        failures = 0
         said = False
         while True:
             try:
                 return self.store.update(self.job_id, only_if_unfinished=True, **fields)
             except (JobStoreError, OSError) as exc:
+                failures += 1
+                delay = backoff(RECORD_RETRY_FIRST, failures, RECORD_RETRY_MAX)
                 if time.monotonic() + delay > deadline:
                     raise
                 if not said:
@@ -288,7 +281,6 @@ class Supervisor:
                     self.log.note(f"cannot record the outcome yet ({exc}); retrying")
                 self.reserve.release()  # the outcome needs the room more than anything
                 time.sleep(delay)
-                delay = min(RECORD_RETRY_MAX, delay * 2)
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows

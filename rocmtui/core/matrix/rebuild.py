@@ -21,17 +21,18 @@ class Rebuild:
 
     target: str
     arch: str
-    node: str
+    node: str | None  # None: the fleet file has no node
     pushes: bool
 
 
-def preferred_node(config: FleetConfig, arch: str) -> str:
-    """The node the fleet file names for `arch`, else the local one, else the first."""
+def preferred_node(config: FleetConfig, arch: str) -> str | None:
+    """The node the fleet file names for `arch`, else the local one, else the first; None in a
+    fleet file with no node (the launch then says so)."""
     for node in config.nodes:
         if node.gfx == arch:
             return node.name
-    local = next((n for n in config.nodes if n.local), config.nodes[0])
-    return local.name
+    local = next((n for n in config.nodes if n.local), None)
+    return local.name if local else next((n.name for n in config.nodes), None)
 
 
 def rebuild_for(config: FleetConfig, row: Row, cell: Cell) -> Rebuild | None:

@@ -35,11 +35,6 @@ def one_line(text: object, limit: int = REASON_MAX) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def fmt_seconds(seconds: float) -> str:
-    """A duration for reasons: `3s`, `0.5s`."""
-    return f"{round(seconds, 1):g}s"
-
-
 class Stuck(Exception):
     """A key's previous thread has not come back; no new one was started."""
 

@@ -15,7 +15,8 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rocmtui.core.probes._common import fmt_seconds, one_line
+from rocmtui.core.probes._common import one_line
+from rocmtui.core.units import fmt_seconds
 
 if TYPE_CHECKING:
     import httpx

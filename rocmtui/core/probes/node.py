@@ -19,8 +19,8 @@ from rocmtui.core.config import NodeConfig
 from rocmtui.core.probes._common import ThreadGate, one_line, remaining
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
-from rocmtui.core.probes.engine import EngineFacts, EngineProber
 from rocmtui.core.probes.engine_fail import EngineError
+from rocmtui.core.probes.engine_prober import EngineFacts, EngineProber
 from rocmtui.core.probes.failure import Step
 from rocmtui.core.probes.host import HostProber
 from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST

@@ -22,6 +22,7 @@ from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
 from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
+from rocmtui.core.units import fmt_latency
 
 if TYPE_CHECKING:
     import httpx
@@ -137,7 +138,7 @@ async def probe_registry(
         )
         state, reason = ServiceState.OK, None
         if answer.latency > slow_after:
-            state, reason = ServiceState.SLOW, f"answered in {answer.latency:.1f}s"
+            state, reason = ServiceState.SLOW, f"answered in {fmt_latency(answer.latency)}"
         if any(word != "ok" for name, word in extras if name in ("livez", "readyz")):
             bad = ", ".join(f"{n} {w}" for n, w in extras if n != "metrics" and w != "ok")
             state, reason = ServiceState.DEGRADED, one_line(f"not ready: {bad}")

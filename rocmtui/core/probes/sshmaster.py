@@ -43,6 +43,7 @@ from pathlib import Path
 from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes.failure import ReachError, Step, ssh_failure
 from rocmtui.core.probes.sshdial import SshTarget, base_argv, kill_group
+from rocmtui.core.units import fmt_seconds
 
 SUN_PATH_MAX = 108  # bytes of a unix socket path, its NUL included
 SSH_BIND_SUFFIX = 17  # ssh binds PATH + ".XXXXXXXXXXXXXXXX" and renames it
@@ -175,7 +176,8 @@ class SSHMasters:
             if master.error_attempt == attempt and master.error is not None:
                 raise master.error  # every waiter of a failed start hears why
         raise ReachError(
-            Step.CONNECT, f"ssh login to {target.label} still in progress after {timeout:.1f}s"
+            Step.CONNECT,
+            f"ssh login to {target.label} still in progress after {fmt_seconds(timeout)}",
         )
 
     def _start_in_thread(

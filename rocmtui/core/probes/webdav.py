@@ -14,6 +14,7 @@ from rocmtui.core.probes._http import FetchError, HttpClients, fetch
 from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
+from rocmtui.core.units import fmt_latency
 
 MISCONFIGURED = "misconfigured: PROPFIND not allowed (dav-ext module missing?)"
 _PROPFIND_BODY = (
@@ -59,7 +60,9 @@ async def probe_webdav(
             if not dav:
                 probe.common["identity"] = "207 Multi-Status"
             if answer.latency > slow_after:
-                return probe.verdict(ServiceState.SLOW, f"answered in {answer.latency:.1f}s")
+                return probe.verdict(
+                    ServiceState.SLOW, f"answered in {fmt_latency(answer.latency)}"
+                )
             return probe.verdict(ServiceState.OK)
         if status == 405:
             reason, state = MISCONFIGURED, ServiceState.DEGRADED

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from rocmtui.core.probes._common import fmt_seconds, one_line
+from rocmtui.core.probes._common import one_line
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
 from rocmtui.core.registry.refs import DIGEST_RE
+from rocmtui.core.units import fmt_seconds
 
 if TYPE_CHECKING:
     import httpx

@@ -134,8 +134,9 @@ def compute_versions(
         bake = load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
     names = pin_variables(bake, config)
     errors: list[str] = []
-    default_arch = next(iter(bake.arches), "gfx950")
-    launch_env = launch_environment(config, bake, env)(default_arch)
+    from rocmtui.core.jobs.checks import FLEET_ARCHES, default_arch
+
+    launch_env = launch_environment(config, bake, env)(default_arch(bake) or FLEET_ARCHES[0])
     try:
         pinned = resolved_variables(bake.path, names, launch_env)
     except (BakeError, BuildxMissing) as exc:

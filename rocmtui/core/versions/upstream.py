@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmtui.core.config_tables import UpstreamConfig, UpstreamPin
-from rocmtui.core.probes._common import fmt_seconds, one_line
+from rocmtui.core.probes._common import one_line
+from rocmtui.core.units import fmt_seconds
 
 MAX_BODY = 64 << 20  # a PyPI JSON answer for a big project runs to megabytes
 KEEP_RELEASES = 40

@@ -1,6 +1,6 @@
 """The core's FleetMonitor in a child process: one JSON line per probe round.
 
-`python -m rocmtui.app.probeproc [FLEET_FILE]` runs `FleetMonitor` and writes each
+`python -m rocmtui.core.hostmonitor.ownchild [FLEET_FILE]` runs `FleetMonitor` and writes each
 `FleetSnapshot` as one line of JSON on stdout; any line on stdin asks for a round now; end of
 stdin (the console closed, or died) ends it. The console starts it before importing Textual
 when no host monitor (`rocmtui monitor`) runs for its fleet file. The lines are the host
@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # imported where used: the console imports this module only t
 
 def start(config_path: Path | str | None) -> subprocess.Popen[bytes]:
     """Start the monitor child (raises OSError when it cannot be started)."""
-    argv = [sys.executable, "-P", "-m", "rocmtui.app.probeproc"]  # -P: never this cwd's rocmtui
+    # -P: never a rocmtui/ folder in the working folder
+    argv = [sys.executable, "-P", "-m", "rocmtui.core.hostmonitor.ownchild"]
     if config_path is not None:
         argv.append(str(config_path))
     return subprocess.Popen(

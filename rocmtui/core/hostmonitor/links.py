@@ -1,4 +1,4 @@
-"""Where the console's fleet snapshots come from: the host's monitor, or a child of its own.
+"""Where a console's fleet snapshots come from: the host's monitor, or a child of its own.
 
 Both speak the same lines (rocmtui/core/hostmonitor/wire.py) and look the same to the relay
 (`FleetBackend.run_monitor`): `rounds()` blocks in a worker thread and yields each snapshot (a
@@ -18,6 +18,8 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from rocmtui.core.hostmonitor import ownchild
 
 if TYPE_CHECKING:
     from rocmtui.core.config import FleetConfig
@@ -75,7 +77,7 @@ class ProbeLink(Protocol):
 
 
 class ChildLink:
-    """The console's own monitor child (rocmtui.app.probeproc), over its pipes."""
+    """The console's own monitor child (rocmtui.core.hostmonitor.ownchild), over its pipes."""
 
     kind = OWN
 
@@ -86,14 +88,10 @@ class ChildLink:
         return f"own monitor process (pid {self.child.pid})"
 
     def rounds(self) -> Iterator[FleetSnapshot | str]:
-        from rocmtui.app import probeproc
-
-        return probeproc.rounds(self.child)
+        return ownchild.rounds(self.child)
 
     def poke(self) -> None:
-        from rocmtui.app import probeproc
-
-        probeproc.poke(self.child)
+        ownchild.poke(self.child)
 
     def alive(self) -> bool:
         return self.child.poll() is None
@@ -111,9 +109,7 @@ class ChildLink:
 
     def stop(self, grace: float) -> None:
         """End it and reap it (the console is closing)."""
-        from rocmtui.app import probeproc
-
-        probeproc.stop(self.child, grace)
+        ownchild.stop(self.child, grace)
 
 
 class SocketLink:
@@ -183,9 +179,7 @@ def open_link(config_path: Path | str | None) -> ProbeLink:
         found = find_monitor(config)
         if found is not None:
             return found
-    from rocmtui.app import probeproc
-
-    return ChildLink(probeproc.start(config_path))
+    return ChildLink(ownchild.start(config_path))
 
 
 def as_link(source: ProbeLink | subprocess.Popen[bytes]) -> ProbeLink:

@@ -26,12 +26,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rocmtui.core.probes._common import Stuck, ThreadGate, fmt_seconds, one_line, remaining
+from rocmtui.core.probes._common import Stuck, ThreadGate, one_line, remaining
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
 from rocmtui.core.probes.failure import ReachError, Step
 from rocmtui.core.probes.sshdial import SSHDialer
 from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
+from rocmtui.core.units import fmt_seconds
 
 API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
 STATIC_TTL = 600.0

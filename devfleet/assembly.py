@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devfleet.engine import (
+from devfleet.dockerd import (
     EngineHandle,
     build_base_tar,
     import_base,

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devfleet import ledger, procs
+from devfleet import ledger, processes
 from devfleet.links import drop_guard_if_unused
-from devfleet.procs import FleetError
+from devfleet.processes import FleetError
 from devfleet.tls import ServerCert
 
 BASE_IMAGE = "rocm-base:local"
@@ -218,11 +218,11 @@ class EngineHandle:
     @property
     def pids(self) -> list[int]:
         """The dockerd pid plus every live descendant (containerd, runc ...)."""
-        return [self.pid, *procs.children_of(self.pid)] if self.alive() else []
+        return [self.pid, *processes.children_of(self.pid)] if self.alive() else []
 
     def alive(self) -> bool:
         """Whether this dockerd still runs."""
-        return procs.alive(self.pid, self.start_time)
+        return processes.alive(self.pid, self.start_time)
 
     def ping(self, timeout: float = 2.0) -> bool:
         """Whether the engine answers `/_ping`."""
@@ -237,15 +237,15 @@ class EngineHandle:
 
         def died() -> str | None:
             if self._popen is not None and self._popen.poll() is not None:
-                return f"dockerd exited {self._popen.returncode}:\n{procs.log_tail(self.log)}"
+                return f"dockerd exited {self._popen.returncode}:\n{processes.log_tail(self.log)}"
             return None
 
-        procs.wait_for(lambda: self.ping(1.0), timeout, f"engine {self.name}", failed=died)
+        processes.wait_for(lambda: self.ping(1.0), timeout, f"engine {self.name}", failed=died)
 
     def stop(self, grace: float = 15.0) -> None:
         """SIGTERM dockerd, SIGKILL after `grace`, kill leftover containerd/shims, drop netns."""
         try:
-            procs.stop_pids(
+            processes.stop_pids(
                 [(self.pid, self.start_time)],
                 grace=grace,
                 extra_markers=[str(self.exec_root), str(self.data_root)],
@@ -254,7 +254,7 @@ class EngineHandle:
         finally:
             ledger.forget(self)
             if not self.alive():
-                procs.unmount_under(self.data_root, self.exec_root, self.run_dir)
+                processes.unmount_under(self.data_root, self.exec_root, self.run_dir)
             if self.netns and self.owns_netns:
                 netns_del(self.netns)
             elif not self.netns:
@@ -311,7 +311,7 @@ def launch_engine(
     # The trust key would otherwise go to /etc/docker/key.json: keep it in the node's own dir.
     config = home / "daemon.json"
     config.write_text(json.dumps({"deprecated-key-path": str(home / "key.json")}) + "\n")
-    run_dir = procs.short_dir("rt")
+    run_dir = processes.short_dir("rt")
     sock, exec_root, pidfile = run_dir / "d.sock", run_dir / "e", run_dir / "d.pid"
     owns = False
     if netns is True:
@@ -352,7 +352,7 @@ def launch_engine(
         argv = ["nsenter", f"--net={NETNS_DIR / ns}", "--", *argv]
     log = home / "dockerd.log"
     try:
-        popen = procs.spawn(argv, log, env=procs.child_env())
+        popen = processes.spawn(argv, log, env=processes.child_env())
     except BaseException:
         if owns and ns:
             netns_del(ns)
@@ -366,7 +366,7 @@ def launch_engine(
         docker_host=f"unix://{sock}",
         netns=ns,
         pid=popen.pid,
-        start_time=procs.start_time(popen.pid),
+        start_time=processes.start_time(popen.pid),
         data_root=data_root,
         exec_root=exec_root,
         run_dir=run_dir,

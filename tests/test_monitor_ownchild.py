@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 from devfleet import DevFleet
-from rocmtui.app import probeproc
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import FleetBackend
-from rocmtui.app.probeproc import decode
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.app.widgets.common import StatusLine
 from rocmtui.core.config import load_config
+from rocmtui.core.hostmonitor import ownchild
+from rocmtui.core.hostmonitor.ownchild import decode
 from rocmtui.core.snapshots import FleetSnapshot
 from tests.snapshots import recorded
 
@@ -34,27 +34,27 @@ def test_unknown_fields_from_a_newer_core_are_ignored() -> None:
 def test_the_monitor_child_rounds_on_request_and_ends_with_its_input(fleet: DevFleet) -> None:
     """Real probes of the real fleet through the child: a round on start, one more per line
     written to it, and it ends when its input ends (the console closed or died)."""
-    child = probeproc.start(fleet.config_path)
+    child = ownchild.start(fleet.config_path)
     try:
-        rounds = probeproc.rounds(child)
+        rounds = ownchild.rounds(child)
         first = next(rounds)
         assert isinstance(first, FleetSnapshot)
         assert {n.name for n in first.nodes} == {"snoc-strix", "snoc-think", "snoc-gaming"}
-        probeproc.poke(child)
+        ownchild.poke(child)
         second = next(rounds)
         assert isinstance(second, FleetSnapshot) and second.taken_at > first.taken_at
         assert child.stdin is not None
         child.stdin.close()
         assert child.wait(timeout=15) == 0
     finally:
-        probeproc.stop(child, grace=1.0)
+        ownchild.stop(child, grace=1.0)
 
 
 def test_the_monitor_child_ends_when_its_input_is_not_a_pipe(fleet: DevFleet) -> None:
     """Started by hand with stdin at /dev/null it does one round and ends (it used to wait
     forever: the event loop cannot watch /dev/null)."""
     done = subprocess.run(
-        [sys.executable, "-m", "rocmtui.app.probeproc", str(fleet.config_path)],
+        [sys.executable, "-m", "rocmtui.core.hostmonitor.ownchild", str(fleet.config_path)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=30,
@@ -71,7 +71,7 @@ async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
     the screen when the screen mounts, and is not shown a second time when the relay starts."""
     config = load_config(fleet.config_path)
     backend = FleetBackend(config)
-    child = probeproc.start(config.source)
+    child = ownchild.start(config.source)
     backend.adopt_monitor(child)
     first = backend._first
     assert first is not None and first.done.wait(30), "the child sent no round in 30 s"
@@ -79,7 +79,7 @@ async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
     try:
         await watch_the_first_frame(app, first.item)
     finally:
-        probeproc.stop(child, grace=1.0)
+        ownchild.stop(child, grace=1.0)
 
 
 async def watch_the_first_frame(app: RocmTui, item: object) -> None:
