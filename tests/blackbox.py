@@ -12,11 +12,35 @@ from __future__ import annotations
 import io
 import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
+
+
+def console(*argv: str | Path) -> App[Any]:
+    """The console as `rocmtui ARGV` opens it (its real backend: monitor process, job store,
+    bake), not yet running: `console("--read-only", "--config", path)`."""
+    from rocmtui.app.run import console_for
+    from rocmtui.cli.main import build_parser
+
+    args = build_parser(None, all_commands=False).parse_args([str(word) for word in argv])
+    return console_for(args)
+
+
+def recorder(*kinds: type) -> tuple[list[Any], Callable[[Any], None]]:
+    """A list and a `message_hook` for `run_test` that appends each message of `kinds` to it
+    once (a message bubbling up is seen at every node it passes)."""
+    seen: list[Any] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, kinds) and not any(m is message for m in seen):
+            seen.append(message)
+
+    return seen, hook
 
 
 def screen_text(app: App[Any]) -> str:
