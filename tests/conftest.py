@@ -47,6 +47,7 @@ from devfleet import (
     stop_all_started,
     use_ledger,
 )
+from tests import realparts
 from tests.realparts import require
 
 #: Every part a test session starts is also recorded here, so a session killed hard (SIGKILL,
@@ -69,6 +70,34 @@ def pytest_configure(config: pytest.Config) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) in (signal.SIG_DFL, None):
             signal.signal(sig, _interrupt)
+
+
+#: Fixtures that start parts of the real fleet: a test using one (even through another fixture)
+#: carries the `fleet` marker, so that `-m "not fleet"` leaves out every test that needs it.
+FLEET_FIXTURES = frozenset(
+    {"fleet", "config", "engine_factory", "registry_factory", "webdav_factory", "base_tar"}
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run a test that starts fleet parts without the `fleet` marker."""
+    unmarked = [
+        f"{item.nodeid} (uses {', '.join(sorted(FLEET_FIXTURES & set(names)))})"
+        for item in items
+        if FLEET_FIXTURES & set(names := getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("fleet") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "tests that need the real fleet must carry @pytest.mark.fleet:\n  "
+            + "\n  ".join(unmarked)
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`require` knows which test asks (its fixtures are set up after this)."""
+    realparts.CURRENT = item
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

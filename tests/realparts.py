@@ -1,5 +1,10 @@
 """Is a real part available here? `require("dockerd")` skips the test when it is not — and fails
-it when ROCMTUI_REQUIRE_REAL=1 (CI), so a missing package can never pass as a skip there."""
+it when ROCMTUI_REQUIRE_REAL=1 (CI), so a missing package can never pass as a skip there.
+
+A test that needs a part of the real fleet (`FLEET_PARTS`: engines, the registry, WebDAV, a
+network namespace) carries the `fleet` marker; `require` fails one that does not, available or
+not, so `-m "not fleet"` really leaves every such test out. conftest.py checks the fixtures
+that start fleet parts the same way, when tests are collected."""
 
 from __future__ import annotations
 
@@ -13,6 +18,12 @@ from pathlib import Path
 import pytest
 
 DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
+#: Parts of the real local fleet: a test that needs one is a `fleet` test.
+FLEET_PARTS = frozenset(
+    {"fleet", "dockerd", "docker-registry", "nginx", "nginx-dav-ext", "netns", "busybox"}
+)
+#: The test being set up or run (conftest.py's pytest_runtest_setup sets it).
+CURRENT: pytest.Item | None = None
 
 
 def _which(*tools: str) -> str | None:
@@ -91,6 +102,13 @@ def require(*what: str) -> None:
     busybox, tmux, netns, promtool, prometheus, alertmanager, and fleet (all the session fleet
     needs).
     """
+    fleet = sorted(FLEET_PARTS.intersection(what))
+    if fleet and CURRENT is not None and CURRENT.get_closest_marker("fleet") is None:
+        pytest.fail(
+            f"{CURRENT.nodeid} needs the real fleet ({', '.join(fleet)}): mark it "
+            "@pytest.mark.fleet",
+            pytrace=False,
+        )
     for name in what:
         reason = missing(name)
         if reason:

@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 
 from rocmtui.app.messages import PlanResolved
 from rocmtui.app.model import BakePlan
+from tests.blackbox import until_text
 from tests.snapshots.harness import feed, recorded_app
 
 RESOLVED = (
@@ -88,7 +89,9 @@ async def wait_for_log(pilot: Pilot[Any], lines: int = 48, deadline: float = 10.
         if done and getattr(view, "index_complete", True):
             break
         await pilot.pause(0.05)
-    await pilot.pause(0.3)  # one more poll of the view, then the frame
+    # the view's next poll brings its status line to the last line: then the frame is whole
+    await until_text(pilot, rf"–{lines} of {lines} │ FOLLOW")
+    await pilot.pause()
 
 
 def test_fleet_80x24(snap_compare: Any) -> None:
@@ -102,7 +105,8 @@ def test_fleet_200x60_watching_a_build(snap_compare: Any) -> None:
         give_up = time.monotonic() + 10
         while time.monotonic() < give_up and getattr(watch.view, "line_count", 0) < 2:
             await pilot.pause(0.05)
-        await pilot.pause(0.3)
+        await until_text(pilot, r"vllm\.log │ 1–2 of 2 │ FOLLOW")
+        await pilot.pause()
 
     assert snap_compare(recorded_app(), terminal_size=(200, 60), run_before=run_before)
 

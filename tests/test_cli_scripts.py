@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +20,9 @@ import pytest
 
 from rocmtui.core.jobs.store import JobStore
 from tests.realparts import require
+from tests.test_jobs_logs import run_in_pty
 from tests.test_jobs_store import make_job
-from tests.test_jobs_support import offline_config
+from tests.test_jobs_support import engineless_fleet, offline_config, rocmtui_argv
 
 BIN = Path(sys.executable).parent  # the `rocmtui` entry point of this environment
 
@@ -200,6 +202,26 @@ def test_logs_colour_through_a_pipe(
     assert (b"31m" in out.stdout) is colour  # re-rendered by the sanitiser: ESC[0;31m
     assert b"\x1b]52" not in out.stdout  # never anything but SGR
     assert b"red" in out.stdout
+
+
+# colour parameters of SGR: 30-37/90-97 and 40-47/100-107 (a 16-colour), 38/48 (256 and RGB)
+COLOUR = re.compile(rb"\x1b\[(?:[0-9;]*;)?(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])(?:;[0-9;]*)?m")
+
+
+def test_no_color_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal the commands colour what they print; NO_COLOR set, none of them does
+    (bold and dim may stay: they are not colour)."""
+    config, job_id = coloured_job(tmp_path)
+    engineless = engineless_fleet(tmp_path)
+    for argv in (
+        rocmtui_argv(config, "logs", job_id),  # the log's own colour, re-rendered
+        rocmtui_argv(engineless, "status"),  # state words
+    ):
+        _, coloured = run_in_pty(argv)
+        assert COLOUR.search(coloured), (argv, coloured[:400])
+        _, plain = run_in_pty(argv, NO_COLOR="1")
+        assert not COLOUR.search(plain), (argv, plain[:400])
+        assert plain.replace(b"\r", b"").strip()  # it still printed
 
 
 # --- --json for scripts -----------------------------------------------------------------------

@@ -85,6 +85,7 @@ def tiny_context(tmp_path: Path) -> Path:
 # --- the session fleet ------------------------------------------------------------------------
 
 
+@pytest.mark.fleet
 def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     assert [e.name for e in fleet.engines] == ["snoc-strix", "snoc-think", "snoc-gaming"]
     assert fleet.local_engine.name == "snoc-strix"
@@ -117,6 +118,7 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     assert {e["pid"] for e in record["engines"]} == {e.pid for e in fleet.engines}
 
 
+@pytest.mark.fleet
 def test_build_with_run_step_on_netns_engine(fleet: DevFleet, tmp_path: Path) -> None:
     require("docker-buildx")
     engine = fleet.engine("snoc-think")
@@ -130,6 +132,7 @@ def test_build_with_run_step_on_netns_engine(fleet: DevFleet, tmp_path: Path) ->
     assert status == 200
 
 
+@pytest.mark.fleet
 def test_push_from_netns_engine_through_forwarder(fleet: DevFleet, tmp_path: Path) -> None:
     require("docker-buildx")
     assert fleet.registry is not None
@@ -149,6 +152,7 @@ def test_push_from_netns_engine_through_forwarder(fleet: DevFleet, tmp_path: Pat
     assert resp.getheader("Docker-Content-Digest", "").startswith("sha256:")
 
 
+@pytest.mark.fleet
 def test_webdav_propfind_depth1_is_207(fleet: DevFleet) -> None:
     assert fleet.webdav is not None
     assert request(fleet.webdav.url + "cache/a/obj", "PUT").status in (201, 204)
@@ -156,6 +160,7 @@ def test_webdav_propfind_depth1_is_207(fleet: DevFleet) -> None:
     assert resp.status == 207
 
 
+@pytest.mark.fleet
 def test_registry_v2_identity(fleet: DevFleet) -> None:
     assert fleet.registry is not None
     resp = request(fleet.registry.url + "/v2/")
@@ -166,11 +171,13 @@ def test_registry_v2_identity(fleet: DevFleet) -> None:
 # --- factories: misconfigured and killed parts ------------------------------------------------
 
 
+@pytest.mark.fleet
 def test_webdav_without_dav_ext_answers_405(webdav_factory) -> None:  # type: ignore[no-untyped-def]
     dav: ServiceHandle = webdav_factory(dav_ext=False)
     assert request(dav.url, "PROPFIND", {"Depth": "1"}).status == 405
 
 
+@pytest.mark.fleet
 def test_registry_with_htpasswd_answers_401(registry_factory) -> None:  # type: ignore[no-untyped-def]
     reg: ServiceHandle = registry_factory(htpasswd=True)
     resp = request(reg.url + "/v2/")
@@ -182,6 +189,7 @@ def test_registry_with_htpasswd_answers_401(registry_factory) -> None:  # type: 
     assert request(reg.url + "/v2/", headers={"Authorization": f"Basic {token}"}).status == 200
 
 
+@pytest.mark.fleet
 def test_killed_engine_leaves_no_orphan_and_netns_goes(engine_factory) -> None:  # type: ignore[no-untyped-def]
     engine: EngineHandle = engine_factory(import_base=False)
     assert engine.netns and (NETNS_DIR / engine.netns).exists()
@@ -211,6 +219,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.fleet
 def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     require("fleet")
     workdir = tmp_path / "fleet"
@@ -244,6 +253,7 @@ def test_cli_up_status_down_leaves_nothing(tmp_path: Path) -> None:
     assert _cli("status", "--dir", str(workdir)).returncode == 1
 
 
+@pytest.mark.fleet
 def test_port_forward_reaches_host_loopback_from_netns(tmp_path: Path) -> None:
     require("netns", "busybox")
     import http.server
@@ -349,8 +359,13 @@ def test_require_skips_or_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     realparts.missing.cache_clear()
     with pytest.raises(ValueError):
         realparts.missing("no-such-part")
+    # a part of the real fleet asked for by a test without the `fleet` marker (this one): a
+    # failure, available or not
+    with pytest.raises(pytest.fail.Exception, match=r"mark it @pytest\.mark\.fleet"):
+        require("dockerd")
 
 
+@pytest.mark.fleet
 def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     require("dockerd", "netns", "docker-registry")
     ledgers = tmp_path / "ledgers"
@@ -378,6 +393,7 @@ def test_reap_stops_parts_of_a_session_killed_hard(tmp_path: Path) -> None:
     assert not processes.mounts_under(tmp_path)
 
 
+@pytest.mark.fleet
 def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     require("docker-buildx")
     engine: EngineHandle = engine_factory()
@@ -409,6 +425,7 @@ def test_stop_during_a_build_leaves_no_process(engine_factory, tmp_path: Path) -
         client.wait()
 
 
+@pytest.mark.fleet
 def test_a_node_whose_namespace_is_gone_is_not_reached_through_the_default_route(
     fleet: DevFleet,
 ) -> None:

@@ -256,11 +256,12 @@ def test_a_stopped_engine_turns_down_while_the_others_update(
     shown = terminal.wait_text(r"✗ down +snoc-spare .*since \d\d:\d\d:\d\d", 60)
     for node in ("snoc-strix", "snoc-think", "snoc-gaming"):
         assert re.search(rf"✓ ok +{node}", shown), shown
-    # the others keep updating: the round's age stays small while snoc-spare stays down
+    # the others keep updating: the round's age stays small while snoc-spare stays down, over
+    # three redraws of the screen
     for _ in range(3):
         shown = terminal.wait_text(r"probed [0-2]s ago", 15)
         assert re.search(r"✗ down +snoc-spare", shown)
-        time.sleep(1.0)
+        terminal.wait(lambda now, before=shown: now != before, "the next redraw", 15)
     assert "late" not in shown.split("Services")[0].split("snoc-spare")[0]
 
 

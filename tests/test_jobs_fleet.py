@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -193,24 +194,30 @@ def test_build_outlives_sighup_of_the_pty_that_launched_it(config: Path) -> None
 
 
 def test_two_launches_at_once_exactly_one_starts(config: Path) -> None:
-    go = time.time() + 3.0  # both processes import first, then race for the slot
+    # both processes import first and say so, then race for the slot when told to go
     racer = (
-        "import sys, time; from rocmtui.cli.main import main; import rocmtui.core.jobs.launch, "
-        "rocmtui.core.bakefile; t = float(sys.argv[1]); time.sleep(max(0, t - time.time())); "
-        "sys.exit(main(sys.argv[2:]))"
+        "import sys; from rocmtui.cli.main import main; import rocmtui.core.jobs.launch, "
+        "rocmtui.core.bakefile; print('ready', flush=True); sys.stdin.readline(); "
+        "sys.exit(main(sys.argv[1:]))"
     )
     args = ["--config", str(config), "bake", "demo-base", "--arch", ARCH, "--node", NODE]
     args += quick(steps=200, sleep=0.1)  # the winner still builds when a slow loser arrives
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", racer, str(go), *args],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-c", racer, *args],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(2)
     ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     results = [(p.wait(60), *p.communicate()) for p in procs]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 1], results
@@ -257,6 +264,47 @@ def test_cancel_mid_build_leaves_no_process(config: Path) -> None:
     assert job["state"] == "cancelled" and job["ended_at"]
     again = run_cli(config, "cancel", job_id)
     assert again.returncode == 1 and "already ended" in again.stderr
+
+
+# A stand-in for a bake client that does not stop on SIGTERM (a hung docker CLI): the real
+# docker runs the real build under it, with SIGTERM ignored (inherited), and once it is done
+# the wrapper itself stays, still ignoring SIGTERM. `--print` runs (the launch's resolve) pass
+# straight through.
+TERM_IGNORING_DOCKER = """#!/bin/sh
+case "$*" in *--print*) exec {real} "$@";; esac
+trap '' TERM
+{real} "$@"
+while :; do sleep 1; done
+"""
+
+
+def test_cancel_kills_a_build_that_ignores_sigterm_after_the_grace(
+    config: Path, tmp_path: Path
+) -> None:
+    """Cancel is SIGTERM to the job's group, then SIGKILL to what is left of bake after the
+    grace period (HAZARDS.md): here bake ignores SIGTERM, so only the SIGKILL ends it."""
+    real = shutil.which("docker")
+    assert real is not None
+    bindir = tmp_path / "term-ignoring-bin"
+    bindir.mkdir()
+    (bindir / "docker").write_text(TERM_IGNORING_DOCKER.format(real=real))
+    (bindir / "docker").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    job_id = bake(config, "demo-base", "--arch", ARCH, "--node", NODE, *quick(300, 0.1), env=env)
+    job = started_job(config, job_id)
+    log = Path(job["job_dir"]) / "log"
+    wait_for("compile lines", lambda: log_has(log, b"[3/301] Building"), 120)
+    assert os.readlink(f"/proc/{job['bake_pid']}/exe").endswith("sh")  # bake is the wrapper
+    sid = job["supervisor_pid"]
+    started = time.monotonic()
+    out = run_cli(config, "cancel", job_id, "--grace", "3")
+    took = time.monotonic() - started
+    assert out.returncode == 0 and "cancelled" in out.stdout, out.stderr
+    assert took >= 3  # SIGTERM changed nothing: the cancel waited out the grace
+    job = job_json(config, job_id)
+    assert job["state"] == "cancelled" and job["message"].startswith("cancelled"), job
+    assert job["exit_code"] == 128 + signal.SIGKILL  # bake ended by the SIGKILL, not by TERM
+    assert session_pids(sid) == []
 
 
 def test_supervisor_killed_is_lost_never_running(config: Path) -> None:

@@ -55,12 +55,13 @@ def finished_job(tmp_path: Path, log: bytes) -> JobRecord:
     return store.update(job.id, state=JobState.SUCCEEDED, exit_code=0, ended_at=time.time())
 
 
-def run_in_pty(argv: list[str], timeout: float = 60.0) -> tuple[int, bytes]:
-    """Run `argv` with a pty as stdin/stdout/stderr; return its exit code and every byte the
-    terminal side received."""
+def run_in_pty(argv: list[str], timeout: float = 60.0, **extra_env: str) -> tuple[int, bytes]:
+    """Run `argv` with a pty as stdin/stdout/stderr (and `extra_env`); return its exit code
+    and every byte the terminal side received."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
+    env.update(extra_env)
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
     os.close(slave)
     received = bytearray()

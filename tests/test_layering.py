@@ -1,9 +1,25 @@
-"""The core never imports Textual, so the CLI, the tests and the console can all share it."""
+"""The layers are a contract, read from the source (every import, at any depth, TYPE_CHECKING
+ones included) and checked at run time:
+
+- the core (`rocmtui.core`) imports neither Textual nor the CLI nor the console, so the CLI,
+  the tests and the console can all share it;
+- the CLI (`rocmtui.cli`) imports no Textual and the console only as `rocmtui.app.run`, only
+  inside a function, to start it;
+- widgets (`rocmtui.app.widgets`) render snapshots and post intents: they import no screen;
+- nothing in `rocmtui` imports the dev fleet (`devfleet`, never installed);
+- the dev fleet has no import cycle (one hidden in a function import included).
+"""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import importlib, pkgutil, sys
@@ -17,9 +33,111 @@ print(len(names), ",".join(leaked))
 """
 
 
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, where it is, and whether it runs only in a function."""
+
+    module: str  # the importing module
+    target: str  # what it imports (a module, or module.name)
+    path: Path
+    line: int
+    in_function: bool
+
+    def __str__(self) -> str:
+        return f"{self.path.relative_to(REPO)}:{self.line}: {self.module} imports {self.target}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(package: str) -> Iterator[Import]:
+    """Every import in `package`'s source, with `from X import Y` as X.Y when X.Y is a module
+    of the tree (a submodule), else as X."""
+    known = {module_name(p) for p in (REPO / package).rglob("*.py")}
+    for path in sorted((REPO / package).rglob("*.py")):
+        name = module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = [
+            n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        nested = {id(inner) for f in functions for inner in ast.walk(f) if inner is not f}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: resolved against this module's package
+                    here = (
+                        name.split(".")[: -node.level]
+                        if path.name != "__init__.py"
+                        else name.split(".")[: len(name.split(".")) - node.level + 1]
+                    )
+                    base = ".".join([*here, *([node.module] if node.module else [])])
+                subs = [f"{base}.{alias.name}" for alias in node.names]
+                targets = [t for t in subs if t in known] or [base]
+            else:
+                continue
+            for target in targets:
+                yield Import(name, target, path, node.lineno, id(node) in nested)
+
+
+def under(name: str, *roots: str) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
 def test_core_and_cli_never_import_textual() -> None:
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=60
     ).stdout.split()
     assert int(out[0]) >= 4  # the walk really found the core's modules
     assert len(out) == 1, f"textual imported by the core or the CLI: {out[1]}"
+
+
+def test_the_layers_are_a_contract() -> None:
+    broken = []
+    found = list(imports("rocmtui"))
+    assert len(found) > 500  # the walk really read the tree
+    for imp in found:
+        if under(imp.module, "rocmtui.core") and under(
+            imp.target, "textual", "rocmtui.cli", "rocmtui.app"
+        ):
+            broken.append(f"{imp} (the core imports no Textual, CLI or console)")
+        if under(imp.module, "rocmtui.cli"):
+            if under(imp.target, "textual"):
+                broken.append(f"{imp} (the CLI imports no Textual)")
+            if under(imp.target, "rocmtui.app") and (
+                not under(imp.target, "rocmtui.app.run") or not imp.in_function
+            ):
+                broken.append(f"{imp} (the CLI imports the console only to start it)")
+        if under(imp.module, "rocmtui.app.widgets") and under(imp.target, "rocmtui.app.screens"):
+            broken.append(f"{imp} (widgets import no screen)")
+        if under(imp.target, "devfleet"):
+            broken.append(f"{imp} (the dev fleet is never installed)")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_dev_fleet_has_no_import_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for imp in imports("devfleet"):
+        graph.setdefault(imp.module, set())
+        if under(imp.target, "devfleet") and imp.target != imp.module:
+            graph[imp.module].add(imp.target)
+    assert len(graph) > 10
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    cycles: list[list[str]] = []
+
+    def walk(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for nxt in sorted(graph.get(module, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt, [*path, nxt])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module, [module])
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from devfleet import ServiceHandle
 from rocmtui.core.config import load_config
 from rocmtui.core.matrix.report import compute_matrix
@@ -20,6 +22,7 @@ BAKE = Path(__file__).parent / "bakefiles" / "matrix-faults.hcl"
 PIN = {"rocm-bake.pin.PYTORCH_VERSION": "2.15.0"}
 
 
+@pytest.mark.fleet
 def test_every_fault_is_a_cell_state_and_the_rest_fills(
     tmp_path: Path, registry_factory: Callable[..., ServiceHandle]
 ) -> None:

@@ -209,13 +209,16 @@ def test_a_hung_engine_delays_no_scrape(
         handle = monitors(fleet)
         wait_for("a first round", lambda: "rocmtui_probe_rounds_total 1" in scrape(handle), 30)
         slowest = 0.0
-        deadline = time.monotonic() + 6  # spans the next round, held 4 s by the hung node
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        text = ""
+        # scraped all through the next round, held 4 s by the hung node, until it is counted
+        while "rocmtui_probe_rounds_total 2" not in text and time.monotonic() < deadline:
             started = time.monotonic()
             text = scrape(handle)
             slowest = max(slowest, time.monotonic() - started)
             assert 'rocmtui_node_engine_up{node="hung"} 0.0' in text
-            time.sleep(0.2)
+            time.sleep(0.2)  # the poll's interval
+        assert "rocmtui_probe_rounds_total 2" in text
         assert slowest < 1.0, f"a scrape took {slowest:.2f} s while a round was probing"
 
 

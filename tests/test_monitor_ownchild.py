@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from devfleet import DevFleet
 from rocmtui.app.app import RocmTui
 from rocmtui.app.backend import FleetBackend
@@ -31,6 +33,7 @@ def test_unknown_fields_from_a_newer_core_are_ignored() -> None:
     assert decode(data).nodes[0].name == "snoc-strix"
 
 
+@pytest.mark.fleet
 def test_the_monitor_child_rounds_on_request_and_ends_with_its_input(fleet: DevFleet) -> None:
     """Real probes of the real fleet through the child: a round on start, one more per line
     written to it, and it ends when its input ends (the console closed or died)."""
@@ -50,6 +53,7 @@ def test_the_monitor_child_rounds_on_request_and_ends_with_its_input(fleet: DevF
         ownchild.stop(child, grace=1.0)
 
 
+@pytest.mark.fleet
 def test_the_monitor_child_ends_when_its_input_is_not_a_pipe(fleet: DevFleet) -> None:
     """Started by hand with stdin at /dev/null it does one round and ends (it used to wait
     forever: the event loop cannot watch /dev/null)."""
@@ -64,6 +68,7 @@ def test_the_monitor_child_ends_when_its_input_is_not_a_pipe(fleet: DevFleet) ->
     assert isinstance(decode(json.loads(done.stdout)), FleetSnapshot)
 
 
+@pytest.mark.fleet
 async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
     fleet: DevFleet,
 ) -> None:

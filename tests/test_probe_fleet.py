@@ -32,6 +32,7 @@ def fleet_config(fleet: DevFleet, *extra: NodeConfig, **changes: object) -> Flee
     return dataclasses.replace(config, nodes=config.nodes + extra, **changes)  # type: ignore[arg-type]
 
 
+@pytest.mark.fleet
 async def test_all_healthy(fleet: DevFleet) -> None:
     config = fleet_config(fleet)
     snap = await probe_fleet(config)
@@ -43,6 +44,7 @@ async def test_all_healthy(fleet: DevFleet) -> None:
     assert data["healthy"] is True and all("age" in n for n in data["nodes"])
 
 
+@pytest.mark.fleet
 async def test_dead_and_hung_nodes_do_not_delay_the_round(
     fleet: DevFleet, engine_factory: Callable[..., EngineHandle]
 ) -> None:
@@ -72,6 +74,7 @@ async def test_dead_and_hung_nodes_do_not_delay_the_round(
     assert snap.node("hung-tcp").reason == f"no answer in {DEADLINE:g}s"  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_stopped_registry_is_down(
     fleet: DevFleet, registry_factory: Callable[..., ServiceHandle]
 ) -> None:
@@ -117,6 +120,7 @@ async def monitor_with_a_hung_node(
     return monitor, published
 
 
+@pytest.mark.fleet
 async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
     """Rounds take ~1 s (a hung node) while the refresh is 0.2 s: ticks are dropped."""
     monitor, published = await monitor_with_a_hung_node(fleet, deadline=1.0, snapshots=6)
@@ -127,6 +131,7 @@ async def test_monitor_rounds_never_overlap(fleet: DevFleet) -> None:
     assert monitor.latest is rounds[-1]
 
 
+@pytest.mark.fleet
 async def test_a_hung_node_does_not_hide_the_others(
     fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -162,6 +167,7 @@ async def test_a_hung_node_does_not_hide_the_others(
     assert relayed.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path) -> None:
     config = fleet_config(
         fleet,
@@ -184,6 +190,7 @@ async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path)
     assert last.down_since == published[0].node("gone").down_since  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     def overlay(snap: NodeSnapshot) -> NodeSnapshot:
         if snap.name == "snoc-think" and snap.state is NodeState.OK:
@@ -203,6 +210,7 @@ async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     await monitor.probers.http.aclose()  # type: ignore[union-attr]
 
 
+@pytest.mark.fleet
 async def test_the_monitor_leaves_containers_uncounted(fleet: DevFleet) -> None:
     """No screen shows the running-container count, and asking every engine for it every
     round was one more request per node and round: the console's monitor leaves it unasked.

@@ -46,6 +46,7 @@ def docker(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.fleet
 async def test_fleet_nodes_all_ok(fleet: DevFleet) -> None:
     """The fleet's real shape: a local node, one over ssh, one over TLS. The first probe of an
     ssh node logs in: a generous deadline, this is about what the probes say."""
@@ -87,6 +88,7 @@ async def test_host_cpu_covers_the_time_since_the_last_reading(tmp_path: Path) -
     assert second.cpu_percent >= 100 / second.cpu_count * 0.6, second
 
 
+@pytest.mark.fleet
 async def test_buildkit_version_matches_buildx(fleet: DevFleet) -> None:
     """The version derived from the engine is the word `buildx ls` itself prints."""
     require("docker-buildx")
@@ -104,6 +106,7 @@ async def test_buildkit_version_matches_buildx(fleet: DevFleet) -> None:
     assert f'"Version":"{snap.builder.buildkit_version}"' in out
 
 
+@pytest.mark.fleet
 async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
     fleet: DevFleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,6 +153,7 @@ async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
     assert [c[0] for c in calls].count("static") == 1, calls
 
 
+@pytest.mark.fleet
 async def test_stopped_engine_is_down_within_one_deadline(
     engine_factory: Callable[..., EngineHandle],
 ) -> None:
@@ -205,6 +209,7 @@ async def test_stuck_probe_thread_is_abandoned_not_repeated() -> None:
     wait_until(lambda: prober.gate.in_flight() == 0, 10, "the stuck thread to end")
 
 
+@pytest.mark.fleet
 async def test_context_node(fleet: DevFleet) -> None:
     require("docker")
     engine = fleet.local_engine
@@ -218,6 +223,7 @@ async def test_context_node(fleet: DevFleet) -> None:
     assert missing.reason == "no docker context named 'no-such-ctx'"
 
 
+@pytest.mark.fleet
 async def test_named_builders_share_one_buildx_process(fleet: DevFleet, tmp_path: Path) -> None:
     """buildx lists every context as a docker-driver builder: a running one, one whose engine
     is gone (Err at builder level) and one that hangs. One `buildx ls` serves all nodes."""
@@ -252,6 +258,7 @@ async def test_named_builders_share_one_buildx_process(fleet: DevFleet, tmp_path
     assert nosuch.builder is not None and nosuch.builder.status in ("unknown", "missing")
 
 
+@pytest.mark.fleet
 async def test_named_builder_missing(fleet: DevFleet) -> None:
     require("docker-buildx")
     engine = fleet.local_engine

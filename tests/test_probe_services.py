@@ -63,6 +63,7 @@ def push_tiny_image(registry_url: str, repo: str) -> None:
         assert done.status_code == 201, done.text
 
 
+@pytest.mark.fleet
 async def test_registry_ok_counts_repositories(
     registry_factory: Callable[..., ServiceHandle],
 ) -> None:
@@ -79,6 +80,7 @@ async def test_registry_ok_counts_repositories(
     assert dict(snap.extras).get("livez") is None
 
 
+@pytest.mark.fleet
 async def test_registry_stopped_is_down_and_keeps_last_ok(
     registry_factory: Callable[..., ServiceHandle],
 ) -> None:
@@ -93,6 +95,7 @@ async def test_registry_stopped_is_down_and_keeps_last_ok(
     assert took < DEADLINE + MARGIN
 
 
+@pytest.mark.fleet
 async def test_registry_with_htpasswd_is_auth(
     registry_factory: Callable[..., ServiceHandle],
 ) -> None:
@@ -104,6 +107,7 @@ async def test_registry_with_htpasswd_is_auth(
     assert snap.repositories is None  # the catalog is not readable without credentials
 
 
+@pytest.mark.fleet
 async def test_webdav_is_not_a_registry(webdav_factory: Callable[..., ServiceHandle]) -> None:
     webdav = webdav_factory()
     snap = await probe_registry(webdav.url, deadline=DEADLINE)
@@ -111,6 +115,7 @@ async def test_webdav_is_not_a_registry(webdav_factory: Callable[..., ServiceHan
     assert snap.reason is not None and snap.reason.startswith("not a registry")
 
 
+@pytest.mark.fleet
 async def test_webdav_ok(webdav_factory: Callable[..., ServiceHandle]) -> None:
     webdav = webdav_factory()
     snap = await probe_webdav(webdav.url, deadline=DEADLINE)
@@ -120,6 +125,7 @@ async def test_webdav_ok(webdav_factory: Callable[..., ServiceHandle]) -> None:
     assert snap.latency is not None
 
 
+@pytest.mark.fleet
 async def test_webdav_without_dav_ext_is_misconfigured(
     webdav_factory: Callable[..., ServiceHandle],
 ) -> None:
@@ -131,6 +137,7 @@ async def test_webdav_without_dav_ext_is_misconfigured(
     assert "misconfigured" in snap.reason
 
 
+@pytest.mark.fleet
 async def test_webdav_stopped_is_down(webdav_factory: Callable[..., ServiceHandle]) -> None:
     webdav = webdav_factory()
     webdav.stop()
@@ -195,6 +202,7 @@ async def test_hostile_reply_becomes_one_clean_line(location: bytes, state: Serv
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\u202e" for c in snap.reason)
 
 
+@pytest.mark.fleet
 async def test_monitor_clients_reuse_registry_details(
     registry_factory: Callable[..., ServiceHandle],
 ) -> None:

@@ -83,6 +83,7 @@ def registry(registry_factory: Callable[..., ServiceHandle]) -> ServiceHandle:
     return registry_factory()
 
 
+@pytest.mark.fleet
 def test_head_answers_digest_and_kind_of_each_manifest_kind(registry: ServiceHandle) -> None:
     base = registry.url
     docker = push_image(base, "demo/a", "docker", {"rocm-bake.pin.ROCM_VERSION": "7.2.2"})
@@ -116,6 +117,7 @@ def test_head_answers_digest_and_kind_of_each_manifest_kind(registry: ServiceHan
     )
 
 
+@pytest.mark.fleet
 def test_an_index_is_read_through_to_the_images_labels(registry: ServiceHandle) -> None:
     base = registry.url
     amd = push_image(
@@ -142,6 +144,7 @@ def test_an_index_is_read_through_to_the_images_labels(registry: ServiceHandle) 
     assert config.platform == "linux/amd64"  # type: ignore[attr-defined]
 
 
+@pytest.mark.fleet
 def test_missing_tag_and_missing_repository_are_told_apart(registry: ServiceHandle) -> None:
     push_image(registry.url, "demo/c", "one")
 
@@ -176,6 +179,7 @@ def test_tags_are_listed_through_every_page() -> None:
         assert not cut.complete and len(cut.tags) == 20  # type: ignore[attr-defined]
 
 
+@pytest.mark.fleet
 def test_the_real_registry_lists_tags_in_one_answer(registry: ServiceHandle) -> None:
     image = push_image(registry.url, "demo/d", "t00")
     from tests.registry_support import put_manifest
@@ -186,6 +190,7 @@ def test_the_real_registry_lists_tags_in_one_answer(registry: ServiceHandle) -> 
     assert sorted(listing.tags) == [f"t{i:02d}" for i in range(5)]  # type: ignore[attr-defined]
 
 
+@pytest.mark.fleet
 def test_basic_auth_registry_is_an_auth_state(
     registry_factory: Callable[..., ServiceHandle],
 ) -> None:
@@ -224,6 +229,7 @@ def test_a_drip_fed_answer_ends_at_the_deadline(drip_server: DripServer) -> None
     assert sync.state in (Lookup.TIMEOUT, Lookup.ERROR, Lookup.UNREACHABLE)
 
 
+@pytest.mark.fleet
 def test_concurrency_is_bounded(registry: ServiceHandle) -> None:
     push_image(registry.url, "demo/g", "x")
     peak = 0
@@ -248,6 +254,7 @@ def test_concurrency_is_bounded(registry: ServiceHandle) -> None:
 # ------------------------------------------------------------------ the closed loop
 
 
+@pytest.mark.fleet
 def test_the_loop_says_in_registry_not_found_moved(registry: ServiceHandle) -> None:
     base, host = registry.url, registry.address
     pushed = push_image(base, "demo/h", "v1")

@@ -27,6 +27,7 @@ def status(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.fleet
 def test_healthy_fleet_json_exit_0(fleet: DevFleet) -> None:
     done = status("--json", "--config", str(fleet.config_path))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -38,6 +39,7 @@ def test_healthy_fleet_json_exit_0(fleet: DevFleet) -> None:
         assert isinstance(item["age"], float | int) and item["age"] >= 0
 
 
+@pytest.mark.fleet
 def test_healthy_fleet_tables(fleet: DevFleet) -> None:
     done = status("--config", str(fleet.config_path))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -46,6 +48,7 @@ def test_healthy_fleet_tables(fleet: DevFleet) -> None:
     assert "\x1b" not in done.stdout  # piped: no colour codes
 
 
+@pytest.mark.fleet
 def test_down_node_exit_1(fleet: DevFleet, tmp_path: Path) -> None:
     config = tmp_path / "fleet.toml"
     text = fleet.config_path.read_text()
@@ -75,6 +78,7 @@ def test_missing_fleet_file_and_bad_option_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
+@pytest.mark.fleet
 def test_status_never_imports_textual(fleet: DevFleet) -> None:
     """The headless command stays light: Textual (~0.3 s to import) is never loaded."""
     code = (

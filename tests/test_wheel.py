@@ -133,6 +133,7 @@ def test_installed_wheel_runs_from_its_own_venv(installed: Path, tmp_path: Path)
     assert where[1] == "None"  # the dev fleet is not installed
 
 
+@pytest.mark.fleet
 def test_installed_status_json_against_the_dev_fleet(
     installed: Path, fleet: DevFleet, tmp_path: Path
 ) -> None:
@@ -155,6 +156,7 @@ def tmux_socket() -> Iterator[str]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.fleet
 def test_installed_console_starts_in_tmux(
     installed: Path, fleet: DevFleet, tmp_path: Path, tmux_socket: str
 ) -> None:

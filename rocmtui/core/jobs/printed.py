@@ -1,6 +1,6 @@
 """What `docker buildx bake --print` says a launch will build: pure functions over its JSON.
 
-`plan.printed_view` asks bake (under the job's own environment); everything here only reads the
+`checks.printed_view` asks bake (under the job's own environment); everything here only reads the
 answer, and survives odd JSON (a group that loops, members that are not names, no groups at
 all): a launch falls back to the name as typed rather than fail on bake's output.
 """
