@@ -213,10 +213,12 @@ async def test_the_palette_finds_the_log_views_actions_by_name() -> None:
 def test_a_key_means_one_thing_across_the_screens() -> None:
     """`v` was "Log panes" on the fleet screen and "Select" inside a pane. A key may act in
     several scopes only as one action (c cancels, r rebuilds, l opens the log of the selected
-    row); escape goes back, after clearing what a log view has open."""
+    row); escape goes back, after clearing what a log view has open. A focused field's own
+    moves (a table's cursor, the log prompt's editing) and a dialog's keys, while it is open,
+    are theirs."""
     actions: dict[str, set[str]] = {}
     for entry in keys.CATALOG:
-        if entry.scope == "logprompt":  # a text field's own keys, while it is being typed in
+        if entry.scope in (*keys.FIELD_SCOPES, *keys.DIALOG_SCOPES):
             continue
         for key in entry.key.split(","):
             actions.setdefault(key.strip(), set()).add(entry.action)
