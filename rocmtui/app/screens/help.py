@@ -47,7 +47,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
     rows.append(("ctrl+p", Text("command palette"), ""))
     rows.append(("tab", Text("next panel"), ""))
     key_width = max(len(k) for k, _, _ in rows)
-    what_width = max(w.cell_len for _, w, _ in rows)
+    # the titles have no id beside them: a long one must not push every id off 80 columns
+    what_width = max(w.cell_len for _, w, binding_id in rows if binding_id)
     out = Text()
     for key, what, binding_id in rows:
         out.append(key.rjust(key_width), style="bold")
