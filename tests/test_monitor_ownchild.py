@@ -92,7 +92,11 @@ async def watch_the_first_frame(app: RocmTui, item: object) -> None:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
         shown = screen.data.fleet
-        assert shown is not None and shown is item  # before any message was handled
+        # before any message was handled: that round, or a later one the child sent while
+        # Textual started (a first round with an ssh node comes in two: what answered half a
+        # second in, then the whole round)
+        assert isinstance(item, FleetSnapshot)
+        assert shown is not None and (shown is item or shown.taken_at >= item.taken_at)
         assert "probed" in str(screen.query_one("#statusbar", StatusLine).render())
         app.backend.refresh_now()
         for _ in range(150):  # the next round comes through the relay
