@@ -139,10 +139,12 @@ def test_no_screen_imports_or_reaches_another() -> None:
     found = [imp for imp in imports("rocmtui") if under(imp.module, *views)]
     assert any(under(imp.module, "rocmtui.app.screens") for imp in found)
     for imp in found:
-        screen_target = under(imp.target, "rocmtui.app.screens") and imp.target != SCREEN_BASE
-        if under(imp.module, "rocmtui.app.screens") and screen_target:
-            if imp.target != imp.module and imp.target != "rocmtui.app.screens":
-                broken.append(f"{imp} (a screen imports no other screen: send an intent)")
+        screen_target = under(imp.target, "rocmtui.app.screens") and imp.target not in (
+            SCREEN_BASE,
+            "rocmtui.app.screens",
+        )
+        if under(imp.module, "rocmtui.app.screens") and screen_target and imp.target != imp.module:
+            broken.append(f"{imp} (a screen imports no other screen: send an intent)")
         if under(imp.module, "rocmtui.app.dialogs") and screen_target:
             broken.append(f"{imp} (a dialog imports no screen)")
         if under(imp.target, *OWNERS):
