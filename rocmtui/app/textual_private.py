@@ -45,6 +45,7 @@ class PrivateUse:
     name: str
     kind: str
     used_by: str
+    params: tuple[str, ...] = ()  # a method's parameters after self, as rocmtui passes them
 
 
 USES: tuple[PrivateUse, ...] = (
@@ -61,6 +62,7 @@ USES: tuple[PrivateUse, ...] = (
         "method",
         "alarms.py withdraws a stall's notification when the build prints again (`notify` "
         "returns nothing to take back)",
+        ("notification",),
     ),
     PrivateUse(
         "textual.screen.Screen",
@@ -68,6 +70,7 @@ USES: tuple[PrivateUse, ...] = (
         "method",
         "screens/fleet.py sets the breakpoint classes before the first frame (set after "
         "mount, they re-styled every widget twice, ~20 ms)",
+        ("dimension", "breakpoints"),
     ),
     PrivateUse(
         "textual.screen.Screen",
@@ -76,29 +79,40 @@ USES: tuple[PrivateUse, ...] = (
         "tests/blackbox.py renders the screen stack as text, as Textual's screenshot does",
     ),
     PrivateUse(
+        "textual._compositor.Compositor",
+        "render_update",
+        "method",
+        "render_stack: the whole visible stack as one renderable (Textual's screenshot's way)",
+        ("full", "screen_stack", "simplify"),
+    ),
+    PrivateUse(
         "textual.widget.Widget",
         "_scroll_update",
         "method",
         "the log view changes its scrollable size without a layout pass of the whole screen "
         "(~30 ms a frame while following)",
+        ("virtual_size",),
     ),
     PrivateUse(
         "textual.widget.Widget",
         "_on_mouse_scroll_up",
         "method",
         "the log view's body overrides it: scrolling up by wheel pauses follow",
+        ("event",),
     ),
     PrivateUse(
         "textual.widget.Widget",
         "_on_scroll_up",
         "method",
         "the log view's body overrides it: scrolling up by key pauses follow",
+        ("event",),
     ),
     PrivateUse(
         "textual.widget.Widget",
         "_on_scroll_to",
         "method",
         "the log view's body overrides it: a jump upwards pauses follow",
+        ("message",),
     ),
     PrivateUse(
         "textual.widgets._footer",
