@@ -10,11 +10,15 @@ own, in a small App, over a recorded job list: it needs no other screen.
 
 from __future__ import annotations
 
+import io
+import re
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from rich.console import Console
 from textual import on
 from textual.app import App
 
@@ -31,8 +35,9 @@ from rocmtui.app.intents import (
 )
 from rocmtui.app.messages import JobStarted
 from rocmtui.app.model import BakePlan, BakeRequest, JobView
+from rocmtui.app.screens.help import help_table
 from rocmtui.app.screens.logs import LogsScreen
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config import FleetConfig, load_config
 from rocmtui.core.states import JobState
 from tests.blackbox import recorder, until, until_text
 from tests.snapshots import recorded
@@ -76,10 +81,10 @@ class StandInBackend(RecordedPlans):
         self.cancelled.append(job_id)
 
 
-def console() -> tuple[Any, StandInBackend]:
+def console(keys: dict[str, str] | None = None) -> tuple[Any, StandInBackend]:
     from rocmtui.app.app import RocmTui
 
-    config = recorded.config()
+    config = recorded.config(keys=keys)
     backend = StandInBackend(config)
     app = RocmTui(config, backend=backend, live=False, clock=lambda: recorded.NOW)
     return app, backend
@@ -205,3 +210,34 @@ async def test_the_log_screen_runs_alone_over_a_recorded_job_list() -> None:
         await pilot.press("c")  # an ended job's pane: nothing to cancel, nothing sent
         await pilot.pause()
         assert app.intents == []
+
+
+async def test_a_dialog_key_remapped_in_the_fleet_file_is_accepted_and_works(
+    tmp_path: Path,
+) -> None:
+    """`bake.start = "F"` in `[keys]` is taken like `logview.follow = "F"`: no complaint, F
+    starts the build (ctrl+s no longer does), the palette on the dialog names F, and `?`
+    lists it."""
+    fleet = tmp_path / "rocmtui.toml"
+    fleet.write_text('bake_file = "bake.hcl"\n[keys]\nbake.start = "F"\nbake.push = "P"\n')
+    remapped = load_config(fleet).keys
+    assert keys.check_keymap(remapped) == (remapped, [])
+    app, backend = console(keys=remapped)
+    seen, hook = recorder(LaunchRequested)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")
+        await until_text(pilot, r"F start · P push on/off · esc back")
+        await pilot.press("ctrl+p", *"Start")
+        await until_text(pilot, r"Start\s+key F")
+        await pilot.press("escape")
+        await until_text(pilot, r"Search for commands", absent=True)
+        await pilot.press("ctrl+s")  # the old key: nothing starts
+        await pilot.pause()
+        assert seen == [] and backend.launched == []
+        await pilot.press("F")
+        await until(pilot, lambda: backend.launched, "the launch")
+    assert [type(m).__name__ for m in seen] == ["LaunchRequested"]
+    console_text = Console(width=120, record=True, file=io.StringIO())
+    console_text.print(help_table(app.keymap, False))
+    assert re.search(r"F +Start ! +bake\.start", console_text.export_text())
