@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,7 @@ from rocmtui.app.intents import (
     RebuildRequested,
 )
 from rocmtui.app.messages import JobStarted
-from rocmtui.app.model import BakePlan, BakeRequest, JobView
+from rocmtui.app.model import BakePlan, BakeRequest, BakeView, JobView
 from rocmtui.app.screens.help import help_table
 from rocmtui.app.screens.logs import LogsScreen
 from rocmtui.core.config import FleetConfig, load_config
@@ -241,3 +242,62 @@ async def test_a_dialog_key_remapped_in_the_fleet_file_is_accepted_and_works(
     console_text = Console(width=120, record=True, file=io.StringIO())
     console_text.print(help_table(app.keymap, False))
     assert re.search(r"F +Start ! +bake\.start", console_text.export_text())
+
+
+class SlowBakeFile(StandInBackend):
+    """A stand-in for the live backend whose bake file is read only when the test says so
+    (`gate`): rounds and jobs are the recorded ones, no monitor process runs."""
+
+    def __init__(self, config: FleetConfig) -> None:
+        super().__init__(config)
+        self.gate = threading.Event()
+        self.stopped = threading.Event()
+
+    def run_monitor(self, publish: Any, source_changed: Any = None) -> None:
+        publish(recorded.fleet())
+        self.stopped.wait(30)
+
+    def stop_monitor(self) -> None:
+        self.stopped.set()
+        self.gate.set()
+
+    def refresh_now(self) -> None:
+        """Nothing to probe."""
+
+    def take_first_round(self) -> None:
+        return None
+
+    def jobs(self, now: float | None = None) -> tuple[JobView, ...]:
+        return recorded.jobs()
+
+    def load_bake(self) -> BakeView:
+        self.gate.wait(30)
+        return recorded.bake()
+
+
+async def test_r_before_the_bake_file_is_read_opens_one_dialog_when_it_is() -> None:
+    """`r` pressed twice while the bake file is still being read (nothing seemed to happen):
+    one RebuildRequested waits, the second adds nothing; when the file is in, one dialog
+    opens, and one Escape is back on the fleet screen."""
+    from rocmtui.app.app import RocmTui
+
+    config = recorded.config()
+    backend = SlowBakeFile(config)
+    app = RocmTui(config, backend=backend, live=True, remember=False, clock=lambda: recorded.NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await until_text(pilot, rf"{PYTORCH}")
+        await pilot.press("tab", "tab", "down", "r", "r")
+        await pilot.press("question_mark")  # a round trip: both r were handled before it
+        await until_text(pilot, r"remap any of them")
+        await pilot.press("escape")
+        shown = await until_text(pilot, r"─Nodes")
+        assert "target demo-pytorch" not in shown  # still waiting for the file
+        backend.gate.set()
+        await until_text(pilot, r"target demo-pytorch .*arch gfx1201 .*node snoc-think")
+        await pilot.press("escape")
+        await until_text(pilot, r"─Nodes")
+        await pilot.press("question_mark")  # a round trip: a second dialog would be on top
+        await until_text(pilot, r"remap any of them")
+        await pilot.press("escape")
+        shown = await until_text(pilot, r"─Nodes")
+        assert "target demo-pytorch" not in shown
