@@ -26,6 +26,7 @@ from rocmtui.core.states import JobState
 from tests.blackbox import cell, panel, row, screen_text, status_line, toasts, until, until_text
 from tests.snapshots import recorded
 from tests.snapshots.harness import feed, post_feed, recorded_app
+from tests.test_app_snapshots import PLAN
 
 SIZE = (120, 40)
 VLLM, PYTORCH = "20251130-1120-vllm-gfx950", "20251130-1101-pytorch-gfx1201"
@@ -356,14 +357,15 @@ async def test_keys_are_remapped_from_the_fleet_file() -> None:
 async def test_keys_of_the_bake_dialog_are_remapped_too() -> None:
     """`bake.start` is a catalog id like any other: remapped, the dialog starts with the new
     key, and says so in its hint line; the old key does nothing."""
-    app = recorded_app(keys={"bake.start": "ctrl+g", "bake.push": "P"})
+    # bake --print answers with a recorded plan: what is said about the push is its answer
+    app = recorded_app(keys={"bake.start": "ctrl+g", "bake.push": "P"}, plan=PLAN)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await feed(app, pilot)
         await pilot.press("b")
         shown = await until_text(pilot, r"ctrl\+g start · P push on/off · esc back")
         assert "ctrl+s" not in shown
         await pilot.press("P")
-        await until_text(pilot, r"push: --push")
+        await until_text(pilot, r"push: to the registry \(--push\); Start asks first")
 
 
 async def test_help_lists_the_catalog() -> None:

@@ -39,8 +39,9 @@ class RecordedPlans(FleetBackend):
         push: bool,
         overrides: Mapping[str, str] | None = None,
     ) -> BakePlan:
-        """The recorded plan, for what was asked."""
-        return replace(self.recorded, target=target, arch=arch or self.recorded.arch, node=node)
+        """The recorded plan, for what was asked (the push switch included)."""
+        asked = {"target": target, "arch": arch or self.recorded.arch, "node": node}
+        return replace(self.recorded, **asked, push=push, push_switch=push)
 
 
 def recorded_app(

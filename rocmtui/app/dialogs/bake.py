@@ -47,7 +47,7 @@ from rocmtui.app.text import clean
 from rocmtui.app.userthreads import run_on_own_thread
 from rocmtui.core.config import FleetConfig
 
-__all__ = ["BakeDialog", "BakeRequest", "PlanFor"]
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.app.model)
 
 MAX_RESOLVED_LINES = 400
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
