@@ -283,6 +283,46 @@ async def test_target_list_shows_every_name_whole_at_70x24() -> None:
         assert listed == [f"{name} " for name in names], lines[first : first + len(names)]
 
 
+def offered(shown: str, field: str, value: str) -> list[str]:
+    """The arches of the dialog's open `field` list, drawn under it from where its `value`
+    starts, one a line."""
+    lines = shown.splitlines()
+    at_row = next(i for i, ln in enumerate(lines) if f"{field} {value} " in ln)
+    at = lines[at_row].index(f"{field} {value} ") + len(field) + 1
+    out = []
+    for line in lines[at_row + 1 :]:
+        found = re.match(r"(gfx[0-9a-f]+)\s", line[at:])  # an arch name, nothing else
+        if found is None:
+            break
+        out.append(found.group(1))
+    return out
+
+
+async def test_the_dialog_offers_the_arches_rocmtui_bake_accepts_on_each_node() -> None:
+    """The arch list on a node is the bake file's arches, the fleet's three and the node's own
+    GPU: exactly what the core's launch check (`rocmtui bake`) takes there."""
+    from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.jobs.checks import FLEET_ARCHES, launch_arches
+
+    bake = load_bake(recorded.config().bake_file)
+    app = recorded_app(plan=PLAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")  # on snoc-strix (gfx1151), the focused node
+        await until_text(pilot, r"node snoc-strix")
+        await pilot.press("tab", "enter")  # the arch field's list
+        shown = await until_text(pilot, r"gfx1151")
+        on_strix = offered(shown, "arch", "gfx950")
+        assert on_strix == list(launch_arches(bake, "gfx1151"))
+        assert set(FLEET_ARCHES) | {"gfx1151"} == set(on_strix)
+        await pilot.press("escape", "tab")  # the list closed; the node field
+        await pilot.press("enter", "down", "enter")  # snoc-think (gfx1201)
+        await until_text(pilot, r"node snoc-think")
+        await pilot.press("shift+tab", "enter")
+        shown = await until_text(pilot, r"arch gfx950 +▲")
+        assert offered(shown, "arch", "gfx950") == list(launch_arches(bake, "gfx1201"))
+
+
 async def test_read_only_hides_and_refuses() -> None:
     app = recorded_app(read_only=True)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
