@@ -178,9 +178,9 @@ class LogsAlone(App[None]):
         self.logs = LogsScreen(clock=lambda: recorded.NOW, read_only=False, keymap={})
 
     def on_mount(self) -> None:
-        self.push_screen(self.logs)
-        for job in self.jobs:
+        for job in self.jobs:  # before it is shown: the last opened comes forward
             self.logs.open_job(job)
+        self.push_screen(self.logs)
 
     @on(Intent)
     def _intent(self, intent: Intent) -> None:
