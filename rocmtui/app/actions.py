@@ -33,6 +33,7 @@ from rocmtui.app.messages import JobStarted
 from rocmtui.app.model import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.app.text import clean
 from rocmtui.app.userthreads import run_on_own_thread
+from rocmtui.core.bakefind import describe as bake_named
 
 if TYPE_CHECKING:
     from rocmtui.app.app import RocmTui
@@ -95,7 +96,7 @@ class ConsoleActions:
             # never another target in its place: Enter would build something else
             app.notify(
                 f"Cannot rebuild {clean(request.target or '?', 40)}: the bake file "
-                f"{clean(data.bake.path.name, 40)} no longer has that name.",
+                f"{clean(bake_named(data.bake.path), 60)} no longer has that name.",
                 severity="warning",
                 markup=False,
             )

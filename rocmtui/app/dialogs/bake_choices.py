@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rocmtui.app.model import BakePlan, BakeView
 from rocmtui.app.text import clean
+from rocmtui.core.bakefind import describe as bake_named
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
@@ -62,7 +63,9 @@ def arch_note(
     """One line on where the arch comes from and what changing the node does to it."""
     if not bake.declares_arch:
         own = f"; recorded as {clean(node, 30)}'s own {arch}" if arch else ""
-        return f"arch: {clean(bake.path.name, 40)} declares no GFX_ARCH: built as written{own}"
+        return (
+            f"arch: {clean(bake_named(bake.path), 60)} declares no GFX_ARCH: built as written{own}"
+        )
     default = default_arch(bake)
     if plan is not None and plan.arch_pinned and plan.arch == arch:
         return f"arch {arch}: fixed by {clean(plan.target, 40)} whatever is chosen"

@@ -17,6 +17,7 @@ from rich.text import Text
 from rocmtui.app.model import JobView
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette
+from rocmtui.core.bakefind import bake_files
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.links import MONITOR
 from rocmtui.core.snapshots import FleetSnapshot
@@ -90,12 +91,18 @@ def status_line(facts: StatusFacts, palette: Palette) -> Text:
 
 
 def bake_label(config: FleetConfig) -> str:
-    """Which bake file the console read: its name, `(demo)` for the project's own, or
-    `no bake file` when the built-in default found none."""
+    """Which bake file the console read: its name, `(demo)` for the project's own, a folder's
+    name and how many of bake's files it merged, `no bake file` when the built-in default found
+    none; `+ compose not read` when bake would also read a compose file there."""
     if config.bake_problem and not config.bake_file.exists():
         return "no bake file"
     demo = " (demo)" if config.bake_found_by.startswith("the project's demo") else ""
-    return f"{clean(config.bake_file.name, 40)}{demo}"  # .hcl says what it is: 80 columns
+    compose = " + compose not read" if "compose" in config.bake_found_by else ""
+    path = config.bake_file
+    if path.is_dir():  # several of bake's default files, merged as bake merges them
+        count = len(bake_files(path))
+        return f"{clean(path.name, 30)}/ ({count} bake files){compose}"
+    return f"{clean(path.name, 40)}{demo}{compose}"  # .hcl says what it is: 80 columns
 
 
 def monitor_log(config: FleetConfig) -> str:
