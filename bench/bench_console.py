@@ -44,8 +44,8 @@ HELP_MARKER = b"remap any of them"
 CONSOLE_FOLLOWING = """
 import sys, time
 from pathlib import Path
-from rocmtui.app.app import RocmTui
-from rocmtui.app.model import JobView
+from rocmtui.console.app import RocmTui
+from rocmtui.console.model import JobView
 from rocmtui.core.config import load_config
 
 class Bench(RocmTui):

@@ -2,7 +2,7 @@
 
     python bench/bench_logs.py [--quick] [--json OUT] [--skip-toolong]
 
-The viewer is `python -m rocmtui.app.logviewer FILE` (the LogView the console embeds, alone).
+The viewer is `python -m rocmtui.console.logviewer FILE` (the LogView the console embeds, alone).
 Anchors: Toolong 1.5 (`tl FILE`, installed into a venv of its own under the bench cache dir,
 never the project's), Textual's own `Log` widget following the file (anchor_textual_log.py),
 and `grep -c`. Every program runs in a private tmux server at 120x40; times are from launch (or
@@ -44,7 +44,7 @@ from rocmtui.core.logsearch import compile_query, search_file  # noqa: E402
 
 MARKER = "BENCH-END-MARKER"
 TOOLONG = "toolong==1.5.0"
-VIEWER = [sys.executable, "-m", "rocmtui.app.logviewer"]
+VIEWER = [sys.executable, "-m", "rocmtui.console.logviewer"]
 BARE_APP = (  # the start-up anchor: a Textual app that only shows one Static
     "from textual.app import App\nfrom textual.widgets import Static\n"
     "class A(App):\n    def compose(self):\n        yield Static('BENCH-END-MARKER')\nA().run()\n"

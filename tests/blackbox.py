@@ -20,14 +20,14 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
-from rocmtui.app import textual_private
+from rocmtui.console import textual_private
 
 
 def console(*argv: str | Path) -> App[Any]:
     """The console as `rocmtui ARGV` opens it (its real backend: monitor process, job store,
     bake), not yet running: `console("--read-only", "--config", path)`."""
-    from rocmtui.app.run import console_for
     from rocmtui.cli.main import build_parser
+    from rocmtui.console.run import console_for
 
     args = build_parser(None, all_commands=False).parse_args([str(word) for word in argv])
     return console_for(args)

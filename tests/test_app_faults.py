@@ -15,11 +15,11 @@ import pytest
 from textual.pilot import Pilot
 
 from devfleet import DevFleet
-from rocmtui.app.app import RocmTui
-from rocmtui.app.backend import MonitorFailed
-from rocmtui.app.feeds import describe
-from rocmtui.app.screens.fleet import FleetScreen
-from rocmtui.app.widgets.fleet import FleetPanel
+from rocmtui.console.app import RocmTui
+from rocmtui.console.core_access import MonitorFailed
+from rocmtui.console.refresh_loops import describe
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.core.config import load_config
 from rocmtui.core.hostmonitor.links import ChildLink
 from rocmtui.core.snapshots import FleetSnapshot

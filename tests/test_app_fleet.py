@@ -14,13 +14,13 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from rocmtui.app import keys
-from rocmtui.app.backend import FleetBackend, ReadOnlyError
-from rocmtui.app.intents import BakeRequested
-from rocmtui.app.messages import FleetUpdated, JobsUpdated, PanelFailed
-from rocmtui.app.model import BakePlan, BakeRequest
-from rocmtui.app.screens.help import help_table
-from rocmtui.app.textual_private import FooterKey
+from rocmtui.console import keys
+from rocmtui.console.core_access import FleetBackend, ReadOnlyError
+from rocmtui.console.intents import BakeRequested
+from rocmtui.console.messages import FleetUpdated, JobsUpdated, PanelFailed
+from rocmtui.console.model import BakePlan, BakeRequest
+from rocmtui.console.screens.help import help_table
+from rocmtui.console.textual_private import FooterKey
 from rocmtui.core.snapshots import HostStats
 from rocmtui.core.states import JobState
 from tests.blackbox import cell, panel, row, screen_text, status_line, toasts, until, until_text
@@ -476,7 +476,7 @@ async def test_quit_with_nothing_running_is_immediate() -> None:
 
 
 def test_styles_ship_inside_the_package() -> None:
-    from rocmtui.app.app import STYLES
+    from rocmtui.console.app import STYLES
 
     assert (STYLES / "console.tcss").is_file() and (STYLES / "dialogs.tcss").is_file()
     assert STYLES.resolve().name == "styles"

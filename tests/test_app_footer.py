@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rocmtui.app.app import RocmTui
-from rocmtui.app.keys import FOOTER_FIRST
-from rocmtui.app.screens.logs import LogsScreen
-from rocmtui.app.textual_private import FooterKey
-from rocmtui.app.widgets.footer import QuietFooter
+from rocmtui.console.app import RocmTui
+from rocmtui.console.keys import FOOTER_FIRST
+from rocmtui.console.screens.logs import LogsScreen
+from rocmtui.console.textual_private import FooterKey
+from rocmtui.console.widgets.footer import QuietFooter
 from tests.snapshots.harness import feed, recorded_app
 
 

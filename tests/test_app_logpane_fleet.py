@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app.app import RocmTui
-from rocmtui.app.intents import LogRequested
-from rocmtui.app.screens.fleet import FleetScreen
+from rocmtui.console.app import RocmTui
+from rocmtui.console.intents import LogRequested
+from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config import load_config
 from tests.test_jobs_support import (
     bake,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rocmtui.app import keys
-from rocmtui.app.model import (
+from rocmtui.console import keys
+from rocmtui.console.model import (
     LATENCY_FLOOR,
     effective_node_state,
     fmt_counter,
@@ -13,7 +13,7 @@ from rocmtui.app.model import (
     running_job_on,
     sparkline,
 )
-from rocmtui.app.text import clean
+from rocmtui.console.outside_text import clean
 from tests.snapshots import recorded
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from rocmtui.app import prefs
-from rocmtui.app.app import RocmTui
+from rocmtui.console import prefs
+from rocmtui.console.app import RocmTui
 from tests.blackbox import toasts, until_text
 from tests.snapshots import recorded
 

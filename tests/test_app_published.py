@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from rocmtui.app.dialogs.bake import BakeDialog
-from rocmtui.app.dialogs.cell_detail import CellDetailScreen
-from rocmtui.app.intents import LogRequested
-from rocmtui.app.messages import BakeLoaded
-from rocmtui.app.model import BakeView, JobView
-from rocmtui.app.screens.published import PublishedScreen
+from rocmtui.console.dialogs.bake import BakeDialog
+from rocmtui.console.dialogs.cell_detail import CellDetailScreen
+from rocmtui.console.intents import LogRequested
+from rocmtui.console.messages import BakeLoaded
+from rocmtui.console.model import BakeView, JobView
+from rocmtui.console.screens.published import PublishedScreen
 from rocmtui.core.matrix.rebuild import preferred_node, rebuild_for
 from tests.blackbox import recorder, toasts
 from tests.blackbox import screen_text as shown_text
@@ -147,7 +147,7 @@ async def test_a_pushing_job_that_ends_asks_again() -> None:
         running = JobView(
             "j1", "pytorch-push", "gfx950", "snoc-strix", "running", recorded.NOW, push=True
         )
-        from rocmtui.app.messages import JobsUpdated
+        from rocmtui.console.messages import JobsUpdated
 
         app.fleet_screen.post_message(JobsUpdated((running,)))
         await pilot.pause()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from rocmtui.app.model import BakePlan
+from rocmtui.console.model import BakePlan
 from tests.blackbox import until_text
 from tests.snapshots.harness import feed, recorded_app
 

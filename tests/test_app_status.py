@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from rocmtui.app.app import RocmTui
-from rocmtui.app.messages import FleetUpdated
-from rocmtui.app.screens.fleet import FleetScreen
-from rocmtui.app.widgets.common import StatusLine
-from rocmtui.app.widgets.fleet import FleetPanel
+from rocmtui.console.app import RocmTui
+from rocmtui.console.messages import FleetUpdated
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.console.widgets.common import StatusLine
+from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.core.bakefind import find_bake_file
 from rocmtui.core.config import default_config, load_config
 from rocmtui.core.debuglog import monitor_log

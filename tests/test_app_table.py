@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
-from rocmtui.app.widgets.table import SHRINK_AFTER, Row, SnapshotTable
+from rocmtui.console.widgets.table import SHRINK_AFTER, Row, SnapshotTable
 
 STYLES = Path(__file__).resolve().parents[1] / "rocmtui" / "styles" / "console.tcss"
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from rich.style import Style
 
-from rocmtui.app import keys
-from rocmtui.app.app import RocmTui
-from rocmtui.app.backend import FleetBackend
-from rocmtui.app.messages import JobsUpdated
-from rocmtui.app.model import ProgressView
+from rocmtui.console import keys
+from rocmtui.console.app import RocmTui
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.messages import JobsUpdated
+from rocmtui.console.model import ProgressView
 from rocmtui.core.states import JobState
 from tests.blackbox import screen_text, toasts, until_text
 from tests.snapshots import recorded

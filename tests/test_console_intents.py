@@ -23,8 +23,8 @@ from rich.console import Console
 from textual import on
 from textual.app import App
 
-from rocmtui.app import keys
-from rocmtui.app.intents import (
+from rocmtui.console import keys
+from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,
     CancelRequested,
@@ -34,10 +34,10 @@ from rocmtui.app.intents import (
     PanesChanged,
     RebuildRequested,
 )
-from rocmtui.app.messages import JobStarted
-from rocmtui.app.model import BakePlan, BakeRequest, BakeView, JobView
-from rocmtui.app.screens.help import help_table
-from rocmtui.app.screens.logs import LogsScreen
+from rocmtui.console.messages import JobStarted
+from rocmtui.console.model import BakePlan, BakeRequest, BakeView, JobView
+from rocmtui.console.screens.help import help_table
+from rocmtui.console.screens.logs import LogsScreen
 from rocmtui.core.config import FleetConfig, load_config
 from rocmtui.core.states import JobState
 from tests.blackbox import recorder, until, until_text
@@ -83,7 +83,7 @@ class StandInBackend(RecordedPlans):
 
 
 def console(keys: dict[str, str] | None = None) -> tuple[Any, StandInBackend]:
-    from rocmtui.app.app import RocmTui
+    from rocmtui.console.app import RocmTui
 
     config = recorded.config(keys=keys)
     backend = StandInBackend(config)
@@ -279,7 +279,7 @@ async def test_r_before_the_bake_file_is_read_opens_one_dialog_when_it_is() -> N
     """`r` pressed twice while the bake file is still being read (nothing seemed to happen):
     one RebuildRequested waits, the second adds nothing; when the file is in, one dialog
     opens, and one Escape is back on the fleet screen."""
-    from rocmtui.app.app import RocmTui
+    from rocmtui.console.app import RocmTui
 
     config = recorded.config()
     backend = SlowBakeFile(config)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from rocmtui.app.app import RocmTui
+from rocmtui.console.app import RocmTui
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs.control import list_jobs
 from tests.blackbox import screen_text, until, until_text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rocmtui.app.app import RocmTui
+from rocmtui.console.app import RocmTui
 from rocmtui.core.config import load_config
 from tests.test_jobs_support import DEMO_BAKE, run_cli
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app.backend import FleetBackend
-from rocmtui.app.dialogs.bake_choices import arch_choices
-from rocmtui.app.model import BakeView
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.dialogs.bake_choices import arch_choices
+from rocmtui.console.model import BakeView
 from rocmtui.core.bakefile import load_bake
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs.checks import FLEET_ARCHES, launch_arches

@@ -3,10 +3,10 @@ ones included) and checked at run time:
 
 - the core (`rocmtui.core`) imports neither Textual nor the CLI nor the console, so the CLI,
   the tests and the console can all share it;
-- the CLI (`rocmtui.cli`) imports no Textual and the console only as `rocmtui.app.run`, only
+- the CLI (`rocmtui.cli`) imports no Textual and the console only as `rocmtui.console.run`, only
   inside a function, to start it;
-- widgets (`rocmtui.app.widgets`) render snapshots and post intents: they import no screen;
-- intents go up to one owner (`rocmtui.app.actions`, held by the App): no screen imports
+- widgets (`rocmtui.console.widgets`) render snapshots and post intents: they import no screen;
+- intents go up to one owner (`rocmtui.console.actions`, held by the App): no screen imports
   another screen (the shared base `screens.catalog` aside), no screen, dialog or widget
   imports the App or the owner, and none reaches another screen through the App
   (`app.fleet_screen`, `app.logs_screen` ...);
@@ -105,25 +105,27 @@ def test_the_layers_are_a_contract() -> None:
     assert len(found) > 500  # the walk really read the tree
     for imp in found:
         if under(imp.module, "rocmtui.core") and under(
-            imp.target, "textual", "rocmtui.cli", "rocmtui.app"
+            imp.target, "textual", "rocmtui.cli", "rocmtui.console"
         ):
             broken.append(f"{imp} (the core imports no Textual, CLI or console)")
         if under(imp.module, "rocmtui.cli"):
             if under(imp.target, "textual"):
                 broken.append(f"{imp} (the CLI imports no Textual)")
-            if under(imp.target, "rocmtui.app") and (
-                not under(imp.target, "rocmtui.app.run") or not imp.in_function
+            if under(imp.target, "rocmtui.console") and (
+                not under(imp.target, "rocmtui.console.run") or not imp.in_function
             ):
                 broken.append(f"{imp} (the CLI imports the console only to start it)")
-        if under(imp.module, "rocmtui.app.widgets") and under(imp.target, "rocmtui.app.screens"):
+        if under(imp.module, "rocmtui.console.widgets") and under(
+            imp.target, "rocmtui.console.screens"
+        ):
             broken.append(f"{imp} (widgets import no screen)")
         if under(imp.target, "devfleet"):
             broken.append(f"{imp} (the dev fleet is never installed)")
     assert not broken, "\n".join(broken)
 
 
-SCREEN_BASE = "rocmtui.app.screens.catalog"  # what the full screens share: not a screen
-OWNERS = ("rocmtui.app.app", "rocmtui.app.actions")
+SCREEN_BASE = "rocmtui.console.screens.catalog"  # what the full screens share: not a screen
+OWNERS = ("rocmtui.console.app", "rocmtui.console.actions")
 SCREEN_HANDLES = {
     "fleet_screen",
     "logs_screen",
@@ -135,17 +137,21 @@ SCREEN_HANDLES = {
 
 def test_no_screen_imports_or_reaches_another() -> None:
     broken = []
-    views = ("rocmtui.app.screens", "rocmtui.app.dialogs", "rocmtui.app.widgets")
+    views = ("rocmtui.console.screens", "rocmtui.console.dialogs", "rocmtui.console.widgets")
     found = [imp for imp in imports("rocmtui") if under(imp.module, *views)]
-    assert any(under(imp.module, "rocmtui.app.screens") for imp in found)
+    assert any(under(imp.module, "rocmtui.console.screens") for imp in found)
     for imp in found:
-        screen_target = under(imp.target, "rocmtui.app.screens") and imp.target not in (
+        screen_target = under(imp.target, "rocmtui.console.screens") and imp.target not in (
             SCREEN_BASE,
-            "rocmtui.app.screens",
+            "rocmtui.console.screens",
         )
-        if under(imp.module, "rocmtui.app.screens") and screen_target and imp.target != imp.module:
+        if (
+            under(imp.module, "rocmtui.console.screens")
+            and screen_target
+            and imp.target != imp.module
+        ):
             broken.append(f"{imp} (a screen imports no other screen: send an intent)")
-        if under(imp.module, "rocmtui.app.dialogs") and screen_target:
+        if under(imp.module, "rocmtui.console.dialogs") and screen_target:
             broken.append(f"{imp} (a dialog imports no screen)")
         if under(imp.target, *OWNERS):
             broken.append(f"{imp} (intents go up: nothing below the App imports it)")

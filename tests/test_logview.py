@@ -14,7 +14,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from rocmtui.app.widgets.logview import LogView
+from rocmtui.console.widgets.logview import LogView
 from rocmtui.core.progress_ninja import ERROR_LINE
 from rocmtui.core.sanitize import sanitize_line
 

@@ -8,7 +8,7 @@ import weakref
 
 from textual.cache import LRUCache
 
-from rocmtui.app.widgets.logview.cache import LineCache
+from rocmtui.console.widgets.logview.cache import LineCache
 
 
 class Line:

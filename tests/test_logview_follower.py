@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app.widgets.logview.follower import (
+from rocmtui.console.widgets.logview.follower import (
     Failed,
     FollowerEvent,
     Indexing,
@@ -20,7 +20,7 @@ from rocmtui.app.widgets.logview.follower import (
     Opened,
     Tailed,
 )
-from rocmtui.app.widgets.logview.watcher import LogWatcher
+from rocmtui.console.widgets.logview.watcher import LogWatcher
 from rocmtui.core.logindex import TAIL_BYTES, Change
 
 WAIT = 15.0  # seconds any event may take on a loaded machine

@@ -1,4 +1,4 @@
-"""The log view's keys are in the one catalog (rocmtui/app/keys.py): remappable from the fleet
+"""The log view's keys are in the one catalog (rocmtui/console/keys.py): remappable from the fleet
 file's `[keys]`, listed in `?` and found by name in the palette, like every other key."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rocmtui.app import keys
-from rocmtui.app.screens.help import help_table
-from rocmtui.app.screens.logs import LogsScreen
-from rocmtui.app.widgets.logview import LogView
+from rocmtui.console import keys
+from rocmtui.console.screens.help import help_table
+from rocmtui.console.screens.logs import LogsScreen
+from rocmtui.console.widgets.logview import LogView
 from rocmtui.core.config import load_config
 from tests.snapshots.harness import feed, recorded_app
 

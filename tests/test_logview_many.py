@@ -19,8 +19,8 @@ from textual.app import App, ComposeResult
 from textual.containers import Grid
 from textual.pilot import Pilot
 
-from rocmtui.app.widgets.logview import LogView
-from rocmtui.app.widgets.logview.watcher import LogWatcher
+from rocmtui.console.widgets.logview import LogView
+from rocmtui.console.widgets.logview.watcher import LogWatcher
 
 VIEWS = 20
 POOL = 6  # min(32, 2 cores + 4)

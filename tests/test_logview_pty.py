@@ -1,6 +1,6 @@
 """The bytes a terminal receives from the log viewer: no escape from the log reaches it.
 
-The viewer (`python -m rocmtui.app.logviewer`) runs in a real pty on a log full of terminal
+The viewer (`python -m rocmtui.console.logviewer`) runs in a real pty on a log full of terminal
 attacks. Everything it writes is captured and checked: no OSC 52 unless `y` was pressed (and
 then only the sanitised text), no title change, no `ESC c`, no C1 control, nothing of an OSC 8
 link, and every escape sequence is one Textual itself writes: its OSC 52 on copy, and of CSI
@@ -145,7 +145,7 @@ def test_the_csi_check_sees_what_a_log_could_inject() -> None:
 def test_no_log_escape_reaches_the_terminal(tmp_path: Path) -> None:
     log = tmp_path / "attack.log"
     log.write_bytes(b"ordinary first line\n" + ATTACKS)
-    term = Pty([sys.executable, "-m", "rocmtui.app.logviewer", str(log)])
+    term = Pty([sys.executable, "-m", "rocmtui.console.logviewer", str(log)])
     try:
         term.read_until(b"END-MARKER")
         term.read_until(b"colour-line")

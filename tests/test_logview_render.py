@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.style import Style
 
-from rocmtui.app.widgets.logview.render import LineRenderer, LineStyles
+from rocmtui.console.widgets.logview.render import LineRenderer, LineStyles
 from rocmtui.core.logindex import LineIndex
 from rocmtui.core.logsearch import compile_query
 

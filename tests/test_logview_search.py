@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.app.widgets.logview.search import Search, SearchController, next_match
+from rocmtui.console.widgets.logview.search import Search, SearchController, next_match
 from rocmtui.core.logindex import TAIL_BYTES, LineIndex
 from rocmtui.core.logsearch import compile_query
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rocmtui.app.widgets.logview.selection import Selection
-from rocmtui.app.widgets.logview.status import SearchFacts, StatusFacts, status_line
+from rocmtui.console.widgets.logview.selection import Selection
+from rocmtui.console.widgets.logview.status import SearchFacts, StatusFacts, status_line
 
 
 def test_the_status_line_says_where_what_and_how_far() -> None:

@@ -40,12 +40,12 @@ NOT_BEFORE_THE_FRAME = (
     "rocmtui.core.bakefile",
     "rocmtui.core.bakeprint",
     "rocmtui.core.matrix",
-    "rocmtui.app.dialogs",
-    "rocmtui.app.screens.logs",
-    "rocmtui.app.screens.published",
-    "rocmtui.app.screens.help",
-    "rocmtui.app.widgets.logview",
-    "rocmtui.app.widgets.matrix",
+    "rocmtui.console.dialogs",
+    "rocmtui.console.screens.logs",
+    "rocmtui.console.screens.published",
+    "rocmtui.console.screens.help",
+    "rocmtui.console.widgets.logview",
+    "rocmtui.console.widgets.matrix",
 )
 # ... and these not before the screen's first frame, whatever it shows (the job store is read
 # by a worker started once that frame is painted)
@@ -59,10 +59,10 @@ def log(event, args):
         loaded.append((args[0], threading.current_thread().name))
 sys.addaudithook(log)
 out = sys.argv.pop(1)
-import rocmtui.app.run as run  # imports no Textual: patched before the console starts
+import rocmtui.console.run as run  # imports no Textual: patched before the console starts
 console = run.run_console
 def run_console(args, link=None):
-    from rocmtui.app.screens.fleet import FleetScreen  # run_console's next import brings it
+    from rocmtui.console.screens.fleet import FleetScreen  # run_console's next import brings it
     show, mount = FleetScreen.show_fleet, FleetScreen.on_mount
     marks = {}
     def first_frame():

@@ -25,9 +25,9 @@ from textual.pilot import Pilot
 
 from devfleet import HungUnixSocket, ServiceHandle, start_monitor
 from devfleet.processes import free_port
-from rocmtui.app.app import RocmTui
-from rocmtui.app.screens.fleet import FleetScreen
-from rocmtui.app.widgets.common import StatusLine
+from rocmtui.console.app import RocmTui
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.console.widgets.common import StatusLine
 from rocmtui.core.config import load_config
 from rocmtui.core.hostmonitor import client
 from rocmtui.core.hostmonitor.links import MONITOR, ChildLink, SocketLink, open_link
@@ -226,7 +226,7 @@ ATTACHED_IMPORTS = """
 import asyncio, sys
 from pathlib import Path
 from rocmtui.core.hostmonitor.links import SocketLink, open_link
-from rocmtui.app.app import RocmTui
+from rocmtui.console.app import RocmTui
 from rocmtui.core.config import load_config
 
 fleet = sys.argv[1]

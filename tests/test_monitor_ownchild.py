@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from devfleet import DevFleet
-from rocmtui.app.app import RocmTui
-from rocmtui.app.backend import FleetBackend
-from rocmtui.app.screens.fleet import FleetScreen
-from rocmtui.app.widgets.common import StatusLine
+from rocmtui.console.app import RocmTui
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.console.widgets.common import StatusLine
 from rocmtui.core.config import load_config
 from rocmtui.core.hostmonitor import ownchild
 from rocmtui.core.hostmonitor.ownchild import decode

@@ -1,4 +1,4 @@
-"""The performance measures (rocmtui.app.performance), each doing what it is there for.
+"""The performance measures (rocmtui.console.performance), each doing what it is there for.
 
 Textual's Strip, as the console installs it: an operation that leaves a strip as it is returns
 the strip itself without caching it on itself, so a drawn line is freed by its reference count,
@@ -12,7 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from rocmtui.app import performance
+from rocmtui.console import performance
 
 
 def refers_to_itself(strip: Strip, depth: int = 5) -> bool:

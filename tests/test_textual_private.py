@@ -1,5 +1,5 @@
 """Textual's private names, each checked by name: when a Textual upgrade renames, removes or
-changes one that rocmtui relies on (rocmtui/app/textual_private.py lists them and why), the
+changes one that rocmtui relies on (rocmtui/console/textual_private.py lists them and why), the
 test that fails names it and what uses it. And no module but that one touches another.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import textual
 
-from rocmtui.app import textual_private
-from rocmtui.app.textual_private import USES, PrivateUse
+from rocmtui.console import textual_private
+from rocmtui.console.textual_private import USES, PrivateUse
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTUAL = Path(textual.__file__).parent
@@ -43,7 +43,7 @@ def source_of(owner: object) -> str:
 @pytest.mark.parametrize("use", USES, ids=[f"{u.owner}.{u.name}" for u in USES])
 def test_each_private_name_is_still_there(use: PrivateUse) -> None:
     said = f"Textual {textual.__version__} changed {use.owner}.{use.name} ({use.kind}), which "
-    said += f"{use.used_by}: see rocmtui/app/textual_private.py"
+    said += f"{use.used_by}: see rocmtui/console/textual_private.py"
     owner = resolve(use.owner)
     if use.kind in ("method", "property", "class"):
         found = inspect.getattr_static(owner, use.name, None)

@@ -261,7 +261,7 @@ def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
         os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
     try:
         if args.command is None:
-            from rocmtui.app.run import run_console
+            from rocmtui.console.run import run_console
 
             return int(run_console(args, monitor))
         module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))

@@ -15,10 +15,10 @@ from typing import Any
 from textual.message import Message
 from textual.pilot import Pilot
 
-from rocmtui.app.app import RocmTui
-from rocmtui.app.backend import FleetBackend
-from rocmtui.app.messages import BakeLoaded, FleetUpdated, JobsUpdated
-from rocmtui.app.model import BakePlan
+from rocmtui.console.app import RocmTui
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.messages import BakeLoaded, FleetUpdated, JobsUpdated
+from rocmtui.console.model import BakePlan
 from rocmtui.core.config import FleetConfig
 from tests.snapshots import recorded
 

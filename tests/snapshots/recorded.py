@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from rocmtui.app.model import (
+from rocmtui.console.model import (
     BakeView,
     JobView,
     ProgressView,

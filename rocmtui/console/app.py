@@ -1,0 +1,274 @@
+"""The App only starts things: the fleet screen, the keymap from the fleet file, the palette; and it
+holds the one owner of the operator's intents (`ConsoleActions`), to which every `Intent` that
+bubbles up here is handed."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.widget import Widget
+
+from rocmtui.console import keys, performance
+from rocmtui.console.actions import ConsoleActions
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.intents import Intent
+from rocmtui.console.messages import BakeLoaded, JobStarted
+from rocmtui.console.model import JobView
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.core.config import FleetConfig
+
+if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
+    from rocmtui.console.screens.logs import LogsScreen
+    from rocmtui.console.screens.published import PublishedScreen
+
+SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (performance.settle_heap)
+STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
+
+
+class RocmTui(App[list[JobView]]):
+    """The console. Returns, on exit, the builds that keep running."""
+
+    CSS_PATH = [  # noqa: RUF012
+        STYLES / "console.tcss",
+        STYLES / "dialogs.tcss",
+        STYLES / "logview.tcss",
+        STYLES / "published.tcss",
+    ]
+    TITLE = "rocmtui"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        *,
+        backend: FleetBackend | None = None,
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+        live: bool = True,
+        remember: bool | None = None,
+    ) -> None:
+        super().__init__()
+        performance.install_strip_patch()  # composited lines without reference cycles
+        self.read_only = read_only or config.read_only
+        if self.read_only and not config.read_only:
+            config = replace(config, read_only=True)  # the core's launch and cancel refuse
+        self.config = config
+        self.backend = backend or FleetBackend(config)
+        self.backend.read_only = self.read_only
+        self.clock = clock
+        self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.remember = live if remember is None else remember  # the per-user prefs file
+        self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
+        self.actions = ConsoleActions(self)
+        self.fleet_screen = FleetScreen(
+            config, self.backend, clock=clock, live=live, read_only=self.read_only,
+            keymap=self.keymap,
+        )  # fmt: skip
+        self._logs_screen: LogsScreen | None = None
+        self._published_screen: PublishedScreen | None = None
+        self.theme_problem = self._first_theme()
+
+    def _first_theme(self) -> str | None:
+        """The theme before the first frame: the operator's last choice in the palette, else
+        the fleet file's `theme`; a name Textual does not know is said, not fatal."""
+        from rocmtui.console import prefs
+
+        chosen = prefs.load().get("theme") if self.remember else None
+        for name in (chosen, self.config.theme):
+            if isinstance(name, str) and name in self.available_themes:
+                self.theme = name
+                break
+        if self.config.theme and self.config.theme not in self.available_themes:
+            known = ", ".join(sorted(self.available_themes))
+            return f"theme {self.config.theme!r} (fleet file) is not one of: {known}"
+        return None
+
+    def _theme_chosen(self, theme: str) -> None:
+        """Remember a theme chosen in the palette (the screens take its colours themselves)."""
+        if self.remember:
+            from rocmtui.console import prefs
+
+            self.run_worker(
+                lambda: prefs.save(theme=theme), name="save-theme", thread=True, exit_on_error=False
+            )
+
+    @property
+    def _background_screens(self) -> list[Screen[Any]]:
+        """Screens that show through the top one: none when it is opaque.
+
+        Textual (8.2) always counts the screen right under the top one, and passes its
+        changes up as repaints of the top screen. With help (or the log panes) covering a log
+        that follows a fast build, every frame of the hidden log repainted the unchanged page
+        on top: 138 KB/s to the terminal for nothing. Screens under an opaque one now wait;
+        Textual lays a screen out again when it is resumed.
+        """
+        if self.screen.styles.background.a == 1:  # (one of rocmtui.console.textual_private.USES)
+            return []
+        return super()._background_screens
+
+    def get_default_screen(self) -> Screen[Any]:
+        """The fleet screen is the bottom of the stack (no blank screen is drawn first)."""
+        return self.fleet_screen
+
+    def on_mount(self) -> None:
+        """Keys from the fleet file."""
+        self.set_keymap(self.keymap)
+        for problem in [*self.keymap_problems, *filter(None, [self.theme_problem])]:
+            self.notify(problem, title="Fleet file", severity="warning", markup=False)
+        self.watch(self, "theme", self._theme_chosen, init=False)
+        # once start-up is over (first rounds on screen, bake file read): a full collection
+        # then would delay the first frame with fleet data
+        self.set_timer(SETTLE_AFTER, performance.settle_heap, name="heap-settle")
+
+    @property
+    def logs_screen(self) -> LogsScreen:
+        """The log panes' screen, made (and its modules imported) when first needed."""
+        if self._logs_screen is None:
+            from rocmtui.console.screens.logs import LogsScreen
+
+            self._logs_screen = LogsScreen(
+                clock=self.clock, read_only=self.read_only, keymap=self.keymap
+            )
+            self.install_screen(self._logs_screen, name="logs")
+        return self._logs_screen
+
+    @property
+    def published_screen(self) -> PublishedScreen:
+        """The target × arch matrix and versions (`m`), made when first needed; its feed asks
+        the registry from then on."""
+        if self._published_screen is None:
+            from rocmtui.console.screens.published import PublishedScreen
+
+            self._published_screen = PublishedScreen(
+                self.config, dict(self.backend.env), clock=self.clock, live=self.live,
+                read_only=self.read_only, keymap=self.keymap,
+            )  # fmt: skip
+            self.install_screen(self._published_screen, name="matrix")
+        return self._published_screen
+
+    @property
+    def open_published_screen(self) -> PublishedScreen | None:
+        """The published screen if one was made."""
+        return self._published_screen
+
+    @property
+    def open_logs_screen(self) -> LogsScreen | None:
+        """The log panes' screen if one was made (nothing to update otherwise)."""
+        return self._logs_screen
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The palette lists the catalog's actions of this screen (never dangerous ones when
+        read-only), then Textual's own but those the catalog already named: its "Keys" (a
+        second, different help) and "Quit" were listed twice."""
+        scope = str(getattr(screen, "SCOPE", ""))  # a screen's or a dialog's catalog scope
+        named = set()
+        scopes = ("app", scope, *keys.WIDGET_SCOPES.get(scope, ()))
+        for entry in keys.entries(scopes, self.read_only):
+            target = _target(self, screen, entry.scope)
+            if target is None:  # a widget's keys, and no such widget has the focus
+                continue
+            key = keys.display_key(entry.key, self.keymap, entry.id)
+            named.add(entry.description)
+            yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
+        for command in super().get_system_commands(screen):
+            if command.title not in named:
+                yield command
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: Textual saves to ~/Downloads and failed where there is
+        none (a server). The SVG goes there when it exists, else to the working directory,
+        else to the state folder; the notification names the file."""
+        if path is None:
+            path = str(screenshot_folder(self.config))
+        return super().deliver_screenshot(filename, path, time_format)
+
+    def action_help(self) -> None:
+        """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
+        from rocmtui.console.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(self.keymap, self.read_only), name="help")
+        self.push_screen("help")
+
+    @on(Intent)
+    def _intent(self, intent: Intent) -> None:
+        """Every intent of every screen, widget and dialog: carried out in one place."""
+        intent.stop()
+        self.actions.carry_out(intent)
+
+    @on(JobStarted)
+    def _started(self, message: JobStarted) -> None:
+        self.actions.started(message.job)
+
+    @on(BakeLoaded)
+    def _bake_read(self) -> None:
+        """The fleet screen has shown the bake file (it bubbles up from there): a dialog asked
+        for meanwhile opens now."""
+        self.actions.bake_file_read()
+
+    async def action_quit(self) -> None:
+        """`q`: quit; builds keep running and the console says which."""
+        running = self.actions.still_running()
+        if not running:
+            self.actions.stop()
+            self.exit([])
+            return
+        from rocmtui.console.dialogs.confirm import QuitDialog
+        from rocmtui.console.dialogs.quit import quit_question
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.actions.stop()
+                self.exit(running)
+
+        self.push_screen(QuitDialog(quit_question(running), "Quit", keymap=self.keymap), answered)
+
+
+def screenshot_folder(config: FleetConfig) -> Path:
+    """Where the palette's Screenshot is saved (see `RocmTui.deliver_screenshot`)."""
+    from platformdirs import user_downloads_path
+
+    downloads = user_downloads_path()
+    if downloads.is_dir():
+        return downloads
+    if os.access(Path.cwd(), os.W_OK):
+        return Path.cwd()
+    from rocmtui.core.paths import state_dir
+
+    folder = state_dir(config) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _target(app: RocmTui, screen: Screen[Any], scope: str) -> App[Any] | Widget | None:
+    """Where an action of `scope` runs: the app, the screen, or the focused widget (or its
+    ancestor) whose `KEY_SCOPE` it is."""
+    if scope == "app":
+        return app
+    if scope not in keys.WIDGET_SCOPES.get(str(getattr(screen, "SCOPE", "")), ()):
+        return screen
+    node: DOMNode | None = screen.focused
+    while isinstance(node, Widget) and getattr(node, "KEY_SCOPE", None) != scope:
+        node = node.parent
+    return node if isinstance(node, Widget) else None
+
+
+def _runner(target: App[Any] | Widget, action: str) -> Callable[[], object]:
+    async def run() -> None:
+        await target.run_action(action)
+
+    return run

@@ -1,0 +1,388 @@
+"""The bake dialog: target, arch, node, push and variables; the exact command; what bake resolves.
+
+Opened by `b` (fresh) or `r` (ready: exactly what the selected job built, its name, arch,
+node, push and variables, with Start focused, so Enter starts it). Every change is resolved by
+the core on a thread of its own (never behind the views' thread pool, see `userthreads`):
+the arch a matrix name fixes, whether the launch pushes and to which registries its tags name,
+and `bake --print` under the job's environment. Start launches only the plan resolved for
+exactly what is on screen: pressed earlier, it starts when the answer comes, or says why not.
+A launch that pushes always asks first, with its own key, naming those registries. The dialog
+dismisses with the `BakePlan` to start; the App's owner of intents starts it. It is given what
+it shows and the one call that resolves a choice (`PlanFor`): it never reaches into the App.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Button, Input, Label, Select, Static
+
+from rocmtui.console import keys
+from rocmtui.console.dialogs.bake_choices import (
+    arch_choices,
+    arch_label,
+    arch_note,
+    default_arch,
+    format_overrides,
+    no_node,
+    node_changed_note,
+    overrides_key,
+    parse_overrides_field,
+    push_note,
+)
+from rocmtui.console.dialogs.confirm import ConfirmDialog
+from rocmtui.console.model import BakePlan, BakeRequest, ConsoleData
+from rocmtui.console.outside_text import clean
+from rocmtui.console.refresh_loops import describe
+from rocmtui.console.userthreads import run_on_own_thread
+from rocmtui.core.config import FleetConfig
+
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.model)
+
+MAX_RESOLVED_LINES = 400
+TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
+
+Choice = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]  # target, arch, node, push, set
+# what resolves a choice: (target, arch, node, push, variables) -> the core's plan, blocking
+PlanFor = Callable[[str, str, str, bool, Mapping[str, str]], BakePlan]
+
+
+@dataclass
+class PlanResolved(Message):
+    """From the dialog's resolving worker: the plan for `request`, the choice it was asked."""
+
+    plan: BakePlan
+    request: Choice
+
+
+class BakeDialog(ModalScreen[BakePlan | None]):
+    """Choose and start one bake."""
+
+    SCOPE: ClassVar[str] = "bake"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("bake"))
+
+    def __init__(
+        self,
+        data: ConsoleData,
+        request: BakeRequest,
+        config: FleetConfig,
+        plan_for: PlanFor,
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
+        """Choose a bake from `data` (the bake file, the fleet), opened as `request` says, on
+        the nodes of `config`; `plan_for` resolves each choice (it blocks: run on a thread)."""
+        super().__init__(id="bake-dialog", classes="dialog")
+        self.data = data
+        self.request = request
+        self.config = config
+        self.plan_for = plan_for
+        self.keymap = keymap or {}
+        assert data.bake is not None
+        self.bake = data.bake
+        self.push_switch = request.push
+        self.plan: BakePlan | None = None  # on show: resolved when `resolved_for` is `asked`
+        self.asked: Choice | None = None  # the choice last sent to bake
+        self.resolved_for: Choice | None = None  # the choice `plan` was resolved for
+        self.start_when_resolved = False  # Start was pressed while bake was still answering
+        self.set_error: str | None = None
+        self._note = ""  # what the last node change did to the arch
+        self._typing: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        """Fields, variables, notes, the command, the resolved definition, the buttons."""
+        bake = self.bake
+        nodes = [n.name for n in self.data.fleet.nodes] if self.data.fleet else []
+        nodes += [n.name for n in self.config.nodes if n.name not in nodes]
+        node = self.request.node if self.request.node in nodes else (nodes[0] if nodes else None)
+        target = self.request.target if self.request.target in bake.targets else None
+        target = target or (bake.targets[0] if bake.targets else None)
+        arches = arch_choices(bake, self.node_gfx(node), (self.request.arch,))
+        arch = self.request.arch if self.request.arch in arches else default_arch(bake, arches)
+        with Vertical(id="bake-box"):
+            yield Static(Text("Bake", style="bold"), id="bake-title")
+            with Horizontal(id="bake-fields"):
+                yield Label("target")
+                yield Select(
+                    [(clean(t, 40), t) for t in bake.targets],
+                    value=target or Select.BLANK,
+                    allow_blank=False,
+                    compact=True,
+                    id="bake-target",
+                )
+                yield Label("arch")
+                yield Select(
+                    [(arch_label(a), a) for a in arches], value=arch, allow_blank=False,
+                    compact=True, id="bake-arch",
+                )  # fmt: skip
+                yield Label("node")
+                yield Select(
+                    [(clean(n, 30), n) for n in nodes],
+                    value=node or Select.NULL,
+                    allow_blank=not nodes,  # a fleet file with no node: nothing to choose
+                    compact=True,
+                    id="bake-node",
+                )
+            with Horizontal(id="bake-vars"):
+                yield Label("set")
+                yield Input(
+                    format_overrides(self.request.overrides),
+                    placeholder="VAR=VALUE … bake variables for this build (as --set)",
+                    compact=True,
+                    id="bake-set",
+                )
+            yield Static("", id="bake-note", markup=False)
+            yield Static("", id="bake-command", markup=False)
+            with VerticalScroll(id="bake-resolved"):
+                yield Static("resolving…", id="bake-print", markup=False)
+            with Horizontal(id="bake-buttons"):
+                yield Button("Start", variant="primary", id="bake-start", compact=True)
+                yield Button("Back", id="bake-cancel", compact=True)
+                yield Static("", id="bake-hint", markup=False)
+
+    def node_gfx(self, node: str | None) -> str | None:
+        """The node's GPU arch, as probed, else as the fleet file says."""
+        snap = self.data.fleet.node(node) if self.data.fleet and node else None
+        if snap is not None and snap.gfx:
+            return snap.gfx
+        configured = self.config.node(node) if node else None
+        return configured.gfx if configured else None
+
+    def on_mount(self) -> None:
+        """Focus Start when opened by `r` (Enter launches), the target otherwise."""
+        for widget in self.query("#bake-start" if self.request.ready else "#bake-target"):
+            widget.focus()  # (absent only when the app is already closing)
+        if self.query("#bake-target"):
+            self.refresh_plan()
+
+    # ---------------------------------------------------------------- the plan
+
+    def choice(self) -> Choice | None:
+        """(target, arch, node, push switch, variables) as shown, or None while a field is
+        blank or the variables do not parse (`set_error` says why)."""
+        values = [self.query_one(f"#bake-{n}", Select).value for n in ("target", "arch", "node")]
+        if not self.config.nodes and not self.data.fleet:
+            self.set_error = no_node(self.config)
+            return None
+        if any(v is Select.BLANK or v is None for v in values):
+            return None
+        try:
+            overrides = parse_overrides_field(self.query_one("#bake-set", Input).value)
+        except ValueError as exc:
+            self.set_error = str(exc)
+            return None
+        self.set_error = None
+        target, arch, node = (str(v) for v in values)
+        return target, arch, node, self.push_switch, overrides_key(overrides)
+
+    @on(Select.Changed, "#bake-node")
+    def _node_changed(self, event: Select.Changed) -> None:
+        """The new node may not build the chosen arch: say what happens to it."""
+        node = str(event.value)
+        box = self.query_one("#bake-arch", Select)
+        arch = str(box.value)
+        arches = arch_choices(self.bake, self.node_gfx(node), (self.request.arch,))
+        self._note = ""
+        if arch not in arches:
+            fallback = default_arch(self.bake, arches)
+            self._note = node_changed_note(arch, node, self.node_gfx(node), fallback)
+            arch = fallback
+        box.set_options([(arch_label(a), a) for a in arches])
+        box.value = arch
+
+    @on(Select.Changed)
+    def _field_changed(self) -> None:
+        self.refresh_plan()
+
+    @on(Input.Changed, "#bake-set")
+    def _typed(self) -> None:
+        """Resolve once the operator pauses (one bake run per pause, not per key)."""
+        if self._typing is not None:
+            self._typing.stop()
+        self._typing = self.set_timer(TYPING_PAUSE, self.refresh_plan, name="bake-set-pause")
+
+    @on(Input.Submitted, "#bake-set")
+    def _set_now(self) -> None:
+        self.refresh_plan()
+
+    def refresh_plan(self) -> None:
+        """Ask bake again when what is shown changed (a field, the push switch, the variables);
+        an answer for anything older is dropped, and so is a pending Start."""
+        chosen = self.choice()
+        if chosen == self.asked and chosen is not None:
+            return
+        self.asked = chosen
+        self.start_when_resolved = False
+        if chosen is None:
+            self.plan = None
+            self.show()
+            return
+        target, arch, node, push, overrides = chosen
+        self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
+        self.show()
+        self.resolve(chosen)
+
+    @work(exclusive=True, group="plan", name="bake-print", exit_on_error=False)
+    async def resolve(self, chosen: Choice) -> None:
+        """The core's answer for `chosen`, from a thread of its own."""
+        target, arch, node, push, overrides = chosen
+        plan_for = self.plan_for
+        try:
+            plan = await run_on_own_thread(
+                lambda: plan_for(target, arch, node, push, dict(overrides)),
+                name="bake-print",
+                daemon=True,  # a read for the screen: nothing to finish at exit
+            )
+        except Exception as exc:
+            plan = BakePlan(
+                target, arch, node, push, error=describe(exc), push_switch=push,
+                overrides=overrides,
+            )  # fmt: skip
+        self.post_message(PlanResolved(plan, chosen))
+
+    @on(PlanResolved)
+    def _resolved(self, message: PlanResolved) -> None:
+        plan = message.plan
+        if self.asked is None or message.request != self.asked:
+            return  # an answer for a choice the operator already changed
+        asked = self.asked
+        self.plan = plan
+        self.resolved_for = asked
+        self.show()
+        if self.start_when_resolved:
+            self.start_when_resolved = False
+            self.action_start()
+
+    @property
+    def resolved(self) -> bool:
+        """The plan on show is bake's answer for exactly what is shown."""
+        return self.plan is not None and self.asked is not None and self.resolved_for == self.asked
+
+    def show(self) -> None:
+        """Notes, the command line, the resolved definition (changed lines marked), the hint."""
+        plan, resolving = self.plan, not self.resolved
+        chosen = self.asked
+        note = Text(no_wrap=True, overflow="ellipsis")
+        if chosen is not None:
+            _, arch, node, _, _ = chosen
+            shown_arch = plan.arch if plan is not None and not resolving else arch
+            note.append(self._note + "\n" if self._note else "", style="bold")
+            note.append(arch_note(shown_arch, self.bake, node, self.node_gfx(node), plan))
+            note.append("\n" + push_note(plan, self.push_switch, resolving))
+        self.query_one("#bake-note", Static).update(note)
+        command = Text("$ ", style="bold")
+        if plan is not None and plan.command:
+            command.append(" ".join(clean(part, 200) for part in plan.command))
+        elif plan is not None:
+            command.append(
+                f"GFX_ARCH={plan.arch} docker buildx bake … -- {clean(plan.target)}", style="dim"
+            )
+        self.query_one("#bake-command", Static).update(command)
+        self.query_one("#bake-print", Static).update(self.resolved_text(plan, resolving))
+        if plan is not None and plan.changed and not resolving:  # the first difference in view
+            first = min(plan.changed) + 1  # +1: the heading line
+            scroller = self.query_one("#bake-resolved")
+            self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
+        hint = Text(self.keys_hint(), style="dim")
+        if self.start_when_resolved:
+            hint.append("  starting once bake has resolved it…", style="bold")
+        elif plan is not None and plan.push and not resolving:
+            hint.append("  pushes to the registry: asks again", style="bold")
+        self.query_one("#bake-hint", Static).update(hint)
+
+    def keys_hint(self) -> str:
+        """`ctrl+s start · p push on/off · esc back`, with the keys as the keymap has them."""
+        said = []
+        for key_id, what in (("bake.start", "start"), ("bake.push", "push on/off"),
+                             ("bake.back", "back")):  # fmt: skip
+            entry = keys.BY_ID[key_id]
+            said.append(f"{keys.display_key(entry.key, self.keymap, key_id)} {what}")
+        return " · ".join(said)
+
+    def resolved_text(self, plan: BakePlan | None, resolving: bool) -> Text:
+        """What bake printed, or why there is nothing to show."""
+        body = Text()
+        if self.set_error:
+            body.append(clean(self.set_error, 300), style="bold red")
+        elif plan is None:
+            body.append("choose a target, an arch and a node", style="dim")
+        elif resolving:
+            body.append("resolving with bake --print…", style="dim")
+        elif plan.error:
+            body.append(f"bake --print failed: {clean(plan.error, 300)}", style="bold red")
+        else:
+            body.append(
+                "bake --print (lines that differ from the defaults are marked ▶)\n", style="dim"
+            )
+            for index, line in enumerate(plan.resolved[:MAX_RESOLVED_LINES]):
+                if index in plan.changed:
+                    body.append("▶ " + clean(line, 300) + "\n", style="bold reverse")
+                else:
+                    body.append("  " + clean(line, 300) + "\n")
+        return body
+
+    # ---------------------------------------------------------------- actions
+
+    @on(Button.Pressed, "#bake-start")
+    def action_start(self) -> None:
+        """Start the plan bake resolved for what is shown; before the answer, start when it
+        comes. A pushing plan asks a second time, with an explicit key."""
+        self.refresh_plan()  # the variables typed a moment ago count
+        plan = self.plan
+        if plan is None or self.asked is None:
+            why = self.set_error or "choose a target, an arch and a node"
+            self.notify(f"Not started: {why}", severity="warning", markup=False)
+            return
+        if not self.resolved:
+            self.start_when_resolved = True
+            self.show()
+            return
+        if plan.error or not plan.ready:
+            why = clean(plan.error or "bake has not resolved it", 200)
+            self.notify(f"Not started: {why}", severity="error", markup=False)
+            return
+        if not plan.push:
+            self.dismiss(plan)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.plan is plan:
+                self.dismiss(plan)
+
+        hosts = ", ".join(clean(h, 60) for h in plan.push_hosts) or "the registry"
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Push {clean(plan.target)} for {plan.arch} to {hosts}?",
+                "Build and push",
+                keymap=self.keymap,
+                details="Pushing replaces the published tags of this target.",
+            ),
+            answered,
+        )
+
+    @on(Button.Pressed, "#bake-cancel")
+    def action_close(self) -> None:
+        """Back to the fleet screen, nothing started."""
+        self.dismiss(None)
+
+    def action_toggle_push(self) -> None:
+        """`p`: the `--push` switch; a target whose output is a registry pushes regardless."""
+        plan = self.plan
+        if self.resolved and plan is not None and plan.push and not plan.push_switch:
+            self.notify(
+                f"{clean(plan.target)} always pushes: its output is a registry.",
+                severity="information",
+                markup=False,
+            )
+            return
+        self.push_switch = not self.push_switch
+        self.refresh_plan()

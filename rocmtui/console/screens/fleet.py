@@ -1,0 +1,410 @@
+"""The fleet screen: nodes, services, jobs and variables on one screen, fed by the feeds.
+
+It holds the latest `ConsoleData`, re-renders panels when a feed reports, and turns the
+operator's keys on the focused row into intents (`rocmtui.console.intents`) that go up to the App's
+owner: it opens no dialog and knows no other screen. Panels render; this screen decides what
+the keys are about.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Container
+from textual.worker import Worker, WorkerState
+
+from rocmtui.console import keys, textual_private
+from rocmtui.console.alarms import BuildAlarms
+from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.intents import (
+    BakeRequested,
+    CancelRequested,
+    JobsChanged,
+    LogRequested,
+    LogsRequested,
+    PublishedRequested,
+    RebuildRequested,
+)
+from rocmtui.console.messages import (
+    BakeLoaded,
+    FleetUpdated,
+    JobsUpdated,
+    PanelFailed,
+    ProbeSourceChanged,
+)
+from rocmtui.console.model import (
+    BakeRequest,
+    ConsoleData,
+    JobView,
+    last_job_on,
+    pushes_ended,
+    running_job_on,
+)
+from rocmtui.console.outside_text import clean
+from rocmtui.console.refresh_loops import Feeds, describe
+from rocmtui.console.screens.catalog import CatalogScreen
+from rocmtui.console.userthreads import run_on_own_thread
+from rocmtui.console.widgets.common import Palette, StatusLine
+from rocmtui.console.widgets.fleet import (
+    FleetPanel,
+    JobsPanel,
+    NodesPanel,
+    ServicesPanel,
+    VariablesPanel,
+    WatchPanel,
+)
+from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
+from rocmtui.console.widgets.footer import QuietFooter
+from rocmtui.core.config import FleetConfig
+from rocmtui.core.hostmonitor.links import MONITOR
+
+if TYPE_CHECKING:
+    from rocmtui.core.snapshots import FleetSnapshot
+
+HISTORY = 32  # latency samples kept per service
+BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
+
+
+class FleetScreen(CatalogScreen):
+    """Nodes, services, jobs and variables on one screen; the keys that act on them."""
+
+    SCOPE = "fleet"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("fleet"))
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 (Textual's type)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (48, "-tall")]  # noqa: RUF012
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        backend: FleetBackend,
+        *,
+        clock: Callable[[], float],
+        live: bool,
+        read_only: bool,
+        keymap: Mapping[str, str],
+    ) -> None:
+        super().__init__(read_only=read_only, keymap=keymap, id="fleet")
+        self.config = config
+        self.backend = backend
+        self.clock = clock
+        self.live = live  # False: tests feed recorded snapshots, no probes run
+        self.data = ConsoleData()
+        self.history: dict[str, deque[float]] = {}
+        self._alarms: BuildAlarms | None = None
+        self._palette: Palette | None = None
+        self._round_at: float | None = None  # the last whole round's time: the verdict's age
+        self.feeds: Feeds | None = None
+        self.source = ""  # where rounds come from: links.MONITOR, links.OWN
+        self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
+        self._bake_requested = False
+
+    def compose(self) -> ComposeResult:
+        """Status line, the four panels, the footer."""
+        # the breakpoint classes Textual would add on the first resize, added now: adding them
+        # after mount re-styled every widget twice (~20 ms before the first frame)
+        width, height = self.app.size
+        for size, points in (
+            (width, self.HORIZONTAL_BREAKPOINTS),
+            (height, self.VERTICAL_BREAKPOINTS),
+        ):
+            self.add_class(*textual_private.breakpoint_classes(self, size, points))
+        yield StatusLine(id="statusbar")
+        with Container(id="panels"):
+            yield NodesPanel(id="nodes")
+            yield ServicesPanel(id="services")
+            yield JobsPanel(id="jobs")
+            yield VariablesPanel(id="variables")
+            yield WatchPanel(id="watch")
+        yield QuietFooter()
+
+    def on_mount(self) -> None:
+        """Start the feeds (unless a test feeds recorded data) and the age ticker."""
+        refresh = self.config.refresh_seconds
+        for panel in self.query(FleetPanel):
+            panel.late_after = max(3 * refresh, refresh + self.config.probe_deadline_seconds)
+        self.query_one(NodesPanel).disk_warn_percent = self.config.disk_warn_percent
+        self.watch(self.app, "theme", self.theme_changed, init=False)
+        if self.live:
+            self.source = self.backend.source
+        self.render_status()
+        if self.live:
+            first = self.backend.take_first_round()
+            if first is not None:  # came while Textual started: in the first frame, not the third
+                self.show_fleet(first)
+            self.feeds = Feeds(self.backend, self.post_message)
+            # the bake file is parsed after the first round is on screen (or after BAKE_DELAY):
+            # its parser holds the GIL ~0.1 s, which the first frame with fleet data waited for
+            self.set_timer(BAKE_DELAY, self.load_bake, name="bake-file-fallback")
+            self.run_worker(
+                self.feeds.fleet_loop,
+                name="fleet-monitor",
+                group="monitor",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+            # the job store after the first frame: its imports (sqlite3 ...) and first read
+            # in a thread took the GIL from the first frame with the round taken above
+            self.call_after_refresh(self._start_jobs_loop)
+        self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
+        self.query_one(NodesPanel).table.focus()
+
+    def _start_jobs_loop(self) -> None:
+        if self.feeds is not None and not self.feeds.stopping.is_set():
+            self.run_worker(
+                self.feeds.jobs_loop,
+                name="job-store",
+                group="jobs",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+
+    def load_bake(self) -> None:
+        """Read the bake file once, on a thread of its own (the variables panel fills when it
+        is read): a `b` pressed before then waits for it, never behind the views' pool."""
+        if self._bake_requested or self.feeds is None:
+            return
+        self._bake_requested = True
+        self.run_worker(
+            run_on_own_thread(self.feeds.load_bake, name="bake-file", daemon=True),
+            name="bake-file",
+            group="bake",
+            exit_on_error=False,
+        )
+
+    def on_unmount(self) -> None:
+        """Let the loops end with the console."""
+        self.stop_feeds()
+
+    def stop_feeds(self) -> None:
+        """Ask the probe and job loops to end (they finish their current round)."""
+        if self.feeds is not None:
+            self.feeds.stop()
+
+    def poke(self) -> None:
+        """Probe and re-read the job store now."""
+        if self.feeds is not None:
+            self.feeds.poke()
+
+    def poke_jobs(self) -> None:
+        """Re-read the job store now (the probes keep their pace)."""
+        if self.feeds is not None:
+            self.feeds.poke_jobs()
+
+    # ---------------------------------------------------------------- rendering
+
+    @property
+    def alarms(self) -> BuildAlarms:
+        """The bell and notifications for builds that stall or fail (made when first fed)."""
+        if self._alarms is None:
+            self._alarms = BuildAlarms(self.app, self.config.stall_after_seconds, self.clock)
+        return self._alarms
+
+    @property
+    def palette(self) -> Palette:
+        """Theme colours for the state words (resolved once per theme)."""
+        if self._palette is None:
+            self._palette = Palette.from_app(self.app)
+        return self._palette
+
+    def theme_changed(self) -> None:
+        """A new theme: resolve the state words' colours again and repaint."""
+        self._palette = None
+        if self.is_mounted:
+            self.render_all()
+
+    def tick(self) -> None:
+        """Between rounds nothing is repainted (bytes cost latency over ssh); once the data is
+        late the ages are re-rendered every tick so the screen says it is late, not frozen."""
+        fleet = self.data.fleet
+        late_after = self.config.refresh_seconds * 1.5 + self.config.probe_deadline_seconds
+        if fleet is None or self.clock() - (self._round_at or fleet.taken_at) > late_after:
+            self.render_all()
+
+    def render_all(self) -> None:
+        """Re-render every panel at the current time (only changed cells repaint)."""
+        self.render_panels("nodes", "services", "jobs", "variables")
+
+    def render_panels(self, *names: str) -> None:
+        """Re-render the named panels and the status line (work only where data changed)."""
+        now = self.clock()
+        for name in names:
+            self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
+        self.render_status()
+
+    def render_status(self) -> None:
+        """The status line (widgets/fleet_status.py words it)."""
+        facts = StatusFacts(
+            config=self.config,
+            now=self.clock(),
+            fleet=self.data.fleet,
+            round_at=self._round_at,
+            jobs=self.data.jobs,
+            source=self.source,
+            monitor_lost=self.monitor_lost is not None,
+            read_only=self.read_only,
+        )
+        self.query_one("#statusbar", StatusLine).show(status_line(facts, self.palette))
+
+    # ---------------------------------------------------------------- feed messages
+
+    @on(FleetUpdated)
+    def _fleet(self, message: FleetUpdated) -> None:
+        self.show_fleet(message.snapshot)
+
+    def show_fleet(self, snap: FleetSnapshot) -> None:
+        """A probe round: the nodes and services panels, the latency history, the status."""
+        if not snap.interim:  # a whole round: the verdict's age starts again
+            self._round_at = snap.taken_at
+            for svc in (snap.registry, snap.webdav):
+                # one point per round: an interim snapshot's answers come again in its own
+                if svc.latency is not None:
+                    self.history.setdefault(svc.kind, deque(maxlen=HISTORY)).append(svc.latency)
+        latency = {k: tuple(v) for k, v in self.history.items()}
+        self.data = replace(self.data, fleet=snap, latency=latency)
+        for name in ("nodes", "services"):
+            self.query_one(f"#{name}", FleetPanel).show_fault(None)
+        # jobs too: its silences and the nodes' are worded at one `now`, so they agree
+        self.render_panels("nodes", "services", "jobs")
+        if not self._bake_requested:
+            self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
+
+    @on(ProbeSourceChanged)
+    def _source(self, message: ProbeSourceChanged) -> None:
+        """The host's monitor attached, or gone (this console probes on its own meanwhile)."""
+        was, self.source = self.source, message.kind
+        if message.kind == "lost":
+            self.monitor_lost = message.detail
+            self.notify(
+                f"{message.detail}. This console probes on its own until one is back.",
+                title="Monitor gone",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        elif message.kind == MONITOR:
+            if was and was != MONITOR:
+                self.notify(f"Attached to the {message.detail}.", title="Monitor", markup=False)
+            self.monitor_lost = None
+        self.render_status()
+
+    @on(JobsUpdated)
+    def _jobs(self, message: JobsUpdated) -> None:
+        self.query_one("#jobs", FleetPanel).show_fault(None)
+        if message.jobs != self.data.jobs:  # else the usual idle round: nothing to draw
+            self.show_jobs(message.jobs)
+
+    def show_jobs(self, jobs: tuple[JobView, ...]) -> None:
+        """A new job list: the panels, the alarms, the watched build; and up to the owner, for
+        the log panes and the published screen."""
+        ended_push = pushes_ended(self.data.jobs, jobs)
+        self.data = replace(self.data, jobs=jobs)
+        self.alarms.update(jobs)
+        self.render_panels("jobs", "nodes")
+        self.watch_build()
+        self.post_message(JobsChanged(jobs, ended_push))
+
+    def show_started(self, job: JobView) -> None:
+        """A job this console just launched: its row now, before the job store's next round
+        (asked for at once)."""
+        self.show_jobs((job, *[j for j in self.data.jobs if j.id != job.id]))
+        self.poke()
+
+    def watch_build(self) -> None:
+        """The watch panel follows a build only where the terminal has room to show it."""
+        room = self.has_class("-wide") and self.has_class("-tall")
+        self.query_one(WatchPanel).watch_job(self.data.jobs, room)
+
+    def on_resize(self) -> None:
+        """Breakpoints may have changed: the watch panel may fit now, or no longer."""
+        self.call_after_refresh(self.watch_build)
+
+    @on(BakeLoaded)
+    def _bake(self, message: BakeLoaded) -> None:
+        """The variables panel fills (the message goes on up: a dialog may wait for it)."""
+        self.data = replace(self.data, bake=message.bake)
+        self.query_one("#variables", FleetPanel).show_fault(message.bake.error)
+        self.render_panels("variables")
+
+    @on(PanelFailed)
+    def _failed(self, message: PanelFailed) -> None:
+        self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place where a feed's worker that died shows up on screen."""
+        worker = event.worker
+        if event.state != WorkerState.ERROR or worker.error is None:
+            return
+        panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
+        reason = f"{worker.name}: {describe(worker.error)}"
+        if panel:
+            self.query_one(f"#{panel}", FleetPanel).show_fault(reason)
+        else:
+            self.notify(reason, title="Failed", severity="error", markup=False)
+
+    # ---------------------------------------------------------------- keys: intents go up
+
+    def focused_row(self) -> tuple[str | None, JobView | None, str]:
+        """(node, job, why) for the row under the cursor of the focused panel only: a job row
+        names both; a node row names its node and its running (else last) job. `why` says
+        what is missing when the focused panel has no such row."""
+        jobs = self.query_one(JobsPanel)
+        nodes = self.query_one(NodesPanel)
+        if self.focused is jobs.table:
+            job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
+            return (job.node if job else None), job, "No job in the Jobs panel yet."
+        if self.focused is nodes.table and nodes.selected_key is not None:
+            node = nodes.selected_key
+            job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
+            return node, job, f"No job on {clean(node, 30)} yet."
+        return None, None, "Select a job (Jobs panel) or a node first: Tab moves between panels."
+
+    def action_bake(self) -> None:
+        """`b`: the bake dialog, on the focused row's node."""
+        node, _, _ = self.focused_row()
+        self.post_message(BakeRequested(BakeRequest(node=node)))
+
+    def action_rebuild(self) -> None:
+        """`r`: exactly what the focused row's job built, on its node: the dialog opens ready,
+        Enter starts it."""
+        _, job, why = self.focused_row()
+        if job is None:
+            self.notify(f"{why} (b starts a new build)", severity="information", markup=False)
+            return
+        self.post_message(RebuildRequested(BakeRequest.rebuild(job)))
+
+    def action_open_log(self) -> None:
+        """`l`: the log pane of the focused row's job (a node's running, else last, job)."""
+        _, job, why = self.focused_row()
+        if job is None:
+            self.notify(why, severity="information", markup=False)
+            return
+        self.post_message(LogRequested(job.id))
+
+    def action_cancel_job(self) -> None:
+        """`c`: cancel the focused row's running job, after a confirmation."""
+        _, job, why = self.focused_row()
+        if job is None or not job.active:
+            said = why if job is None else f"{clean(job.target, 40)} is not running ({job.state})."
+            self.notify(said, severity="information", markup=False)
+            return
+        self.post_message(CancelRequested(job))
+
+    def action_show_logs(self) -> None:
+        """`L`: the log panes already open."""
+        self.post_message(LogsRequested())
+
+    def action_show_matrix(self) -> None:
+        """`m`: what the fleet has published (target × arch) and the pinned versions."""
+        self.post_message(PublishedRequested())
+
+    def action_refresh(self) -> None:
+        """Probe and re-read now."""
+        self.poke()
