@@ -103,9 +103,15 @@ class FleetScreen(CatalogScreen):
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
         self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
+        # the panels mounted so far, by name: the first frame has the nodes only (see compose)
+        self.panels: dict[str, FleetPanel] = {}
+        self._faults: dict[str, str | None] = {}  # said while a panel was not mounted yet
 
     def compose(self) -> ComposeResult:
-        """Status line, the four panels, the footer."""
+        """Status line and the nodes panel: the first frame, which shows the round the monitor
+        sent. The other panels and the footer are mounted right after it is painted
+        (`_mount_the_rest`): composing, styling and drawing them first took about as many
+        instructions as the whole bare Textual app, and the first frame with fleet data waited."""
         # the breakpoint classes Textual would add on the first resize, added now: adding them
         # after mount re-styled every widget twice (~20 ms before the first frame)
         width, height = self.app.size
@@ -116,19 +122,45 @@ class FleetScreen(CatalogScreen):
             self.add_class(*textual_private.breakpoint_classes(self, size, points))
         yield StatusLine(id="statusbar")
         with Container(id="panels"):
-            yield NodesPanel(id="nodes")
-            yield ServicesPanel(id="services")
-            yield JobsPanel(id="jobs")
-            yield VariablesPanel(id="variables")
-            yield WatchPanel(id="watch")
-        yield QuietFooter()
+            yield self._fitted(NodesPanel(id="nodes"))
+
+    def _fitted(self, panel: FleetPanel) -> FleetPanel:
+        """A panel with the fleet file's settings."""
+        refresh = self.config.refresh_seconds
+        panel.late_after = max(3 * refresh, refresh + self.config.probe_deadline_seconds)
+        if isinstance(panel, NodesPanel):
+            panel.disk_warn_percent = self.config.disk_warn_percent
+        return panel
+
+    async def _mount_the_rest(self) -> None:
+        """After the first frame: the services, jobs and variables panels, the watch panel and
+        the footer, in the order the screen always had; each shows what came meanwhile."""
+        later = [self._fitted(panel) for panel in (
+            ServicesPanel(id="services"), JobsPanel(id="jobs"), VariablesPanel(id="variables"),
+        )]  # fmt: skip
+        await self.query_one("#panels", Container).mount_all([*later, WatchPanel(id="watch")])
+        await self.mount(QuietFooter())
+        for panel in later:
+            self.panels[str(panel.id)] = panel
+            panel.show_fault(self._faults.pop(str(panel.id), None))
+        self.render_panels("services", "jobs", "variables")
+        self.watch_build()
+
+    def panel_fault(self, name: str, reason: str | None) -> None:
+        """Show (None: clear) why a panel's data is missing, once that panel is mounted."""
+        panel = self.panels.get(name)
+        if panel is None:
+            self._faults[name] = reason
+        else:
+            panel.show_fault(reason)
 
     def on_mount(self) -> None:
         """Start the feeds (unless a test feeds recorded data) and the age ticker."""
         refresh = self.config.refresh_seconds
-        for panel in self.query(FleetPanel):
-            panel.late_after = max(3 * refresh, refresh + self.config.probe_deadline_seconds)
-        self.query_one(NodesPanel).disk_warn_percent = self.config.disk_warn_percent
+        self.panels["nodes"] = self.query_one("#nodes", FleetPanel)
+        # queued before any callback of the first frame below: the jobs and bake loops report
+        # into panels that are mounted by then
+        self.call_after_refresh(self._mount_the_rest)
         self.watch(self.app, "theme", self.theme_changed, init=False)
         if self.live:
             self.source = self.backend.source
@@ -153,7 +185,7 @@ class FleetScreen(CatalogScreen):
             # in a thread took the GIL from the first frame with the round taken above
             self.call_after_refresh(self._start_jobs_loop)
         self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
-        self.query_one(NodesPanel).table.focus()
+        self.panels["nodes"].table.focus()
 
     def _start_jobs_loop(self) -> None:
         if self.feeds is not None and not self.feeds.stopping.is_set():
@@ -236,7 +268,9 @@ class FleetScreen(CatalogScreen):
         """Re-render the named panels and the status line (work only where data changed)."""
         now = self.clock()
         for name in names:
-            self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
+            panel = self.panels.get(name)
+            if panel is not None:  # else it shows self.data once mounted
+                panel.show(self.data, now, self.palette)
         self.render_status()
 
     def render_status(self) -> None:
@@ -270,7 +304,7 @@ class FleetScreen(CatalogScreen):
         latency = {k: tuple(v) for k, v in self.history.items()}
         self.data = replace(self.data, fleet=snap, latency=latency)
         for name in ("nodes", "services"):
-            self.query_one(f"#{name}", FleetPanel).show_fault(None)
+            self.panel_fault(name, None)
         # jobs too: its silences and the nodes' are worded at one `now`, so they agree
         self.render_panels("nodes", "services", "jobs")
         if not self._bake_requested:
@@ -297,7 +331,7 @@ class FleetScreen(CatalogScreen):
 
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
-        self.query_one("#jobs", FleetPanel).show_fault(None)
+        self.panel_fault("jobs", None)
         if message.jobs != self.data.jobs:  # else the usual idle round: nothing to draw
             self.show_jobs(message.jobs)
 
@@ -320,7 +354,8 @@ class FleetScreen(CatalogScreen):
     def watch_build(self) -> None:
         """The watch panel follows a build only where the terminal has room to show it."""
         room = self.has_class("-wide") and self.has_class("-tall")
-        self.query_one(WatchPanel).watch_job(self.data.jobs, room)
+        for watch in self.query(WatchPanel):  # none before the panels after the first frame
+            watch.watch_job(self.data.jobs, room)
 
     def on_resize(self) -> None:
         """Breakpoints may have changed: the watch panel may fit now, or no longer."""
@@ -330,12 +365,12 @@ class FleetScreen(CatalogScreen):
     def _bake(self, message: BakeLoaded) -> None:
         """The variables panel fills (the message goes on up: a dialog may wait for it)."""
         self.data = replace(self.data, bake=message.bake)
-        self.query_one("#variables", FleetPanel).show_fault(message.bake.error)
+        self.panel_fault("variables", message.bake.error)
         self.render_panels("variables")
 
     @on(PanelFailed)
     def _failed(self, message: PanelFailed) -> None:
-        self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
+        self.panel_fault(message.panel, message.reason)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place where a feed's worker that died shows up on screen."""
@@ -345,7 +380,7 @@ class FleetScreen(CatalogScreen):
         panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
         reason = f"{worker.name}: {describe(worker.error)}"
         if panel:
-            self.query_one(f"#{panel}", FleetPanel).show_fault(reason)
+            self.panel_fault(panel, reason)
         else:
             self.notify(reason, title="Failed", severity="error", markup=False)
 
@@ -355,9 +390,8 @@ class FleetScreen(CatalogScreen):
         """(node, job, why) for the row under the cursor of the focused panel only: a job row
         names both; a node row names its node and its running (else last) job. `why` says
         what is missing when the focused panel has no such row."""
-        jobs = self.query_one(JobsPanel)
-        nodes = self.query_one(NodesPanel)
-        if self.focused is jobs.table:
+        jobs, nodes = self.panels.get("jobs"), self.panels["nodes"]
+        if jobs is not None and self.focused is jobs.table:
             job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
             return (job.node if job else None), job, "No job in the Jobs panel yet."
         if self.focused is nodes.table and nodes.selected_key is not None:
