@@ -33,6 +33,7 @@ NOT_BEFORE_THE_FRAME = (
     "paramiko",
     "psutil",
     "prometheus_client",
+    "_hashlib",  # OpenSSL, for a socket name: rocmtui.core.digests hashes without it
     "rocmtui.core.monitor",
     "rocmtui.core.probes",
     "hcl2",
