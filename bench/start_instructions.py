@@ -5,9 +5,9 @@ Textual app that mounts one Static (issue 20's attached start figure, counted, n
 
 Wall-clock start-up on a shared machine moves with its load; instructions executed do not
 (much). Each process runs under `valgrind --tool=callgrind` on a pseudo-terminal and ends itself
-(os._exit) once the frame is painted: the console once its first frame with the monitor's round
-is painted (the same marks as tests/test_monitor_attach_imports.py), the anchor once its one
-Static's first frame is. The monitor runs outside valgrind, for a fleet file of one node whose
+(os._exit) once the frame is painted: the console as soon as the fleet screen has handed
+Textual's writer the first frame that shows the monitor's round, the anchor once its screen
+has handed over its first frame (the one Static). The monitor runs outside valgrind, for a fleet file of one node whose
 engine socket does not exist. Nothing asserts; the rows go to the table.
 """
 
@@ -37,11 +37,15 @@ import rocmtui.console.run as run
 console = run.run_console
 def run_console(args, link=None):
     from rocmtui.console.screens.fleet import FleetScreen
-    show = FleetScreen.show_fleet
+    show, paint = FleetScreen.show_fleet, FleetScreen._compositor_refresh
     def show_fleet(screen, snapshot):
-        screen.call_after_refresh(os._exit, 0 if screen.source == "monitor" else 3)
+        screen.shown_round = True
         show(screen, snapshot)
-    FleetScreen.show_fleet = show_fleet
+    def compositor_refresh(screen):
+        paint(screen)  # the frame goes to the terminal (Textual's writer thread)
+        if getattr(screen, "shown_round", False):
+            os._exit(0 if screen.source == "monitor" else 3)
+    FleetScreen.show_fleet, FleetScreen._compositor_refresh = show_fleet, compositor_refresh
     return console(args, link)
 run.run_console = run_console
 import rocmtui.cli.main as cli
@@ -51,12 +55,16 @@ sys.exit(cli.main(sys.argv[1:]))
 MINIMAL = """
 import os
 from textual.app import App
+from textual.screen import Screen
 from textual.widgets import Static
+paint = Screen._compositor_refresh
+def compositor_refresh(screen):
+    paint(screen)  # its first frame, with the Static, goes to the terminal
+    os._exit(0)
+Screen._compositor_refresh = compositor_refresh
 class Minimal(App):
     def compose(self):
         yield Static("rocmtui-bench-ready")
-    def on_mount(self):
-        self.call_after_refresh(os._exit, 0)
 Minimal().run()
 """
 
