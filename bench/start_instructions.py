@@ -7,8 +7,9 @@ Wall-clock start-up on a shared machine moves with its load; instructions execut
 (much). Each process runs under `valgrind --tool=callgrind` on a pseudo-terminal and ends itself
 (os._exit) once the frame is painted: the console as soon as the fleet screen has handed
 Textual's writer the first frame that shows the monitor's round, the anchor once its screen
-has handed over its first frame (the one Static). The monitor runs outside valgrind, for a fleet file of one node whose
-engine socket does not exist. Nothing asserts; the rows go to the table.
+has handed over its first frame (the one Static). The monitor runs outside valgrind, for a
+fleet file of one node whose engine socket does not exist. Nothing asserts; rows go to the
+table.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time

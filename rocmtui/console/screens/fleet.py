@@ -140,11 +140,17 @@ class FleetScreen(CatalogScreen):
         )]  # fmt: skip
         await self.query_one("#panels", Container).mount_all([*later, WatchPanel(id="watch")])
         await self.mount(QuietFooter())
+        self.refresh_bindings()  # the footer lists the keys once told (the focus moved before)
         for panel in later:
             self.panels[str(panel.id)] = panel
             panel.show_fault(self._faults.pop(str(panel.id), None))
         self.render_panels("services", "jobs", "variables")
         self.watch_build()
+
+    @property
+    def all_mounted(self) -> bool:
+        """Every panel and the footer are mounted (right after the first frame)."""
+        return len(self.panels) == 4
 
     def panel_fault(self, name: str, reason: str | None) -> None:
         """Show (None: clear) why a panel's data is missing, once that panel is mounted."""

@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 from rocmtui.console.intents import CancelRequested, PanesChanged, RebuildRequested
 from rocmtui.console.model import BakeRequest, JobView
 from rocmtui.console.outside_text import clean
@@ -51,6 +51,8 @@ def tab_title(job: JobView, twins: bool) -> str:
 
 class LogsScreen(CatalogScreen):
     """Tabs of log panes."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE = "logs"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))
