@@ -1,7 +1,7 @@
 """Instructions to the first frame: the console attached to a running monitor beside the bare
 Textual app that mounts one Static (issue 20's attached start figure, counted, not timed).
 
-    python bench/start_instructions.py [--runs 1]
+    python bench/bench_start_instructions.py [--runs 3] [--quick]
 
 Wall-clock start-up on a shared machine moves with its load; instructions executed do not
 (much). Each process runs under `valgrind --tool=callgrind` on a pseudo-terminal and ends itself
@@ -97,10 +97,11 @@ def instructions(argv: Sequence[str], env: dict[str, str], out: Path) -> int | N
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=None, help="counts of each (3; --quick 1)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--quick", action="store_true", help="(one run; the default already)")
+    parser.add_argument("--quick", action="store_true", help="one count each (also BENCH_QUICK=1)")
     args = parser.parse_args(argv)
+    args.runs = args.runs or (1 if args.quick or common.quick() else 3)
     if shutil.which("valgrind") is None:
         common.emit([common.row("attached start, instructions: no valgrind", None)], args.json)
         return 0
