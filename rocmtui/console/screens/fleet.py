@@ -60,7 +60,6 @@ from rocmtui.console.widgets.fleet import (
     WatchPanel,
 )
 from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
-from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.links import MONITOR
 
@@ -139,6 +138,8 @@ class FleetScreen(CatalogScreen):
             ServicesPanel(id="services"), JobsPanel(id="jobs"), VariablesPanel(id="variables"),
         )]  # fmt: skip
         await self.query_one("#panels", Container).mount_all([*later, WatchPanel(id="watch")])
+        from rocmtui.console.widgets.footer import QuietFooter  # not needed by the first frame
+
         await self.mount(QuietFooter())
         self.refresh_bindings()  # the footer lists the keys once told (the focus moved before)
         for panel in later:
