@@ -21,7 +21,6 @@ from typing import Any
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.digests import sha256_hex
-from rocmtui.core.jobs.locks import is_locked
 from rocmtui.core.paths import state_dir
 from rocmtui.core.units import fmt_clock
 
@@ -108,6 +107,8 @@ class MonitorPlace:
 
     def running(self) -> bool:
         """True while a monitor holds the lock (the kernel's word: it is alive)."""
+        from rocmtui.core.jobs.locks import is_locked  # not on the attached console's way up
+
         try:
             return is_locked(self.lock)
         except OSError:
