@@ -22,6 +22,7 @@ from rocmtui.console.intents import (
     Intent,
     JobsChanged,
     LaunchRequested,
+    LayoutChanged,
     LogRequested,
     LogsRequested,
     PanesChanged,
@@ -31,6 +32,7 @@ from rocmtui.console.intents import (
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.model import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.outside_text import clean
+from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.refresh_loops import describe
 from rocmtui.console.userthreads import run_on_own_thread
 from rocmtui.core.bakefind import describe as bake_named
@@ -65,9 +67,24 @@ class ConsoleActions:
             self.app.push_screen(self.app.published_screen)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
+        elif isinstance(intent, LayoutChanged):
+            self.remember_layout(intent.layout)
         elif isinstance(intent, PanesChanged):
             self.app.backend.watch_progress(intent.job_ids)
             self.app.fleet_screen.poke_jobs()  # a new pane's progress comes from a round now
+
+    def remember_layout(self, layout: PaneLayout) -> None:
+        """Keep the log panes' layout in the per-user prefs file (on a thread: it writes)."""
+        app = self.app
+        if app.remember:
+            from rocmtui.console import prefs
+
+            app.run_worker(
+                lambda: prefs.save(**layout.as_prefs()),
+                name="save-layout",
+                thread=True,
+                exit_on_error=False,
+            )
 
     # ---------------------------------------------------------------- bake
 

@@ -130,10 +130,12 @@ class RocmTui(App[list[JobView]]):
     def logs_screen(self) -> LogsScreen:
         """The log panes' screen, made (and its modules imported) when first needed."""
         if self._logs_screen is None:
+            from rocmtui.console import prefs
             from rocmtui.console.screens.logs import LogsScreen
 
+            layout = prefs.PaneLayout.remembered(prefs.load() if self.remember else {})
             self._logs_screen = LogsScreen(
-                clock=self.clock, read_only=self.read_only, keymap=self.keymap
+                clock=self.clock, read_only=self.read_only, keymap=self.keymap, layout=layout
             )
             self.install_screen(self._logs_screen, name="logs")
         return self._logs_screen

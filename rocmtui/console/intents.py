@@ -14,6 +14,7 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     L / m         LogsRequested / PublishedRequested   show that screen
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
+    o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from rocmtui.console.model import BakePlan, BakeRequest, JobView
+from rocmtui.console.prefs import PaneLayout
 
 
 class Intent(Message):
@@ -94,3 +96,11 @@ class PanesChanged(Intent):
     """The jobs that have a log pane open now: their progress is wanted, finished or not."""
 
     job_ids: tuple[str, ...]
+
+
+@dataclass
+class LayoutChanged(Intent):
+    """The operator laid the log panes out anew (the step outline's width, shown or not):
+    every pane has it now, and the next console starts with it."""
+
+    layout: PaneLayout

@@ -43,6 +43,17 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
     KeyAction("logs.close", "x", "close_pane", "Close pane", "logs"),
     KeyAction("logs.outline", "o", "toggle_outline", "Steps", "logs"),
+    KeyAction(
+        "logs.narrower",
+        "less_than_sign",
+        "resize_outline(-4)",
+        "Steps narrower",
+        "logs",
+        show=False,
+    ),
+    KeyAction(
+        "logs.wider", "greater_than_sign", "resize_outline(4)", "Steps wider", "logs", show=False
+    ),
     KeyAction("logs.cancel", "c", "cancel_job", "Cancel", "logs", dangerous=True),
     KeyAction("logs.rebuild", "r", "rebuild", "Rebuild", "logs", dangerous=True),
     # the published screen: target × arch matrix and pinned versions (screens/published.py)
@@ -204,5 +215,7 @@ def display_key(key: str, keymap: Mapping[str, str] | None = None, binding_id: s
         "slash": "/",
         "colon": ":",
         "exclamation_mark": "!",
+        "less_than_sign": "<",
+        "greater_than_sign": ">",
     }
     return ",".join(names.get(part, part) for part in key.split(","))

@@ -1,4 +1,5 @@
-"""What the console remembers per user between runs: the theme chosen in the palette.
+"""What the console remembers per user between runs: the theme chosen in the palette, and the
+log panes' step outline (its width in columns, shown or hidden).
 
 A small JSON file, `$XDG_STATE_HOME/rocmtui/console.json` (never the fleet file, which may be
 shared or system-wide; never the state folder, which a fleet file may share between operators).
@@ -12,10 +13,40 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 FILE = "console.json"
+OUTLINE_MIN, OUTLINE_MAX = 16, 120  # columns the step outline may take (a log keeps the rest)
+
+
+@dataclass(frozen=True, slots=True)
+class PaneLayout:
+    """How the log panes are laid out: the step outline's width in columns (None: the
+    stylesheet's, a share of the terminal) and whether it is shown."""
+
+    outline_width: int | None = None
+    outline_shown: bool = True
+
+    @classmethod
+    def remembered(cls, data: Mapping[str, Any]) -> PaneLayout:
+        """The layout `load()` remembers; a value out of range or of the wrong type is left
+        out (the default), never fatal."""
+        width, shown = data.get("outline_width"), data.get("outline_shown")
+        in_range = isinstance(width, int) and OUTLINE_MIN <= width <= OUTLINE_MAX
+        if isinstance(width, bool) or not in_range:
+            width = None
+        return cls(width, shown if isinstance(shown, bool) else True)
+
+    def resized(self, by: int, current: int) -> PaneLayout:
+        """`by` columns wider (narrower when negative) than `current`, within the bounds."""
+        width = max(OUTLINE_MIN, min(OUTLINE_MAX, current + by))
+        return PaneLayout(width, self.outline_shown)
+
+    def as_prefs(self) -> dict[str, Any]:
+        """What `save()` is to remember of it."""
+        return {"outline_width": self.outline_width, "outline_shown": self.outline_shown}
 
 
 def prefs_path(env: Mapping[str, str] | None = None) -> Path:

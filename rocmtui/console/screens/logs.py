@@ -12,6 +12,7 @@ import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.text import Text
@@ -22,9 +23,15 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.console import keys, stylesheets
-from rocmtui.console.intents import CancelRequested, PanesChanged, RebuildRequested
+from rocmtui.console.intents import (
+    CancelRequested,
+    LayoutChanged,
+    PanesChanged,
+    RebuildRequested,
+)
 from rocmtui.console.model import BakeRequest, JobView
 from rocmtui.console.outside_text import clean
+from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.logpane import LogPane
@@ -58,11 +65,18 @@ class LogsScreen(CatalogScreen):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))
 
     def __init__(
-        self, *, clock: Callable[[], float], read_only: bool, keymap: Mapping[str, str]
+        self,
+        *,
+        clock: Callable[[], float],
+        read_only: bool,
+        keymap: Mapping[str, str],
+        layout: PaneLayout | None = None,
     ) -> None:
-        """`clock` is the console's (a fixed one in tests): the panes' ages are worded by it."""
+        """`clock` is the console's (a fixed one in tests): the panes' ages are worded by it;
+        `layout` the panes' outline as the operator last left it."""
         super().__init__(read_only=read_only, keymap=keymap, id="logs")
         self.clock = clock
+        self.pane_layout = layout or PaneLayout()
         self.panes: dict[str, LogPane] = {}
         self._pending: list[TabPane] = []  # panes opened before the screen was first shown
         self._pending_active: str | None = None
@@ -79,7 +93,15 @@ class LogsScreen(CatalogScreen):
             return False
         if (
             action
-            in ("close_pane", "next_pane", "prev_pane", "toggle_outline", "cancel_job", "rebuild")
+            in (
+                "close_pane",
+                "next_pane",
+                "prev_pane",
+                "toggle_outline",
+                "resize_outline",
+                "cancel_job",
+                "rebuild",
+            )
             and not self.panes
         ):
             return None
@@ -91,6 +113,7 @@ class LogsScreen(CatalogScreen):
         pid = pane_id(job.id)
         if job.id not in self.panes:
             pane = LogPane(job, clock=self.clock, id=f"{pid}-pane")
+            pane.apply_layout(self.pane_layout)
             self.panes[job.id] = pane
             same = [p for p in self.panes.values() if _build(p.job) == _build(job)]
             tab = TabPane(Content(tab_title(job, twins=len(same) > 1)), pane, id=pid)
@@ -208,10 +231,23 @@ class LogsScreen(CatalogScreen):
         self.post_message(PanesChanged(tuple(self.panes)))
 
     def action_toggle_outline(self) -> None:
-        """Show or hide the step outline."""
+        """Show or hide the step outline, in every pane (and in the next console)."""
         pane = self.current()
         if pane is not None:
-            pane.toggle_outline()
+            self._lay_out(replace(self.pane_layout, outline_shown=not pane.outline.display))
+
+    def action_resize_outline(self, by: int) -> None:
+        """The step outline `by` columns wider (narrower when negative), in every pane."""
+        pane = self.current()
+        if pane is not None:
+            shown = replace(self.pane_layout, outline_shown=True)
+            self._lay_out(shown.resized(by, pane.outline.outer_size.width))
+
+    def _lay_out(self, layout: PaneLayout) -> None:
+        self.pane_layout = layout
+        for pane in self.panes.values():
+            pane.apply_layout(layout)
+        self.post_message(LayoutChanged(layout))
 
     def action_cancel_job(self) -> None:
         """Cancel this pane's job, after a confirmation."""

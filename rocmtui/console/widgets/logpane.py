@@ -19,6 +19,7 @@ from textual.widgets import Static, Tree
 
 from rocmtui.console.model import JobView, StepView, fmt_counter
 from rocmtui.console.outside_text import clean
+from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.logview import LogView
 from rocmtui.core.states import JOB_SYMBOLS, LOOP_SYMBOLS, JobState
@@ -142,6 +143,13 @@ class LogPane(Vertical):
     def toggle_outline(self) -> None:
         """Show or hide the step outline."""
         self.outline.display = not self.outline.display
+
+    def apply_layout(self, layout: PaneLayout) -> None:
+        """The outline as the operator last left it (width, shown or not)."""
+        if layout.outline_width is not None:
+            self.outline.styles.width = layout.outline_width
+            self.outline.styles.max_width = None  # the operator's width, not the sheet's cap
+        self.outline.display = layout.outline_shown
 
     @on(Tree.NodeSelected)
     def _jump(self, event: Tree.NodeSelected[StepView]) -> None:
