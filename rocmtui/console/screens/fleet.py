@@ -49,14 +49,10 @@ from rocmtui.console.model import (
 from rocmtui.console.outside_text import clean
 from rocmtui.console.refresh_loops import Feeds, describe
 from rocmtui.console.screens.catalog import CatalogScreen
+from rocmtui.console.screens.fleet_panels import LATER, FleetPanels
 from rocmtui.console.userthreads import run_on_own_thread
 from rocmtui.console.widgets.common import Palette, StatusLine
 from rocmtui.console.widgets.fleet import (
-    FleetPanel,
-    JobsPanel,
-    NodesPanel,
-    ServicesPanel,
-    VariablesPanel,
     WatchPanel,
 )
 from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
@@ -102,15 +98,12 @@ class FleetScreen(CatalogScreen):
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
         self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
-        # the panels mounted so far, by name: the first frame has the nodes only (see compose)
-        self.panels: dict[str, FleetPanel] = {}
-        self._faults: dict[str, str | None] = {}  # said while a panel was not mounted yet
+        self.panels = FleetPanels(config)  # the first frame has the nodes only (see compose)
 
     def compose(self) -> ComposeResult:
         """Status line and the nodes panel: the first frame, which shows the round the monitor
         sent. The other panels and the footer are mounted right after it is painted
-        (`_mount_the_rest`): composing, styling and drawing them first took about as many
-        instructions as the whole bare Textual app, and the first frame with fleet data waited."""
+        (`_mount_the_rest`; screens/fleet_panels.py says why)."""
         # the breakpoint classes Textual would add on the first resize, added now: adding them
         # after mount re-styled every widget twice (~20 ms before the first frame)
         width, height = self.app.size
@@ -121,50 +114,26 @@ class FleetScreen(CatalogScreen):
             self.add_class(*textual_private.breakpoint_classes(self, size, points))
         yield StatusLine(id="statusbar")
         with Container(id="panels"):
-            yield self._fitted(NodesPanel(id="nodes"))
-
-    def _fitted(self, panel: FleetPanel) -> FleetPanel:
-        """A panel with the fleet file's settings."""
-        refresh = self.config.refresh_seconds
-        panel.late_after = max(3 * refresh, refresh + self.config.probe_deadline_seconds)
-        if isinstance(panel, NodesPanel):
-            panel.disk_warn_percent = self.config.disk_warn_percent
-        return panel
+            yield self.panels.first()
 
     async def _mount_the_rest(self) -> None:
-        """After the first frame: the services, jobs and variables panels, the watch panel and
-        the footer, in the order the screen always had; each shows what came meanwhile."""
-        later = [self._fitted(panel) for panel in (
-            ServicesPanel(id="services"), JobsPanel(id="jobs"), VariablesPanel(id="variables"),
-        )]  # fmt: skip
-        await self.query_one("#panels", Container).mount_all([*later, WatchPanel(id="watch")])
-        from rocmtui.console.widgets.footer import QuietFooter  # not needed by the first frame
-
-        await self.mount(QuietFooter())
-        self.refresh_bindings()  # the footer lists the keys once told (the focus moved before)
-        for panel in later:
-            self.panels[str(panel.id)] = panel
-            panel.show_fault(self._faults.pop(str(panel.id), None))
-        self.render_panels("services", "jobs", "variables")
+        """After the first frame: the other panels and the footer, showing what came meanwhile."""
+        await self.panels.mount_the_rest(self)
+        self.render_panels(*LATER)
         self.watch_build()
 
     @property
     def all_mounted(self) -> bool:
         """Every panel and the footer are mounted (right after the first frame)."""
-        return len(self.panels) == 4
+        return self.panels.all_mounted
 
     def panel_fault(self, name: str, reason: str | None) -> None:
         """Show (None: clear) why a panel's data is missing, once that panel is mounted."""
-        panel = self.panels.get(name)
-        if panel is None:
-            self._faults[name] = reason
-        else:
-            panel.show_fault(reason)
+        self.panels.fault(name, reason)
 
     def on_mount(self) -> None:
         """Start the feeds (unless a test feeds recorded data) and the age ticker."""
         refresh = self.config.refresh_seconds
-        self.panels["nodes"] = self.query_one("#nodes", FleetPanel)
         # queued before any callback of the first frame below: the jobs and bake loops report
         # into panels that are mounted by then
         self.call_after_refresh(self._mount_the_rest)
@@ -192,7 +161,7 @@ class FleetScreen(CatalogScreen):
             # in a thread took the GIL from the first frame with the round taken above
             self.call_after_refresh(self._start_jobs_loop)
         self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
-        self.panels["nodes"].table.focus()
+        self.panels.nodes.table.focus()
 
     def _start_jobs_loop(self) -> None:
         if self.feeds is not None and not self.feeds.stopping.is_set():
@@ -397,7 +366,7 @@ class FleetScreen(CatalogScreen):
         """(node, job, why) for the row under the cursor of the focused panel only: a job row
         names both; a node row names its node and its running (else last) job. `why` says
         what is missing when the focused panel has no such row."""
-        jobs, nodes = self.panels.get("jobs"), self.panels["nodes"]
+        jobs, nodes = self.panels.get("jobs"), self.panels.nodes
         if jobs is not None and self.focused is jobs.table:
             job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
             return (job.node if job else None), job, "No job in the Jobs panel yet."
