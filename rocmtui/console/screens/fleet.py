@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
 from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,
     CancelRequested,
@@ -49,7 +50,6 @@ from rocmtui.console.model import (
 from rocmtui.console.outside_text import clean
 from rocmtui.console.refresh_loops import Feeds, describe
 from rocmtui.console.screens.catalog import CatalogScreen
-from rocmtui.console.screens.fleet_panels import LATER, FleetPanels
 from rocmtui.console.userthreads import run_on_own_thread
 from rocmtui.console.widgets.common import Palette, StatusLine
 from rocmtui.console.widgets.fleet import (
@@ -103,7 +103,7 @@ class FleetScreen(CatalogScreen):
     def compose(self) -> ComposeResult:
         """Status line and the nodes panel: the first frame, which shows the round the monitor
         sent. The other panels and the footer are mounted right after it is painted
-        (`_mount_the_rest`; screens/fleet_panels.py says why)."""
+        (`_mount_the_rest`; console/fleet_panels.py says why)."""
         # the breakpoint classes Textual would add on the first resize, added now: adding them
         # after mount re-styled every widget twice (~20 ms before the first frame)
         width, height = self.app.size
