@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import gen_buildlog  # noqa: E402
 from common import Row, cache_dir, emit, median, p95, quick, row  # noqa: E402
 from follow import follow_once  # noqa: E402
-from tui import Tmux, proc_status  # noqa: E402
+from tui import ControlClient, Tmux, proc_status  # noqa: E402
 
 from rocmtui.core.logsearch import compile_query, search_file  # noqa: E402
 
@@ -189,6 +189,7 @@ def figure_filter(log: Path, query: str) -> list[Row]:
     core_s = time.monotonic() - t
     term = Tmux([*VIEWER, str(log)])
     ui_s = None
+    ctl: ControlClient | None = None
     try:
         term.start()
         term.wait(lambda s: MARKER in s, timeout=60)
@@ -196,11 +197,13 @@ def figure_filter(log: Path, query: str) -> list[Row]:
         term.send("F")
         term.wait(lambda s: "filter [" in s, timeout=5)
         term.send(query, literal=True)
-        t0 = time.monotonic()
-        term.send("Enter")
+        term.wait(lambda s: query in s, timeout=5)  # typed: the key below is all that is timed
         want = re.compile(rf"filter {re.escape(query)}: {expected:,}(?!…)")
-        ui_s = term.wait(lambda s: want.search(s) is not None, timeout=60, since=t0)
+        ctl = ControlClient(term)  # waits without polling: see ControlClient.wait_screen
+        ui_s = ctl.wait_screen(term, want.search, ctl.send("Enter"), timeout=60)
     finally:
+        if ctl is not None:
+            ctl.close()
         term.close()
     note = f"{expected:,} matching lines (grep -c); the core found {core:,}"
     return [

@@ -43,7 +43,7 @@ def helpers() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "rocmtui.core.logsearch_split" in " ".join(child.cmdline()):
+            if "rocmtui.core.logsearch_helper" in " ".join(child.cmdline()):
                 found.append(child)
         except psutil.Error:
             continue
