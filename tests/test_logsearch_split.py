@@ -23,8 +23,9 @@ import gen_buildlog
 
 @pytest.fixture(autouse=True)
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split anything past 64 KB, on any machine."""
+    """Split anything past 64 KB, in pieces of 64 KB, on any machine."""
     monkeypatch.setattr(logsearch_split, "SPLIT_BYTES", 64 << 10)
+    monkeypatch.setattr(logsearch_split, "PIECE", 64 << 10)
     monkeypatch.setattr(logsearch_split, "cores", lambda: 2)
 
 
