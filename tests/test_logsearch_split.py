@@ -95,3 +95,25 @@ def test_a_helper_that_fails_is_made_up_for(
     whole = searched(log, "unused", split=False)
     monkeypatch.setattr(logsearch_split.sys, "executable", str(tmp_path / "no-such-python"))
     assert searched(log, "unused") == whole
+
+
+def test_the_helper_really_takes_pieces_from_the_back(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=30_000, seed=8)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query("unused variable"))
+        shared = logsearch_split._Shared(
+            fd, state, logsearch_split._cuts(fd, 0, os.fstat(fd).st_size), None, None, 0
+        )
+        try:
+            assert shared.run()
+        finally:
+            shared.helper.close()
+    finally:
+        os.close(fd)
+    assert shared.found, "the helper answered no piece"
+    last = len(shared.cuts) - 2
+    assert last in shared.found  # the first piece it was given: the last of the file
+    assert list(state.lines) == searched(log, "unused variable", split=False)
+    assert helpers() == []
