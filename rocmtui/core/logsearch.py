@@ -10,8 +10,9 @@ The file is read in chunks cut at line ends (a UTF-8 sequence never contains `\\
 at line ends never splits one). Most lines of a build log are *plain* once SGR colours are
 dropped: tab and printable ASCII, shown exactly as they are. For those the pattern, compiled for
 bytes, finds exactly what it finds in the text (the same ASCII characters, the same classes), so
-a chunk is searched as raw bytes in one `re` pass, and only the lines that match are counted to
-a number. The few other lines (other controls, C1, bidi, non-ASCII, invalid UTF-8) are decoded
+a chunk is searched as raw bytes in one `re` pass (`bytes.find` when the pattern is a plain
+literal), a match skips to the next line (a line counts once, as with `grep -c`), and the
+newlines between matches are counted to number them. The few other lines (other controls, C1, bidi, non-ASCII, invalid UTF-8) are decoded
 and sanitised one by one and searched as text; so is everything when the pattern cannot be
 compiled for bytes (it is not ASCII) or a chunk is mostly such lines. `scan()` resumes where it
 stopped (`SearchState`), so a followed log is searched only in what was appended.
