@@ -133,11 +133,15 @@ class TestCA:
         csr.unlink()
         return cert, key
 
-    def server(self, folder: Path, name: str, addresses: tuple[str, ...]) -> ServerCert:
-        """A server certificate for DNS `name` and the IP `addresses`."""
+    def server(
+        self, folder: Path, name: str, addresses: tuple[str, ...], expired: bool = False
+    ) -> ServerCert:
+        """A server certificate for DNS `name` and the IP `addresses`; `expired`: valid only
+        for one day in 2020."""
         alt = ",".join([f"DNS:{name}", *(f"IP:{a}" for a in addresses)])
+        valid = ("20200101000000Z", "20200102000000Z") if expired else None
         cert, key = self._sign(
-            folder, name, f"subjectAltName = {alt}\nextendedKeyUsage = serverAuth", None
+            folder, name, f"subjectAltName = {alt}\nextendedKeyUsage = serverAuth", valid
         )
         return ServerCert(self.ca, cert, key)
 

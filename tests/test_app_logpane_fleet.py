@@ -28,7 +28,9 @@ async def test_a_finished_build_opened_later_shows_its_whole_outline(config: Pat
     nonce = f"DEMO_NONCE={os.getpid()}-{time.time_ns()}"
     args = ["demo-base", "--arch", "gfx1201", "--node", "snoc-think"]
     job_id = bake(config, *args, "--set", "DEMO_STEPS=6", "--set", nonce)
-    assert wait_state(config, job_id, ["succeeded", "failed", "lost"])["state"] == "succeeded"
+    record = wait_state(config, job_id, ["succeeded", "failed", "lost"])
+    assert record["state"] == "succeeded"
+    log_tail = "".join(Path(record["log"]).read_text(errors="replace").splitlines(True)[-40:])
 
     app = RocmTui(load_config(config))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -49,7 +51,7 @@ async def test_a_finished_build_opened_later_shows_its_whole_outline(config: Pat
             await pilot.pause(0.1)
         steps = pane.outline._shown
         assert steps, "no step outline for the finished build"
-        assert {s.status for s in steps} <= {"done", "cached"}, steps
+        assert {s.status for s in steps} <= {"done", "cached"}, (steps, log_tail)
         assert any("RUN" in s.name for s in steps)
         labels = [str(node.label) for node in pane.outline.root.children]
         assert all(label.startswith(("✓", "≡")) for label in labels), labels

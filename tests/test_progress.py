@@ -187,3 +187,35 @@ def test_crlf_log_reads_the_same() -> None:
     plain = parse_log_file(DATA / "fail_plain.log")
     assert crlf.steps == plain.steps
     assert crlf.error_line == plain.error_line == "error: something broke"
+
+
+def status_of(progress: JobProgress, number: int) -> StepStatus:
+    step = progress.step(number)
+    assert step is not None, number
+    return step.status
+
+
+def test_an_ended_build_runs_no_step() -> None:
+    """A log cut before a step's DONE line (a progress writer closed first): while the job runs
+    the step is running; once the job has ended it is done after a success and cancelled after
+    a failure — never a finished build still at work in the outline."""
+    lines = lines_of("multi_plain.log")
+    done_at = max(i for i, line in enumerate(lines) if line.startswith("#") and " DONE " in line)
+    number = int(lines[done_at].split()[0][1:])
+    tracker = ProgressTracker()
+    tracker.feed(lines[:done_at], 1.0)  # the last DONE never came
+    running = tracker.snapshot(2.0)
+    assert status_of(running, number) is StepStatus.RUNNING
+    assert running.current is not None
+
+    ok = tracker.snapshot(2.0, succeeded=True)
+    assert {s.status for s in ok.steps} <= {StepStatus.DONE, StepStatus.CACHED}
+    assert ok.current is None
+    assert status_of(ok, number) is StepStatus.DONE
+
+    cut = tracker.snapshot(2.0, succeeded=False)
+    assert status_of(cut, number) is StepStatus.CANCELED
+    assert StepStatus.RUNNING not in {s.status for s in cut.steps}
+    # the tracker itself is untouched: fed on, the step still finishes by its own line
+    tracker.feed(lines[done_at:], 3.0)
+    assert status_of(tracker.snapshot(4.0), number) is StepStatus.DONE

@@ -156,3 +156,30 @@ def test_a_link_blip_is_survived_and_a_dead_link_ends_the_build_with_evidence(
     assert "# rocmtui: link to snoc-think back after" in text  # the blip, in the log too
     assert "given up, ending bake" in text
     wait_for("the job's ssh to end", no_job_ssh_left, 15)
+
+
+def test_a_dead_link_to_the_tls_node_ends_its_build_with_evidence(
+    fleet: DevFleet, config: Path
+) -> None:
+    """The same bound on the TLS node (snoc-gaming, tcp:// with mutual TLS, no ssh keepalive
+    to reveal a silent link): its build, mid-compile, is given up within the bound the README
+    states, never `running` forever."""
+    with_link_timeout(config)
+    link = fleet.remote("snoc-gaming").link
+    job_id = bake(
+        config, "demo-pytorch", "--arch", "gfx1201", "--node", "snoc-gaming",
+        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}", "--set", "DEMO_SLEEP=0.25",
+    )  # fmt: skip
+    log = Path(started_job(config, job_id)["log"])
+    wait_for("compile lines", lambda: log_has(log, b"Building HIP object"), 90)
+    try:
+        link.down()
+        cut = time.monotonic()
+        failed = wait_state(config, job_id, ["failed", "succeeded", "cancelled", "lost"], 120)
+        took = time.monotonic() - cut
+    finally:
+        link.up()
+    assert failed["state"] == "failed", failed
+    assert failed["message"].startswith("link to snoc-gaming down since "), failed["message"]
+    assert took < LINK_BOUND, f"ended {took:.0f}s after the link went down"
+    assert "given up, ending bake" in log.read_text(errors="replace")

@@ -12,8 +12,10 @@ netem); every test that takes a link down brings it back in `finally`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -56,6 +58,36 @@ def fleet_toml(
         lines += [f"{k} = {json.dumps(v)}" for k, v in node.items()]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+@pytest.fixture
+def expired_tls_listener(fleet: DevFleet, tmp_path: Path) -> Iterator[str]:
+    """A TLS listener on loopback whose server certificate (from the fleet's own CA) expired in
+    2020: `openssl s_server`, not a dockerd, since the handshake fails before any engine would
+    answer. Yields its `tcp://` address; stopped by pid."""
+    require("fleet")
+    cert = fleet.ca.server(tmp_path / "expired-server", "localhost", ("127.0.0.1",), expired=True)
+    port = processes.free_port()
+    log = tmp_path / "s_server.log"
+    argv = ["openssl", "s_server", "-quiet", "-accept", f"127.0.0.1:{port}"]
+    argv += ["-cert", str(cert.cert), "-key", str(cert.key), "-CAfile", str(cert.ca)]
+    proc = processes.spawn(argv, log)
+    try:
+
+        def accepting() -> bool:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+                return True
+            return False
+
+        processes.wait_for(
+            accepting,
+            20,
+            "openssl s_server",
+            failed=lambda: processes.log_tail(log) if proc.poll() is not None else None,
+        )
+        yield f"tcp://127.0.0.1:{port}"
+    finally:
+        processes.stop_pids([(proc.pid, processes.start_time(proc.pid))], grace=5, popen=proc)
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +157,12 @@ async def test_ssh_tls_and_context_nodes_answer_over_one_kept_connection(
 
 
 def test_status_json_names_the_step_that_failed(
-    fleet: DevFleet, broken_hosts: dict[str, SshHostHandle], tmp_path: Path
+    fleet: DevFleet,
+    broken_hosts: dict[str, SshHostHandle],
+    expired_tls_listener: str,
+    tmp_path: Path,
 ) -> None:
-    """One `rocmtui status --json` round over eleven ways of not reaching an engine: each
+    """One `rocmtui status --json` round over twelve ways of not reaching an engine: each
     node `down` with the step that failed and a reason an operator can act on, in time."""
     think, gaming = fleet.remote("snoc-think"), fleet.remote("snoc-gaming")
     key, known = fleet.ssh.key, tmp_path / "known_hosts"
@@ -174,6 +209,7 @@ def test_status_json_names_the_step_that_failed(
         "tls-wrong-name": tls(f"tcp://{spare}:2376", good.ca, good.cert, good.key),
         "tls-expired-client": tls(gaming.tls_host, good.ca, expired.cert, expired.key),
         "tls-other-ca": tls(gaming.tls_host, other.ca, good.cert, good.key),
+        "tls-expired-server": tls(expired_tls_listener, good.ca, good.cert, good.key),
         "tls-not-given": {"docker_host": gaming.tls_host},
         "tls-port-closed": tls(f"tcp://{think.address}:2377", good.ca, good.cert, good.key),
     }
@@ -202,6 +238,7 @@ def test_status_json_names_the_step_that_failed(
         "tls-wrong-name": ("tls", "host key", f"the engine's TLS certificate is not for {spare}"),
         "tls-expired-client": ("tls", "auth", "the engine refused our client certificate"),
         "tls-other-ca": ("tls", "host key", "the engine's TLS certificate ("),
+        "tls-expired-server": ("tls", "host key", "the engine's TLS certificate has expired"),
         "tls-not-given": ("tcp", "auth", f"{gaming.address} wants TLS"),
         "tls-port-closed": ("tls", "connect", "connection refused"),
     }
@@ -255,3 +292,49 @@ async def test_a_black_holed_link_is_down_within_the_deadline_and_comes_back(
             await asyncio.sleep(0.5)
     finally:
         prober.close()
+
+
+def test_a_name_that_does_not_resolve_is_step_dns(fleet: DevFleet, tmp_path: Path) -> None:
+    """A real resolver failure, with no query leaving this host: `rocmtui status --json` runs
+    in a mount namespace of its own whose /etc/resolv.conf names a loopback nameserver that
+    is not there (the namespace ends with the process). An ssh node and a TLS node named by a
+    host that does not resolve are both `down`, step `dns`, at once."""
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+    good = fleet.tls_client
+    path = fleet_toml(
+        tmp_path / "dns.toml",
+        [
+            {"name": "ssh-nowhere", "docker_host": "ssh://ci@snoc-nowhere.invalid"},
+            {
+                "name": "tls-nowhere",
+                "docker_host": "tcp://snoc-nowhere.invalid:2376",
+                "tls_ca": str(good.ca),
+                "tls_cert": str(good.cert),
+                "tls_key": str(good.key),
+            },
+        ],
+        tmp_path / "ssh_config.empty",
+    )
+    (tmp_path / "ssh_config.empty").write_text("")
+    status = [sys.executable, "-m", "rocmtui", "status", "--json", "--config", str(path)]
+    in_own_mounts = [
+        "unshare",
+        "--mount",
+        "sh",
+        "-c",
+        'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+    ]
+    done = subprocess.run(
+        [*in_own_mounts, str(resolv), *status],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    got = {n["name"]: n for n in json.loads(done.stdout)["nodes"]}
+    for name, via in (("ssh-nowhere", "ssh"), ("tls-nowhere", "tls")):
+        node = got[name]
+        assert (node["state"], node["via"], node["failed_step"]) == ("down", via, "dns"), node
+        assert "snoc-nowhere.invalid" in node["reason"], node["reason"]
+    assert not REAL_SSH_DIR.exists(), "ssh wrote the real home"

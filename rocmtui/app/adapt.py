@@ -191,9 +191,15 @@ class ProgressCache:
         self._trackers: dict[str, tuple[Any, int]] = {}
 
     def progress(
-        self, job_id: str, target: str, log_path: Path | None, now: float
+        self,
+        job_id: str,
+        target: str,
+        log_path: Path | None,
+        now: float,
+        succeeded: bool | None = None,
     ) -> ProgressView | None:
-        """Feed the job's new log lines to its tracker and return the current progress."""
+        """Feed the job's new log lines to its tracker and return the current progress
+        (`succeeded`: how the build ended, None while it runs; an ended build runs no step)."""
         from rocmtui.core.progress import ProgressTracker
 
         if log_path is None:
@@ -220,7 +226,8 @@ class ProgressCache:
         # the silence is the log's age, as the core's stall check reads it: every panel and
         # every console shows the same silence, rate and ETA for one log
         silence = max(0.0, now - info.st_mtime)
-        return progress_view(tracker.snapshot(now, silence=silence), info.st_mtime)
+        snapshot = tracker.snapshot(now, silence=silence, succeeded=succeeded)
+        return progress_view(snapshot, info.st_mtime)
 
     def forget_except(self, keep: Iterable[str]) -> None:
         """Drop trackers of jobs no longer followed (memory stays bounded)."""
@@ -309,7 +316,10 @@ def list_jobs(
         view = job_view(record, None)
         if view.active or view.id in watched:
             followed.append(view.id)
-            progress = cache.progress(view.id, view.target, view.log_path, now)
+            ended = None  # still running, or lost (the engine may still be building)
+            if view.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+                ended = view.state == JobState.SUCCEEDED
+            progress = cache.progress(view.id, view.target, view.log_path, now, ended)
             if progress is not None and view.state == JobState.STALLED:
                 progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
             view = job_view(record, progress)

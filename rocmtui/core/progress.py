@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -342,19 +343,38 @@ class ProgressTracker:
 
     # -- snapshot ------------------------------------------------------------------------------
 
-    def snapshot(self, now: float | None = None, *, silence: float | None = None) -> JobProgress:
+    def snapshot(
+        self,
+        now: float | None = None,
+        *,
+        silence: float | None = None,
+        succeeded: bool | None = None,
+    ) -> JobProgress:
         """The progress so far. With `now`, rates include the silence since the last line fed;
         with `silence` (the log's age, as the stall check reads it) the compile rate is over the
-        build's own times, so every reader of one log gets one rate and ETA."""
+        build's own times, so every reader of one log gets one rate and ETA.
+
+        `succeeded` is the build's end when it has ended (None while it runs). An ended build
+        runs no step, whatever lines the log lacks: BuildKit may leave a vertex's `DONE` out
+        (a progress writer closed first, a log cut short), and an outline must never show a
+        finished build still working. Such a step reads as done after a success, and as
+        cancelled after a failure or a cancel (it was cut off, it did not fail)."""
         clock = now if now is not None else self._last_now
         counter, ninja = self._ninja, None
         if counter is not None:
             ninja = counter.snapshot(clock) if silence is None else counter.snapshot_after(silence)
         states = sorted(self._steps.values(), key=lambda s: s.number)
         steps = {s.number: _freeze(s, clock) for s in states}
+        if succeeded is not None:
+            settled = StepStatus.DONE if succeeded else StepStatus.CANCELED
+            for number, step in steps.items():
+                if step.status in (StepStatus.RUNNING, StepStatus.PENDING):
+                    steps[number] = replace(step, status=settled, error_tail=())
         targets = target_progress(list(steps.values()), {s.number: s.last_seen for s in states})
         current = self._current
-        if current is None or current.status is not StepStatus.RUNNING:
+        if succeeded is not None:
+            current = None
+        elif current is None or current.status is not StepStatus.RUNNING:
             running = [s for s in states if s.status is StepStatus.RUNNING]
             current = max(running, key=lambda s: s.last_seen) if running else None
         error_step = steps[self._error_step.number] if self._error_step else None
