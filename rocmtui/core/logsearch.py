@@ -12,9 +12,10 @@ dropped: tab and printable ASCII, shown exactly as they are. For those the patte
 bytes, finds exactly what it finds in the text (the same ASCII characters, the same classes), so
 a chunk is searched as raw bytes in one `re` pass (`bytes.find` when the pattern is a plain
 literal), a match skips to the next line (a line counts once, as with `grep -c`), and the
-newlines between matches are counted to number them. The few other lines (other controls, C1, bidi, non-ASCII, invalid UTF-8) are decoded
-and sanitised one by one and searched as text; so is everything when the pattern cannot be
-compiled for bytes (it is not ASCII) or a chunk is mostly such lines. `scan()` resumes where it
+newlines between matches are counted to number them. The few other lines (other controls, C1,
+bidi, non-ASCII, invalid UTF-8) are decoded and sanitised one by one and searched as text; so
+is everything when the pattern cannot be compiled for bytes (it is not ASCII) or a chunk is
+mostly such lines. `scan()` resumes where it
 stopped (`SearchState`), so a followed log is searched only in what was appended.
 """
 
