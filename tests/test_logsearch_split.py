@@ -44,7 +44,7 @@ def helpers() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "rocmtui.core.logsearch_helper" in " ".join(child.cmdline()):
+            if "time.sleep(60)" in (cmd := " ".join(child.cmdline())) or "logsearch_helper" in cmd:
                 found.append(child)
         except psutil.Error:
             continue
@@ -116,4 +116,14 @@ def test_the_helper_really_takes_pieces_from_the_back(tmp_path: Path) -> None:
     last = len(shared.cuts) - 2
     assert last in shared.found  # the first piece it was given: the last of the file
     assert list(state.lines) == searched(log, "unused variable", split=False)
+    assert helpers() == []
+
+
+def test_a_stuck_helper_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=20_000, seed=9)
+    whole = searched(log, "unused", split=False)
+    monkeypatch.setattr(logsearch_split, "_BOOT", "import time; time.sleep(60)")  # never answers
+    monkeypatch.setattr(logsearch_split, "PATIENCE", 0.3)
+    assert searched(log, "unused") == whole
     assert helpers() == []

@@ -15,8 +15,8 @@ literal), a match skips to the next line (a line counts once, as with `grep -c`)
 newlines between matches are counted to number them. The few other lines (other controls, C1,
 bidi, non-ASCII, invalid UTF-8) are decoded and sanitised one by one and searched as text; so
 is everything when the pattern cannot be compiled for bytes (it is not ASCII) or a chunk is
-mostly such lines. `scan()` resumes where it
-stopped (`SearchState`), so a followed log is searched only in what was appended.
+mostly such lines. `scan()` resumes where it stopped (`SearchState`), so a followed log is
+searched only in what was appended.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from array import array
 from collections.abc import Callable
 
@@ -32,6 +33,7 @@ SPLIT_BYTES = 32 << 20  # smaller searches are over before a helper process has 
 PIECE = 4 << 20  # bytes: ~6 ms of search; the most this thread may wait for the helper
 EDGE = 64 << 10  # bytes read to find a line start near a cut
 WAIT = 0.05  # s between looks at `cancelled` while waiting for the helper's last piece
+PATIENCE = 2.0  # s this thread waits for that piece (~6 ms of work) before doing it itself
 # The helper starts isolated (-I) and without site (-S): no .pth files, no editable-install
 # finder, ~15-60 ms sooner on a busy machine; it needs the standard library and this package
 # only, found through the folder that holds the package.
@@ -118,9 +120,13 @@ class _Shared:
             piece, self.next = self.next, self.next + 1
             if not scan(self.fd, self.state, self.cuts[piece + 1], self._hook, self._moved):
                 return False
+        patience = time.monotonic() + PATIENCE
         while self.given and self.helper.alive():  # its last piece
             if self._cancelled is not None and self._cancelled():
                 return False
+            if time.monotonic() > patience:
+                self.helper.close()  # stuck: its piece is searched here
+                break
             self.helper.poll(self._answered, WAIT)
         return self._join()
 
