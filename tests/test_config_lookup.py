@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.bakefind import BUILDX_DEFAULT_FILES, find_bake_file
+from rocmtui.core.bakefind import BAKE_DEFAULT_FILES, BUILDX_DEFAULT_FILES, find_bake_file
 from rocmtui.core.config import ConfigError, load_config
 from rocmtui.core.configfind import lookup
 
@@ -156,8 +156,11 @@ def test_no_bake_file_anywhere_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "compose.yaml").write_text("services: {}\n")
     found = find_bake_file(tmp_path, tmp_path / "no-demo.hcl")
     assert found.problem is not None and "\n" not in found.problem
-    assert "compose.yaml found: rocmtui reads HCL bake files only" in found.problem
-    assert all(name in found.problem for name in BUILDX_DEFAULT_FILES)
+    assert (
+        "compose.yaml found: bake reads its services as targets, rocmtui reads only bake's "
+        "HCL/JSON files" in found.problem
+    )
+    assert all(name in found.problem for name in BAKE_DEFAULT_FILES)
 
 
 def test_buildx_reads_exactly_the_default_list(tmp_path: Path) -> None:

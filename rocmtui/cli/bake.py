@@ -75,15 +75,19 @@ def load_bake_cached(path: Path) -> BakeFile:
     """
     from rocmtui import __version__
     from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.bakefind import bake_bytes
 
     try:
-        data = Path(path).read_bytes()
+        data = bake_bytes(path)  # a folder: every default file in it, each with its name
     except OSError:
         return load_bake(path)  # let the reader report it
     import rocmtui.core.bakefile as reader
 
     # the reader's own code is part of the key: a changed reader never sees an old result
-    code = [Path(reader.__file__), Path(reader.__file__).with_name("bakescan.py")]
+    code = [
+        Path(reader.__file__).with_name(f"{name}.py")
+        for name in ("bakefile", "bakescan", "bakefind", "bakejson", "bakemerge", "bakemodel")
+    ]
     stamps = [f"{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code if p.exists()]
     material = f"{__version__}\0{stamps}\0{Path(path).absolute()}\0".encode() + data
     key = hashlib.sha256(material).hexdigest()[:32]

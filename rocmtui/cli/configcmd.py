@@ -97,6 +97,8 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
     settings["keys"] = {"value": dict(config.keys), "from": origin("keys")}
     settings["webdav"]["value"]["path"] = str(config.webdav.path) if config.webdav.path else None
     settings.update(_published_settings(config, hide, origin))
+    from rocmtui.core.bakefind import bake_files
+
     env_state = "$ROCMTUI_STATE_DIR" if os.environ.get("ROCMTUI_STATE_DIR") else None
     state_from = env_state or (
         "the fleet file's state_dir" if config.state_dir else "$XDG_STATE_HOME/rocmtui"
@@ -106,6 +108,7 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
         "found_by": found.step,
         "not_read": shadowed,
         "bake_file": str(config.bake_file),
+        "bake_files": [str(f) for f in bake_files(config.bake_file)],
         "bake_found_by": config.bake_found_by,
         "bake_problem": config.bake_problem,
         "state_dir": {"path": str(state_dir(config)), "from": state_from},
@@ -165,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     for other in data["not_read"]:
         out.append(f"  also found  {other['path']} ({other['step']}): {other['verdict']}")
     out.append(f"bake file     {data['bake_file']}")
+    if data["bake_files"] != [data["bake_file"]] and data["bake_files"]:
+        out.append(f"  reads       {' + '.join(data['bake_files'])}")
     out.append(f"  found by    {data['bake_found_by']}")
     if data["bake_problem"]:
         out.append(f"  problem     {data['bake_problem']}")

@@ -20,7 +20,7 @@ from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 from rocmtui.core.bakefile import BakeError, load_bake
-from rocmtui.core.bakefind import check_found
+from rocmtui.core.bakefind import check_found, shown
 from rocmtui.core.bakeprint import (
     BuildxMissing,
     EffectiveVariable,
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps([to_json(v) for v in rows], indent=2) + "\n")
     else:
-        render(rows, str(config.bake_file), note)
+        render(rows, shown(config.bake_file), note)
     sys.stdout.flush()
     return EXIT_OK
 
@@ -108,6 +108,7 @@ def to_json(v: EffectiveVariable) -> dict[str, Any]:
         "value": v.value,
         "source": v.source,
         "line": v.line,
+        "file": v.file,
         "secret": v.secret,
         "resolved": v.resolved,
     }

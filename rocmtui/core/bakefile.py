@@ -1,14 +1,19 @@
 """The bake file as written: variables, targets, groups and which targets push (static, no buildx).
 
-Read with python-hcl2 8.x, which does not evaluate anything: values come back as source text
-(`'"7.2.2"'`, `'${tag("pytorch", GFX_ARCH)}'`), block labels keep their quotes and every block
+A bake path is one file or a folder standing for the files bake reads there with no `-f`
+(`bakefind.bake_files`); several files are merged as buildx 0.13.1 merges them (`bakemerge`).
+A `.json` file is bake's JSON form, read by `bakejson` into the same shape as HCL.
+
+HCL is read with python-hcl2 8.x, which does not evaluate anything: values come back as source
+text (`'"7.2.2"'`, `'${tag("pytorch", GFX_ARCH)}'`), block labels keep their quotes and every block
 carries an `__is_block__` marker (tests/test_bake_reader.py pins that shape). Line numbers and
 the mistakes python-hcl2 lets through or reports badly come from `bakescan`.
 
 Every problem is one `BakeError` whose `str()` is `FILE:LINE: message` -- never a traceback:
 missing or unreadable file, over `MAX_BAKE_BYTES` (checked before reading), a UTF-8 BOM, text
 that is not UTF-8, nesting deeper than `bakescan.MAX_NESTING`, an unterminated block, string or
-heredoc, any other syntax error, and a duplicate `variable` (bake would silently keep the last).
+heredoc, any other syntax error, a duplicate `variable` in one file (bake would silently keep
+the last), and JSON that does not parse (its line, and its column in the message).
 
 What bake will really use comes from buildx: see `rocmtui.core.bakeprint`.
 `load_bake` is cheap (tens of milliseconds for rocm-bake.hcl) and safe from any thread.
@@ -16,147 +21,97 @@ What bake will really use comes from buildx: see `rocmtui.core.bakeprint`.
 
 from __future__ import annotations
 
-import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.bakescan import (
-    MAX_NESTING,
-    BlockHeader,
-    Scan,
-    literal,
-    plain_string,
-    scan,
-    to_source,
+from rocmtui.core.bakefind import BAKE_DEFAULT_FILES, bake_files
+from rocmtui.core.bakejson import JsonBakeError, json_error_text, label_lines, parse_json
+from rocmtui.core.bakemerge import BakePart, build
+from rocmtui.core.bakemodel import (
+    ARCH_VARIABLE,
+    SUPPORTED_ARCHES_VARIABLE,
+    BakeError,
+    BakeFile,
+    BakeTarget,
+    BakeVariable,
 )
+from rocmtui.core.bakescan import MAX_NESTING, BlockHeader, Scan, scan
+
+__all__ = [
+    "ARCH_VARIABLE",
+    "MAX_BAKE_BYTES",
+    "SUPPORTED_ARCHES_VARIABLE",
+    "BakeError",
+    "BakeFile",
+    "BakeTarget",
+    "BakeVariable",
+    "load_bake",
+]
 
 #: Bake files larger than this are refused unread (python-hcl2 takes seconds on huge input).
 MAX_BAKE_BYTES = 1 << 20
-#: Variables that name the architectures (conventions of rocm-bake.hcl).
-ARCH_VARIABLE = "GFX_ARCH"
-SUPPORTED_ARCHES_VARIABLE = "SUPPORTED_GFX_ARCHES"
 
 _BOM = b"\xef\xbb\xbf"
 _PARSE_LOCK = threading.Lock()  # python-hcl2 shares one cached Lark parser between callers
 _CACHE_LOCK = threading.Lock()
-_CACHE: dict[Path, tuple[tuple[int, int, int], BakeFile]] = {}
-_PUSH_OUTPUT = re.compile(r"(^|[\s,\"])(type=registry|push=true)\b")
-
-
-class BakeError(Exception):
-    """A bake file that cannot be used. `str()` is one line: `FILE:LINE: message`."""
-
-    def __init__(self, message: str, path: Path | str, line: int | None = None) -> None:
-        """`line` is 1-based, or None when the problem has no single line."""
-        self.message = " ".join(str(message).split())  # one line, whatever came in
-        self.path = Path(path)
-        self.line = line
-        where = f"{self.path}:{line}" if line else str(self.path)
-        super().__init__(f"{where}: {self.message}")
-
-
-@dataclass(frozen=True)
-class BakeVariable:
-    """One `variable` block.
-
-    `default` is the literal value when the default is a plain string, number or bool (escapes
-    decoded; an absent default is "", as bake treats it), else None (a template such as
-    `"${REGISTRY}/x"`, a list, null, a heredoc): only buildx can say what that becomes.
-    `default_source` is the default as written ("" when absent).
-    """
-
-    name: str
-    default: str | None
-    default_source: str
-    line: int
-
-
-@dataclass(frozen=True)
-class BakeTarget:
-    """One `target` block (several blocks with one name are merged, as bake does).
-
-    `pushes`: its own or an inherited `output` is `type=registry` or has `push=true`.
-    `contexts` values are the text inside the quotes (templates left as written).
-    `matrix`: the block is a matrix; bake names the targets it makes from its `name` template.
-    """
-
-    name: str
-    line: int
-    inherits: tuple[str, ...]
-    contexts: tuple[tuple[str, str], ...]
-    pushes: bool
-    description: str | None
-    matrix: bool = False
-
-
-@dataclass(frozen=True)
-class BakeFile:
-    """A whole bake file, as written."""
-
-    path: Path
-    variables: dict[str, BakeVariable]
-    targets: dict[str, BakeTarget]
-    groups: dict[str, tuple[str, ...]]
-
-    @property
-    def pushing_targets(self) -> frozenset[str]:
-        """Targets that push to a registry (they need `--yes` and a registry login)."""
-        return frozenset(name for name, t in self.targets.items() if t.pushes)
-
-    @property
-    def arches(self) -> tuple[str, ...]:
-        """GFX_ARCH's default first, then SUPPORTED_GFX_ARCHES (comma list or list literal)."""
-        found: list[str] = []
-        arch = self.variables.get(ARCH_VARIABLE)
-        if arch is not None and arch.default:
-            found.append(arch.default.strip())
-        listed = self.variables.get(SUPPORTED_ARCHES_VARIABLE)
-        if listed is not None:
-            if listed.default is not None:
-                found.extend(listed.default.split(","))
-            elif listed.default_source.lstrip().startswith("["):
-                found.extend(re.findall(r'"([^"\\$]*)"', listed.default_source))
-        return tuple(dict.fromkeys(a.strip() for a in found if a.strip()))
-
-    def names(self) -> frozenset[str]:
-        """Every target and group name written in the file (matrix targets by block label)."""
-        return frozenset(self.targets) | frozenset(self.groups)
+_CACHE: dict[Path, tuple[tuple[tuple[str, int, int, int], ...], BakeFile]] = {}
 
 
 def load_bake(path: Path | str) -> BakeFile:
-    """Read and check one bake file (raises BakeError; see the module doc for what is caught).
+    """Read and check a bake path: one file, or a folder's default files merged (raises
+    BakeError; see the module doc for what is caught).
 
-    The result is cached by path, size, inode and modification time, so polling costs one
-    stat() while the file is unchanged; treat the returned BakeFile (and its dicts) as
-    read-only, since every caller of an unchanged file shares it.
+    The result is cached by path and each file's name, size, inode and modification time, so
+    polling costs a few stat() calls while nothing changed; treat the returned BakeFile (and
+    its dicts) as read-only, since every caller of unchanged files shares it.
     """
     path = Path(path)
+    files = bake_files(path)
+    if not files:
+        raise BakeError(
+            f"a directory with no bake file (none of {', '.join(BAKE_DEFAULT_FILES)})", path
+        )
     try:
-        st = path.stat()
-        signature: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        signature: tuple[tuple[str, int, int, int], ...] | None = tuple(
+            (str(f), st.st_mtime_ns, st.st_size, st.st_ino) for f in files for st in [f.stat()]
+        )
     except OSError:
         signature = None  # _read_text reports it
     with _CACHE_LOCK:
         cached = _CACHE.get(path.absolute())
     if cached is not None and signature is not None and cached[0] == signature:
         return cached[1]
-    bake = _load_uncached(path)
+    bake = build(path, [_read_part(f) for f in files])
     if signature is not None:
         with _CACHE_LOCK:
             _CACHE[path.absolute()] = (signature, bake)
     return bake
 
 
-def _load_uncached(path: Path) -> BakeFile:
+def _read_part(path: Path) -> BakePart:
     text = _read_text(path)
+    if path.suffix == ".json":
+        try:
+            data = parse_json(text)
+        except JsonBakeError as exc:
+            raise BakeError(json_error_text(exc), path, exc.line) from None
+        return BakePart(path, data, label_lines(text), {})
     found = scan(text)
     if found.too_deep_line is not None:
         raise BakeError(f"nested deeper than {MAX_NESTING} levels", path, found.too_deep_line)
     data = _parse(text, path, found)
     _check_duplicate_variables(found.blocks, path)
-    return _build(path, data, found)
+    lines: dict[tuple[str, str], int] = {}
+    for h in found.blocks:
+        if h.labels:
+            lines.setdefault((h.kind, h.labels[0]), h.line)
+    defaults = {  # exact text; python-hcl2 re-renders expressions
+        h.labels[0]: found.defaults[h.line]
+        for h in found.blocks
+        if h.kind == "variable" and h.labels and h.line in found.defaults
+    }
+    return BakePart(path, data, lines, defaults)
 
 
 def _read_text(path: Path) -> str:
@@ -258,106 +213,3 @@ def _check_duplicate_variables(blocks: list[BlockHeader], path: Path) -> None:
                 block.line,
             )
         first[name] = block.line
-
-
-def _label(key: str) -> str:
-    """python-hcl2 keeps the quotes of block labels and quoted map keys."""
-    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] == '"' else key
-
-
-def _blocks(data: dict[str, Any], kind: str) -> list[tuple[str, dict[str, Any]]]:
-    """(label, body) for each block of `kind`, in file order."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    for entry in data.get(kind) or []:
-        if isinstance(entry, dict):
-            for key, body in entry.items():
-                if isinstance(body, dict):
-                    out.append((_label(key), body))
-    return out
-
-
-def _unquote(source: Any) -> str:
-    """Text inside a string's quotes (decoded when plain, as written when a template)."""
-    plain = plain_string(source)
-    if plain is not None:
-        return plain
-    return _label(source) if isinstance(source, str) else to_source(source)
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else [] if value is None else [value]
-    return tuple(_unquote(v) for v in items)
-
-
-def _build(path: Path, data: dict[str, Any], found: Scan) -> BakeFile:
-    lines: dict[tuple[str, str], int] = {}
-    for h in found.blocks:
-        if h.labels:
-            lines.setdefault((h.kind, h.labels[0]), h.line)
-
-    variables: dict[str, BakeVariable] = {}
-    for name, body in _blocks(data, "variable"):
-        line = lines.get(("variable", name), 0)
-        if "default" in body:
-            written = found.defaults.get(line)  # exact text; python-hcl2 re-renders expressions
-            default = literal(body["default"])
-            source = written if written is not None else to_source(body["default"])
-        else:
-            default, source = "", ""  # bake resolves a variable without a default to ""
-        variables[name] = BakeVariable(name, default, source, line)
-
-    bodies: dict[str, dict[str, Any]] = {}
-    for name, body in _blocks(data, "target"):
-        bodies.setdefault(name, {}).update(body)  # bake merges blocks with one name
-    own_push = {name: _outputs_push(body.get("output")) for name, body in bodies.items()}
-    targets: dict[str, BakeTarget] = {}
-    for name, body in bodies.items():
-        contexts = body.get("contexts")
-        description = body.get("description")
-        targets[name] = BakeTarget(
-            name=name,
-            line=lines.get(("target", name), 0),
-            inherits=_strings(body.get("inherits")),
-            contexts=tuple(
-                (_label(str(k)), _unquote(v))
-                for k, v in (contexts or {}).items()
-                if k != "__is_block__"
-            )
-            if isinstance(contexts, dict)
-            else (),
-            pushes=_pushes(name, bodies, own_push),
-            description=_unquote(description) if description is not None else None,
-            matrix="matrix" in body,
-        )
-
-    groups: dict[str, tuple[str, ...]] = {}
-    for name, body in _blocks(data, "group"):
-        groups[name] = tuple(dict.fromkeys(groups.get(name, ()) + _strings(body.get("targets"))))
-    return BakeFile(path, variables, targets, groups)
-
-
-def _outputs_push(output: Any) -> bool:
-    items = output if isinstance(output, list) else [output] if output is not None else []
-    return any(_PUSH_OUTPUT.search(to_source(item)) for item in items)
-
-
-def _pushes(name: str, bodies: dict[str, dict[str, Any]], own: dict[str, bool]) -> bool:
-    """Whether `name` pushes: its own output, else the nearest inherited one that sets output
-    (bake's inherits are applied in order, later parents and the child winning)."""
-    seen: set[str] = set()
-
-    def walk(n: str) -> bool | None:  # None: no output anywhere up this chain
-        if n in seen or n not in bodies:
-            return None
-        seen.add(n)
-        body = bodies[n]
-        if body.get("output") is not None:
-            return own[n]
-        result: bool | None = None
-        for parent in _strings(body.get("inherits")):
-            got = walk(parent)
-            if got is not None:
-                result = got
-        return result
-
-    return bool(walk(name))

@@ -15,6 +15,8 @@ Hazards designed against (HAZARDS.md, "Secrets and commands"):
 
 bake runs in the bake file's own directory (`bake_workdir`): the `context` paths of a bake file
 are relative to the directory bake runs in, and rocm-bake.hcl's are written relative to itself.
+A bake path that is a folder (several default files, `bakefind.bake_files`) runs there, with one
+`-f` per file in bake's order, so bake reads exactly the files rocmtui read.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable
+from rocmtui.core.bakefind import bake_files
 from rocmtui.core.bakescan import plain_string
 from rocmtui.core.units import fmt_seconds
 
@@ -75,8 +78,10 @@ class BuildxMissing(BakeError):
 
 
 def bake_workdir(path: Path | str) -> Path:
-    """The directory bake runs in for `path`: the bake file's own directory."""
-    return Path(path).absolute().parent
+    """The directory bake runs in for `path`: the bake file's own directory (a folder of
+    default files: that folder)."""
+    path = Path(path).absolute()
+    return path if path.is_dir() else path.parent
 
 
 def bake_environment(
@@ -139,8 +144,9 @@ def _run_print(
     if docker is None:
         raise BuildxMissing("the docker CLI is not on PATH", path)
     argv = [docker, "buildx", "bake"]
-    for f in files:
-        argv += ["-f", str(Path(f).absolute())]
+    for named in files:
+        for f in bake_files(named):
+            argv += ["-f", str(f.absolute())]
     if overlay is not None:
         argv += ["-f", "-"]
     argv += ["--print", "--", *targets]
@@ -191,7 +197,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def bake_print(
     path: Path | str, targets: Sequence[str], env: Mapping[str, str], timeout: float = 10.0
 ) -> dict[str, Any]:
-    """`docker buildx bake -f PATH --print -- TARGETS...` with exactly `env`, as parsed JSON
+    """`docker buildx bake -f PATH --print -- TARGETS...` with exactly `env` (a folder: one `-f`
+    per file of `bake_files(PATH)`), as parsed JSON
     (`{"group": {...}, "target": {...}}`). Raises BakeError with buildx's own message (or
     BuildxMissing when docker or buildx is not installed) and on the deadline."""
     return _run_print([Path(path)], list(targets), env, timeout)
@@ -301,6 +308,7 @@ class EffectiveVariable:
     secret: bool
     line: int = 0
     resolved: bool = False
+    file: str | None = None  # the bake file whose declaration is in effect (`line` is in it)
 
 
 def fleet_variables(variables: Mapping[str, str], bake: BakeFile) -> dict[str, str]:
@@ -379,6 +387,7 @@ def effective_variables(
                 secret=secret,
                 line=var.line,
                 resolved=resolved is not None,
+                file=str(var.path) if var.path is not None else None,
             )
         )
     return out

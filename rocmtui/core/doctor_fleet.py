@@ -160,7 +160,7 @@ def _known_host(node: NodeConfig, env: Mapping[str, str], timeout: float) -> Fin
 def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> list[Finding]:
     """The bake file parses, `bake --print` resolves it, and pushing targets have a login."""
     from rocmtui.core.bakefile import BakeError, load_bake
-    from rocmtui.core.bakefind import check_found
+    from rocmtui.core.bakefind import check_found, shown
     from rocmtui.core.bakeprint import (
         bake_environment,
         bake_print,
@@ -177,7 +177,8 @@ def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> l
         Finding(
             "bake file",
             OK,
-            f"{config.bake_file}: {len(bake.targets)} targets, {len(bake.variables)} variables",
+            f"{shown(config.bake_file)}: {len(bake.targets)} targets, "
+            f"{len(bake.variables)} variables",
         )
     ]
     names = sorted(n for n in bake.targets if not n.startswith("_"))

@@ -1,6 +1,7 @@
 """What bake runs with: its argument list and its environment, as data.
 
-The argument list: no shell, plain progress (what people read and the parser knows best), the
+The argument list: one `-f` per bake file (a folder's default files in bake's order), no shell,
+plain progress (what people read and the parser knows best), the
 metadata file, the node's builder, `--push`, and `--` before the target (a name such as
 `--allow=...` is never an option). The environment: the scrubbed launch environment
 (`bakeprint.bake_environment`: no variable the bake file declares, unless overridden
@@ -82,7 +83,11 @@ def build_argv(
     docker: str = "docker",
 ) -> list[str]:
     """bake's argument list (see the module doc)."""
-    argv = [docker, "buildx", "bake", "-f", str(bake_file)]
+    from rocmtui.core.bakefind import bake_files
+
+    argv = [docker, "buildx", "bake"]
+    for f in bake_files(bake_file):  # a folder: its default files, one -f each, bake's order
+        argv += ["-f", str(f)]
     argv += ["--progress=plain", "--metadata-file", metadata_file]
     if node.builder:
         argv += ["--builder", node.builder]

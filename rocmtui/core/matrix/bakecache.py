@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.bakefile import BakeError, BakeFile, BakeTarget, BakeVariable, load_bake
+from rocmtui.core.bakefind import bake_bytes, bake_files
 
 VERSION = 1
 
@@ -63,7 +64,8 @@ def _from_json(path: Path, data: Any) -> BakeFile | None:
         groups = {str(k): tuple(v) for k, v in data["groups"].items()}
     except (KeyError, TypeError, ValueError):
         return None
-    return BakeFile(path=path, variables=variables, targets=targets, groups=groups)
+    files = bake_files(path)
+    return BakeFile(path=path, variables=variables, targets=targets, groups=groups, files=files)
 
 
 def load_bake_kept(path: Path | str, cache: Any | None) -> BakeFile:
@@ -72,7 +74,7 @@ def load_bake_kept(path: Path | str, cache: Any | None) -> BakeFile:
     if cache is None:
         return load_bake(path)
     try:
-        key = f"bakefile:{path.absolute()}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+        key = f"bakefile:{path.absolute()}:{hashlib.sha256(bake_bytes(path)).hexdigest()}"
     except OSError as exc:
         raise BakeError(f"cannot read: {exc.strerror}", path) from None
     kept = cache.get(key)

@@ -87,10 +87,11 @@ def cached_print(
 ) -> dict[str, Any]:
     """`bake --print NAMES` under `env`, from `cache` (a JsonCache) when the file's bytes and the
     environment are exactly those it was asked with."""
+    from rocmtui.core.bakefind import bake_bytes
     from rocmtui.core.bakeprint import bake_print
 
     try:
-        text = bake.path.read_bytes()
+        text = bake_bytes(bake.path)  # a folder: all its default files
     except OSError as exc:
         raise BakeError(f"cannot read: {exc.strerror}", bake.path) from None
     key = (
