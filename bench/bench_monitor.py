@@ -14,6 +14,12 @@
    back to back while the monitor probes every 2 s: target < 50 ms. Anchor: prometheus-client's
    own HTTP server (`start_http_server`) serving the same metrics from an idle process.
 
+3. Start to the first frame showing fleet data of a console attached to a running monitor,
+   beside the bare Textual app that mounts one Static: target <= 1.2x, medians of `--starts`
+   alternating starts (bench/startup.py's processes and markers; bench_console.py takes the
+   same figure among its start-up rows). With `--starts-only`, only this figure (no fleet of
+   100 nodes, no request windows).
+
 Consoles run on pseudo-terminals (bench/tui.py). Nothing asserts; rows go to the table.
 """
 
@@ -33,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
+import startup
 from bench_console import base_env
 from startup import LIVE
 from tui import Pty
@@ -228,6 +235,44 @@ def figure_scrape(fleet_file: Path, tmp: Path, scrapes: int) -> list[common.Row]
     ]  # fmt: skip
 
 
+def figure_attached_start(fleet_file: Path, tmp: Path, starts: int) -> list[common.Row]:
+    """The attached console's start beside the bare Textual app, alternating, `starts` each."""
+    env = base_env(tmp / "state-attached")
+    config = tmp / "attached.toml"
+    config.write_text(
+        re.sub(r"(?m)^refresh_seconds = .*$", "refresh_seconds = 2.0", fleet_file.read_text())
+    )
+    console = [sys.executable, "-m", "rocmtui", "--config", str(config)]
+    minimal = [sys.executable, "-c", startup.MINIMAL_APP]
+    attached: list[tuple[float, float, float]] = []
+    bare: list[tuple[float, float, float]] = []
+    monitor = startup.RunningMonitor(config, env)
+    try:
+        for _ in range(starts):
+            for argv, marker, into in ((console, LIVE, attached), (minimal, startup.READY, bare)):
+                got = startup._frame(argv, env, marker)
+                if got is not None:
+                    into.append(got)
+    finally:
+        monitor.stop()
+    if not attached or not bare:
+        return [common.row("attached console start: no frame seen", None, note="failed")]
+    ours, anchor = common.median([a[0] for a in attached]), common.median([b[0] for b in bare])
+    spread = f"{min(a[0] for a in attached):.3f}-{max(a[0] for a in attached):.3f} s"
+    anchor_spread = f"{min(b[0] for b in bare):.3f}-{max(b[0] for b in bare):.3f} s"
+    return [
+        common.row(
+            "start to first frame with fleet data, console attached to a running monitor",
+            ours, anchor, unit="s", anchor_name=startup.MINIMAL_NAME, target="<= 1.2x",
+            ok=ours <= 1.2 * anchor,
+            note=f"median of {len(attached)} alternating starts ({spread}; anchor "
+            f"{anchor_spread}); CPU by the frame {common.median([a[1] for a in attached]):.3f} s "
+            f"(anchor {common.median([b[1] for b in bare]):.3f} s); load average "
+            f"{os.getloadavg()[0]:.2f}",
+        )
+    ]  # fmt: skip
+
+
 def common_port() -> int:
     from devfleet.processes import free_port
 
@@ -240,19 +285,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fleet-dir", type=Path, help="a running dev fleet (else one is started)")
     parser.add_argument("--window", type=float, default=None, help="seconds per request count")
     parser.add_argument("--scrapes", type=int, default=None)
+    parser.add_argument("--starts", type=int, default=None, help="attached starts (15)")
+    parser.add_argument("--starts-only", action="store_true", help="only the attached start")
     parser.add_argument("--quick", action="store_true", help="short runs (also BENCH_QUICK=1)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
     quick = quick or args.quick
     window = args.window or BUILDX_PERIOD * (1 if quick else 2)
     scrapes = args.scrapes or (100 if quick else 300)
+    starts = args.starts or (5 if quick else 15)
     print(f"load average: {os.getloadavg()}")
     rows: list[common.Row] = []
     with tempfile.TemporaryDirectory(prefix="rtbm-", dir="/tmp") as tmpdir:
         tmp = Path(tmpdir)
         with fleet_at(args.fleet_dir, tmp) as fleet_file:
-            rows += figure_requests(fleet_file, tmp, window)
-            rows += figure_scrape(fleet_file, tmp, scrapes)
+            if not args.starts_only:
+                rows += figure_requests(fleet_file, tmp, window)
+                rows += figure_scrape(fleet_file, tmp, scrapes)
+            rows += figure_attached_start(fleet_file, tmp, starts)
     common.emit(rows, args.json)
     return 0
 

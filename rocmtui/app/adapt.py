@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.app.model import (
     BakePlan,
@@ -24,9 +23,11 @@ from rocmtui.app.model import (
     StepView,
     VariableView,
 )
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.states import JobState
+
+if TYPE_CHECKING:  # the bake file's module is imported by the workers that read it, after the
+    from rocmtui.core.bakefile import BakeFile  # first frame (the console's path imports adapt)
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
 PRINT_TIMEOUT = 20.0
@@ -42,6 +43,7 @@ def env_overrides(
 ) -> dict[str, str]:
     """The operator's variables named like bake variables, over the fleet file's `[variables]`
     (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bakefile import ARCH_VARIABLE
     from rocmtui.core.bakeprint import fleet_variables, shell_overrides
 
     found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
@@ -55,6 +57,7 @@ def env_overrides(
 def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> BakeView:
     """Targets, arches and every variable's effective value, resolved by bake itself."""
     from rocmtui.core import bakeprint
+    from rocmtui.core.bakefile import ARCH_VARIABLE
 
     overrides = env_overrides(bake, env, config.variables)
     launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
@@ -127,7 +130,10 @@ def plan(
     launches exactly it, with the command and the printed lines that differ from the
     defaults marked. `overrides` (the dialog's variables) go over the operator's environment
     overrides."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from rocmtui.core import bakeprint
+    from rocmtui.core.bakefile import BakeError
     from rocmtui.core.jobs.plan import resolve_plan
     from rocmtui.core.redact import Redactor, is_secret_name
 

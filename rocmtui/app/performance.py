@@ -12,8 +12,6 @@ figure holds without it (or its cause is fixed upstream), and say so in RESULTS.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import threading
 from collections.abc import Callable, Sequence
@@ -104,6 +102,9 @@ def tune_malloc() -> Any:
     global _libc
     with _libc_lock:
         if _libc is None:
+            import ctypes  # here: ~2 ms the console's first frame need not wait for
+            import ctypes.util
+
             try:
                 lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 lib.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)

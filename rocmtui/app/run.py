@@ -28,7 +28,6 @@ def run_console(
     source = open_link(config.source) if link is None else as_link(link)
     try:
         from rocmtui.app.app import RocmTui
-        from rocmtui.app.dialogs.quit import farewell
 
         app = RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
         app.backend.adopt_monitor(source)
@@ -38,6 +37,8 @@ def run_console(
             source.stop(grace=1.0)
     if app.return_code not in (None, 0):
         return int(app.return_code or 1)
+    from rocmtui.app.dialogs.quit import farewell  # after the console: not on its way up
+
     message = farewell(running or [])
     if message:
         print(message, file=sys.stderr)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import logging.handlers
 import os
 import sys
 from collections.abc import Mapping
@@ -67,6 +66,8 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
     its path (None when not wanted, or when the folder cannot be written)."""
     if not debug_wanted(env):
         return None
+    import logging.handlers  # only when debugging: the console's start-up never pays for it
+
     path = log_dir(config, env) / DEBUG_LOG
     root = logging.getLogger()
     if any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):

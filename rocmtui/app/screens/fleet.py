@@ -126,6 +126,14 @@ class FleetScreen(FleetActions, CatalogScreen):
                 exclusive=True,
                 exit_on_error=False,
             )
+            # the job store after the first frame: its imports (sqlite3 ...) and first read
+            # in a thread took the GIL from the first frame with the round taken above
+            self.call_after_refresh(self._start_jobs_loop)
+            self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
+        self.query_one("#nodes-table").focus()
+
+    def _start_jobs_loop(self) -> None:
+        if self.feeds is not None and not self.feeds.stopping.is_set():
             self.run_worker(
                 self.feeds.jobs_loop,
                 name="job-store",
@@ -134,8 +142,6 @@ class FleetScreen(FleetActions, CatalogScreen):
                 exclusive=True,
                 exit_on_error=False,
             )
-            self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
-        self.query_one("#nodes-table").focus()
 
     def load_bake(self) -> None:
         """Read the bake file once, on a thread of its own (the variables panel fills when it

@@ -1,9 +1,10 @@
 """What the job store says, read once per round for the metrics: builds that run now (and how
-long each has been silent), and the outcomes on record.
+long each has been silent), the outcomes on record, and the compile cache hit rate of the last
+job of each target and arch whose log reported sccache statistics.
 
-Blocking (SQLite, a lock check and a stat per unfinished job): the monitor calls `read_jobs`
-in a worker thread. Labels come from the records' target, arch and node, all named in the fleet
-and bake files: never a job id, a digest or a message.
+Blocking (SQLite, a lock check and a stat per unfinished job, a small JSON file per recent
+job): the monitor calls `read_jobs` in a worker thread. Labels come from the records' target,
+arch and node, all named in the fleet and bake files: never a job id, a digest or a message.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.control import live_record, silent_seconds
+from rocmtui.core.jobs.images import read_cache_stats
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 
@@ -50,6 +52,16 @@ class LastJob:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheRate:
+    """sccache's hits per looked-up compile (0..1) in the last job of a target and arch that
+    reported one (the supervisor writes a job's statistics, read from its log, when it ends)."""
+
+    target: str
+    arch: str
+    ratio: float
+
+
+@dataclass(frozen=True, slots=True)
 class JobsView:
     """The job store at one moment, as the metrics need it."""
 
@@ -57,6 +69,7 @@ class JobsView:
     active: tuple[ActiveBuild, ...] = ()
     outcomes: tuple[Outcomes, ...] = ()
     last: tuple[LastJob, ...] = ()
+    cache: tuple[CacheRate, ...] = ()
     error: str | None = None  # why the store could not be read (the rest is then empty)
 
 
@@ -70,10 +83,34 @@ _LAST = (
     "WHERE ended_at IS NOT NULL GROUP BY target, arch, push"
 )
 
+# the latest finished jobs of each target and arch, newest first: the first of them whose log
+# reported a hit rate is the one exported (a job that failed before compiling reports none);
+# bounded, so a round reads a few small files per target and arch, never the whole history
+CACHE_LOOKBACK = 5
+_RECENT = (
+    "SELECT target, arch, job_dir FROM (SELECT target, arch, job_dir, ROW_NUMBER() OVER "
+    "(PARTITION BY target, arch ORDER BY ended_at DESC) AS newest FROM jobs "
+    f"WHERE ended_at IS NOT NULL) WHERE newest <= {CACHE_LOOKBACK} ORDER BY target, arch, newest"
+)
+
+
+def cache_rates(rows: list[tuple[object, object, object]]) -> tuple[CacheRate, ...]:
+    """The first known hit rate of each target and arch in `rows` (newest first per pair)."""
+    found: dict[tuple[str, str], float] = {}
+    for target, arch, job_dir in rows:
+        key = (str(target), str(arch))
+        if key in found:
+            continue
+        stats = read_cache_stats(str(job_dir))
+        if stats is not None and stats.rate is not None:
+            found[key] = stats.rate
+    return tuple(CacheRate(t, a, r) for (t, a), r in found.items())
+
 
 def read_jobs(config: FleetConfig, store: JobStore, now: float | None = None) -> JobsView:
-    """The active builds with their silence, outcome counts and the last job per target, arch
-    and push. An unreadable store gives a view that says why (the monitor goes on)."""
+    """The active builds with their silence, outcome counts, the last job per target, arch
+    and push, and the last known sccache hit rate per target and arch. An unreadable store
+    gives a view that says why (the monitor goes on)."""
     now = time.time() if now is None else now
     try:
         active = []
@@ -91,6 +128,8 @@ def read_jobs(config: FleetConfig, store: JobStore, now: float | None = None) ->
                 LastJob(str(t), str(a), bool(p), str(s), max(0.0, float(e) - float(b)), float(e))
                 for t, a, p, s, b, e in conn.execute(_LAST).fetchall()
             )
+            recent = conn.execute(_RECENT).fetchall()
+        cache = cache_rates(recent)
     except Exception as exc:  # a store being replaced, a full disk ...: said, not fatal
         return JobsView(read_at=now, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
-    return JobsView(read_at=now, active=tuple(active), outcomes=outcomes, last=last)
+    return JobsView(read_at=now, active=tuple(active), outcomes=outcomes, last=last, cache=cache)

@@ -170,7 +170,7 @@ def service_families(snapshot: FleetSnapshot) -> list[Metric]:
 
 
 def job_families(jobs: JobsView) -> list[Metric]:
-    """Outcomes on record, and the last job of each target and arch."""
+    """Outcomes on record, and the last job of each target and arch (its cache hit rate too)."""
     store_up = _gauge("rocmtui_job_store_up", "1 when the job store could be read")
     store_up.add_metric([], 0.0 if jobs.error else 1.0)
     finished = CounterMetricFamily(
@@ -208,7 +208,15 @@ def job_families(jobs: JobsView) -> list[Metric]:
     for (target, arch), (end, took) in sorted(latest.items()):
         duration.add_metric([target, arch], took)
         ended.add_metric([target, arch], end)
-    return [store_up, finished, last_state, duration, ended]
+    hits = _gauge(
+        "rocmtui_job_last_sccache_hit_ratio",
+        "sccache hits per looked-up compile (0 to 1) in the last finished job of a target and "
+        "arch whose log reported sccache statistics",
+        ["target", "arch"],
+    )
+    for rate in sorted(jobs.cache, key=lambda r: (r.target, r.arch)):
+        hits.add_metric([rate.target, rate.arch], rate.ratio)
+    return [store_up, finished, last_state, duration, ended, hits]
 
 
 def round_families(
