@@ -65,7 +65,7 @@ def _start_build(demo_config: Path) -> str:
 async def _shoot(fleet_file: Path, out: Path, job_id: str) -> list[Path]:
     from rocmtui.app.app import RocmTui
     from rocmtui.app.dialogs.bake import BakeDialog
-    from rocmtui.app.messages import LogRequested
+    from rocmtui.app.intents import LogRequested
     from rocmtui.core.config import load_config
 
     app = RocmTui(load_config(fleet_file))

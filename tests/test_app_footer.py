@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets._footer import FooterKey
 
 from rocmtui.app.app import RocmTui
 from rocmtui.app.keys import FOOTER_FIRST
 from rocmtui.app.screens.logs import LogsScreen
+from rocmtui.app.textual_private import FooterKey
 from rocmtui.app.widgets.footer import QuietFooter
 from tests.snapshots.harness import feed, recorded_app
 

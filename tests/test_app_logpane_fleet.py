@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.app.app import RocmTui
-from rocmtui.app.messages import LogRequested
+from rocmtui.app.intents import LogRequested
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.core.config import load_config
 from tests.test_jobs_support import (

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from rocmtui.app import prefs
 from rocmtui.app.app import RocmTui
+from tests.blackbox import toasts, until_text
 from tests.snapshots import recorded
 
 
@@ -38,12 +39,12 @@ async def test_a_theme_chosen_in_the_palette_is_remembered_and_wins() -> None:
 
 async def test_an_unknown_theme_is_said_and_the_console_opens() -> None:
     app = app_with("no-such-theme")
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await pilot.pause()
         assert app.theme == "textual-dark"
         assert app.theme_problem is not None
         assert app.theme_problem.startswith("theme 'no-such-theme' (fleet file) is not one of:")
-        assert any("no-such-theme" in str(n.message) for n in app._notifications)
+        assert "no-such-theme" in toasts(await until_text(pilot, r"no-such-theme"))
 
 
 async def test_an_unreadable_prefs_file_is_ignored() -> None:

@@ -10,10 +10,14 @@ import pytest
 from textual.pilot import Pilot
 
 from rocmtui.app.dialogs.bake import BakeDialog
-from rocmtui.app.messages import BakeLoaded, LogRequested
+from rocmtui.app.dialogs.cell_detail import CellDetailScreen
+from rocmtui.app.intents import LogRequested
+from rocmtui.app.messages import BakeLoaded
 from rocmtui.app.model import BakeView, JobView
-from rocmtui.app.screens.published import CellDetailScreen, PublishedScreen
+from rocmtui.app.screens.published import PublishedScreen
 from rocmtui.core.matrix.rebuild import preferred_node, rebuild_for
+from tests.blackbox import recorder, toasts
+from tests.blackbox import screen_text as shown_text
 from tests.snapshots import published as recorded_published
 from tests.snapshots import recorded
 from tests.snapshots.harness import feed, recorded_app
@@ -38,7 +42,7 @@ async def open_published(pilot: Pilot[Any]) -> PublishedScreen:
 
 def screen_text(app: Any) -> str:
     """What the terminal shows, as plain lines."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_update(full=True).strips)  # type: ignore[attr-defined]
+    return shown_text(app)
 
 
 def test_published_120x40(snap_compare: Any) -> None:
@@ -81,7 +85,8 @@ async def test_the_cursor_walks_cells_and_the_detail_follows() -> None:
 
 async def test_r_opens_the_bake_dialog_for_the_cell_and_l_its_last_log() -> None:
     app = recorded_app()
-    async with app.run_test(size=(140, 45)) as pilot:
+    asked, hook = recorder(LogRequested)
+    async with app.run_test(size=(140, 45), message_hook=hook) as pilot:
         await feed(app, pilot)
         names = ("base", "pytorch", "pytorch-push", "vllm", "vllm-push")
         view = BakeView(
@@ -108,29 +113,20 @@ async def test_r_opens_the_bake_dialog_for_the_cell_and_l_its_last_log() -> None
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
-        asked: list[str] = []
-        original = app.fleet_screen.post_message
-
-        def spy(message: Any) -> bool:
-            if isinstance(message, LogRequested):
-                asked.append(message.job_id)
-                return True
-            return original(message)
-
-        app.fleet_screen.post_message = spy  # type: ignore[method-assign]
         await pilot.press("l")
         await pilot.pause()
-        assert asked == ["20261201-0312-a41f"]
+        # the job is not in the recorded job list: the owner says so, the intent was sent
+        assert [m.job_id for m in asked] == ["20261201-0312-a41f"]
 
 
 async def test_read_only_hides_and_refuses_rebuild() -> None:
     app = recorded_app(read_only=True)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(140, 45), notifications=True) as pilot:
         screen = await open_published(pilot)
         await pilot.press("r")
         await pilot.pause()
         assert app.screen is screen  # no dialog
-        assert any("Read-only console" in n.message for n in app._notifications)
+        assert "Read-only console: Rebuild (r) is off." in toasts(screen_text(app))
 
 
 async def test_a_pushing_job_that_ends_asks_again() -> None:

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from rocmtui.app.messages import PlanResolved
 from rocmtui.app.model import BakePlan
 from tests.blackbox import until_text
 from tests.snapshots.harness import feed, recorded_app
@@ -128,15 +127,12 @@ def test_fleet_down_read_only_80x24(snap_compare: Any) -> None:
 
 
 def test_bake_dialog_100x30(snap_compare: Any) -> None:
-    app = recorded_app()
-    app.resolve_plans = False
+    app = recorded_app(plan=PLAN)  # bake --print answers with the recorded plan
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await feed(pilot.app, pilot)  # type: ignore[arg-type]
-        pilot.app.fleet_screen.query_one("#jobs-table").focus()
-        await pilot.press("down", "r")
-        await pilot.pause()
-        pilot.app.screen.post_message(PlanResolved(PLAN))
+        await pilot.press("tab", "tab", "down", "r")
+        await until_text(pilot, r"▶ +\"GFX_ARCH\": \"gfx1201\"")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

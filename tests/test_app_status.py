@@ -15,6 +15,7 @@ from rocmtui.app.widgets.fleet import FleetPanel
 from rocmtui.core.bakefind import find_bake_file
 from rocmtui.core.config import default_config, load_config
 from rocmtui.core.debuglog import monitor_log
+from tests.blackbox import panel, row, until_text
 from tests.snapshots import recorded
 from tests.snapshots.harness import recorded_app
 from tests.test_app_faults import until
@@ -84,3 +85,25 @@ async def test_no_bake_file_anywhere_is_one_line_and_the_fleet_still_shows(
         assert variables.fault == f"{tmp_path}: {found.problem}"
         await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
         assert "no bake file" in status(app)
+
+
+async def test_a_folder_of_bake_files_is_named_with_how_many_it_merged(tmp_path: Path) -> None:
+    """bake's default files in the current folder, an override and a compose file beside them:
+    the status line names the folder, how many of bake's files it merged, and that the compose
+    file was found but not read; the variables panel shows the override's value."""
+    folder = tmp_path / "checkout"
+    folder.mkdir()
+    (folder / "docker-bake.hcl").write_text(
+        'variable "TAG" {\n  default = "base"\n}\ntarget "demo" {\n  tags = ["x:${TAG}"]\n}\n'
+    )
+    (folder / "docker-bake.override.hcl").write_text('variable "TAG" {\n  default = "over"\n}\n')
+    (folder / "compose.yaml").write_text("services:\n  web:\n    image: nginx\n")
+    config = load_config(None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}, folder)
+    app = RocmTui(replace(config, refresh_seconds=1.0))
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        await until(pilot, lambda: screen.data.fleet is not None, "a probe round")
+        assert "· checkout/ (2 bake files) + compose not read ·" in status(app), status(app)
+        shown = await until_text(pilot, r"TAG")
+        assert "over" in row(shown, "Variables", r"\bTAG\b"), panel(shown, "Variables")

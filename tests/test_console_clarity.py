@@ -9,6 +9,7 @@ the focused row only; the bake dialog's arch default and its variables.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import replace
@@ -20,6 +21,7 @@ from rich.style import Style
 
 from rocmtui.app import keys
 from rocmtui.app.app import RocmTui
+from rocmtui.app.backend import FleetBackend
 from rocmtui.app.messages import JobsUpdated
 from rocmtui.app.model import ProgressView
 from rocmtui.core.states import JobState
@@ -213,10 +215,12 @@ async def test_the_palette_finds_the_log_views_actions_by_name() -> None:
 def test_a_key_means_one_thing_across_the_screens() -> None:
     """`v` was "Log panes" on the fleet screen and "Select" inside a pane. A key may act in
     several scopes only as one action (c cancels, r rebuilds, l opens the log of the selected
-    row); escape goes back, after clearing what a log view has open."""
+    row); escape goes back, after clearing what a log view has open. A focused field's own
+    moves (a table's cursor, the log prompt's editing) and a dialog's keys, while it is open,
+    are theirs."""
     actions: dict[str, set[str]] = {}
     for entry in keys.CATALOG:
-        if entry.scope == "logprompt":  # a text field's own keys, while it is being typed in
+        if entry.scope in (*keys.FIELD_SCOPES, *keys.DIALOG_SCOPES):
             continue
         for key in entry.key.split(","):
             actions.setdefault(key.strip(), set()).add(entry.action)
@@ -284,6 +288,33 @@ async def test_the_dialogs_variables_reach_the_plan() -> None:
         await pilot.press("tab", "tab", "tab", *"DEMO_STEPS=7 ROCM_VERSION=7.9.9", "enter")
         shown = await until_text(pilot, r'▶ +"ROCM_VERSION": "7\.9\.9"')
         assert "DEMO_STEPS=7 " in shown and "ROCM_VERSION=7.9.9 " in shown  # the command
+
+
+SECRET_BAKE = (
+    'variable "HF_TOKEN" {\n  default = ""\n}\nvariable "GFX_ARCH" {\n  default = "gfx950"\n}\n'
+    'target "demo-base" {\n  dockerfile-inline = "FROM scratch"\n'
+    "  args = {\n    HF_TOKEN = HF_TOKEN\n    GFX_ARCH = GFX_ARCH\n  }\n}\n"
+)
+
+
+async def test_a_secret_from_the_environment_is_redacted_in_the_print_preview(
+    tmp_path: Path,
+) -> None:
+    """HF_TOKEN in the operator's environment reaches bake (a variable of the bake file): bake
+    prints it back as an arg, and the dialog's `--print` preview and its command line say
+    `<redacted:HF_TOKEN>`; the value is nowhere on the screen."""
+    bake_file = tmp_path / "secret.hcl"
+    bake_file.write_text(SECRET_BAKE)
+    config = replace(recorded.config(), bake_file=bake_file)
+    env = {**os.environ, "HF_TOKEN": "hf_fromtheenv1234567"}
+    backend = FleetBackend(config, env=env)
+    app = RocmTui(config, backend=backend, live=False, clock=lambda: recorded.NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(app, pilot)
+        await pilot.press("b")
+        shown = await until_text(pilot, r'"HF_TOKEN": "<redacted:HF_TOKEN>"')
+        assert "hf_fromtheenv1234567" not in shown
+        assert "fromtheenv" not in shown
 
 
 async def test_a_secret_set_in_the_dialog_is_never_shown(tmp_path: Path) -> None:

@@ -6,6 +6,10 @@ ones included) and checked at run time:
 - the CLI (`rocmtui.cli`) imports no Textual and the console only as `rocmtui.app.run`, only
   inside a function, to start it;
 - widgets (`rocmtui.app.widgets`) render snapshots and post intents: they import no screen;
+- intents go up to one owner (`rocmtui.app.actions`, held by the App): no screen imports
+  another screen (the shared base `screens.catalog` aside), no screen, dialog or widget
+  imports the App or the owner, and none reaches another screen through the App
+  (`app.fleet_screen`, `app.logs_screen` ...);
 - nothing in `rocmtui` imports the dev fleet (`devfleet`, never installed);
 - the dev fleet has no import cycle (one hidden in a function import included).
 """
@@ -115,6 +119,45 @@ def test_the_layers_are_a_contract() -> None:
             broken.append(f"{imp} (widgets import no screen)")
         if under(imp.target, "devfleet"):
             broken.append(f"{imp} (the dev fleet is never installed)")
+    assert not broken, "\n".join(broken)
+
+
+SCREEN_BASE = "rocmtui.app.screens.catalog"  # what the full screens share: not a screen
+OWNERS = ("rocmtui.app.app", "rocmtui.app.actions")
+SCREEN_HANDLES = {
+    "fleet_screen",
+    "logs_screen",
+    "published_screen",
+    "open_logs_screen",
+    "open_published_screen",
+}
+
+
+def test_no_screen_imports_or_reaches_another() -> None:
+    broken = []
+    views = ("rocmtui.app.screens", "rocmtui.app.dialogs", "rocmtui.app.widgets")
+    found = [imp for imp in imports("rocmtui") if under(imp.module, *views)]
+    assert any(under(imp.module, "rocmtui.app.screens") for imp in found)
+    for imp in found:
+        screen_target = under(imp.target, "rocmtui.app.screens") and imp.target not in (
+            SCREEN_BASE,
+            "rocmtui.app.screens",
+        )
+        if under(imp.module, "rocmtui.app.screens") and screen_target and imp.target != imp.module:
+            broken.append(f"{imp} (a screen imports no other screen: send an intent)")
+        if under(imp.module, "rocmtui.app.dialogs") and screen_target:
+            broken.append(f"{imp} (a dialog imports no screen)")
+        if under(imp.target, *OWNERS):
+            broken.append(f"{imp} (intents go up: nothing below the App imports it)")
+    for folder in ("screens", "dialogs", "widgets"):
+        for path in sorted((REPO / "rocmtui" / "app" / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and node.attr in SCREEN_HANDLES:
+                    broken.append(
+                        f"{path.relative_to(REPO)}:{node.lineno}: .{node.attr} "
+                        "(a view reaches no other screen through the App)"
+                    )
     assert not broken, "\n".join(broken)
 
 

@@ -3,8 +3,10 @@
 The viewer (`python -m rocmtui.app.logviewer`) runs in a real pty on a log full of terminal
 attacks. Everything it writes is captured and checked: no OSC 52 unless `y` was pressed (and
 then only the sanitised text), no title change, no `ESC c`, no C1 control, nothing of an OSC 8
-link, and every escape sequence is one Textual itself writes (CSI, or its own OSC 52 on copy).
-An SVG snapshot cannot see any of this; only the pty's bytes can.
+link, and every escape sequence is one Textual itself writes: its OSC 52 on copy, and of CSI
+only colours (SGR), cursor moves with a row and column (CUP) and the modes it sets on start and
+resets on exit (listed below, each by its bytes). A log's `ESC[2J` or `ESC[?1049l` is none of
+them. An SVG snapshot cannot see any of this; only the pty's bytes can.
 """
 
 from __future__ import annotations
@@ -106,6 +108,40 @@ def foreign_escapes(data: bytes) -> list[bytes]:
     return found
 
 
+CSI = re.compile(rb"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]")  # ECMA-48's shape
+SGR = re.compile(rb"\x1b\[[0-9;:]*m")
+CUP = re.compile(rb"\x1b\[[0-9]+;[0-9]+H")  # Textual always names the row and the column
+# What Textual 8.2 writes besides: on start (mouse, focus, paste, alt screen, the kitty
+# keyboard flags, two mode queries, cursor hidden, no autowrap) and their resets on exit.
+TEXTUAL_START = {
+    b"\x1b[?1000h", b"\x1b[?1003h", b"\x1b[?1004h", b"\x1b[?1006h", b"\x1b[?1015h",
+    b"\x1b[?1049h", b"\x1b[?2004h", b"\x1b[?2026$p", b"\x1b[?2048$p", b"\x1b[?25l",
+    b"\x1b[?7l", b"\x1b[>25u",
+}  # fmt: skip
+TEXTUAL_EXIT = {
+    b"\x1b[?1000l", b"\x1b[?1003l", b"\x1b[?1004l", b"\x1b[?1006l", b"\x1b[?1015l",
+    b"\x1b[?1049l", b"\x1b[?2004l", b"\x1b[?25h", b"\x1b[?7h", b"\x1b[<u",
+}  # fmt: skip
+
+
+def foreign_csi(data: bytes, allowed: set[bytes]) -> list[bytes]:
+    """Every CSI in `data` that is not a colour, a cursor move or one of `allowed`."""
+    return [
+        m.group()
+        for m in CSI.finditer(data)
+        if not (SGR.fullmatch(m.group()) or CUP.fullmatch(m.group()) or m.group() in allowed)
+    ]
+
+
+def test_the_csi_check_sees_what_a_log_could_inject() -> None:
+    """The check itself: a clear, a cursor home, the alternate screen left, an erase line and a
+    scroll region are each reported; Textual's own colours and moves are not."""
+    textual = b"\x1b[38;2;1;2;3m\x1b[12;1Hx\x1b[0m\x1b[?1049h"
+    injected = [b"\x1b[2J", b"\x1b[H", b"\x1b[?1049l", b"\x1b[2K", b"\x1b[1;5r"]
+    assert foreign_csi(textual, TEXTUAL_START) == []
+    assert foreign_csi(textual + b"".join(injected), TEXTUAL_START) == injected
+
+
 def test_no_log_escape_reaches_the_terminal(tmp_path: Path) -> None:
     log = tmp_path / "attack.log"
     log.write_bytes(b"ordinary first line\n" + ATTACKS)
@@ -128,9 +164,12 @@ def test_no_log_escape_reaches_the_terminal(tmp_path: Path) -> None:
         term.send(b"y")  # copy the screen: the one OSC 52 allowed, on request only
         term.read_until(b"\x1b]52;c;")
         term.read_until(b"\x07", timeout=5)
+        running = bytes(term.out)  # all it wrote while it ran: the log's bytes were on screen
     finally:
         term.close()
     out = bytes(term.out)
+    assert foreign_csi(running, TEXTUAL_START) == []
+    assert foreign_csi(out[len(running) :], TEXTUAL_EXIT) == []
     assert b"\x1b]52" not in before_copy
     for secret in (b"PWNED", b"evil.invalid", b"UFdORUQ"):
         assert secret not in out, secret

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmtui.app.model import (
     BakePlan,
@@ -26,16 +26,15 @@ from rocmtui.app.model import (
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.states import JobState
 
-if TYPE_CHECKING:  # the bake file's module is imported by the workers that read it, after the
-    from rocmtui.core.bakefile import BakeFile  # first frame (the console's path imports adapt)
+if TYPE_CHECKING:  # imported when first used, not at start-up (the console's first frame
+    # needs none of them: the bake file and the progress parser are read by the workers)
+    from rocmtui.app.jobextras import JobExtras
+    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.progress import JobProgress, ProgressTracker, Step
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
 PRINT_TIMEOUT = 20.0
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-    return default if value is None else value
 
 
 def env_overrides(
@@ -173,7 +172,7 @@ def plan(
     )
 
 
-def _print_lines(printed: Any) -> list[str]:
+def _print_lines(printed: object) -> list[str]:
     """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
     target definitions, since the group bake adds for the command line says nothing new."""
     if isinstance(printed, dict) and "target" in printed:
@@ -194,7 +193,7 @@ class ProgressCache:
     """
 
     def __init__(self) -> None:
-        self._trackers: dict[str, tuple[Any, int]] = {}
+        self._trackers: dict[str, tuple[ProgressTracker | None, int]] = {}
 
     def progress(
         self,
@@ -243,11 +242,11 @@ class ProgressCache:
                 del self._trackers[job_id]
 
 
-def _step_label(step: Any) -> str:
+def _step_label(step: Step) -> str:
     return f"#{step.number} {step.title or step.name}"
 
 
-def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView:
+def progress_view(progress: JobProgress, log_mtime: float | None = None) -> ProgressView:
     """The core's JobProgress as a ProgressView. The last output is the log's mtime (what the
     stall check reads), not when this console happened to read the lines."""
     steps = tuple(
@@ -280,27 +279,28 @@ def progress_view(progress: Any, log_mtime: float | None = None) -> ProgressView
     )
 
 
-def job_view(record: Any, progress: ProgressView | None) -> JobView:
-    """The core's JobRecord as a JobView."""
+def job_view(record: JobRecord, progress: ProgressView | None) -> JobView:
+    """The core's JobRecord as a JobView: when the core renames a field, this changes (and
+    mypy says so here)."""
     return JobView(
-        id=str(record.id),
-        target=str(record.target),
+        id=record.id,
+        target=record.target,
         arch=record.arch,
-        node=str(record.node),
-        state=str(record.state),
-        started_at=float(record.started_at),
-        user=str(record.user or ""),
+        node=record.node,
+        state=record.state,
+        started_at=record.started_at,
+        user=record.user or "",
         ended_at=record.ended_at,
-        log_path=Path(record.log_path),
+        log_path=record.log_path,
         exit_code=record.exit_code,
         digest=record.digest,
-        push=bool(record.push),
+        push=record.push,
         evidence=record.evidence,
         error_step=record.error_step,
         message=record.message,
         progress=progress,
-        overrides=tuple(sorted((str(k), str(v)) for k, v in (record.overrides or {}).items())),
-        link_down_since=getattr(record, "link_down_since", None),
+        overrides=tuple(sorted((record.overrides or {}).items())),
+        link_down_since=record.link_down_since,
     )
 
 
@@ -309,7 +309,7 @@ def list_jobs(
     cache: ProgressCache,
     now: float,
     watched: frozenset[str] = frozenset(),
-    extras: Any = None,
+    extras: JobExtras | None = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a

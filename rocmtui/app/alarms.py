@@ -7,8 +7,8 @@ console watches is as loud: the bell and where it failed. Jobs that had already 
 console started are not news.
 
 Textual's `notify()` returns nothing to take back later; the same `Notify` message is posted
-with a `Notification` kept here, and withdrawn through `App._unnotify` (Textual's own removal,
-private: used in this one place).
+with a `Notification` kept here, and withdrawn through Textual's own removal, which is private
+(`textual_private.withdraw`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from textual.app import App
 from textual.notifications import Notification, Notify
 
+from rocmtui.app import textual_private
 from rocmtui.app.model import JobView
 from rocmtui.app.text import clean
 from rocmtui.core.states import JobState
@@ -62,7 +63,7 @@ class BuildAlarms:
             notice = self._notices.pop(job_id, None)
             if notice is not None:
                 with contextlib.suppress(KeyError):  # timed out, or dismissed, already
-                    self.app._unnotify(notice)
+                    textual_private.withdraw(self.app, notice)
         self.stalled = set(stalled)
 
     def _failures(self, jobs: tuple[JobView, ...]) -> None:

@@ -1,4 +1,6 @@
-"""The App only starts things: the fleet screen, the keymap from the fleet file, the palette."""
+"""The App only starts things: the fleet screen, the keymap from the fleet file, the palette; and it
+holds the one owner of the operator's intents (`ConsoleActions`), to which every `Intent` that
+bubbles up here is handed."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.dom import DOMNode
@@ -16,8 +19,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from rocmtui.app import keys, performance
+from rocmtui.app.actions import ConsoleActions
 from rocmtui.app.backend import FleetBackend
-from rocmtui.app.model import JobView, keep_running
+from rocmtui.app.intents import Intent
+from rocmtui.app.messages import BakeLoaded, JobStarted
+from rocmtui.app.model import JobView
 from rocmtui.app.screens.fleet import FleetScreen
 from rocmtui.core.config import FleetConfig
 
@@ -62,9 +68,12 @@ class RocmTui(App[list[JobView]]):
         self.clock = clock
         self.live = live  # False: tests feed recorded snapshots, no probes run
         self.remember = live if remember is None else remember  # the per-user prefs file
-        self.resolve_plans = True  # False: the bake dialog waits for a posted PlanResolved
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
-        self.fleet_screen = FleetScreen()
+        self.actions = ConsoleActions(self)
+        self.fleet_screen = FleetScreen(
+            config, self.backend, clock=clock, live=live, read_only=self.read_only,
+            keymap=self.keymap,
+        )  # fmt: skip
         self._logs_screen: LogsScreen | None = None
         self._published_screen: PublishedScreen | None = None
         self.theme_problem = self._first_theme()
@@ -85,8 +94,7 @@ class RocmTui(App[list[JobView]]):
         return None
 
     def _theme_chosen(self, theme: str) -> None:
-        """Remember a theme chosen in the palette; the state words take its colours."""
-        self.fleet_screen.theme_changed()
+        """Remember a theme chosen in the palette (the screens take its colours themselves)."""
         if self.remember:
             from rocmtui.app import prefs
 
@@ -104,8 +112,7 @@ class RocmTui(App[list[JobView]]):
         on top: 138 KB/s to the terminal for nothing. Screens under an opaque one now wait;
         Textual lays a screen out again when it is resumed.
         """
-        stack = self._screen_stack
-        if stack and stack[-1].styles.background.a == 1:
+        if self.screen.styles.background.a == 1:  # (one of rocmtui.app.textual_private.USES)
             return []
         return super()._background_screens
 
@@ -129,7 +136,9 @@ class RocmTui(App[list[JobView]]):
         if self._logs_screen is None:
             from rocmtui.app.screens.logs import LogsScreen
 
-            self._logs_screen = LogsScreen()
+            self._logs_screen = LogsScreen(
+                clock=self.clock, read_only=self.read_only, keymap=self.keymap
+            )
             self.install_screen(self._logs_screen, name="logs")
         return self._logs_screen
 
@@ -140,7 +149,10 @@ class RocmTui(App[list[JobView]]):
         if self._published_screen is None:
             from rocmtui.app.screens.published import PublishedScreen
 
-            self._published_screen = PublishedScreen()
+            self._published_screen = PublishedScreen(
+                self.config, dict(self.backend.env), clock=self.clock, live=self.live,
+                read_only=self.read_only, keymap=self.keymap,
+            )  # fmt: skip
             self.install_screen(self._published_screen, name="matrix")
         return self._published_screen
 
@@ -158,7 +170,7 @@ class RocmTui(App[list[JobView]]):
         """The palette lists the catalog's actions of this screen (never dangerous ones when
         read-only), then Textual's own but those the catalog already named: its "Keys" (a
         second, different help) and "Quit" were listed twice."""
-        scope = {"fleet": "fleet", "logs": "logs", "matrix": "matrix"}.get(screen.id or "", "")
+        scope = str(getattr(screen, "SCOPE", ""))  # a screen's or a dialog's catalog scope
         named = set()
         scopes = ("app", scope, *keys.WIDGET_SCOPES.get(scope, ()))
         for entry in keys.entries(scopes, self.read_only):
@@ -192,22 +204,38 @@ class RocmTui(App[list[JobView]]):
             self.install_screen(HelpScreen(self.keymap, self.read_only), name="help")
         self.push_screen("help")
 
+    @on(Intent)
+    def _intent(self, intent: Intent) -> None:
+        """Every intent of every screen, widget and dialog: carried out in one place."""
+        intent.stop()
+        self.actions.carry_out(intent)
+
+    @on(JobStarted)
+    def _started(self, message: JobStarted) -> None:
+        self.actions.started(message.job)
+
+    @on(BakeLoaded)
+    def _bake_read(self) -> None:
+        """The fleet screen has shown the bake file (it bubbles up from there): a dialog asked
+        for meanwhile opens now."""
+        self.actions.bake_file_read()
+
     async def action_quit(self) -> None:
         """`q`: quit; builds keep running and the console says which."""
-        running = keep_running(self.fleet_screen.data.jobs)
+        running = self.actions.still_running()
         if not running:
-            self.fleet_screen.stop_feeds()
+            self.actions.stop()
             self.exit([])
             return
-        from rocmtui.app.dialogs.confirm import ConfirmDialog
+        from rocmtui.app.dialogs.confirm import QuitDialog
         from rocmtui.app.dialogs.quit import quit_question
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.fleet_screen.stop_feeds()
+                self.actions.stop()
                 self.exit(running)
 
-        self.push_screen(ConfirmDialog(quit_question(running), "q", "Quit"), answered)
+        self.push_screen(QuitDialog(quit_question(running), "Quit", keymap=self.keymap), answered)
 
 
 def screenshot_folder(config: FleetConfig) -> Path:
@@ -231,7 +259,7 @@ def _target(app: RocmTui, screen: Screen[Any], scope: str) -> App[Any] | Widget 
     ancestor) whose `KEY_SCOPE` it is."""
     if scope == "app":
         return app
-    if scope not in keys.WIDGET_SCOPES.get(screen.id or "", ()):
+    if scope not in keys.WIDGET_SCOPES.get(str(getattr(screen, "SCOPE", "")), ()):
         return screen
     node: DOMNode | None = screen.focused
     while isinstance(node, Widget) and getattr(node, "KEY_SCOPE", None) != scope:

@@ -21,7 +21,8 @@ class KeyAction:
     key: str  # Textual key string; several keys separated by commas
     action: str  # Textual action on the scope's screen
     description: str
-    scope: str  # "app", "fleet", "logs"; a widget's: "logview", "logprompt"
+    scope: str  # a screen's ("app", "fleet", "logs", "matrix"), a widget's ("logview",
+    # "logprompt") or a dialog's ("bake", "confirm", "quit", "cell", "help")
     dangerous: bool = False
     show: bool = True  # shown in the footer (help and palette always list it)
 
@@ -73,9 +74,37 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("logprompt.close", "escape", "close", "Close prompt", "logprompt", show=False),
     KeyAction("logprompt.regex", "ctrl+r", "toggle_regex", "Regex/literal", "logprompt"),
     KeyAction("logprompt.case", "ctrl+t", "cycle_case", "Case: smart/Aa/aa", "logprompt"),
+    # every table (widgets/table.py: the fleet's panels, the published grid), while it has the
+    # focus: a widget's own moves, like a text field's
+    KeyAction("table.up", "up", "cursor(-1)", "Up", "table", show=False),
+    KeyAction("table.down", "down", "cursor(1)", "Down", "table", show=False),
+    KeyAction("table.page_up", "pageup", "page(-1)", "Page up", "table", show=False),
+    KeyAction("table.page_down", "pagedown", "page(1)", "Page down", "table", show=False),
+    KeyAction("table.first", "home", "cursor_to(0)", "First row", "table", show=False),
+    KeyAction("table.last", "end", "cursor_to(-1)", "Last row", "table", show=False),
+    KeyAction("table.left", "left", "columns(-1)", "Scroll left", "table", show=False),
+    KeyAction("table.right", "right", "columns(1)", "Scroll right", "table", show=False),
+    KeyAction("table.select", "enter", "select", "Open (a job's log)", "table", show=False),
+    # dialogs: their own keys, while they are open (dialogs/, screens/help.py)
+    KeyAction("bake.start", "ctrl+s", "start", "Start", "bake", dangerous=True),
+    KeyAction("bake.push", "p", "toggle_push", "Push on/off", "bake"),
+    KeyAction("bake.back", "escape", "close", "Back", "bake"),
+    KeyAction("confirm.yes", "y", "answer(True)", "Yes", "confirm", dangerous=True),
+    KeyAction("confirm.no", "escape,n", "answer(False)", "No", "confirm"),
+    KeyAction("quit.yes", "q", "answer(True)", "Quit", "quit"),
+    KeyAction("quit.no", "escape,n", "answer(False)", "Stay", "quit"),
+    KeyAction("cell.close", "escape,enter,q", "close", "Close", "cell"),
+    KeyAction("help.close", "escape,q,question_mark", "dismiss_help", "Close", "help"),
+    # the standalone log viewer (`python -m rocmtui.app.logviewer FILE`), not the console
+    KeyAction("logviewer.quit", "q", "quit", "Quit", "logviewer"),
 )
 # scopes bound by widgets, listed (in help and the palette) with the screen they appear on
 WIDGET_SCOPES: dict[str, tuple[str, ...]] = {"logs": ("logview", "logprompt")}
+# scopes of modal dialogs: their keys act only while the dialog is open, so a key there may
+# mean something else than on the screens (y confirms in a question, copies in a log)
+DIALOG_SCOPES: tuple[str, ...] = ("bake", "confirm", "quit", "cell", "help")
+# a focused widget's own moves (a table's cursor, a text field's editing keys)
+FIELD_SCOPES: tuple[str, ...] = ("table", "logprompt")
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
 # The order in which shown keys win the footer's room when not all of them fit (80 columns
 # hold about seven): `?` first, since it lists every key; then the way back, the log's own

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 
-from rocmtui.app import performance
+from rocmtui.app import keys, performance
 from rocmtui.app.widgets.logview import LogView
 
 SETTLE_AFTER = 2.0  # s: the file's last screen is up (performance.settle_heap)
@@ -24,7 +24,7 @@ class LogViewerApp(App[None]):
     """One file, one LogView, nothing else."""
 
     CSS_PATH = [STYLES] if STYLES.exists() else []
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit", id="logviewer.quit")]
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logviewer"))
     ENABLE_COMMAND_PALETTE = False
 
     def __init__(self, path: Path, follow: bool = True) -> None:

@@ -1,4 +1,4 @@
-"""Typed messages: data reported up by workers, intents sent up by widgets.
+"""Typed messages: what workers report (the operator's intents are in `intents.py`).
 
 Workers never touch widgets; they post one of these and the screen renders. Data messages can
 replace an older queued one of the same kind (`can_replace`): only the latest fleet state matters.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from rocmtui.app.model import BakePlan, BakeView, JobView
+from rocmtui.app.model import BakeView, JobView
 from rocmtui.core.snapshots import FleetSnapshot
 
 
@@ -61,37 +61,7 @@ class PanelFailed(Message):
 
 
 @dataclass
-class PlanResolved(Message):
-    """The core resolved the plan in the bake dialog; `request` is the dialog's choice it was
-    asked for (None: a recorded plan, posted by snapshot tests)."""
-
-    plan: BakePlan
-    request: object = None
-
-
-@dataclass
 class JobStarted(Message):
-    """The core launched a job."""
+    """The core launched a job (the launch worker reports it to the App's owner)."""
 
     job: JobView
-
-
-@dataclass
-class BakeRequested(Message):
-    """Intent from the bake dialog: start this plan (already confirmed)."""
-
-    plan: BakePlan
-
-
-@dataclass
-class LogRequested(Message):
-    """Intent: open a log pane for this job."""
-
-    job_id: str
-
-
-@dataclass
-class CancelRequested(Message):
-    """Intent: cancel this job (already confirmed)."""
-
-    job_id: str

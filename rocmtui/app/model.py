@@ -165,6 +165,31 @@ class BakePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class BakeRequest:
+    """What the bake dialog opens with: `b` names a node; `r` passes exactly what a job built."""
+
+    node: str | None = None
+    target: str | None = None
+    arch: str | None = None
+    ready: bool = False  # focus Start: Enter launches (once bake has resolved it)
+    push: bool = False  # the `--push` switch
+    overrides: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def rebuild(cls, job: JobView) -> BakeRequest:
+        """`r` on a job: exactly what it built (the name as given, whether a target, a group or
+        a matrix name; its arch, node, push switch and variables), ready to start."""
+        return cls(
+            node=job.node,
+            target=job.target,
+            arch=job.arch,
+            ready=True,
+            push=job.push,
+            overrides=job.overrides,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ConsoleData:
     """Everything the fleet screen renders at one moment."""
 

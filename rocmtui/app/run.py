@@ -5,9 +5,23 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
-from rocmtui.core.config import load_config
+from rocmtui.core.config import FleetConfig, load_config
 from rocmtui.core.hostmonitor.links import ProbeLink, as_link
+
+if TYPE_CHECKING:
+    from rocmtui.app.app import RocmTui
+
+
+def console_for(args: argparse.Namespace, config: FleetConfig | None = None) -> RocmTui:
+    """The console the command line's arguments describe (`--config`, `--read-only`), not yet
+    running; `config` is the fleet file already loaded from them."""
+    from rocmtui.app.app import RocmTui
+
+    if config is None:
+        config = load_config(getattr(args, "config", None))
+    return RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
 
 
 def run_console(
@@ -27,9 +41,7 @@ def run_console(
     own = link is None
     source = open_link(config.source) if link is None else as_link(link)
     try:
-        from rocmtui.app.app import RocmTui
-
-        app = RocmTui(config, read_only=bool(getattr(args, "read_only", False)))
+        app = console_for(args, config)
         app.backend.adopt_monitor(source)
         running = app.run()
     finally:

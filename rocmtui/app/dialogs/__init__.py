@@ -1,1 +1,1 @@
-"""Modal dialogs: bake, confirmations, quit."""
+"""Modal dialogs: bake, the questions (a build to start or stop, quit), a cell's detail."""

@@ -7,24 +7,28 @@ the arch a matrix name fixes, whether the launch pushes and to which registries 
 and `bake --print` under the job's environment. Start launches only the plan resolved for
 exactly what is on screen: pressed earlier, it starts when the answer comes, or says why not.
 A launch that pushes always asks first, with its own key, naming those registries. The dialog
-dismisses with the `BakePlan` to start; the fleet screen starts it.
+dismisses with the `BakePlan` to start; the App's owner of intents starts it. It is given what
+it shows and the one call that resolves a choice (`PlanFor`): it never reaches into the App.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
+from rocmtui.app import keys
 from rocmtui.app.dialogs.bake_choices import (
-    BakeRequest,
     arch_choices,
     arch_label,
     arch_note,
@@ -38,35 +42,51 @@ from rocmtui.app.dialogs.bake_choices import (
 )
 from rocmtui.app.dialogs.confirm import ConfirmDialog
 from rocmtui.app.feeds import describe
-from rocmtui.app.messages import PlanResolved
-from rocmtui.app.model import BakePlan, ConsoleData
+from rocmtui.app.model import BakePlan, BakeRequest, ConsoleData
 from rocmtui.app.text import clean
 from rocmtui.app.userthreads import run_on_own_thread
+from rocmtui.core.config import FleetConfig
 
-if TYPE_CHECKING:
-    from rocmtui.app.app import RocmTui
-
-__all__ = ["BakeDialog", "BakeRequest"]
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.app.model)
 
 MAX_RESOLVED_LINES = 400
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
 
 Choice = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]  # target, arch, node, push, set
+# what resolves a choice: (target, arch, node, push, variables) -> the core's plan, blocking
+PlanFor = Callable[[str, str, str, bool, Mapping[str, str]], BakePlan]
+
+
+@dataclass
+class PlanResolved(Message):
+    """From the dialog's resolving worker: the plan for `request`, the choice it was asked."""
+
+    plan: BakePlan
+    request: Choice
 
 
 class BakeDialog(ModalScreen[BakePlan | None]):
     """Choose and start one bake."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Back", id="bake.back"),
-        Binding("ctrl+s", "start", "Start", id="bake.start"),
-        Binding("p", "toggle_push", "Push on/off", id="bake.push"),
-    ]
+    SCOPE: ClassVar[str] = "bake"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("bake"))
 
-    def __init__(self, data: ConsoleData, request: BakeRequest) -> None:
+    def __init__(
+        self,
+        data: ConsoleData,
+        request: BakeRequest,
+        config: FleetConfig,
+        plan_for: PlanFor,
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
+        """Choose a bake from `data` (the bake file, the fleet), opened as `request` says, on
+        the nodes of `config`; `plan_for` resolves each choice (it blocks: run on a thread)."""
         super().__init__(id="bake-dialog", classes="dialog")
         self.data = data
         self.request = request
+        self.config = config
+        self.plan_for = plan_for
+        self.keymap = keymap or {}
         assert data.bake is not None
         self.bake = data.bake
         self.push_switch = request.push
@@ -78,16 +98,11 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         self._note = ""  # what the last node change did to the arch
         self._typing: Timer | None = None
 
-    @property
-    def console(self) -> RocmTui:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         """Fields, variables, notes, the command, the resolved definition, the buttons."""
         bake = self.bake
         nodes = [n.name for n in self.data.fleet.nodes] if self.data.fleet else []
-        nodes += [n.name for n in self.console.config.nodes if n.name not in nodes]
+        nodes += [n.name for n in self.config.nodes if n.name not in nodes]
         node = self.request.node if self.request.node in nodes else (nodes[0] if nodes else None)
         target = self.request.target if self.request.target in bake.targets else None
         target = target or (bake.targets[0] if bake.targets else None)
@@ -139,7 +154,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         snap = self.data.fleet.node(node) if self.data.fleet and node else None
         if snap is not None and snap.gfx:
             return snap.gfx
-        configured = self.console.config.node(node) if node else None
+        configured = self.config.node(node) if node else None
         return configured.gfx if configured else None
 
     def on_mount(self) -> None:
@@ -155,8 +170,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         """(target, arch, node, push switch, variables) as shown, or None while a field is
         blank or the variables do not parse (`set_error` says why)."""
         values = [self.query_one(f"#bake-{n}", Select).value for n in ("target", "arch", "node")]
-        if not self.console.config.nodes and not self.data.fleet:
-            self.set_error = no_node(self.console.config)
+        if not self.config.nodes and not self.data.fleet:
+            self.set_error = no_node(self.config)
             return None
         if any(v is Select.BLANK or v is None for v in values):
             return None
@@ -214,17 +229,16 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         target, arch, node, push, overrides = chosen
         self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
         self.show()
-        if getattr(self.app, "resolve_plans", True):  # snapshot tests post a recorded plan
-            self.resolve(chosen)
+        self.resolve(chosen)
 
     @work(exclusive=True, group="plan", name="bake-print", exit_on_error=False)
     async def resolve(self, chosen: Choice) -> None:
         """The core's answer for `chosen`, from a thread of its own."""
         target, arch, node, push, overrides = chosen
-        backend = self.console.backend
+        plan_for = self.plan_for
         try:
             plan = await run_on_own_thread(
-                lambda: backend.plan(target, arch, node, push, dict(overrides)),
+                lambda: plan_for(target, arch, node, push, dict(overrides)),
                 name="bake-print",
                 daemon=True,  # a read for the screen: nothing to finish at exit
             )
@@ -238,14 +252,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
     @on(PlanResolved)
     def _resolved(self, message: PlanResolved) -> None:
         plan = message.plan
-        asked = self.asked
-        if asked is None:
-            return
-        if message.request is None:  # a recorded plan (snapshot tests): for what is shown?
-            if (plan.target, plan.node) != (asked[0], asked[2]):
-                return
-        elif message.request != asked:
+        if self.asked is None or message.request != self.asked:
             return  # an answer for a choice the operator already changed
+        asked = self.asked
         self.plan = plan
         self.resolved_for = asked
         self.show()
@@ -283,12 +292,21 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             first = min(plan.changed) + 1  # +1: the heading line
             scroller = self.query_one("#bake-resolved")
             self.call_after_refresh(scroller.scroll_to, y=max(0, first - 3), animate=False)
-        hint = Text("ctrl+s start · p push on/off · esc back", style="dim")
+        hint = Text(self.keys_hint(), style="dim")
         if self.start_when_resolved:
             hint.append("  starting once bake has resolved it…", style="bold")
         elif plan is not None and plan.push and not resolving:
             hint.append("  pushes to the registry: asks again", style="bold")
         self.query_one("#bake-hint", Static).update(hint)
+
+    def keys_hint(self) -> str:
+        """`ctrl+s start · p push on/off · esc back`, with the keys as the keymap has them."""
+        said = []
+        for key_id, what in (("bake.start", "start"), ("bake.push", "push on/off"),
+                             ("bake.back", "back")):  # fmt: skip
+            entry = keys.BY_ID[key_id]
+            said.append(f"{keys.display_key(entry.key, self.keymap, key_id)} {what}")
+        return " · ".join(said)
 
     def resolved_text(self, plan: BakePlan | None, resolving: bool) -> Text:
         """What bake printed, or why there is nothing to show."""
@@ -344,8 +362,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         self.app.push_screen(
             ConfirmDialog(
                 f"Push {clean(plan.target)} for {plan.arch} to {hosts}?",
-                "y",
                 "Build and push",
+                keymap=self.keymap,
                 details="Pushing replaces the published tags of this target.",
             ),
             answered,

@@ -7,40 +7,15 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
-from rocmtui.app.model import BakePlan, BakeView, JobView
+from rocmtui.app.model import BakePlan, BakeView
 from rocmtui.app.text import clean
+from rocmtui.core.bakefind import describe as bake_named
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
 #: How the job store writes a secret it would not keep (rocmtui.core.redact's placeholder).
 REDACTED = "<redacted:"
-
-
-@dataclass(frozen=True, slots=True)
-class BakeRequest:
-    """What the dialog opens with: `r` passes exactly what a job built."""
-
-    node: str | None = None
-    target: str | None = None
-    arch: str | None = None
-    ready: bool = False  # focus Start: Enter launches (once bake has resolved it)
-    push: bool = False  # the `--push` switch
-    overrides: tuple[tuple[str, str], ...] = ()
-
-
-def rebuild_request(job: JobView) -> BakeRequest:
-    """`r` on a job: exactly what it built (the name as given, whether a target, a group or a
-    matrix name; its arch, node, push switch and variables), ready to start."""
-    return BakeRequest(
-        node=job.node,
-        target=job.target,
-        arch=job.arch,
-        ready=True,
-        push=job.push,
-        overrides=job.overrides,
-    )
 
 
 def default_arch(bake: BakeView, choices: Sequence[str] = ()) -> str:
@@ -88,7 +63,9 @@ def arch_note(
     """One line on where the arch comes from and what changing the node does to it."""
     if not bake.declares_arch:
         own = f"; recorded as {clean(node, 30)}'s own {arch}" if arch else ""
-        return f"arch: {clean(bake.path.name, 40)} declares no GFX_ARCH: built as written{own}"
+        return (
+            f"arch: {clean(bake_named(bake.path), 60)} declares no GFX_ARCH: built as written{own}"
+        )
     default = default_arch(bake)
     if plan is not None and plan.arch_pinned and plan.arch == arch:
         return f"arch {arch}: fixed by {clean(plan.target, 40)} whatever is chosen"

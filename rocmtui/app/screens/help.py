@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
@@ -19,6 +19,12 @@ SCOPE_TITLES = {
     "fleet": "Fleet screen",
     "logs": "Log panes",
     "matrix": "Published (m)",
+    "table": "In a table (fleet panels, published grid)",
+    "bake": "Bake dialog (b, r)",
+    "confirm": "A question before a build starts or stops",
+    "quit": "Quit while builds run",
+    "cell": "A cell's detail (Enter on the published screen)",
+    "help": "This page",
 }
 
 
@@ -41,7 +47,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
     rows.append(("ctrl+p", Text("command palette"), ""))
     rows.append(("tab", Text("next panel"), ""))
     key_width = max(len(k) for k, _, _ in rows)
-    what_width = max(w.cell_len for _, w, _ in rows)
+    # the titles have no id beside them: a long one must not push every id off 80 columns
+    what_width = max(w.cell_len for _, w, binding_id in rows if binding_id)
     out = Text()
     for key, what, binding_id in rows:
         out.append(key.rjust(key_width), style="bold")
@@ -62,9 +69,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
 class HelpScreen(ModalScreen[None]):
     """The keys, with the ids that remap them."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss_help", "Close", id="help.close"),
-    ]
+    SCOPE: ClassVar[str] = "help"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("help"))
 
     def __init__(self, keymap: Mapping[str, str], read_only: bool) -> None:
         super().__init__(id="help", classes="dialog")

@@ -1,7 +1,9 @@
 """The log panes: one tab per job, several open at once, kept while the console runs.
 
 The screen is installed once and pushed over the fleet screen; escape pops it and the panes go on
-following in the background, so coming back shows each log where it is now.
+following in the background, so coming back shows each log where it is now. It is given jobs
+(`open_job`, `update_jobs`) and sends what the operator asks up as intents (cancel, rebuild,
+which panes are open): it knows no other screen, and runs on its own over a recorded job list.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,16 +22,14 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.app import keys
-from rocmtui.app.model import JobView
+from rocmtui.app.intents import CancelRequested, PanesChanged, RebuildRequested
+from rocmtui.app.model import BakeRequest, JobView
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.logpane import LogPane
 from rocmtui.core.states import JOB_SYMBOLS
 from rocmtui.core.units import fmt_clock
-
-if TYPE_CHECKING:
-    pass
 
 
 def pane_id(job_id: str) -> str:
@@ -54,8 +55,12 @@ class LogsScreen(CatalogScreen):
     SCOPE = "logs"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))
 
-    def __init__(self) -> None:
-        super().__init__(id="logs")
+    def __init__(
+        self, *, clock: Callable[[], float], read_only: bool, keymap: Mapping[str, str]
+    ) -> None:
+        """`clock` is the console's (a fixed one in tests): the panes' ages are worded by it."""
+        super().__init__(read_only=read_only, keymap=keymap, id="logs")
+        self.clock = clock
         self.panes: dict[str, LogPane] = {}
         self._pending: list[TabPane] = []  # panes opened before the screen was first shown
         self._pending_active: str | None = None
@@ -83,7 +88,7 @@ class LogsScreen(CatalogScreen):
         tabs = self.query_one(TabbedContent) if self.is_mounted else None
         pid = pane_id(job.id)
         if job.id not in self.panes:
-            pane = LogPane(job, id=f"{pid}-pane")
+            pane = LogPane(job, clock=self.clock, id=f"{pid}-pane")
             self.panes[job.id] = pane
             same = [p for p in self.panes.values() if _build(p.job) == _build(job)]
             tab = TabPane(Content(tab_title(job, twins=len(same) > 1)), pane, id=pid)
@@ -131,7 +136,7 @@ class LogsScreen(CatalogScreen):
 
     def update_jobs(self, jobs: tuple[JobView, ...]) -> None:
         """Fresh state and progress for the open panes."""
-        now = self.console.clock()
+        now = self.clock()
         by_id = {j.id: j for j in jobs}
         for job_id, pane in self.panes.items():
             job = by_id.get(job_id)
@@ -196,12 +201,9 @@ class LogsScreen(CatalogScreen):
         self._watch()
 
     def _watch(self) -> None:
-        """The job store reports progress for every open pane's job, finished ones too (their
-        step outline); a newly opened pane gets it from a round started now."""
-        self.console.backend.watch_progress(self.panes)
-        feeds = self.console.fleet_screen.feeds
-        if feeds is not None:
-            feeds.poke_jobs()
+        """The job store is to report progress for every open pane's job, finished ones too
+        (their step outline); a newly opened pane gets it from a round started now."""
+        self.post_message(PanesChanged(tuple(self.panes)))
 
     def action_toggle_outline(self) -> None:
         """Show or hide the step outline."""
@@ -210,15 +212,13 @@ class LogsScreen(CatalogScreen):
             pane.toggle_outline()
 
     def action_cancel_job(self) -> None:
-        """Cancel this pane's job, after a confirmation (the fleet screen does it)."""
+        """Cancel this pane's job, after a confirmation."""
         pane = self.current()
         if pane is not None and pane.job.active:
-            self.console.fleet_screen.confirm_cancel(pane.job)
+            self.post_message(CancelRequested(pane.job))
 
     def action_rebuild(self) -> None:
         """Rebuild exactly what this pane's job built."""
         pane = self.current()
         if pane is not None:
-            from rocmtui.app.dialogs.bake_choices import rebuild_request
-
-            self.console.fleet_screen.open_bake(rebuild_request(pane.job))
+            self.post_message(RebuildRequested(BakeRequest.rebuild(pane.job)))

@@ -2,33 +2,35 @@
 cursor in detail, and the pinned versions beside upstream and the registry.
 
 It coordinates: a `MatrixFeed` worker brings answers (from a child process, slowly and on
-demand), the widgets render them, and the keys become intents carried out where they always
-are — a rebuild opens the fleet screen's bake dialog (the same confirmation for a push), a log
-opens among the log panes.
+demand), the widgets render them, and the keys become intents for the App's owner — a rebuild
+opens the bake dialog ready (the same confirmation for a push), a log opens among the log
+panes. It knows no other screen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.binding import BindingType
 from textual.widgets import Static
 
 from rocmtui.app import keys
+from rocmtui.app.dialogs.cell_detail import CellDetailScreen
+from rocmtui.app.intents import LogRequested, RebuildRequested
 from rocmtui.app.matrixfeed import PUSH_SETTLE, MatrixFeed, PublishedRound, PublishedUpdated
 from rocmtui.app.matrixproc import Published
-from rocmtui.app.messages import LogRequested
+from rocmtui.app.model import BakeRequest
 from rocmtui.app.screens.catalog import CatalogScreen
 from rocmtui.app.text import clean
 from rocmtui.app.widgets.common import Palette, Panel, StatusLine
 from rocmtui.app.widgets.footer import QuietFooter
 from rocmtui.app.widgets.matrix import MatrixGrid, cell_detail, versions_rows
 from rocmtui.app.widgets.table import SnapshotTable
+from rocmtui.core.config import FleetConfig
 from rocmtui.core.matrix.model import Cell, Row
 from rocmtui.core.units import fmt_age, fmt_seconds
 
@@ -65,35 +67,29 @@ class _VersionsPanel(Panel):
         yield self.table
 
 
-class CellDetailScreen(ModalScreen[None]):
-    """Enter on a cell: all it knows (every label and note), scrollable."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,enter,q", "close", "Close", id="cell.close"),
-    ]
-
-    def __init__(self, text: Text) -> None:
-        super().__init__(classes="dialog", id="cell-dialog")
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        """The detail in a scroller."""
-        with Vertical(id="cell-box"), VerticalScroll():
-            yield Static(self.text, markup=False)
-
-    def action_close(self) -> None:
-        """Back to the matrix."""
-        self.dismiss(None)
-
-
 class PublishedScreen(CatalogScreen):
     """The matrix, a cell's detail and the versions."""
 
     SCOPE = "matrix"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("matrix"))
 
-    def __init__(self) -> None:
-        super().__init__(id="matrix")
+    def __init__(
+        self,
+        config: FleetConfig,
+        env: Mapping[str, str],
+        *,
+        clock: Callable[[], float],
+        live: bool,
+        read_only: bool,
+        keymap: Mapping[str, str],
+    ) -> None:
+        """The published state of `config`'s fleet, asked with `env` (a child process reads the
+        registry); `live` False: a test shows recorded answers (`show`)."""
+        super().__init__(read_only=read_only, keymap=keymap, id="matrix")
+        self.config = config
+        self.env = dict(env)
+        self.clock = clock
+        self.live = live
         self.published: Published | None = None
         self.round_started: float | None = None
         self.error: str | None = None
@@ -120,15 +116,14 @@ class PublishedScreen(CatalogScreen):
 
     def on_mount(self) -> None:
         """Start asking (unless a test feeds answers) and keep the ages current."""
-        config = self.console.config
+        config = self.config
         self.grid_panel.grid.focus()
         self.render_status()
         self.show_cell()
-        if self.console.live:
-            backend = self.console.backend
+        if self.live:
             self.feed = MatrixFeed(
                 config.source,
-                dict(backend.env),
+                self.env,
                 config.matrix.refresh_seconds,
                 config.matrix.deadline_seconds,
                 self.post_message,
@@ -194,7 +189,7 @@ class PublishedScreen(CatalogScreen):
 
     def render_status(self) -> None:
         """One line: where, how old, what it cost, when next, and the counts."""
-        now = self.console.clock()
+        now = self.clock()
         palette = self.palette
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
@@ -237,7 +232,7 @@ class PublishedScreen(CatalogScreen):
                 line.append(" · asking again…", style=palette.busy)
             elif self.feed is not None and self.feed.next_at is not None:
                 line.append(f" · next in {fmt_age(self.feed.next_at - now)}", style=palette.muted)
-        if self.console.read_only:
+        if self.read_only:
             line.append(" · READ-ONLY", style=palette.warn)
         self.query_one("#matrix-status", StatusLine).show(line)
 
@@ -260,7 +255,7 @@ class PublishedScreen(CatalogScreen):
             )
             return
         row, cell = chosen
-        now = self.console.clock()
+        now = self.clock()
         self.cell_panel.text.update(cell_detail(row.name, cell, self.palette, now=now))
 
     @on(MatrixGrid.CellMoved)
@@ -285,7 +280,7 @@ class PublishedScreen(CatalogScreen):
             row, cell = chosen
             self.app.push_screen(
                 CellDetailScreen(
-                    cell_detail(row.name, cell, self.palette, full=True, now=self.console.clock())
+                    cell_detail(row.name, cell, self.palette, full=True, now=self.clock())
                 )
             )
 
@@ -297,16 +292,17 @@ class PublishedScreen(CatalogScreen):
     def action_rebuild(self) -> None:
         """`r`: rebuild the cell's target for its arch on the node the fleet file prefers for it
         (the bake dialog opens ready; a push asks for its own confirmation)."""
-        from rocmtui.app.dialogs.bake import BakeRequest
         from rocmtui.core.matrix.rebuild import rebuild_for
 
         chosen = self.current()
-        rebuild = rebuild_for(self.console.config, *chosen) if chosen is not None else None
+        rebuild = rebuild_for(self.config, *chosen) if chosen is not None else None
         if rebuild is None:
             self.notify("No cell here to rebuild.", severity="information")
             return
-        self.console.fleet_screen.open_bake(
-            BakeRequest(node=rebuild.node, target=rebuild.target, arch=rebuild.arch, ready=True)
+        self.post_message(
+            RebuildRequested(
+                BakeRequest(node=rebuild.node, target=rebuild.target, arch=rebuild.arch, ready=True)
+            )
         )
 
     def action_open_log(self) -> None:
@@ -316,4 +312,4 @@ class PublishedScreen(CatalogScreen):
         if job is None:
             self.notify("No job has built this cell.", severity="information")
             return
-        self.console.fleet_screen.post_message(LogRequested(job.id))
+        self.post_message(LogRequested(job.id))

@@ -7,14 +7,14 @@ none of them does I/O or keeps state beyond what is on screen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 
-from rocmtui.app.messages import LogRequested
+from rocmtui.app.intents import LogRequested
 from rocmtui.app.model import (
     LATENCY_FLOOR,
     NODE_RANK,
@@ -39,6 +39,9 @@ from rocmtui.core.states import (
 )
 from rocmtui.core.units import fmt_age, fmt_bytes, fmt_clock, fmt_latency, fmt_when
 
+if TYPE_CHECKING:  # made when a build is first watched (widgets/logpane.py)
+    from rocmtui.app.widgets.logview import LogView
+
 EMPTY = Text("")
 
 
@@ -53,6 +56,7 @@ class FleetPanel(Panel):
         super().__init__(self.TITLE, id=id)
         self.table = SnapshotTable(self.COLUMNS, id=f"{id}-table", fits=self.FITS)
         self.late_after = 6.0  # seconds; the screen sets it from the refresh interval
+        self.data = ConsoleData()  # what is on show
 
     def compose(self) -> ComposeResult:
         """Fault line, then the table."""
@@ -65,6 +69,7 @@ class FleetPanel(Panel):
 
     def show(self, data: ConsoleData, now: float, palette: Palette) -> None:
         """Render; a failure to render is this panel's fault, shown here, never raised."""
+        self.data = data
         try:
             self.table.show_rows(self.rows(data, now, palette))
         except Exception as exc:  # outside data we did not foresee: say so, keep the console
@@ -219,11 +224,9 @@ class NodesPanel(FleetPanel):
     def _open_running_log(self, event: SnapshotTable.RowSelected) -> None:
         """Enter on a node opens the log of the job running there."""
         event.stop()
-        app_data: ConsoleData | None = getattr(self.screen, "data", None)
-        if app_data is not None:
-            job = running_job_on(event.key, app_data.jobs)
-            if job is not None:
-                self.post_message(LogRequested(job.id))
+        job = running_job_on(event.key, self.data.jobs)
+        if job is not None:
+            self.post_message(LogRequested(job.id))
 
 
 class ServicesPanel(FleetPanel):
@@ -406,7 +409,7 @@ class WatchPanel(Panel):
     def __init__(self, *, id: str) -> None:
         super().__init__("Watching", id=id)
         self.job_id: str | None = None
-        self.view: Any = None
+        self.view: LogView | None = None
 
     def watch_job(self, jobs: Sequence[JobView], room: bool) -> None:
         """Follow the job that matters most now; nothing when nothing runs or there is no room
@@ -428,7 +431,7 @@ class WatchPanel(Panel):
         self.border_title = (
             f"Watching {clean(job.target, 30)} {clean(job.arch or '', 10)} on {clean(job.node, 30)}"
         )
-        if self.view is not None and hasattr(self.view, "set_path"):
+        if self.view is not None and job.log_path is not None:
             self.view.set_path(job.log_path)
             return
         from rocmtui.app.widgets.logpane import make_log_view

@@ -17,9 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
-from rocmtui.app import keys
+from rocmtui.app import keys, textual_private
+from rocmtui.app.textual_private import FooterKey
 
 Shown = tuple[Binding, bool, str]  # a binding, whether it is enabled, its tooltip
 PALETTE_EXTRA = 2  # the palette key's left border and right padding
@@ -36,7 +36,7 @@ class QuietFooter(Footer):
     they differ (another focus, a key enabled or disabled, a width that fits other keys).
     """
 
-    _shown: Any = None
+    _shown: tuple[tuple[Shown, ...], Shown | None] | None = None
 
     def key_width(self, binding: Binding) -> int:
         """Cells one key takes in the footer: ` key description `."""
@@ -79,7 +79,7 @@ class QuietFooter(Footer):
     def compose(self) -> ComposeResult:
         """The chosen keys, as Textual's footer draws them; remembers which."""
         self._forget_removed_keys()
-        if not self._bindings_ready:
+        if not textual_private.footer_ready(self):
             return
         self._shown = shown, palette = self._choose()
         self.styles.grid_size_columns = len(shown)
@@ -110,9 +110,7 @@ class QuietFooter(Footer):
         rendered lines alive: 7 widgets per `?` press, and the garbage collector's full passes
         grew with them (a 345 ms pause after a few dozen presses over a busy log).
         """
-        watchers: dict[str, list[tuple[Any, Any]]] = getattr(self, "__watchers", {})
-        for pairs in watchers.values():
-            pairs[:] = [(node, call) for node, call in pairs if getattr(node, "is_attached", True)]
+        textual_private.forget_dead_watchers(self)
 
     def _unchanged(self) -> bool:
         return self._shown is not None and self._choose() == self._shown
@@ -120,11 +118,11 @@ class QuietFooter(Footer):
     def bindings_changed(self, screen: Screen[Any]) -> None:
         """Rebuild (as Textual does) only when the keys to show differ from the ones shown."""
         here = self.is_attached and screen is self.screen
-        if self._bindings_ready and here and self._unchanged():
+        if textual_private.footer_ready(self) and here and self._unchanged():
             return
         super().bindings_changed(screen)
 
     def on_resize(self, event: events.Resize) -> None:
         """Another width may fit other keys."""
-        if self._bindings_ready and self.is_attached and not self._unchanged():
+        if textual_private.footer_ready(self) and self.is_attached and not self._unchanged():
             self.call_after_refresh(self.recompose)

@@ -7,8 +7,8 @@ own find/filter/follow/wrap keys).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -60,9 +60,10 @@ class StepOutline(Tree[StepView]):
 class LogPane(Vertical):
     """A job's header, steps and log."""
 
-    def __init__(self, job: JobView, *, id: str) -> None:
+    def __init__(self, job: JobView, *, clock: Callable[[], float], id: str) -> None:
         super().__init__(id=id, classes="logpane")
         self.job = job
+        self.clock = clock
         self.view = make_log_view(job.log_path)
         self.header = Static("", classes="logpane--header", markup=False)
         self.outline = StepOutline()
@@ -76,7 +77,7 @@ class LogPane(Vertical):
 
     def on_mount(self) -> None:
         """First render; the log takes the keys (find, follow, wrap ... in the footer)."""
-        self.update_job(self.job, now=self.app.clock())  # type: ignore[attr-defined]
+        self.update_job(self.job, now=self.clock())
         self.focus_log()
 
     def focus_log(self) -> None:
@@ -147,8 +148,4 @@ class LogPane(Vertical):
         step = event.node.data
         if step is None:
             return
-        target: Any = self.view
-        if hasattr(target, "goto_step"):
-            target.goto_step(step.number)  # the step's first line in the log
-        elif hasattr(target, "goto_line") and step.first_line is not None:
-            target.goto_line(step.first_line + 1)
+        self.view.goto_step(step.number)  # the step's first line in the log

@@ -26,11 +26,13 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from rocmtui.app import keys
 
 Row = tuple[str, Sequence[Text]]
 
@@ -91,17 +93,7 @@ class SnapshotTable(ScrollView, can_focus=True):
     """A table filled from a list of keyed rows; the cursor stays on its key across refreshes."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"snapshot-table--header", "snapshot-table--cursor"}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "cursor_to(0)", "First row", show=False),
-        Binding("end", "cursor_to(-1)", "Last row", show=False),
-        Binding("left", "columns(-1)", "Scroll left", show=False),
-        Binding("right", "columns(1)", "Scroll right", show=False),
-        Binding("enter", "select", "Select", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("table"))
 
     class RowSelected(Message):
         """Enter (or a click) on a row: `key` is the row's key."""

@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.strip import Strip
 
+from rocmtui.app import textual_private
 from rocmtui.app.widgets.logview import messages as msgs
 from rocmtui.app.widgets.logview.render import LineRenderer, LineStyles
 from rocmtui.app.widgets.logview.selection import Selection
@@ -225,7 +226,7 @@ class LogBody(ScrollView, can_focus=True):
             self.virtual_size = size
             return
         self.set_reactive(LogBody.virtual_size, size)
-        self._scroll_update(size)
+        textual_private.update_scroll(self, size)
 
     def _wider(self) -> None:
         self.call_later(self._grow_width)
@@ -296,6 +297,7 @@ class LogBody(ScrollView, can_focus=True):
         if self.on_user_end is not None:
             self.on_user_end()
 
+    # Textual's private scroll handlers, overridden (listed in rocmtui.app.textual_private.USES)
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self._user_up()
         super()._on_mouse_scroll_up(event)

@@ -1,0 +1,219 @@
+"""The one owner of the operator's intents: every screen and dialog sends them up, this carries
+them out (`rocmtui.app.intents` lists them).
+
+The App holds one `ConsoleActions` and hands it every `Intent` that reaches it. Here a bake
+request becomes a dialog (or waits for the bake file), a resolved plan a launch through the
+core, a cancel a question and then the core's cancel, a job id a log pane. The screens it
+shows are the App's; none of them knows another.
+
+Dialogs are imported when first opened, never at the top: nothing here may delay the first
+frame. The core's blocking calls run on threads of their own (`userthreads`), never behind
+the views' workers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rocmtui.app.feeds import describe
+from rocmtui.app.intents import (
+    BakeRequested,
+    CancelConfirmed,
+    CancelRequested,
+    Intent,
+    JobsChanged,
+    LaunchRequested,
+    LogRequested,
+    LogsRequested,
+    PanesChanged,
+    PublishedRequested,
+    RebuildRequested,
+)
+from rocmtui.app.messages import JobStarted
+from rocmtui.app.model import BakePlan, BakeRequest, JobView, keep_running
+from rocmtui.app.text import clean
+from rocmtui.app.userthreads import run_on_own_thread
+from rocmtui.core.bakefind import describe as bake_named
+
+if TYPE_CHECKING:
+    from rocmtui.app.app import RocmTui
+
+
+class ConsoleActions:
+    """Carries out intents for the App that holds it (see the module doc)."""
+
+    def __init__(self, app: RocmTui) -> None:
+        self.app = app
+        self._waiting: BakeRequest | None = None  # asked for before the bake file was read
+        self._dialog_open = False  # a bake dialog is on the stack (one at a time)
+
+    def carry_out(self, intent: Intent) -> None:
+        """Do what `intent` asks (the App's one handler of intents calls this)."""
+        if isinstance(intent, BakeRequested | RebuildRequested):
+            self.open_bake(intent.request)
+        elif isinstance(intent, LaunchRequested):
+            self.launch(intent.plan)
+        elif isinstance(intent, CancelRequested):
+            self.confirm_cancel(intent.job)
+        elif isinstance(intent, CancelConfirmed):
+            self.cancel(intent.job_id)
+        elif isinstance(intent, LogRequested):
+            self.open_log(intent.job_id)
+        elif isinstance(intent, LogsRequested):
+            self.app.push_screen(self.app.logs_screen)
+        elif isinstance(intent, PublishedRequested):
+            self.app.push_screen(self.app.published_screen)
+        elif isinstance(intent, JobsChanged):
+            self.jobs_changed(intent.jobs, intent.pushes_ended)
+        elif isinstance(intent, PanesChanged):
+            self.app.backend.watch_progress(intent.job_ids)
+            self.app.fleet_screen.poke_jobs()  # a new pane's progress comes from a round now
+
+    # ---------------------------------------------------------------- bake
+
+    def open_bake(self, request: BakeRequest) -> None:
+        """The bake dialog for `request` (refused in read-only mode). One dialog at a time: a
+        request while one is open, or while the bake file is still being read for an
+        earlier one, adds nothing."""
+        app = self.app
+        if app.read_only:
+            app.notify("Read-only console: builds cannot be started here.", severity="warning")
+            return
+        if self._dialog_open:
+            return
+        fleet = app.fleet_screen
+        data = fleet.data
+        if data.bake is None and app.live:
+            # the file is read lazily after start-up: read it now, open the dialog when it is in
+            self._waiting = request
+            fleet.load_bake()
+            return
+        if data.bake is None or not data.bake.targets:
+            why = data.bake.error if data.bake else "the bake file is still loading"
+            app.notify(f"No bake targets: {why}", severity="warning", markup=False)
+            return
+        if request.ready and request.target not in data.bake.targets:
+            # never another target in its place: Enter would build something else
+            app.notify(
+                f"Cannot rebuild {clean(request.target or '?', 40)}: the bake file "
+                f"{clean(bake_named(data.bake.path), 60)} no longer has that name.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        from rocmtui.app.dialogs.bake import BakeDialog
+
+        self._dialog_open = True
+        dialog = BakeDialog(data, request, app.config, app.backend.plan, app.keymap)
+        app.push_screen(dialog, self._dialog_closed)
+
+    def _dialog_closed(self, plan: BakePlan | None) -> None:
+        self._dialog_open = False
+        if plan is not None:
+            self.app.post_message(LaunchRequested(plan))
+
+    def bake_file_read(self) -> None:
+        """The bake file is in: open the dialog asked for while it was being read."""
+        request, self._waiting = self._waiting, None
+        if request is not None:
+            self.open_bake(request)
+
+    def launch(self, plan: BakePlan) -> None:
+        """Start the plan through the core, on a thread of its own: never queued behind the
+        views' workers (see rocmtui.app.userthreads)."""
+        backend = self.app.backend
+
+        async def run() -> None:
+            try:
+                # a pushing plan comes out of the dialog only after its explicit question
+                job = await run_on_own_thread(
+                    lambda: backend.launch(plan, push_confirmed=plan.push), name="launch"
+                )
+            except Exception as exc:
+                self.app.notify(describe(exc), title="Bake refused", severity="error", markup=False)
+                return
+            self.app.post_message(JobStarted(job))
+
+        self.app.run_worker(run(), name="launch", group="actions", exit_on_error=False)
+
+    def started(self, job: JobView) -> None:
+        """A launch went through: say so, show its row at once and open its log pane."""
+        self.app.notify(
+            f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}: "
+            f"job {clean(job.id)}",
+            title="Build started",
+            markup=False,
+        )
+        self.app.fleet_screen.show_started(job)
+        self.app.post_message(LogRequested(job.id))
+
+    # ---------------------------------------------------------------- cancel
+
+    def confirm_cancel(self, job: JobView) -> None:
+        """Ask; a yes comes back as `CancelConfirmed`."""
+        from rocmtui.app.dialogs.confirm import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.post_message(CancelConfirmed(job.id))
+
+        text = (
+            f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
+            f"({clean(job.id)})?"
+        )
+        self.app.push_screen(
+            ConfirmDialog(text, "Cancel the build", keymap=self.app.keymap), answered
+        )
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel through the core (it waits out the grace period) on a thread of its own."""
+        backend = self.app.backend
+
+        async def run() -> None:
+            try:
+                await run_on_own_thread(lambda: backend.cancel(job_id), name="cancel")
+            except Exception as exc:
+                self.app.notify(
+                    describe(exc), title="Cancel failed", severity="error", markup=False
+                )
+                return
+            self.app.notify(f"Job {clean(job_id)} cancelled.", markup=False)
+            self.app.fleet_screen.poke()
+
+        self.app.run_worker(run(), name="cancel", group="actions", exit_on_error=False)
+
+    # ---------------------------------------------------------------- logs and jobs
+
+    def open_log(self, job_id: str) -> None:
+        """The job's pane among the log panes, brought forward, on show."""
+        job = next((j for j in self.app.fleet_screen.data.jobs if j.id == job_id), None)
+        if job is None:
+            self.app.notify("That job is not in the job store (yet).", severity="warning")
+            return
+        logs = self.app.logs_screen
+        logs.open_job(job)
+        if self.app.screen is not logs:
+            self.app.push_screen(logs)
+
+    def jobs_changed(self, jobs: tuple[JobView, ...], pushes_ended: bool) -> None:
+        """Open panes take the new states and progress; a push that ended may have changed
+        what the registry holds, so the published screen asks again."""
+        logs = self.app.open_logs_screen
+        if logs is not None:
+            logs.update_jobs(jobs)
+        published = self.app.open_published_screen
+        if published is not None and pushes_ended:
+            published.refresh_soon()
+
+    # ---------------------------------------------------------------- quit
+
+    def still_running(self) -> list[JobView]:
+        """Builds that keep running after the console quits (they never belonged to it)."""
+        return keep_running(self.app.fleet_screen.data.jobs)
+
+    def stop(self) -> None:
+        """The console is quitting: the loops end and a published round in flight is killed."""
+        self.app.fleet_screen.stop_feeds()
+        published = self.app.open_published_screen
+        if published is not None:
+            published.stop_feed()
