@@ -144,6 +144,28 @@ class ControlClient:
                     return None
                 self._cond.wait(left)
 
+    def wait_screen(
+        self, term: Tmux, cond: Callable[[str], bool], since: float, timeout: float
+    ) -> float | None:
+        """Seconds from `since` to the pane output after which `cond(screen)` holds: the
+        screen is captured only when the program has written something, so the wait costs
+        no CPU while the program works (a `Tmux.wait` poll forks tmux every few ms, which on
+        a 2-core machine takes CPU from the program it times). The time is that of the last
+        output seen before the capture that satisfied `cond`: at worst a little late."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            with self._cond:
+                while len(self._chunks) == seen:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._cond.wait(left)
+                seen = len(self._chunks)
+                last = self._chunks[-1][0]
+            if last >= since and cond(term.screen()):
+                return last - since
+
     def output(self) -> list[tuple[float, str]]:
         """Every (time, text) of pane output so far."""
         with self._cond:

@@ -66,6 +66,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "grep": lambda: _which("grep"),  # GNU grep: the filter's speed anchor and its count's judge
     "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
     "fish": lambda: _which("fish"),
     "netns": _netns,
@@ -99,7 +100,7 @@ def require(*what: str) -> None:
     """Skip (or, with ROCMTUI_REQUIRE_REAL=1, fail) unless every named real part is available.
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
-    busybox, tmux, netns, promtool, prometheus, alertmanager, and fleet (all the session fleet
+    busybox, tmux, grep, netns, promtool, prometheus, alertmanager, and fleet (all the session fleet
     needs).
     """
     fleet = sorted(FLEET_PARTS.intersection(what))

@@ -59,6 +59,7 @@ def test_the_search_helper_ignores_a_rocmtui_folder_in_the_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import os
+    import time
 
     from rocmtui.core import logsearch_split
     from rocmtui.core.logsearch import SearchState, compile_query
@@ -72,10 +73,14 @@ def test_the_search_helper_ignores_a_rocmtui_folder_in_the_working_folder(
     fd = os.open(log, os.O_RDONLY)
     try:
         state = SearchState(compile_query("hit"))
-        helper = logsearch_split._Helper(fd, state, 0, os.fstat(fd).st_size)
-        got = helper.result(None)  # the helper's own answer, not a search made up for here
+        helper = logsearch_split._Helper(fd, state)
+        answers: list[tuple[int, int]] = []  # the helper's own, not a search made up for here
+        assert helper.ask(0, os.fstat(fd).st_size)
+        deadline = time.monotonic() + 30
+        while not answers and helper.alive() and time.monotonic() < deadline:
+            helper.poll(lambda lines, found: answers.append((lines, len(found))), 0.1)
         helper.close()
     finally:
         os.close(fd)
-    assert got is not None and got[0] == 9000 and len(got[1]) == 9000 - 9000 // 7 - 1
+    assert answers == [(9000, 9000 - 9000 // 7 - 1)]
     assert not mark.exists()

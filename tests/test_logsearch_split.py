@@ -23,8 +23,9 @@ import gen_buildlog
 
 @pytest.fixture(autouse=True)
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split anything past 64 KB, on any machine."""
+    """Split anything past 64 KB, in pieces of 64 KB, on any machine."""
     monkeypatch.setattr(logsearch_split, "SPLIT_BYTES", 64 << 10)
+    monkeypatch.setattr(logsearch_split, "PIECE", 64 << 10)
     monkeypatch.setattr(logsearch_split, "cores", lambda: 2)
 
 
@@ -43,7 +44,7 @@ def helpers() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "rocmtui.core.logsearch_split" in " ".join(child.cmdline()):
+            if "time.sleep(60)" in (cmd := " ".join(child.cmdline())) or "logsearch_helper" in cmd:
                 found.append(child)
         except psutil.Error:
             continue
@@ -94,3 +95,35 @@ def test_a_helper_that_fails_is_made_up_for(
     whole = searched(log, "unused", split=False)
     monkeypatch.setattr(logsearch_split.sys, "executable", str(tmp_path / "no-such-python"))
     assert searched(log, "unused") == whole
+
+
+def test_the_helper_really_takes_pieces_from_the_back(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=30_000, seed=8)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query("unused variable"))
+        shared = logsearch_split._Shared(
+            fd, state, logsearch_split._cuts(fd, 0, os.fstat(fd).st_size), None, None, 0
+        )
+        try:
+            assert shared.run()
+        finally:
+            shared.helper.close()
+    finally:
+        os.close(fd)
+    assert shared.found, "the helper answered no piece"
+    last = len(shared.cuts) - 2
+    assert last in shared.found  # the first piece it was given: the last of the file
+    assert list(state.lines) == searched(log, "unused variable", split=False)
+    assert helpers() == []
+
+
+def test_a_stuck_helper_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=20_000, seed=9)
+    whole = searched(log, "unused", split=False)
+    monkeypatch.setattr(logsearch_split, "_BOOT", "import time; time.sleep(60)")  # never answers
+    monkeypatch.setattr(logsearch_split, "PATIENCE", 0.3)
+    assert searched(log, "unused") == whole
+    assert helpers() == []

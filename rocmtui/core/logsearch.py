@@ -10,11 +10,13 @@ The file is read in chunks cut at line ends (a UTF-8 sequence never contains `\\
 at line ends never splits one). Most lines of a build log are *plain* once SGR colours are
 dropped: tab and printable ASCII, shown exactly as they are. For those the pattern, compiled for
 bytes, finds exactly what it finds in the text (the same ASCII characters, the same classes), so
-a chunk is searched as raw bytes in one `re` pass, and only the lines that match are counted to
-a number. The few other lines (other controls, C1, bidi, non-ASCII, invalid UTF-8) are decoded
-and sanitised one by one and searched as text; so is everything when the pattern cannot be
-compiled for bytes (it is not ASCII) or a chunk is mostly such lines. `scan()` resumes where it
-stopped (`SearchState`), so a followed log is searched only in what was appended.
+a chunk is searched as raw bytes in one `re` pass (`bytes.find` when the pattern is a plain
+literal), a match skips to the next line (a line counts once, as with `grep -c`), and the
+newlines between matches are counted to number them. The few other lines (other controls, C1,
+bidi, non-ASCII, invalid UTF-8) are decoded and sanitised one by one and searched as text; so
+is everything when the pattern cannot be compiled for bytes (it is not ASCII) or a chunk is
+mostly such lines. `scan()` resumes where it stopped (`SearchState`), so a followed log is
+searched only in what was appended.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import os
 import re
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 # Bytes read (and decoded, and lowercased) at a time. Small chunks stay in the CPU's caches and
@@ -120,16 +121,20 @@ def compile_query(text: str, *, regex: bool = True, case: bool | None = None) ->
     return re.compile(body, flags)
 
 
-@dataclass
 class SearchState:
-    """A search in progress over one file: where it got to and what it found."""
+    """A search in progress over one file: where it got to and what it found. (A plain class:
+    `dataclasses` imports `inspect`, ~15 ms of the search helper's start.)"""
 
-    pattern: re.Pattern[str]
-    invert: bool = False
-    lines: array[int] = field(default_factory=lambda: array("Q"))
-    next_byte: int = 0  # where to resume: a line start
-    next_line: int = 0  # the number of the line starting at next_byte
-    partial: bool = False  # lines[-1] may be the growing last line (dropped and redone)
+    __slots__ = ("invert", "lines", "next_byte", "next_line", "partial", "pattern")
+
+    def __init__(self, pattern: re.Pattern[str], invert: bool = False) -> None:
+        """A search of `pattern` (with `invert`, of the lines it does not match) from byte 0."""
+        self.pattern = pattern
+        self.invert = invert
+        self.lines: array[int] = array("Q")
+        self.next_byte = 0  # where to resume: a line start
+        self.next_line = 0  # the number of the line starting at next_byte
+        self.partial = False  # lines[-1] may be the growing last line (dropped and redone)
 
 
 # For the bytes search, one pass over a chunk makes what the pattern runs on: every byte a plain
@@ -141,16 +146,44 @@ _LOWER = _MARK.lower()
 
 
 @lru_cache(maxsize=8)
-def _bytes_form(pattern: re.Pattern[str]) -> tuple[re.Pattern[bytes], bool] | None:
-    """The pattern for raw bytes, and whether to run it on lowercased bytes (as `scan` runs
-    `_lowered_form` on lowercased text); None when it is not ASCII or not a bytes pattern."""
+def _bytes_form(pattern: re.Pattern[str]) -> tuple[re.Pattern[bytes], bool, bytes | None] | None:
+    """The pattern for raw bytes, whether to run it on lowercased bytes (as `scan` runs
+    `_lowered_form` on lowercased text), and the bytes it stands for when it is a plain literal
+    (then `bytes.find` runs instead: ~1.4x faster than the engine's literal scan); None when it
+    is not ASCII or not a bytes pattern."""
     lowered = _lowered_form(pattern)
     source = lowered or pattern
     try:
         raw = source.pattern.encode("ascii")
-        return re.compile(raw, source.flags & ~re.UNICODE), lowered is not None
+        compiled = re.compile(raw, source.flags & ~re.UNICODE)
     except (UnicodeEncodeError, re.error, ValueError):
         return None
+    return compiled, lowered is not None, _literal(compiled)
+
+
+# A regex that stands for itself: no special character unless escaped, no escape of a letter
+# or digit (those are classes, codes or back-references).
+_LITERAL = re.compile(rb"(?:[^.^$*+?{}\[\]\\|()]|\\[^A-Za-z0-9])+")
+_PLAIN = frozenset([9, *range(32, 127)])
+
+
+def _literal(pattern: re.Pattern[bytes]) -> bytes | None:
+    """The bytes a bytes pattern matches when it is a literal of plain line bytes (tab and
+    printable ASCII: what a plain line holds), else None."""
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or not _LITERAL.fullmatch(pattern.pattern):
+        return None
+    text = re.sub(rb"\\(.)", rb"\1", pattern.pattern, flags=re.DOTALL)
+    return text if all(b in _PLAIN for b in text) else None
+
+
+def _newlines(buf: bytes, start: int, end: int) -> int:
+    """The newlines in buf[start:end]. `bytes.count` of one byte tests every byte in a loop;
+    `replace` finds each newline with memchr, ~2.3x faster over the ~200-byte lines of a build
+    log, which pays for its copy on a long span."""
+    if end - start < 4096:
+        return buf.count(b"\n", start, end)
+    part = buf[start:end]
+    return len(part) - len(part.replace(b"\n", b""))
 
 
 def _other_lines(hay: bytes) -> dict[int, int] | None:
@@ -178,30 +211,46 @@ def _found_plain(
     form = _bytes_form(pattern)
     if form is None:
         return None
-    bpattern, lower = form
+    bpattern, lower, literal = form
     text = _SGR.sub(b"", chunk) if b"\x1b[" in chunk else chunk  # as shown: no SGR codes
     hay = text.translate(_LOWER if lower else _MARK)  # every "\n" stays where it is
     others = _other_lines(hay) if b"\0" in hay else {}
     if others is None:
         return None  # mostly lines that are not plain
     found: array[int] = array("Q")
-    search, count, find = bpattern.search, hay.count, hay.find
+    # pos is a line start, numbered line; only the newlines between matches are counted
     pos, line, n = 0, first_line, len(hay)
-    while pos < n:
-        m = search(hay, pos)
-        if m is None:
-            break
-        s = m.start()
-        line += count(b"\n", pos, s)
-        ls = hay.rfind(b"\n", 0, s) + 1
-        le = find(b"\n", s)
-        if le < 0:
-            le = n
-        if ls not in others and (m.end() <= le or search(hay[ls:le]) is not None):
-            found.append(line)
-        pos = le + 1
-        line += le < n
-    newlines = line - first_line + (count(b"\n", pos, n) if pos < n else 0)
+    find, rfind = hay.find, hay.rfind
+    if literal is not None:  # one line per match, nothing to check again
+        s = find(literal)
+        while s >= 0:
+            ls = rfind(b"\n", 0, s) + 1
+            line += _newlines(hay, pos, ls)
+            if ls not in others:
+                found.append(line)
+            le = find(b"\n", s)
+            if le < 0:
+                pos = n
+                break
+            pos, line = le + 1, line + 1
+            s = find(literal, pos)
+    else:
+        search = bpattern.search
+        while pos < n:
+            m = search(hay, pos)
+            if m is None:
+                break
+            s = m.start()
+            ls = rfind(b"\n", 0, s) + 1
+            line += _newlines(hay, pos, ls)
+            le = find(b"\n", s)
+            if le < 0:
+                le = n
+            if ls not in others and (m.end() <= le or search(hay[ls:le]) is not None):
+                found.append(line)
+            pos = le + 1
+            line += le < n
+    newlines = line - first_line + (_newlines(hay, pos, n) if pos < n else 0)
     if others:
         found = _with_others(chunk, text, others, pattern, first_line, found)
     return found, newlines

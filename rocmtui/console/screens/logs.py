@@ -241,7 +241,10 @@ class LogsScreen(CatalogScreen):
         pane = self.current()
         if pane is not None:
             shown = replace(self.pane_layout, outline_shown=True)
-            self._lay_out(shown.resized(by, pane.outline.outer_size.width))
+            # from the width asked for last, not the one laid out: a key held down repeats
+            # faster than the panes are laid out again, and every press counts
+            current = self.pane_layout.outline_width or pane.outline.outer_size.width
+            self._lay_out(shown.resized(by, current))
 
     def _lay_out(self, layout: PaneLayout) -> None:
         self.pane_layout = layout
