@@ -56,6 +56,7 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
+        await until(pilot, lambda: screen.all_mounted, "every panel, after the first frame")
         nodes = screen.query_one("#nodes", FleetPanel)
         services = screen.query_one("#services", FleetPanel)
 
@@ -89,6 +90,7 @@ async def faults_shown(fleet_file: Path, panel: str) -> tuple[dict[str, str | No
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
+        await until(pilot, lambda: screen.all_mounted, "every panel, after the first frame")
         panels = {p.id or "": p for p in screen.query(FleetPanel)}
         await until(pilot, lambda: panels[panel].fault is not None, f"the {panel} panel's fault")
         await until(pilot, lambda: screen.data.fleet is not None, "a probe round")

@@ -56,6 +56,7 @@ async def test_a_broken_bake_file_in_the_current_folder_is_named_and_the_console
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
+        await until(pilot, lambda: screen.all_mounted, "every panel, after the first frame")
         variables = screen.query_one("#variables", FleetPanel)
         await until(pilot, lambda: variables.fault is not None, "the variables panel's fault")
         assert variables.fault is not None
@@ -80,6 +81,7 @@ async def test_no_bake_file_anywhere_is_one_line_and_the_fleet_still_shows(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
+        await until(pilot, lambda: screen.all_mounted, "every panel, after the first frame")
         variables = screen.query_one("#variables", FleetPanel)
         await until(pilot, lambda: variables.fault is not None, "the variables panel's fault")
         assert variables.fault == f"{tmp_path}: {found.problem}"

@@ -2,9 +2,10 @@
 
 The real `python -m rocmtui --config FLEET` runs on a pty beside a real `rocmtui monitor`. An
 audit hook logs every module as it is loaded (and by which thread); the fleet screen's first
-frame, and the frame that paints its first round, mark the log. The attached console's first
-frame needs Textual, the fleet file and the socket; nothing that probes (the monitor does
-that), nothing that reads the bake file, none of the screens and dialogs opened later: each
+frame, and the frame that paints its first round, mark the log as each is handed to Textual's
+writer. The attached console's first frame needs Textual, the fleet file and the socket;
+nothing that probes (the monitor does that), nothing that reads the bake file, none of the
+screens and dialogs opened later, not the panels and the footer mounted right after it: each
 costs start-up time the operator waits for (bench/bench_monitor.py's attached start figure).
 """
 
@@ -33,6 +34,7 @@ NOT_BEFORE_THE_FRAME = (
     "paramiko",
     "psutil",
     "prometheus_client",
+    "_hashlib",  # OpenSSL, for a socket name: rocmtui.core.digests hashes without it
     "rocmtui.core.monitor",
     "rocmtui.core.probes",
     "hcl2",
@@ -46,6 +48,8 @@ NOT_BEFORE_THE_FRAME = (
     "rocmtui.console.screens.help",
     "rocmtui.console.widgets.logview",
     "rocmtui.console.widgets.matrix",
+    "rocmtui.console.widgets.footer",  # mounted after the first frame, with the other panels
+    "textual.widgets._footer",
 )
 # ... and these not before the screen's first frame, whatever it shows (the job store is read
 # by a worker started once that frame is painted)
@@ -63,23 +67,20 @@ import rocmtui.console.run as run  # imports no Textual: patched before the cons
 console = run.run_console
 def run_console(args, link=None):
     from rocmtui.console.screens.fleet import FleetScreen  # run_console's next import brings it
-    show, mount = FleetScreen.show_fleet, FleetScreen.on_mount
+    show, paint = FleetScreen.show_fleet, FleetScreen._compositor_refresh
     marks = {}
-    def first_frame():
-        marks["frame"] = len(loaded)
-    def on_mount(screen):
-        screen.call_after_refresh(first_frame)  # before the screen's own callbacks
-        mount(screen)
-    def painted(screen):
-        marks["painted"] = len(loaded)
-        with open(out, "w") as f:
-            json.dump({"loaded": loaded, "marks": marks, "source": screen.source}, f)
+    def compositor_refresh(screen):
+        paint(screen)  # a frame goes to the terminal
+        marks.setdefault("frame", len(loaded))
+        if "round" in marks and "painted" not in marks:  # the first with the round
+            marks["painted"] = len(loaded)
+            with open(out, "w") as f:
+                json.dump({"loaded": loaded, "marks": marks, "source": screen.source}, f)
     def show_fleet(screen, snapshot):
         if "round" not in marks:
             marks["round"] = len(loaded)
-            screen.call_after_refresh(painted, screen)  # before the screen's own callbacks
         show(screen, snapshot)
-    FleetScreen.show_fleet, FleetScreen.on_mount = show_fleet, on_mount
+    FleetScreen.show_fleet, FleetScreen._compositor_refresh = show_fleet, compositor_refresh
     return console(args, link)
 run.run_console = run_console
 import rocmtui.cli.main as cli

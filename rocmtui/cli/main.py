@@ -164,9 +164,13 @@ def unknown_command(argv: Sequence[str]) -> str | None:
     return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 
 
-def build_parser(only: str | None = None, *, all_commands: bool = True) -> argparse.ArgumentParser:
+def build_parser(
+    only: str | None = None, *, all_commands: bool = True, listed: bool = True
+) -> argparse.ArgumentParser:
     """The whole command line. With `all_commands=False`, only the `only` command's module is
-    imported; the others appear in `--help` from their one-line help."""
+    imported; the others appear in `--help` from their one-line help. With neither a command
+    nor `listed` (the console, no `--help` asked for), no command's parser is built at all:
+    twelve of them were built on the way to the console's first frame, for nothing."""
     parser = argparse.ArgumentParser(
         prog="rocmtui",
         description="Console for the rocm-bake BuildKit fleet. With no command, opens the "
@@ -175,6 +179,9 @@ def build_parser(only: str | None = None, *, all_commands: bool = True) -> argpa
     parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
     add_common_options(parser, default=None)
     parser.add_argument("--read-only", action="store_true", help=READ_ONLY_HELP)
+    if only is None and not all_commands and not listed:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if not all_commands and name != only:
@@ -250,7 +257,9 @@ def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
     """Parse `words` and run the console or the command they name."""
     from rocmtui.core.config import ConfigError
 
-    parser = build_parser(chosen_command(words), all_commands=False)
+    command = chosen_command(words)
+    listed = command is not None or bool({"-h", "--help"} & set(words))
+    parser = build_parser(command, all_commands=False, listed=listed)
     try:
         args = parser.parse_args(words)
     except SystemExit:  # --help, --version, a usage error: flushed here, where a closed

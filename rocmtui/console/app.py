@@ -18,7 +18,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widget import Widget
 
-from rocmtui.console import keys, performance
+from rocmtui.console import keys, performance, stylesheets
 from rocmtui.console.actions import ConsoleActions
 from rocmtui.console.core_access import FleetBackend
 from rocmtui.console.intents import Intent
@@ -32,18 +32,13 @@ if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first 
     from rocmtui.console.screens.published import PublishedScreen
 
 SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (performance.settle_heap)
-STYLES = Path(__file__).resolve().parent.parent / "styles"  # rocmtui/styles -> ../styles
+STYLES = stylesheets.STYLES
 
 
 class RocmTui(App[list[JobView]]):
     """The console. Returns, on exit, the builds that keep running."""
 
-    CSS_PATH = [  # noqa: RUF012
-        STYLES / "console.tcss",
-        STYLES / "dialogs.tcss",
-        STYLES / "logview.tcss",
-        STYLES / "published.tcss",
-    ]
+    CSS_PATH = stylesheets.FIRST  # the others after the first frame (console/stylesheets.py)
     TITLE = "rocmtui"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("app"))
 
@@ -129,6 +124,7 @@ class RocmTui(App[list[JobView]]):
         # once start-up is over (first rounds on screen, bake file read): a full collection
         # then would delay the first frame with fleet data
         self.set_timer(SETTLE_AFTER, performance.settle_heap, name="heap-settle")
+        self.call_after_refresh(stylesheets.load_later, self)
 
     @property
     def logs_screen(self) -> LogsScreen:

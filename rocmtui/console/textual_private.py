@@ -17,11 +17,12 @@ from textual.geometry import Size
 from textual.notifications import Notification
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
 
 __all__ = [
     "USES",
@@ -134,6 +135,16 @@ USES: tuple[PrivateUse, ...] = (
         "kept them, and their styles, alive)",
     ),
 )
+
+
+def __getattr__(name: str) -> Any:
+    """`FooterKey`, imported when first asked for: the footer is mounted after the first frame,
+    and Textual's footer module is not worth importing before it (~11 M instructions)."""
+    if name == "FooterKey":
+        from textual.widgets._footer import FooterKey
+
+        return FooterKey
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def withdraw(app: App[Any], notice: Notification) -> None:

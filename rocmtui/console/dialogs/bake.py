@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 from rocmtui.console.dialogs.bake_choices import (
     arch_choices,
     arch_label,
@@ -67,6 +67,8 @@ class PlanResolved(Message):
 
 class BakeDialog(ModalScreen[BakePlan | None]):
     """Choose and start one bake."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE: ClassVar[str] = "bake"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("bake"))

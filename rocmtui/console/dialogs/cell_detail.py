@@ -11,11 +11,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 
 
 class CellDetailScreen(ModalScreen[None]):
     """One cell's whole detail (the keys: the catalog's `cell` scope)."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE: ClassVar[str] = "cell"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("cell"))

@@ -18,11 +18,13 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 
 
 class Question(ModalScreen[bool]):
     """Ask one question; the `SCOPE`'s `yes` key answers yes, escape answers no."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE: ClassVar[str]
 

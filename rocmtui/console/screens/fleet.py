@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
 from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,
     CancelRequested,
@@ -52,15 +53,9 @@ from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.userthreads import run_on_own_thread
 from rocmtui.console.widgets.common import Palette, StatusLine
 from rocmtui.console.widgets.fleet import (
-    FleetPanel,
-    JobsPanel,
-    NodesPanel,
-    ServicesPanel,
-    VariablesPanel,
     WatchPanel,
 )
 from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
-from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.links import MONITOR
 
@@ -103,9 +98,12 @@ class FleetScreen(CatalogScreen):
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
         self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self._bake_requested = False
+        self.panels = FleetPanels(config)  # the first frame has the nodes only (see compose)
 
     def compose(self) -> ComposeResult:
-        """Status line, the four panels, the footer."""
+        """Status line and the nodes panel: the first frame, which shows the round the monitor
+        sent. The other panels and the footer are mounted right after it is painted
+        (`_mount_the_rest`; console/fleet_panels.py says why)."""
         # the breakpoint classes Textual would add on the first resize, added now: adding them
         # after mount re-styled every widget twice (~20 ms before the first frame)
         width, height = self.app.size
@@ -116,19 +114,29 @@ class FleetScreen(CatalogScreen):
             self.add_class(*textual_private.breakpoint_classes(self, size, points))
         yield StatusLine(id="statusbar")
         with Container(id="panels"):
-            yield NodesPanel(id="nodes")
-            yield ServicesPanel(id="services")
-            yield JobsPanel(id="jobs")
-            yield VariablesPanel(id="variables")
-            yield WatchPanel(id="watch")
-        yield QuietFooter()
+            yield self.panels.first()
+
+    async def _mount_the_rest(self) -> None:
+        """After the first frame: the other panels and the footer, showing what came meanwhile."""
+        await self.panels.mount_the_rest(self)
+        self.render_panels(*LATER)
+        self.watch_build()
+
+    @property
+    def all_mounted(self) -> bool:
+        """Every panel and the footer are mounted (right after the first frame)."""
+        return self.panels.all_mounted
+
+    def panel_fault(self, name: str, reason: str | None) -> None:
+        """Show (None: clear) why a panel's data is missing, once that panel is mounted."""
+        self.panels.fault(name, reason)
 
     def on_mount(self) -> None:
         """Start the feeds (unless a test feeds recorded data) and the age ticker."""
         refresh = self.config.refresh_seconds
-        for panel in self.query(FleetPanel):
-            panel.late_after = max(3 * refresh, refresh + self.config.probe_deadline_seconds)
-        self.query_one(NodesPanel).disk_warn_percent = self.config.disk_warn_percent
+        # queued before any callback of the first frame below: the jobs and bake loops report
+        # into panels that are mounted by then
+        self.call_after_refresh(self._mount_the_rest)
         self.watch(self.app, "theme", self.theme_changed, init=False)
         if self.live:
             self.source = self.backend.source
@@ -153,7 +161,7 @@ class FleetScreen(CatalogScreen):
             # in a thread took the GIL from the first frame with the round taken above
             self.call_after_refresh(self._start_jobs_loop)
         self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
-        self.query_one(NodesPanel).table.focus()
+        self.panels.nodes.table.focus()
 
     def _start_jobs_loop(self) -> None:
         if self.feeds is not None and not self.feeds.stopping.is_set():
@@ -236,7 +244,9 @@ class FleetScreen(CatalogScreen):
         """Re-render the named panels and the status line (work only where data changed)."""
         now = self.clock()
         for name in names:
-            self.query_one(f"#{name}", FleetPanel).show(self.data, now, self.palette)
+            panel = self.panels.get(name)
+            if panel is not None:  # else it shows self.data once mounted
+                panel.show(self.data, now, self.palette)
         self.render_status()
 
     def render_status(self) -> None:
@@ -270,7 +280,7 @@ class FleetScreen(CatalogScreen):
         latency = {k: tuple(v) for k, v in self.history.items()}
         self.data = replace(self.data, fleet=snap, latency=latency)
         for name in ("nodes", "services"):
-            self.query_one(f"#{name}", FleetPanel).show_fault(None)
+            self.panel_fault(name, None)
         # jobs too: its silences and the nodes' are worded at one `now`, so they agree
         self.render_panels("nodes", "services", "jobs")
         if not self._bake_requested:
@@ -297,7 +307,7 @@ class FleetScreen(CatalogScreen):
 
     @on(JobsUpdated)
     def _jobs(self, message: JobsUpdated) -> None:
-        self.query_one("#jobs", FleetPanel).show_fault(None)
+        self.panel_fault("jobs", None)
         if message.jobs != self.data.jobs:  # else the usual idle round: nothing to draw
             self.show_jobs(message.jobs)
 
@@ -320,7 +330,8 @@ class FleetScreen(CatalogScreen):
     def watch_build(self) -> None:
         """The watch panel follows a build only where the terminal has room to show it."""
         room = self.has_class("-wide") and self.has_class("-tall")
-        self.query_one(WatchPanel).watch_job(self.data.jobs, room)
+        for watch in self.query(WatchPanel):  # none before the panels after the first frame
+            watch.watch_job(self.data.jobs, room)
 
     def on_resize(self) -> None:
         """Breakpoints may have changed: the watch panel may fit now, or no longer."""
@@ -330,12 +341,12 @@ class FleetScreen(CatalogScreen):
     def _bake(self, message: BakeLoaded) -> None:
         """The variables panel fills (the message goes on up: a dialog may wait for it)."""
         self.data = replace(self.data, bake=message.bake)
-        self.query_one("#variables", FleetPanel).show_fault(message.bake.error)
+        self.panel_fault("variables", message.bake.error)
         self.render_panels("variables")
 
     @on(PanelFailed)
     def _failed(self, message: PanelFailed) -> None:
-        self.query_one(f"#{message.panel}", FleetPanel).show_fault(message.reason)
+        self.panel_fault(message.panel, message.reason)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place where a feed's worker that died shows up on screen."""
@@ -345,7 +356,7 @@ class FleetScreen(CatalogScreen):
         panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
         reason = f"{worker.name}: {describe(worker.error)}"
         if panel:
-            self.query_one(f"#{panel}", FleetPanel).show_fault(reason)
+            self.panel_fault(panel, reason)
         else:
             self.notify(reason, title="Failed", severity="error", markup=False)
 
@@ -355,9 +366,8 @@ class FleetScreen(CatalogScreen):
         """(node, job, why) for the row under the cursor of the focused panel only: a job row
         names both; a node row names its node and its running (else last) job. `why` says
         what is missing when the focused panel has no such row."""
-        jobs = self.query_one(JobsPanel)
-        nodes = self.query_one(NodesPanel)
-        if self.focused is jobs.table:
+        jobs, nodes = self.panels.get("jobs"), self.panels.nodes
+        if jobs is not None and self.focused is jobs.table:
             job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
             return (job.node if job else None), job, "No job in the Jobs panel yet."
         if self.focused is nodes.table and nodes.selected_key is not None:

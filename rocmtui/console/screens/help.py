@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 
 SCOPE_TITLES = {
     "app": "Everywhere",
@@ -68,6 +68,8 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Text:
 
 class HelpScreen(ModalScreen[None]):
     """The keys, with the ids that remap them."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE: ClassVar[str] = "help"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("help"))

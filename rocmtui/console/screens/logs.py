@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 from rocmtui.console.intents import (
     CancelRequested,
     LayoutChanged,
@@ -58,6 +58,8 @@ def tab_title(job: JobView, twins: bool) -> str:
 
 class LogsScreen(CatalogScreen):
     """Tabs of log panes."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE = "logs"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("logs"))

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.widgets import Static
 
-from rocmtui.console import keys
+from rocmtui.console import keys, stylesheets
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import LogRequested, RebuildRequested
 from rocmtui.console.matrix_child import Published
@@ -69,6 +69,8 @@ class _VersionsPanel(Panel):
 
 class PublishedScreen(CatalogScreen):
     """The matrix, a cell's detail and the versions."""
+
+    CSS_PATH = stylesheets.LATER  # read already, unless shown before the first frame was
 
     SCOPE = "matrix"
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("matrix"))

@@ -12,7 +12,6 @@ a confusing error deep in `bind`, so `socket_path_problem` says so up front and 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config import FleetConfig
-from rocmtui.core.jobs.locks import is_locked
+from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
 from rocmtui.core.units import fmt_clock
 
@@ -83,7 +82,7 @@ class MonitorPlace:
     @property
     def key(self) -> str:
         """Twelve hex digits naming this fleet file's monitor."""
-        return hashlib.sha256(self.fleet.encode()).hexdigest()[:12]
+        return sha256_hex(self.fleet.encode())[:12]
 
     @property
     def socket(self) -> Path:
@@ -108,6 +107,8 @@ class MonitorPlace:
 
     def running(self) -> bool:
         """True while a monitor holds the lock (the kernel's word: it is alive)."""
+        from rocmtui.core.jobs.locks import is_locked  # not on the attached console's way up
+
         try:
             return is_locked(self.lock)
         except OSError:

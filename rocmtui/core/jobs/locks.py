@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import stat
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
 
 SYSTEM_LOCK_DIR = Path("/run/lock/rocmtui")
@@ -140,7 +140,7 @@ def slot_path(directory: Path, node: str, endpoint: str, image: str) -> Path:
     `plan.images`). The node's endpoint is part of the key so two fleet files that both call a
     different engine `local` do not block each other."""
     key = json.dumps([node, endpoint, image])
-    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    digest = sha256_hex(key.encode())[:24]
     return directory / f"slot-{digest}.lock"
 
 

@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
-from rocmtui.core.config import FleetConfig
-from rocmtui.core.jobs.locks import SlotHolder
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the console imports these errors on its way up; the locks only when used
+    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.jobs.locks import SlotHolder
 
 __all__ = [
     "AlreadyRunning",

@@ -1,0 +1,67 @@
+"""The fleet screen's first frame holds the status line and the nodes panel; the other panels
+and the footer are mounted right after it, in their places, showing what came meanwhile.
+
+(The first frame is what the attached console's start waits for: tests/
+test_monitor_attach_imports.py and bench/start_instructions.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from rocmtui.console.messages import BakeLoaded, PanelFailed
+from rocmtui.console.widgets.common import Panel
+from rocmtui.console.widgets.fleet import FleetPanel
+from rocmtui.console.widgets.footer import QuietFooter
+from tests.snapshots import recorded
+from tests.snapshots.harness import recorded_app
+from tests.test_app_faults import until
+
+
+def test_the_rest_is_mounted_after_the_first_frame_and_shows_what_came_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def run() -> None:
+        app = recorded_app()
+        screen = app.fleet_screen
+        at_first_frame: dict[str, Any] = {}
+        mount_the_rest = screen._mount_the_rest
+
+        async def later() -> None:
+            at_first_frame["panels"] = [str(p.id) for p in screen.query(Panel)]
+            at_first_frame["footer"] = len(screen.query(QuietFooter))
+            # a round, the jobs, the bake file and a fault, all before the panels exist
+            screen.show_fleet(recorded.fleet())
+            screen.show_jobs(recorded.jobs())
+            screen.post_message(BakeLoaded(recorded.bake()))
+            screen.post_message(PanelFailed("jobs", "the job store is locked"))
+            await asyncio.sleep(0.05)  # the messages are handled, the panels still absent
+            at_first_frame["handled"] = [str(p.id) for p in screen.query(Panel)]
+            await mount_the_rest()
+
+        monkeypatch.setattr(screen, "_mount_the_rest", later)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: screen.all_mounted, "every panel, after the first frame")
+            await pilot.pause()
+            assert at_first_frame == {
+                "panels": ["nodes"], "footer": 0, "handled": ["nodes"]
+            }  # fmt: skip
+            order = [str(p.id) for p in screen.query(Panel)]
+            assert order == ["nodes", "services", "jobs", "variables", "watch"]
+            assert list(screen.children)[-1] is screen.query_one(QuietFooter)
+            rows = {str(p.id): p.table.row_count for p in screen.query(FleetPanel)}
+            assert rows == {
+                "nodes": len(recorded.fleet().nodes),
+                "services": 2,
+                "jobs": len(recorded.jobs()),
+                "variables": len(recorded.bake().variables),
+            }
+            assert screen.query_one("#jobs", FleetPanel).fault == "the job store is locked"
+            assert screen.focused is screen.query_one("#nodes", FleetPanel).table
+            footer = screen.query_one(QuietFooter)
+            await until(pilot, lambda: len(footer.children) > 0, "the footer's keys")
+
+    asyncio.run(run())
