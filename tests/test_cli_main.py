@@ -37,6 +37,17 @@ def test_every_command_has_help_and_config(name: str, capsys: pytest.CaptureFixt
     build_parser()  # all modules register together without clashing
 
 
+def test_a_mistyped_option_names_it_and_says_commands_exist() -> None:
+    """The console's parser builds no command's parser (start-up), yet its usage on a mistyped
+    option still shows that commands exist. Run as the operator runs it: no console opens."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "--bogus"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "unrecognized arguments: --bogus" in done.stderr
+    assert "COMMAND ..." in done.stderr and done.stdout == ""
+
+
 def test_chosen_command_skips_the_config_value() -> None:
     assert chosen_command(["--config", "status", "jobs", "--json"]) == "jobs"
     assert chosen_command(["--read-only"]) is None

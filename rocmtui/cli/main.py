@@ -164,6 +164,14 @@ def unknown_command(argv: Sequence[str]) -> str | None:
     return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 
 
+class _ConsoleOnlyParser(argparse.ArgumentParser):
+    """The console's parser (no command's parser built): the usage a mistyped option shows
+    still says that commands exist, worked out only then."""
+
+    def format_usage(self) -> str:
+        return super().format_usage().rstrip("\n") + " COMMAND ...\n"
+
+
 def build_parser(
     only: str | None = None, *, all_commands: bool = True, listed: bool = True
 ) -> argparse.ArgumentParser:
@@ -171,7 +179,8 @@ def build_parser(
     imported; the others appear in `--help` from their one-line help. With neither a command
     nor `listed` (the console, no `--help` asked for), no command's parser is built at all:
     twelve of them were built on the way to the console's first frame, for nothing."""
-    parser = argparse.ArgumentParser(
+    console_only = only is None and not all_commands and not listed
+    parser = (_ConsoleOnlyParser if console_only else argparse.ArgumentParser)(
         prog="rocmtui",
         description="Console for the rocm-bake BuildKit fleet. With no command, opens the "
         "full-screen console.",
@@ -179,7 +188,7 @@ def build_parser(
     parser.add_argument("--version", action="version", version=f"rocmtui {__version__}")
     add_common_options(parser, default=None)
     parser.add_argument("--read-only", action="store_true", help=READ_ONLY_HELP)
-    if only is None and not all_commands and not listed:
+    if console_only:
         parser.set_defaults(command=None)
         return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
