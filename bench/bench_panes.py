@@ -67,15 +67,17 @@ def cli(config: Path, env: dict[str, str], *args: str) -> str:
 
 
 def start_builds(config: Path, env: dict[str, str], nodes: list[str], count: int) -> list[str]:
-    """`count` slow builds, each its own image on its node (one slot each), oldest first."""
+    """`count` slow builds, each its own image on its node (one slot each), oldest first.
+    Past the 27 target × arch × node images, another IMAGE_PREFIX names other images."""
     combos = [(t, a, n) for t in TARGETS for a in ARCHES for n in nodes]
-    if count > len(combos):
-        raise SystemExit(f"at most {len(combos)} builds on {len(nodes)} nodes")
     nonce = f"{os.getpid()}-{time.time_ns()}"
     ids = []
-    for target, arch, node in combos[:count]:
+    for index in range(count):
+        target, arch, node = combos[index % len(combos)]
+        prefix = f"rocm-bake-{index // len(combos)}"
         out = cli(config, env, "bake", target, "--arch", arch, "--node", node,
                   "--set", "DEMO_SLEEP=0.5", "--set", "DEMO_STEPS=2000",
+                  "--set", f"IMAGE_PREFIX={prefix}",
                   "--set", f"DEMO_NONCE={nonce}")  # fmt: skip
         ids.append(out.split()[0])
     return ids
