@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devfleet.processes import FleetError
+from devfleet.processes import FleetError, wait_for
 
 POOL = ipaddress.IPv4Network("198.18.0.0/15")
 BLOCK_PREFIX = 29
@@ -106,8 +106,23 @@ class VethLink:
         _ip("-n", self.netns, "link", "set", self.node_if, "down")
 
     def up(self) -> None:
-        """Bring the link back."""
+        """Bring the link back, ready to carry a connection when this returns: the carrier is
+        up on both ends, and the host forgets the neighbours it failed to reach while the link
+        was down (the kernel keeps such an entry FAILED for a while, and a connect meanwhile
+        fails at once with "host unreachable", which a test after this one would read as the
+        node being down)."""
         _ip("-n", self.netns, "link", "set", self.node_if, "up")
+        _ip("neigh", "flush", "dev", self.host_if)
+        _ip("-n", self.netns, "neigh", "flush", "dev", self.node_if)
+
+        def carrier() -> bool:
+            host = Path(f"/sys/class/net/{self.host_if}/operstate")
+            try:
+                return host.read_text().strip() == "up" and self.is_up()
+            except OSError:
+                return False
+
+        wait_for(carrier, 10, f"the link to {self.netns} back up")
 
     def is_up(self) -> bool:
         """Whether the namespace's end is administratively up."""
