@@ -28,16 +28,8 @@ def console() -> RocmTui:
 
 
 async def open_pane(app: RocmTui, pilot: object) -> LogPane:
-    from textual.pilot import Pilot
-
-    assert isinstance(pilot, Pilot)
-    await feed(app, pilot)
-    app.fleet_screen.query_one("#jobs-table").focus()
-    await pilot.press(keys.BY_ID["fleet.log"].key)
-    await until(pilot, lambda: isinstance(app.screen, LogsScreen), "the log panes")
-    screen = app.screen
-    assert isinstance(screen, LogsScreen)
-    pane = await until(pilot, lambda: screen.current(), "a pane in front")
+    """The first job's log pane, its outline laid out."""
+    pane = await open_pane_hidden(app, pilot)
     await until(pilot, lambda: pane.outline.outer_size.width > 0, "the outline laid out")
     return pane
 
@@ -78,6 +70,7 @@ async def test_the_outline_resized_and_hidden_is_remembered(
 
 
 async def open_pane_hidden(app: RocmTui, pilot: object) -> LogPane:
+    """The first job's log pane in front (its outline may be hidden)."""
     from textual.pilot import Pilot
 
     assert isinstance(pilot, Pilot)
