@@ -149,14 +149,7 @@ class FleetScreen(CatalogScreen):
             # the bake file is parsed after the first round is on screen (or after BAKE_DELAY):
             # its parser holds the GIL ~0.1 s, which the first frame with fleet data waited for
             self.set_timer(BAKE_DELAY, self.load_bake, name="bake-file-fallback")
-            self.run_worker(
-                self.feeds.fleet_loop,
-                name="fleet-monitor",
-                group="monitor",
-                thread=True,
-                exclusive=True,
-                exit_on_error=False,
-            )
+            self._run_loop(self.feeds.fleet_loop, "fleet-monitor", "monitor")
             # the job store after the first frame: its imports (sqlite3 ...) and first read
             # in a thread took the GIL from the first frame with the round taken above
             self.call_after_refresh(self._start_jobs_loop)
@@ -165,14 +158,13 @@ class FleetScreen(CatalogScreen):
 
     def _start_jobs_loop(self) -> None:
         if self.feeds is not None and not self.feeds.stopping.is_set():
-            self.run_worker(
-                self.feeds.jobs_loop,
-                name="job-store",
-                group="jobs",
-                thread=True,
-                exclusive=True,
-                exit_on_error=False,
-            )
+            self._run_loop(self.feeds.jobs_loop, "job-store", "jobs")
+
+    def _run_loop(self, loop: Callable[[], None], name: str, group: str) -> None:
+        """One feed's loop in a named thread worker of its own, never two at once."""
+        self.run_worker(
+            loop, name=name, group=group, thread=True, exclusive=True, exit_on_error=False
+        )
 
     def load_bake(self) -> None:
         """Read the bake file once, on a thread of its own (the variables panel fills when it
