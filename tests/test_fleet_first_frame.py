@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from rocmtui.console import stylesheets
+from rocmtui.console.app import RocmTui
 from rocmtui.console.messages import BakeLoaded, PanelFailed
 from rocmtui.console.widgets.common import Panel
 from rocmtui.console.widgets.fleet import FleetPanel
@@ -63,5 +65,34 @@ def test_the_rest_is_mounted_after_the_first_frame_and_shows_what_came_before(
             assert screen.focused is screen.query_one("#nodes", FleetPanel).table
             footer = screen.query_one(QuietFooter)
             await until(pilot, lambda: len(footer.children) > 0, "the footer's keys")
+
+    asyncio.run(run())
+
+
+def test_the_first_frame_is_styled_from_the_fleet_screens_sheet_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The log panes', dialogs', log view's and published screen's rules are parsed after the
+    first frame, not before it (console/stylesheets.py): the screens that use them are not open
+    yet, and the fleet screen shows no log until its jobs are read."""
+
+    async def run() -> None:
+        app = recorded_app()
+        sheets = [*stylesheets.FIRST, *stylesheets.LATER]
+        read: dict[str, list[str]] = {}
+        load_later = stylesheets.load_later
+
+        def read_now() -> list[str]:
+            return [p.name for p in sheets if app.stylesheet.has_source(str(p), "")]
+
+        def after_the_first_frame(app: RocmTui) -> None:
+            read["first frame"] = read_now()
+            load_later(app)
+
+        monkeypatch.setattr(stylesheets, "load_later", after_the_first_frame)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: len(read_now()) == len(sheets), "the later sheets")
+        assert read["first frame"] == ["console.tcss"]
+        assert [p.name for p in sheets[:2]] == ["console.tcss", "logs.tcss"]  # the old order
 
     asyncio.run(run())

@@ -86,7 +86,7 @@ def test_wheel_holds_the_application_only(wheel: Path) -> None:
     tops = {n.split("/", 1)[0] for n in names}
     assert tops == {"rocmtui", f"rocmtui-{rocmtui.__version__}.dist-info"}, tops
     assert not [n for n in names if "devfleet" in n or "hostile" in n or "/tests/" in n]
-    for style in ("console.tcss", "dialogs.tcss", "logview.tcss"):
+    for style in ("console.tcss", "logs.tcss", "dialogs.tcss", "logview.tcss"):
         assert f"rocmtui/styles/{style}" in names
     assert f"rocmtui-{rocmtui.__version__}.dist-info/licenses/LICENSE" in names
     meta = zipfile.ZipFile(wheel).read(f"rocmtui-{rocmtui.__version__}.dist-info/METADATA")
