@@ -112,7 +112,9 @@ class RocmTui(App[list[JobView]]):
         return super()._background_screens
 
     def get_default_screen(self) -> Screen[Any]:
-        """The fleet screen is the bottom of the stack (no blank screen is drawn first)."""
+        """The fleet screen is the bottom of the stack (no blank screen is drawn first), with
+        the breakpoint classes of the terminal's size (known by now) before it is styled."""
+        self.fleet_screen.fit_breakpoints(self.size)
         return self.fleet_screen
 
     def on_mount(self) -> None:
