@@ -9,9 +9,9 @@ import gc
 import io
 import re
 import time
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 from rich.console import Console
 
 from rocmtui.console import keys

@@ -4,7 +4,8 @@ the fleet file's `theme` is the default; a theme Textual does not know is said, 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from rocmtui.console import prefs
 from rocmtui.console.app import RocmTui

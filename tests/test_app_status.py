@@ -4,8 +4,9 @@ the console opens on the fleet whatever the bake file does."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from rocmtui.console.app import RocmTui
 from rocmtui.console.messages import FleetUpdated

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from rich.style import Style
 
 from rocmtui.console import keys

@@ -14,11 +14,11 @@ import io
 import re
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from msgspec.structs import replace
 from rich.console import Console
 from textual import on
 from textual.app import App

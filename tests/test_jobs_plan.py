@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from rocmtui.console.core_access import FleetBackend
 from rocmtui.console.dialogs.bake_choices import arch_choices

@@ -221,7 +221,7 @@ def test_job_processes_finds_a_session_and_its_helpers(tmp_path: Path) -> None:
 
 
 def test_node_overlay_marks_building_and_stalled_nodes(tmp_path: Path) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from rocmtui.core.config import FleetConfig, NodeConfig, ServiceConfig
     from rocmtui.core.jobs.overlay import NodeJobOverlay

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 
+from msgspec.structs import replace
 from prometheus_client.parser import text_string_to_metric_families
 
 from rocmtui.core.hostmonitor.jobsview import JobsView, read_jobs

@@ -5,13 +5,13 @@ never overlap, back-off for a failing target, and the jobs overlay hook."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 from rocmtui.core import monitor as monitor_module
@@ -29,7 +29,7 @@ def fleet_config(fleet: DevFleet, *extra: NodeConfig, **changes: object) -> Flee
     """The fleet's own rocmtui.toml, with extra nodes and field changes."""
     config = parse_config(fleet.config_path)
     changes.setdefault("probe_deadline_seconds", DEADLINE)
-    return dataclasses.replace(config, nodes=config.nodes + extra, **changes)  # type: ignore[arg-type]
+    return replace(config, nodes=config.nodes + extra, **changes)  # type: ignore[arg-type]
 
 
 @pytest.mark.fleet
@@ -194,7 +194,7 @@ async def test_monitor_backs_off_a_failing_node(fleet: DevFleet, tmp_path: Path)
 async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
     def overlay(snap: NodeSnapshot) -> NodeSnapshot:
         if snap.name == "snoc-think" and snap.state is NodeState.OK:
-            return dataclasses.replace(snap, state=NodeState.BUILDING)
+            return replace(snap, state=NodeState.BUILDING)
         if snap.name == "snoc-gaming":
             raise RuntimeError("a broken overlay must not break the round")
         return snap

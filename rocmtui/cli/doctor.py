@@ -109,6 +109,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _as_dict(finding: object) -> dict[str, str]:
-    """A Finding (a slotted dataclass) as JSON-ready fields."""
+    """A Finding as JSON-ready fields."""
     names = ("check", "verdict", "detail", "remedy")
     return {name: str(getattr(finding, name)) for name in names}

@@ -119,7 +119,7 @@ def config_from(args: argparse.Namespace) -> FleetConfig:
 
     config = load_config(getattr(args, "config", None))
     if getattr(args, "read_only", False) and not config.read_only:
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         config = replace(config, read_only=True)  # the core's launch and cancel refuse
     if os.environ.get("ROCMTUI_DEBUG", "") not in ("", "0"):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import sys
 import time
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
@@ -99,7 +100,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
 
     stalled = overlay.stalled_jobs()
     if overlay.error is not None:  # an unreadable job store is reported, not fatal
-        return dataclasses.replace(
+        return replace(
             snapshot,
             problems=(*snapshot.problems, f"job store unreadable: {one_line(overlay.error)}"),
         )
@@ -107,7 +108,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
         one_line(f"job {job.id} ({job.target} {job.arch} on {job.node}) is stalled")
         for job in stalled
     )
-    return dataclasses.replace(snapshot, problems=(*snapshot.problems, *lines))
+    return replace(snapshot, problems=(*snapshot.problems, *lines))
 
 
 def preload(config: FleetConfig) -> None:

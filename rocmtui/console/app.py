@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from msgspec.structs import replace
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType

@@ -15,8 +15,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from rocmtui.console import core_adapters
 from rocmtui.console.jobextras import JobExtras

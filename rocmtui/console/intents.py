@@ -2,7 +2,7 @@
 out (`ConsoleActions`, held by the App), so that no screen imports or calls another.
 
 A screen, a widget or a dialog posts an intent on itself; it bubbles up to the App, whose one
-handler hands it to `ConsoleActions.carry_out`. Every intent is a frozen dataclass naming what
+handler hands it to `ConsoleActions.carry_out`. Every intent is a Message naming what
 is wanted, never how: the owner decides which screen shows it and which core call does it.
 
     b             BakeRequested         the bake dialog, fresh, on a node
@@ -19,8 +19,6 @@ is wanted, never how: the owner decides which screen shows it and which core cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.message import Message
 
 from rocmtui.console.model import BakePlan, BakeRequest, JobView
@@ -31,76 +29,83 @@ class Intent(Message):
     """Something the operator asked for; the App's owner (`ConsoleActions`) carries it out."""
 
 
-@dataclass
 class BakeRequested(Intent):
     """`b`: the bake dialog, with what `request` names chosen (a node, at least)."""
 
-    request: BakeRequest
+    def __init__(self, request: BakeRequest) -> None:
+        super().__init__()
+        self.request = request
 
 
-@dataclass
 class RebuildRequested(Intent):
     """`r`: the bake dialog, ready to start exactly `request` (a job's or a matrix cell's)."""
 
-    request: BakeRequest
+    def __init__(self, request: BakeRequest) -> None:
+        super().__init__()
+        self.request = request
 
 
-@dataclass
 class LaunchRequested(Intent):
     """Start this plan: resolved by bake for what the dialog showed, a push already confirmed."""
 
-    plan: BakePlan
+    def __init__(self, plan: BakePlan) -> None:
+        super().__init__()
+        self.plan = plan
 
 
-@dataclass
 class CancelRequested(Intent):
     """`c`: cancel this running job, once the operator confirms."""
 
-    job: JobView
+    def __init__(self, job: JobView) -> None:
+        super().__init__()
+        self.job = job
 
 
-@dataclass
 class CancelConfirmed(Intent):
     """The operator confirmed: cancel the job through the core."""
 
-    job_id: str
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
 
 
-@dataclass
 class LogRequested(Intent):
     """Open (or bring forward) the log pane of this job."""
 
-    job_id: str
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
 
 
-@dataclass
 class LogsRequested(Intent):
     """`L`: the log panes already open."""
 
 
-@dataclass
 class PublishedRequested(Intent):
     """`m`: what the fleet has published, and the pinned versions."""
 
 
-@dataclass
 class JobsChanged(Intent):
     """The job store's list changed (`pushes_ended`: a pushing job ended since the last one)."""
 
-    jobs: tuple[JobView, ...]
-    pushes_ended: bool = False
+    def __init__(self, jobs: tuple[JobView, ...], pushes_ended: bool = False) -> None:
+        super().__init__()
+        self.jobs = jobs
+        self.pushes_ended = pushes_ended
 
 
-@dataclass
 class PanesChanged(Intent):
     """The jobs that have a log pane open now: their progress is wanted, finished or not."""
 
-    job_ids: tuple[str, ...]
+    def __init__(self, job_ids: tuple[str, ...]) -> None:
+        super().__init__()
+        self.job_ids = job_ids
 
 
-@dataclass
 class LayoutChanged(Intent):
     """The operator laid the log panes out anew (the step outline's width, shown or not):
     every pane has it now, and the next console starts with it."""
 
-    layout: PaneLayout
+    def __init__(self, layout: PaneLayout) -> None:
+        super().__init__()
+        self.layout = layout

@@ -8,13 +8,12 @@ hides dangerous entries here and the backend refuses them where they are carried
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from msgspec import Struct
 from textual.binding import Binding
 
 
-@dataclass(frozen=True, slots=True)
-class KeyAction:
+class KeyAction(Struct, frozen=True):
     """One key of the console."""
 
     id: str

@@ -17,9 +17,10 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from rocmtui.core.units import fmt_seconds
 
@@ -32,8 +33,7 @@ class PublishedFailed(Exception):
     """The child failed, timed out or printed something else; `str()` is one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Published:
+class Published(Struct, frozen=True):
     """One answer of the child: the matrix and the version check."""
 
     matrix: Matrix

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from textual.message import Message
 from textual.worker import get_current_worker
@@ -23,23 +22,25 @@ Post = Callable[[Message], object]
 PUSH_SETTLE = 1.0  # s after a push ends: its supervisor's registry check goes first
 
 
-@dataclass
 class PublishedUpdated(Message):
     """A new matrix (and version check) came."""
 
-    published: Published
+    def __init__(self, published: Published) -> None:
+        super().__init__()
+        self.published = published
 
     def can_replace(self, message: Message) -> bool:
         """Only the newest answer matters."""
         return isinstance(message, PublishedUpdated)
 
 
-@dataclass
 class PublishedRound(Message):
     """A round started (`started`) or failed (`error`): the status line says so."""
 
-    started: float | None = None
-    error: str | None = None
+    def __init__(self, started: float | None = None, error: str | None = None) -> None:
+        super().__init__()
+        self.started = started
+        self.error = error
 
 
 class MatrixFeed:

@@ -6,62 +6,66 @@ replace an older queued one of the same kind (`can_replace`): only the latest fl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.message import Message
 
 from rocmtui.console.model import BakeView, JobView
 from rocmtui.core.snapshots import FleetSnapshot
 
 
-@dataclass
 class FleetUpdated(Message):
     """The monitor finished a probe round."""
 
-    snapshot: FleetSnapshot
+    def __init__(self, snapshot: FleetSnapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
 
     def can_replace(self, message: Message) -> bool:
         """A newer round makes an older queued one pointless."""
         return isinstance(message, FleetUpdated)
 
 
-@dataclass
 class ProbeSourceChanged(Message):
     """Rounds now come from `kind`: "monitor" (the host's, shared), "own" (a child of this
     console's), or "lost" (the host's monitor went away; `detail` says how)."""
 
-    kind: str
-    detail: str
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.detail = detail
 
 
-@dataclass
 class JobsUpdated(Message):
     """The job store's list (with progress of the active jobs)."""
 
-    jobs: tuple[JobView, ...]
+    def __init__(self, jobs: tuple[JobView, ...]) -> None:
+        super().__init__()
+        self.jobs = jobs
 
     def can_replace(self, message: Message) -> bool:
         """Latest list wins."""
         return isinstance(message, JobsUpdated)
 
 
-@dataclass
 class BakeLoaded(Message):
     """The bake file was read (or failed to be: `bake.error`)."""
 
-    bake: BakeView
+    def __init__(self, bake: BakeView) -> None:
+        super().__init__()
+        self.bake = bake
 
 
-@dataclass
 class PanelFailed(Message):
     """A source behind one panel failed; the panel shows why, the others go on."""
 
-    panel: str  # "nodes", "services", "jobs", "variables"
-    reason: str
+    def __init__(self, panel: str, reason: str) -> None:
+        super().__init__()
+        self.panel = panel  # "nodes", "services", "jobs", "variables"
+        self.reason = reason
 
 
-@dataclass
 class JobStarted(Message):
     """The core launched a job (the launch worker reports it to the App's owner)."""
 
-    job: JobView
+    def __init__(self, job: JobView) -> None:
+        super().__init__()
+        self.job = job

@@ -10,10 +10,12 @@ imports Textual.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from msgspec import Struct, field
+
+from rocmtui.core.records import repr_without, said
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.units import fmt_age
@@ -43,8 +45,7 @@ SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 LATENCY_FLOOR = 0.1  # s: the latency history's full height is at least this
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressView:
+class ProgressView(Struct, frozen=True):
     """A running or finished job's progress, as the core's progress model reports it."""
 
     step: str | None = None
@@ -60,8 +61,7 @@ class ProgressView:
     steps: tuple[StepView, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class StepView:
+class StepView(Struct, frozen=True):
     """One BuildKit step of a job: its number, name, status word and duration."""
 
     number: str
@@ -71,8 +71,7 @@ class StepView:
     first_line: int | None = None  # line in the log where the step starts, when known
 
 
-@dataclass(frozen=True, slots=True)
-class JobView:
+class JobView(Struct, frozen=True):
     """One bake job as the job store records it (whoever started it)."""
 
     id: str
@@ -108,8 +107,7 @@ class JobView:
         return max(0.0, (self.ended_at or now) - self.started_at)
 
 
-@dataclass(frozen=True, slots=True)
-class VariableView:
+class VariableView(Struct, frozen=True):
     """One bake variable: its effective value and where it comes from."""
 
     name: str
@@ -124,8 +122,7 @@ class VariableView:
         return self.source not in ("default", "")
 
 
-@dataclass(frozen=True, slots=True)
-class BakeView:
+class BakeView(Struct, frozen=True):
     """What the bake file offers: every name bake builds (targets, then groups and matrix
     names, as `rocmtui bake` takes them), pushing targets, arches and variables."""
 
@@ -139,8 +136,7 @@ class BakeView:
     declares_arch: bool = True  # False: no GFX_ARCH in the file, it builds as written
 
 
-@dataclass(frozen=True, slots=True)
-class BakePlan:
+class BakePlan(Struct, frozen=True):
     """One bake the operator is about to start: the command and what bake resolves.
 
     `push` is whether the launch pushes, as the core decided it from what bake resolved (the
@@ -161,12 +157,21 @@ class BakePlan:
     missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
     arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
     ready: bool = False  # resolved by bake with no error: what Start may launch
-    # the core's own Plan this view shows: Start launches exactly it (no second resolve)
-    core_plan: Plan | None = field(default=None, compare=False, repr=False)
+    # the core's own Plan this view shows: Start launches exactly it (no second resolve); it is
+    # how the view came to be, not what it shows, so equality and repr leave it out
+    core_plan: Plan | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is BakePlan and said(self, "core_plan") == said(other, "core_plan")
+
+    def __hash__(self) -> int:
+        return hash(said(self, "core_plan"))
+
+    def __repr__(self) -> str:
+        return repr_without(self, "core_plan")
 
 
-@dataclass(frozen=True, slots=True)
-class BakeRequest:
+class BakeRequest(Struct, frozen=True):
     """What the bake dialog opens with: `b` names a node; `r` passes exactly what a job built."""
 
     node: str | None = None
@@ -190,8 +195,7 @@ class BakeRequest:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ConsoleData:
+class ConsoleData(Struct, frozen=True):
     """Everything the fleet screen renders at one moment."""
 
     fleet: FleetSnapshot | None = None

@@ -13,16 +13,16 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 FILE = "console.json"
 OUTLINE_MIN, OUTLINE_MAX = 16, 120  # columns the step outline may take (a log keeps the rest)
 
 
-@dataclass(frozen=True, slots=True)
-class PaneLayout:
+class PaneLayout(Struct, frozen=True):
     """How the log panes are laid out: the step outline's width in columns (None: the
     stylesheet's, a share of the terminal) and whether it is shown."""
 

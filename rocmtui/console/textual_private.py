@@ -9,9 +9,9 @@ as a Textual upgrade changes it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct
 from textual.app import App
 from textual.geometry import Size
 from textual.notifications import Notification
@@ -37,8 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class PrivateUse:
+class PrivateUse(Struct, frozen=True):
     """One private name of Textual's that rocmtui relies on: where it lives, what kind of
     thing it must be ("method", "property", "attribute", "class"), and who uses it, why."""
 

@@ -20,9 +20,10 @@ A folder given as `bake_file` in a fleet file means the same: what bake reads th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from rocmtui.core.config import FleetConfig
@@ -47,8 +48,7 @@ ROCM_BAKE = "rocm-bake.hcl"
 DEMO = Path(__file__).resolve().parents[2] / "bake" / "rocm-bake.hcl"  # the source tree's
 
 
-@dataclass(frozen=True, slots=True)
-class BakeLookup:
+class BakeLookup(Struct, frozen=True):
     """The bake file the default reads, and how it was found.
 
     `path` is one file, or a folder whose `bake_files` are several files merged as bake merges

@@ -10,9 +10,10 @@ each rule against real `docker buildx bake --print`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.bakemodel import BakeFile, BakeTarget, BakeVariable
 from rocmtui.core.bakescan import literal, plain_string, to_source
@@ -20,8 +21,7 @@ from rocmtui.core.bakescan import literal, plain_string, to_source
 _PUSH_OUTPUT = re.compile(r"(^|[\s,\"])(type=registry|push=true)\b")
 
 
-@dataclass(frozen=True, slots=True)
-class BakePart:
+class BakePart(Struct, frozen=True):
     """One file's blocks in python-hcl2's shape, with what the builder needs beside them."""
 
     path: Path

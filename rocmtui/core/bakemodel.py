@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct
+
+from rocmtui.core.records import said
 
 #: Variables that name the architectures (conventions of rocm-bake.hcl).
 ARCH_VARIABLE = "GFX_ARCH"
@@ -26,8 +29,7 @@ class BakeError(Exception):
         super().__init__(f"{where}: {self.message}")
 
 
-@dataclass(frozen=True)
-class BakeVariable:
+class BakeVariable(Struct, frozen=True):
     """One `variable` block.
 
     `default` is the literal value when the default is a plain string, number or bool (escapes
@@ -41,11 +43,16 @@ class BakeVariable:
     default_source: str
     line: int
     # the file whose declaration is in effect (not part of what the variable says)
-    path: Path | None = field(default=None, compare=False)
+    path: Path | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is BakeVariable and said(self, "path") == said(other, "path")
+
+    def __hash__(self) -> int:
+        return hash(said(self, "path"))
 
 
-@dataclass(frozen=True)
-class BakeTarget:
+class BakeTarget(Struct, frozen=True):
     """One `target` block (several blocks with one name are merged, as bake does).
 
     `pushes`: its own or an inherited `output` is `type=registry` or has `push=true`.
@@ -60,11 +67,16 @@ class BakeTarget:
     pushes: bool
     description: str | None
     matrix: bool = False
-    path: Path | None = field(default=None, compare=False)  # the file of its first block
+    path: Path | None = None  # the file of its first block (not part of what it says)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is BakeTarget and said(self, "path") == said(other, "path")
+
+    def __hash__(self) -> int:
+        return hash(said(self, "path"))
 
 
-@dataclass(frozen=True)
-class BakeFile:
+class BakeFile(Struct, frozen=True):
     """A whole bake file (or the files bake merges in a folder), as written.
 
     `path` is the bake path it was read from (a file, or a folder); `files` the files read, in

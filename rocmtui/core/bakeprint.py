@@ -29,9 +29,10 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.bakefile import BakeError, BakeFile, BakeVariable
 from rocmtui.core.bakefind import bake_files
@@ -287,8 +288,7 @@ SOURCE_ENVIRONMENT = "environment"
 SOURCE_FLEET = "fleet"  # the fleet file's [variables]
 
 
-@dataclass(frozen=True)
-class EffectiveVariable:
+class EffectiveVariable(Struct, frozen=True):
     """One variable as bake will use it under a given environment.
 
     `source` is "environment" when the environment holds a variable of exactly this name (bake's

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
+
 #: Deeper bracket nesting than this is refused before the parser sees it (python-hcl2 hits
 #: Python's recursion limit between 120 and 200 nested objects; a real bake file needs < 10).
 MAX_NESTING = 64
@@ -40,8 +42,7 @@ _DEFAULT = re.compile(r"^\s*default\s*=(.*)$", re.DOTALL)
 _CLOSES = {"}": "{", "]": "[", ")": "("}
 
 
-@dataclass(frozen=True, slots=True)
-class BlockHeader:
+class BlockHeader(Struct, frozen=True):
     """A top-level block as written: `kind "label" {` on `line`."""
 
     kind: str

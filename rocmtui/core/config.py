@@ -11,9 +11,11 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from rocmtui.core import config_remote, config_tables
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
@@ -46,16 +48,14 @@ class ConfigError(Exception):
         super().__init__(f"{where}: {key + ': ' if key else ''}{message}")
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceConfig:
+class ServiceConfig(Struct, frozen=True):
     """Zot or WebDAV: where it answers (and, for WebDAV, where its files are on this host)."""
 
     url: str
     path: Path | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NodeConfig:
+class NodeConfig(Struct, frozen=True):
     """One BuildKit node of the fleet."""
 
     name: str
@@ -79,8 +79,7 @@ class NodeConfig:
         return self.docker_host or "default"
 
 
-@dataclass(frozen=True, slots=True)
-class FleetConfig:
+class FleetConfig(Struct, frozen=True):
     """The whole fleet file, typed and validated."""
 
     source: Path | None  # None: the built-in default

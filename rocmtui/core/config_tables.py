@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
 
 if TYPE_CHECKING:
     from rocmtui.core.config import _Validator
@@ -42,16 +43,14 @@ _URL = re.compile(r"^https?://[^/\s]+")
 SOURCES = ("pypi", "github")
 
 
-@dataclass(frozen=True, slots=True)
-class UpstreamPin:
+class UpstreamPin(Struct, frozen=True):
     """Where one pinned variable's releases are listed."""
 
     source: str  # "pypi" or "github"
     name: str  # the package, or OWNER/REPO
 
 
-@dataclass(frozen=True, slots=True)
-class UpstreamConfig:
+class UpstreamConfig(Struct, frozen=True):
     """`[upstream]`: API base URLs and which package or repository each pin follows."""
 
     pypi: str | None = None
@@ -70,8 +69,7 @@ class UpstreamConfig:
         return self.pypi if source == "pypi" else self.github if source == "github" else None
 
 
-@dataclass(frozen=True, slots=True)
-class MatrixConfig:
+class MatrixConfig(Struct, frozen=True):
     """`[matrix]`: how often and how hard the registry is asked."""
 
     refresh_seconds: float = 300.0

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from rocmtui.core.config import ConfigError
 
 
-@dataclass(frozen=True, slots=True)
-class Lookup:
+class Lookup(Struct, frozen=True):
     """Where the fleet file was found: `path` (None: the built-in default), the step that
     found it, and the candidates further down the order that exist but are not read."""
 

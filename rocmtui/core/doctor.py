@@ -20,8 +20,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.units import fmt_bytes, fmt_seconds
@@ -31,8 +32,7 @@ MIN_SIZE = (80, 24)  # the console is laid out for at least this
 MAX_ESCAPE_TIME_MS = 50  # tmux's default 500 ms makes Esc (back, close) feel stuck
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Struct, frozen=True):
     """One verdict: `check` (what), `verdict` (ok/warn/fail), `detail`, `remedy`."""
 
     check: str

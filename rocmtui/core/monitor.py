@@ -7,7 +7,7 @@ snapshot to a callback; it never imports Textual (the console and the CLI share 
 
 Node states from probes are `ok`, `down` or `unknown`. `building` and `stalled` come from
 the jobs, not from the engines: pass `node_overlay`, a function that receives each probed
-`NodeSnapshot` and returns it, or a copy made with `dataclasses.replace(snap, state=...)`.
+`NodeSnapshot` and returns it, or a copy made with `replace(snap, state=...)`.
 It runs on the event loop for every node of every round, so it must be quick and must not
 block; if it raises, the probed snapshot is kept as it was.
 """
@@ -20,8 +20,10 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
+
+from msgspec.structs import replace
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.paths import state_dir

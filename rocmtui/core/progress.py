@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from rocmtui.core.progress_buildkit import (
     BUILDER_LINE,

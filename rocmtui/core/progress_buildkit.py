@@ -21,9 +21,10 @@ import binascii
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct
 
 # `#N ` and, for build output, the seconds since the step started: `#N 12.345 `. Only the
 # prefix is matched (the rest is sliced off) so a 3 KB hipcc line costs no regex scan. The
@@ -38,8 +39,7 @@ _INDEX = re.compile(r"(\d{1,6})/(\d{1,6})\Z")
 MAX_JSON_OBJECT = 8 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class StepName:
+class StepName(Struct, frozen=True):
     """A vertex name split into its parts: `[alpha builder 2/4] RUN make` ->
     target `alpha`, stage `builder`, index 2, total 4, title `RUN make`."""
 

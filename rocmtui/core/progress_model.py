@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from msgspec import Struct
 
 from rocmtui.core.progress_ninja import NinjaProgress
 
@@ -22,8 +23,7 @@ class StepStatus(StrEnum):
 FINISHED = frozenset({StepStatus.DONE, StepStatus.CACHED, StepStatus.ERROR, StepStatus.CANCELED})
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Struct, frozen=True):
     """One BuildKit vertex. `number` is `#N` (plain) or the order of first appearance (rawjson,
     where `id` is the digest). `first_line`/`last_line` are 0-based line numbers in the fed
     stream (a step's lines interleave with others'; `line_count` says how many are its own).
@@ -53,8 +53,7 @@ class Step:
     targets: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TargetProgress:
+class TargetProgress(Struct, frozen=True):
     """One bake target's stream. `steps_done`/`steps_total` come from the `[target i/n]`
     prefixes: per stage, the highest finished `i` of `n` (stages run in order, and a vertex
     shared by two targets is printed under one name only)."""
@@ -68,8 +67,7 @@ class TargetProgress:
     error_step: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class JobProgress:
+class JobProgress(Struct, frozen=True):
     """Everything the log says about a job's progress, frozen at one moment."""
 
     format: str  # "plain", "rawjson" or "unknown"

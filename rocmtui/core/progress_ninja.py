@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 #: ninja's default status prefix (`NINJA_STATUS="[%f/%t] "`) at the start of an output line.
 NINJA_STATUS = re.compile(r"\[(\d{1,9})/(\d{1,9})\] ")
@@ -23,8 +24,7 @@ ERROR_LINE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class NinjaProgress:
+class NinjaProgress(Struct, frozen=True):
     """One ninja counter: `done` of `total` edges, `rate` in edges per second over the window
     (None until two samples exist), `eta_seconds` at that rate, `step` the BuildKit step that
     printed it, `updated` the tracker clock of the last counter line."""

@@ -22,6 +22,7 @@ Speed: a line with nothing to remove costs one compiled-regex search and comes b
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import TextIO
@@ -38,21 +39,30 @@ MAX_RAW_LINE = 65536
 
 _BIDI = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 # Anything that needs the slow path. `\t` (0x09) is the only C0 character missing.
-_UNSAFE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]")
+_UNSAFE = f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]"
 _STRING_BODY = r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
 # One token per thing to remove or act on. The pattern *starts* with the character class of
 # every introducer, so `re` skips clean stretches at C speed instead of trying each branch at
 # every position; lookbehinds then pick what the introducer starts (SGR before other CSI
 # before the generic two-byte ESC). Group 1 holds SGR parameters. Callers tell CR, LF and
 # surrogates apart by the token's first character.
-_TOKEN = re.compile(
-    f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]"
-    r"(?:(?<=\x1b)(?:\[([0-9;:]{0,64})m|\[[0-?]*[ -/]*[@-~]?|[\]PX^_]"
+_TOKEN = (
+    _UNSAFE
+    + r"(?:(?<=\x1b)(?:\[([0-9;:]{0,64})m|\[[0-?]*[ -/]*[@-~]?|[\]PX^_]"
     + _STRING_BODY
     + r"|[ -/]*[0-~]?)"
     r"|(?<=\x9b)[0-?]*[ -/]*[@-~]?"
     r"|(?<=[\x90\x98\x9d\x9e\x9f])" + _STRING_BODY + r")?"
 )
+
+
+@functools.cache
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(`_UNSAFE`, `_TOKEN`) compiled, on first use: ~11M instructions that text which is all
+    printable (names, states and reasons, most lines) never needs, nor the console's first
+    frame (issue 20)."""
+    return re.compile(_UNSAFE), re.compile(_TOKEN)
+
 
 Run = tuple[str, SGRState]
 
@@ -65,7 +75,7 @@ def _is_clean(s: str) -> bool:
     """Nothing to remove. `str.isprintable` runs at C speed and is False for every character
     `_UNSAFE` matches (Cc, Cf, Zl, Zp, Cs), so it settles most lines; the regex decides the rest
     (lines with a tab, or harmless non-printables such as NBSP)."""
-    return s.isprintable() or _UNSAFE.search(s) is None
+    return s.isprintable() or _compiled()[0].search(s) is None
 
 
 def _plain_repl(m: re.Match[str]) -> str:
@@ -107,7 +117,7 @@ def sanitize_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str
     if not extra_cut and len(s) <= max_len and _is_clean(s):
         return s
     s, pre = _precap(s, max_len)
-    text = _TOKEN.sub(_plain_repl, s)
+    text = _compiled()[1].sub(_plain_repl, s)
     if "\r" in text:
         text = _overlay_plain(text)
     cut = pre + extra_cut
@@ -127,7 +137,7 @@ def _runs(s: str) -> list[Run]:
     parts: list[list[Run]] = [[]]
     state = DEFAULT
     pos = 0
-    for m in _TOKEN.finditer(s):
+    for m in _compiled()[1].finditer(s):
         start = m.start()
         if start > pos:
             parts[-1].append((s[pos:start], state))

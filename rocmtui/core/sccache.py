@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 _PREFIX = re.compile(r"^#(\d+) (?:\d+\.\d+ )?")
 _COUNT = re.compile(r"^(?P<name>[A-Z][A-Za-z/+()\- ]*?)\s+(?P<value>\d+)$")
@@ -29,8 +30,7 @@ CHUNK = 8 << 20
 BLOCK_LINES = 40  # a text report is ~23 lines; past this, a block has ended
 
 
-@dataclass(frozen=True, slots=True)
-class CacheStats:
+class CacheStats(Struct, frozen=True):
     """One build's compile cache statistics (summed over its steps)."""
 
     requests: int  # compile requests

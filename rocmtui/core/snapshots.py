@@ -9,8 +9,9 @@ node that stopped answering can say since when.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from msgspec import Struct, field, to_builtins
 
 from rocmtui.core.states import (
     HEALTHY_NODE_STATES,
@@ -20,8 +21,7 @@ from rocmtui.core.states import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class BuilderInfo:
+class BuilderInfo(Struct, frozen=True):
     """One buildx builder node as `docker buildx ls --format json` (or the engine) reports it."""
 
     name: str
@@ -32,8 +32,7 @@ class BuilderInfo:
     platforms: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class HostStats:
+class HostStats(Struct, frozen=True):
     """CPU, memory, load and disk of the machine the console runs on (psutil).
 
     `cpu_percent` is None until a window long enough to mean something has passed (see
@@ -52,8 +51,7 @@ class HostStats:
     disk_free: int
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSnapshot:
+class NodeSnapshot(Struct, frozen=True):
     """One BuildKit node: its engine, its builder, and (for the local node) the host."""
 
     name: str
@@ -82,8 +80,7 @@ class NodeSnapshot:
         return max(0.0, (time.time() if now is None else now) - self.probed_at)
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceSnapshot:
+class ServiceSnapshot(Struct, frozen=True):
     """Zot (registry) or WebDAV health."""
 
     kind: str  # "registry" or "webdav"
@@ -103,8 +100,7 @@ class ServiceSnapshot:
         return max(0.0, (time.time() if now is None else now) - self.probed_at)
 
 
-@dataclass(frozen=True, slots=True)
-class FleetSnapshot:
+class FleetSnapshot(Struct, frozen=True):
     """Everything one refresh learned: every node and both services."""
 
     taken_at: float
@@ -148,7 +144,7 @@ class FleetSnapshot:
         now = time.time() if now is None else now
 
         def with_age(obj: NodeSnapshot | ServiceSnapshot) -> dict[str, Any]:
-            data = asdict(obj)
+            data: dict[str, Any] = to_builtins(obj)
             data["state"] = str(obj.state)
             data["age"] = round(obj.age(now), 3)
             return data

@@ -20,7 +20,8 @@ import contextlib
 import ipaddress
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 TCP_TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
 SYN_SENT = 0x02
@@ -28,8 +29,7 @@ LISTEN = 0x0A
 CLOSED_STATES = frozenset({0x06, 0x07, LISTEN})  # TIME_WAIT, CLOSE, LISTEN: no live link
 
 
-@dataclass(frozen=True, slots=True)
-class TcpSocket:
+class TcpSocket(Struct, frozen=True):
     """One row of the kernel's TCP table."""
 
     remote: tuple[str, int]
@@ -96,8 +96,7 @@ def socket_inodes(pids: Iterable[int]) -> set[int]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class LinkView:
+class LinkView(Struct, frozen=True):
     """What the kernel says about a set of connections."""
 
     sockets: int  # open TCP connections counted

@@ -9,9 +9,9 @@ recorded one there the same way. Everything else a test does goes through keys a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
+from msgspec.structs import replace
 from textual.message import Message
 from textual.pilot import Pilot
 

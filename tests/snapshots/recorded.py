@@ -6,8 +6,9 @@ frozen at `NOW` so ages, clocks and sparklines render the same on every run (wit
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from rocmtui.console.model import (
     BakeView,

@@ -14,7 +14,6 @@ it shows and the one call that resolves a choice (`PlanFor`): it never reaches i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -57,12 +56,13 @@ Choice = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]  # target, arch
 PlanFor = Callable[[str, str, str, bool, Mapping[str, str]], BakePlan]
 
 
-@dataclass
 class PlanResolved(Message):
     """From the dialog's resolving worker: the plan for `request`, the choice it was asked."""
 
-    plan: BakePlan
-    request: Choice
+    def __init__(self, plan: BakePlan, request: Choice) -> None:
+        super().__init__()
+        self.plan = plan
+        self.request = request
 
 
 class BakeDialog(ModalScreen[BakePlan | None]):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
+from msgspec.structs import replace
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType

@@ -12,9 +12,9 @@ import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import ClassVar
 
+from msgspec.structs import replace
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType

@@ -5,8 +5,7 @@ rocmtui/console/widgets/table.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from msgspec import Struct
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -18,8 +17,7 @@ from rocmtui.console.model import SEVERITY
 from rocmtui.console.outside_text import clean
 
 
-@dataclass(frozen=True, slots=True)
-class Palette:
+class Palette(Struct, frozen=True):
     """Rich styles for each severity, resolved from the current theme's variables.
 
     Cells are rich `Text` (outside text must never be markup), so the theme's `$success`,

@@ -10,8 +10,8 @@ full state disk, probe rounds that raised, where rounds come from, read-only).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from msgspec import Struct
 from rich.text import Text
 
 from rocmtui.console.model import JobView
@@ -25,8 +25,7 @@ from rocmtui.core.states import JobState
 from rocmtui.core.units import fmt_age
 
 
-@dataclass(frozen=True, slots=True)
-class StatusFacts:
+class StatusFacts(Struct, frozen=True):
     """What the status line says, at `now`."""
 
     config: FleetConfig

@@ -19,9 +19,9 @@ no turn (the jobs' state and id) stay whole on screen at every width.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
+from msgspec import Struct
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -37,8 +37,7 @@ from rocmtui.console import keys
 Row = tuple[str, Sequence[Text]]
 
 
-@dataclass(frozen=True, slots=True)
-class Fit:
+class Fit(Struct, frozen=True):
     """How a column gives way to the table's room (see the module doc)."""
 
     min: int = 0  # a flexible column shrinks to this at its turn (0: never shrinks)

@@ -11,8 +11,9 @@ import contextlib
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.place import Holder, MonitorPlace, describe_holder
@@ -144,8 +145,7 @@ def attach(config: FleetConfig, timeout: float = CONNECT_DEADLINE) -> MonitorCon
     return conn
 
 
-@dataclass(frozen=True, slots=True)
-class MonitorStatus:
+class MonitorStatus(Struct, frozen=True):
     """Whether a fleet file's monitor runs, and how old its latest snapshot is."""
 
     place: MonitorPlace

@@ -10,7 +10,8 @@ arch and node, all named in the fleet and bake files: never a job id, a digest o
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.control import live_record, silent_seconds
@@ -19,8 +20,7 @@ from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 
 
-@dataclass(frozen=True, slots=True)
-class ActiveBuild:
+class ActiveBuild(Struct, frozen=True):
     """A build that runs now."""
 
     node: str
@@ -28,8 +28,7 @@ class ActiveBuild:
     silent: float | None  # seconds since its log last grew (None: no log yet)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcomes:
+class Outcomes(Struct, frozen=True):
     """How many jobs of one target, arch and node ended in one state (all on record)."""
 
     target: str
@@ -39,8 +38,7 @@ class Outcomes:
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class LastJob:
+class LastJob(Struct, frozen=True):
     """The latest job of a target and arch, among those that pushed or those that did not."""
 
     target: str
@@ -51,8 +49,7 @@ class LastJob:
     ended_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class CacheRate:
+class CacheRate(Struct, frozen=True):
     """sccache's hits per looked-up compile (0..1) in the last job of a target and arch that
     reported one (the supervisor writes a job's statistics, read from its log, when it ends)."""
 
@@ -61,8 +58,7 @@ class CacheRate:
     ratio: float
 
 
-@dataclass(frozen=True, slots=True)
-class JobsView:
+class JobsView(Struct, frozen=True):
     """The job store at one moment, as the metrics need it."""
 
     read_at: float

@@ -15,8 +15,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
+from msgspec import Struct
 from prometheus_client import ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
@@ -34,8 +34,7 @@ BUILDER_STATES = ("running", "inactive", "stopped", "error", "unknown")  # build
 FINISHED_STATES = tuple(str(s) for s in JobState if s.finished)
 
 
-@dataclass(frozen=True, slots=True)
-class MonitorFigures:
+class MonitorFigures(Struct, frozen=True):
     """The monitor's own counts at the end of a round."""
 
     rounds: int

@@ -15,9 +15,10 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.digests import sha256_hex
@@ -33,8 +34,7 @@ def fleet_name(config: FleetConfig) -> str:
     return str(config.source.resolve()) if config.source is not None else BUILT_IN
 
 
-@dataclass(frozen=True, slots=True)
-class Holder:
+class Holder(Struct, frozen=True):
     """Who holds a monitor's lock, as it wrote it there."""
 
     pid: int | None
@@ -67,8 +67,7 @@ class Holder:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MonitorPlace:
+class MonitorPlace(Struct, frozen=True):
     """The socket and lock of one fleet file's monitor."""
 
     folder: Path

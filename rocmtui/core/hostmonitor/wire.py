@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, fields
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import fields
 
 from rocmtui.core.snapshots import (
     BuilderInfo,
@@ -30,8 +32,7 @@ class ProtocolError(ValueError):
     """A line that is neither a hello nor a snapshot (its text says why)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Hello:
+class Hello(Struct, frozen=True):
     """Who the monitor on the other end of a socket is."""
 
     protocol: int

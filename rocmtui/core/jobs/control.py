@@ -21,7 +21,8 @@ import os
 import signal
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs import locks

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from rocmtui.core.jobs.printed import printed_pushes, requested_targets
 
@@ -36,8 +37,7 @@ CACHE_STATS_FILE = "sccache.json"
 PUSH_CHECK_TIMEOUT = 5.0  # per image: the supervisor never waits longer on the registry
 
 
-@dataclass(frozen=True, slots=True)
-class JobImage:
+class JobImage(Struct, frozen=True):
     """One target a job built: its tags, arch, whether it pushed, and bake's digest for it."""
 
     target: str

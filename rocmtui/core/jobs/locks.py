@@ -20,9 +20,10 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.digests import sha256_hex
@@ -107,8 +108,7 @@ def is_locked(path: Path) -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
-class SlotHolder:
+class SlotHolder(Struct, frozen=True):
     """Who holds an image+node slot, as the holder wrote it."""
 
     job_id: str | None

@@ -8,9 +8,10 @@ unfinished job: a few milliseconds) and served from memory in between.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
+
+from msgspec.structs import replace
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs.control import live_record
@@ -88,5 +89,5 @@ class NodeJobOverlay:
         state = state_with_jobs(snapshot.state, bool(jobs), stalled is not None)
         if stalled is not None:
             reason = f"job {stalled.id} ({stalled.target}) stalled: {stalled.evidence or ''}"
-            return dataclasses.replace(snapshot, state=state, reason=reason.strip())
-        return snapshot if state is snapshot.state else dataclasses.replace(snapshot, state=state)
+            return replace(snapshot, state=state, reason=reason.strip())
+        return snapshot if state is snapshot.state else replace(snapshot, state=state)

@@ -15,9 +15,10 @@ anything: a Plan is data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.bakefile import BakeError, BakeFile
 from rocmtui.core.config import FleetConfig, NodeConfig
@@ -33,12 +34,12 @@ from rocmtui.core.jobs.checks import (
 from rocmtui.core.jobs.command import build_argv, engine_assignments, node_environment
 from rocmtui.core.jobs.printed import image_keys, pinned_arch
 from rocmtui.core.jobs.redaction import redact_argv
+from rocmtui.core.records import repr_without
 
 __all__ = ["Plan", "images", "resolve_plan"]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """A launch resolved but not started (see the module doc). `child_env` is bake's whole
     environment: never shown or stored as it is."""
 
@@ -53,8 +54,11 @@ class Plan:
     printed: Mapping[str, Any]  # `bake --print TARGET` under child_env ({} when bake failed)
     print_error: str | None  # why bake could not print it (the build would fail the same way)
     overrides: Mapping[str, str]
-    child_env: Mapping[str, str] = field(repr=False)
+    child_env: Mapping[str, str]  # never in the repr: it holds the secrets bake is given
     pinned: bool = False  # the name fixed another arch than asked (`pytorch-gfx1201`)
+
+    def __repr__(self) -> str:
+        return repr_without(self, "child_env")
 
     @property
     def ready(self) -> bool:

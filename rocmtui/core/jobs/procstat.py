@@ -9,11 +9,11 @@ connection of `docker` put themselves in a process group of their own but stay i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class ProcStat:
+class ProcStat(Struct, frozen=True):
     """The fields of `/proc/PID/stat` the job layer needs."""
 
     pid: int

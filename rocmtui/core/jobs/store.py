@@ -24,9 +24,11 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, to_builtins
+from msgspec.structs import fields, replace
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.paths import state_dir
@@ -79,8 +81,7 @@ class AmbiguousJob(LookupError):
     """A prefix matches more than one job."""
 
 
-@dataclass(frozen=True, slots=True)
-class JobRecord:
+class JobRecord(Struct, frozen=True):
     """One job as recorded (the stored state; see `control.job_state` for the live one).
 
     `overrides` and `command` are stored redacted: they are for people to read, never re-run.
@@ -148,7 +149,7 @@ class JobRecord:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of the stored fields."""
-        data = asdict(self)
+        data: dict[str, Any] = to_builtins(self)
         data["state"] = str(self.state)
         data["command"] = list(self.command)
         return data

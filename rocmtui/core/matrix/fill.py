@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+import msgspec
+from msgspec import Struct
 
 from rocmtui.core.registry.client import Lookup, LookupFailed, RegistryClient
 from rocmtui.core.registry.media import (
@@ -34,11 +37,10 @@ ELSEWHERE = "other registry"
 SHOW_OTHER_TAGS = 3
 
 
-@dataclass(frozen=True, slots=True)
-class ImageFacts:
+class ImageFacts(Struct, frozen=True):
     """An image's facts, read once per digest."""
 
-    labels: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = msgspec.field(default_factory=dict)
     created: str | None = None
     size: int | None = None
     note: str | None = None
@@ -60,8 +62,7 @@ class ImageFacts:
         return cls(data["labels"], data.get("created"), data.get("size"), data.get("note"))
 
 
-@dataclass(frozen=True, slots=True)
-class TagAnswer:
+class TagAnswer(Struct, frozen=True):
     """The registry's answer for one tag."""
 
     lookup: str  # a client.Lookup word, INVALID or ELSEWHERE

@@ -19,9 +19,10 @@ The verdict, first match wins:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct
 
 from rocmtui.core.matrix.fill import ELSEWHERE, INVALID, TagAnswer
 from rocmtui.core.matrix.model import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
@@ -33,8 +34,7 @@ ACTIVE = frozenset({"running", "stalled"})
 BROKEN = frozenset({"failed", "lost"})
 
 
-@dataclass(frozen=True, slots=True)
-class SeenJob:
+class SeenJob(Struct, frozen=True):
     """One job of the store as the matrix needs it."""
 
     id: str
@@ -188,7 +188,7 @@ def judge_cell(planned: PlannedCell, answer: TagAnswer, jobs: list[SeenJob]) -> 
     )
 
     def done(verdict: Verdict, reason: str | None, pins: tuple[PinDiff, ...] = ()) -> Cell:
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         return replace(base, verdict=verdict, reason=reason, pins=pins, notes=tuple(notes))
 

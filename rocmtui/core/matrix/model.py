@@ -21,9 +21,10 @@ Everything here is plain data with `to_json`/`from_json`, so the console reads w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct, field
 
 
 class Verdict(StrEnum):
@@ -53,8 +54,7 @@ VERDICT_SYMBOLS: dict[str, str] = {
 NEEDS_WORK = frozenset({"stale", "moved", "missing", "failed", "never built", "unknown"})
 
 
-@dataclass(frozen=True, slots=True)
-class RegistryImage:
+class RegistryImage(Struct, frozen=True):
     """What the registry holds under a cell's tag."""
 
     digest: str
@@ -65,8 +65,7 @@ class RegistryImage:
     note: str | None = None  # e.g. "OCI index: linux/amd64 image read"
 
 
-@dataclass(frozen=True, slots=True)
-class CellJob:
+class CellJob(Struct, frozen=True):
     """A job as a cell shows it."""
 
     id: str
@@ -86,8 +85,7 @@ class CellJob:
         return None if self.ended_at is None else max(0.0, self.ended_at - self.started_at)
 
 
-@dataclass(frozen=True, slots=True)
-class PinDiff:
+class PinDiff(Struct, frozen=True):
     """One pin whose image label is not the value in effect now."""
 
     name: str  # the variable, e.g. PYTORCH_VERSION
@@ -95,8 +93,7 @@ class PinDiff:
     now: str
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
+class Cell(Struct, frozen=True):
     """One target for one arch."""
 
     arch: str
@@ -118,8 +115,7 @@ class Cell:
         return self.tag is not None
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(Struct, frozen=True):
     """One image a target builds, across the arches."""
 
     name: str
@@ -131,8 +127,7 @@ class Row:
         return next((c for c in self.cells if c.arch == arch), None)
 
 
-@dataclass(frozen=True, slots=True)
-class Matrix:
+class Matrix(Struct, frozen=True):
     """The whole matrix at one moment."""
 
     bake_file: str

@@ -23,9 +23,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
 from rocmtui.core.config import FleetConfig
@@ -35,8 +36,7 @@ PIN_PREFIX = "rocm-bake.pin."
 PRINT_TIMEOUT = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedCell:
+class PlannedCell(Struct, frozen=True):
     """What bake resolves for one row in one arch."""
 
     arch: str
@@ -47,8 +47,7 @@ class PlannedCell:
     platform: str = "linux/amd64"
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """Rows (in bake-file order) × arches, with the groups each arch's print expanded."""
 
     arches: tuple[str, ...]

@@ -9,14 +9,13 @@ the node the fleet file prefers for that arch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.matrix.model import Cell, Row
 
 
-@dataclass(frozen=True, slots=True)
-class Rebuild:
+class Rebuild(Struct, frozen=True):
     """A launch for one cell."""
 
     target: str

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 import urllib.parse
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from rocmtui.core.probes._common import one_line
 from rocmtui.core.units import fmt_seconds
@@ -34,8 +35,7 @@ class FetchError(Exception):
     """No usable HTTP answer; `str()` is the one-line reason."""
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
+class Fetched(Struct, frozen=True):
     """A complete (or capped) HTTP answer."""
 
     status: int

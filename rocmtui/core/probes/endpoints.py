@@ -12,8 +12,10 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from rocmtui.core.config import NodeConfig
 
@@ -24,8 +26,7 @@ class EndpointError(Exception):
     """The node's endpoint cannot be worked out (missing context, unreadable metadata)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
+class Endpoint(Struct, frozen=True):
     """A resolved engine address, ready for `docker.DockerClient(base_url=...)`."""
 
     base_url: str

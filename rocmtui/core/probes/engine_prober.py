@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from rocmtui.core.probes._common import Stuck, ThreadGate, one_line, remaining
 from rocmtui.core.probes.endpoints import Endpoint
@@ -38,8 +40,7 @@ API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engin
 STATIC_TTL = 600.0
 
 
-@dataclass(frozen=True, slots=True)
-class EngineFacts:
+class EngineFacts(Struct, frozen=True):
     """What one engine said: /_ping and running containers now, the rest from `EngineStatic`."""
 
     latency: float  # seconds /_ping took
@@ -50,8 +51,7 @@ class EngineFacts:
     docker_root_dir: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class EngineStatic:
+class EngineStatic(Struct, frozen=True):
     """What an engine's /version (and, for local nodes, /info) said."""
 
     server: str  # the /_ping Server header it was fetched under ("Docker/20.10.24 (linux)")
@@ -61,8 +61,7 @@ class EngineStatic:
     docker_root_dir: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Live:
+class _Live(Struct, frozen=True):
     latency: float
     server: str
     api_version: str | None

@@ -34,8 +34,9 @@ import socket
 import subprocess
 import threading
 import urllib.parse
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from rocmtui.core.probes.failure import ReachError, ssh_failure
 
@@ -43,8 +44,7 @@ if TYPE_CHECKING:
     from rocmtui.core.probes.sshmaster import SSHMasters
 
 
-@dataclass(frozen=True, slots=True)
-class SshTarget:
+class SshTarget(Struct, frozen=True):
     """Where `ssh://[user@]host[:port][/socket]` points."""
 
     host: str

@@ -22,9 +22,10 @@ import json
 import re
 import time
 import urllib.parse
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from rocmtui.core.probes._common import one_line
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
@@ -55,8 +56,7 @@ class Lookup(StrEnum):
     TIMEOUT = "timeout"
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestAnswer:
+class ManifestAnswer(Struct, frozen=True):
     """A manifest HEAD or GET: the digest and kind the registry holds under that reference."""
 
     state: Lookup
@@ -67,8 +67,7 @@ class ManifestAnswer:
     body: bytes | None = None  # GET only
 
 
-@dataclass(frozen=True, slots=True)
-class TagList:
+class TagList(Struct, frozen=True):
     """A repository's tags, through every page (`complete` False when the pages were cut)."""
 
     state: Lookup
@@ -78,8 +77,7 @@ class TagList:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Answer:
+class _Answer(Struct, frozen=True):
     status: int
     headers: dict[str, str]
     body: bytes

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from rocmtui.core.registry.client import Lookup, ManifestAnswer
 from rocmtui.core.registry.media import kind_word
@@ -42,8 +44,7 @@ _RANK = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Pushed:
+class Pushed(Struct, frozen=True):
     """One image a job pushed: its target, tag, and the digest (and kind) bake recorded."""
 
     target: str
@@ -52,8 +53,7 @@ class Pushed:
     media_type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ImageCheck:
+class ImageCheck(Struct, frozen=True):
     """The registry's answer for one pushed image."""
 
     target: str
@@ -77,8 +77,7 @@ class ImageCheck:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class PushCheck:
+class PushCheck(Struct, frozen=True):
     """The closed loop for a whole job: its worst image's word, and every image's answer."""
 
     state: LoopState

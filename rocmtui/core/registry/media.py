@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -49,8 +50,7 @@ class BadManifest(ValueError):
     """A manifest that cannot be read; `str()` says why in one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Child:
+class Child(Struct, frozen=True):
     """One entry of an index or manifest list."""
 
     digest: str
@@ -60,8 +60,7 @@ class Child:
     attestation: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(Struct, frozen=True):
     """What a manifest says: its children (a list) or its config and layer sizes (an image)."""
 
     media_type: str
@@ -159,8 +158,7 @@ def pick_platform(manifest: Manifest, platform: str = "linux/amd64") -> Child | 
     return images[0] if len(images) == 1 and platform == "linux/amd64" else None
 
 
-@dataclass(frozen=True, slots=True)
-class ImageConfig:
+class ImageConfig(Struct, frozen=True):
     """What an image's config blob says that the matrix shows."""
 
     labels: dict[str, str]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 #: The distribution spec's tag and repository grammar.
 TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -23,8 +24,7 @@ class BadReference(ValueError):
     """A reference the registry cannot hold; `str()` says why in one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRef:
+class ImageRef(Struct, frozen=True):
     """`host/repository:tag`, as a registry is asked for it."""
 
     host: str  # `127.0.0.1:5000`; docker.io when the reference names none

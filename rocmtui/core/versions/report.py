@@ -13,8 +13,9 @@ import asyncio
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config import FleetConfig
@@ -23,8 +24,7 @@ from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
 from rocmtui.core.versions.upstream import UpstreamAnswer, ask_upstream, compare, registry_pins
 
 
-@dataclass(frozen=True, slots=True)
-class VersionRow:
+class VersionRow(Struct, frozen=True):
     """One pin."""
 
     variable: str
@@ -46,8 +46,7 @@ class VersionRow:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Versions:
+class Versions(Struct, frozen=True):
     """Every pin, at one moment."""
 
     rows: tuple[VersionRow, ...]

@@ -24,8 +24,9 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from rocmtui.core.config_tables import UpstreamConfig, UpstreamPin
 from rocmtui.core.probes._common import one_line
@@ -47,16 +48,14 @@ class UpstreamError(Exception):
         self.offline = offline
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
+class Release(Struct, frozen=True):
     """One upstream release."""
 
     version: str
     prerelease: bool
 
 
-@dataclass(frozen=True, slots=True)
-class UpstreamAnswer:
+class UpstreamAnswer(Struct, frozen=True):
     """What upstream says of one pin: its state, newest final and pre-release, the answer's age."""
 
     variable: str

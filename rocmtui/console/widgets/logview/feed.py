@@ -9,8 +9,9 @@ scan lets waiting ones go). What the view should tell its parent comes back as a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from rocmtui.console.widgets.logview.body import LogBody
 from rocmtui.console.widgets.logview.follower import (
@@ -28,8 +29,7 @@ from rocmtui.core.logindex import Change, LineIndex
 Notify = Callable[[LogFollower, FollowerEvent], None]
 
 
-@dataclass(frozen=True, slots=True)
-class Said:
+class Said(Struct, frozen=True):
     """What an event means to the view's parent: the file was reset or failed (`reset`: why),
     or the backward scan moved on (`indexed`: done, total)."""
 

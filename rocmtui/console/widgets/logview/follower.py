@@ -22,8 +22,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from rocmtui.console.performance import release_freed_memory
 from rocmtui.console.widgets.logview.watcher import LogWatcher
@@ -41,22 +42,19 @@ PAINT_WAIT = 1.0  # seconds the backward scan waits for the tail to be on screen
 RETRY_OPEN = 1.0  # seconds between attempts to open a file that could not be opened
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(Struct, frozen=True):
     """The file is open and its tail indexed: show it (then call `painted()`)."""
 
     index: LineIndex
 
 
-@dataclass(frozen=True, slots=True)
-class Failed:
+class Failed(Struct, frozen=True):
     """The file could not be opened or read; `reason` is one line for the status."""
 
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Indexing:
+class Indexing(Struct, frozen=True):
     """The backward scan indexed `done` of `total` bytes; `complete`: line numbers are the
     file's own from now on."""
 
@@ -66,8 +64,7 @@ class Indexing:
     complete: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Tailed:
+class Tailed(Struct, frozen=True):
     """What `refresh()` found (`change`); `before`: lines indexed before it, the last of them
     still open (no newline yet, so it may have grown) when `open_line`. Call `applied()` once
     it is on screen: no other `Tailed` comes before."""

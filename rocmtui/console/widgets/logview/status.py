@@ -9,8 +9,9 @@ outside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from rocmtui.console.widgets.logview.body import LogBody
 from rocmtui.console.widgets.logview.feed import LogFeed
@@ -18,8 +19,7 @@ from rocmtui.console.widgets.logview.search import Search, SearchController
 from rocmtui.core.sanitize import sanitize_line
 
 
-@dataclass(frozen=True, slots=True)
-class SearchFacts:
+class SearchFacts(Struct, frozen=True):
     """A find or a filter: what was typed, lines found, and whether the search is finished."""
 
     text: str
@@ -28,8 +28,7 @@ class SearchFacts:
     invert: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class StatusFacts:
+class StatusFacts(Struct, frozen=True):
     """What the status line says."""
 
     name: str | None = None  # the file's name
