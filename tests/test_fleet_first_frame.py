@@ -87,12 +87,15 @@ def test_the_first_frame_is_styled_from_the_fleet_screens_sheet_alone(
 
         def after_the_first_frame(app: RocmTui) -> None:
             read["first frame"] = read_now()
+            # no fault was said: no panel has made its fault line (a widget more to style)
+            read["fault lines"] = [str(w) for w in app.fleet_screen.query(".panel--fault")]
             load_later(app)
 
         monkeypatch.setattr(stylesheets, "load_later", after_the_first_frame)
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: len(read_now()) == len(sheets), "the later sheets")
         assert read["first frame"] == ["console.tcss"]
+        assert read["fault lines"] == []
         assert [p.name for p in sheets[:2]] == ["console.tcss", "logs.tcss"]  # the old order
 
     asyncio.run(run())

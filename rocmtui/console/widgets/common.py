@@ -80,12 +80,17 @@ class Panel(Vertical):
     def __init__(self, title: str, *, id: str) -> None:
         super().__init__(id=id)
         self.border_title = title
-        self._fault = Static("", classes="panel--fault", markup=False)
+        # made with the first fault: most panels never have one, and an empty fault line in
+        # every panel was a widget more to compose, style and re-style before the first frame
+        self._fault: Static | None = None
+        self._composed = False
         self._reason: str | None = None
 
     def compose(self) -> ComposeResult:
-        """The fault line sits above the panel's content."""
-        yield self._fault
+        """The fault line, if a fault was said already, sits above the panel's content."""
+        self._composed = True
+        if self._fault is not None:
+            yield self._fault
 
     def show_fault(self, reason: str | None) -> None:
         """Show (or clear, with None) why this panel's data is missing or stale."""
@@ -93,6 +98,10 @@ class Panel(Vertical):
             return  # every round clears it: do not repaint for nothing
         self._reason = reason
         self.set_class(reason is not None, "-faulty")
+        if self._fault is None:
+            self._fault = Static("", classes="panel--fault", markup=False)
+            if self._composed:  # else compose yields it
+                self.mount(self._fault, before=0)
         self._fault.update(Text("⚠ " + clean(reason or "", 300)))
 
     @property
