@@ -55,3 +55,29 @@ async def test_an_unreadable_prefs_file_is_ignored() -> None:
     app = app_with("nord")
     async with app.run_test(size=(100, 30)):
         assert app.theme == "nord"
+
+
+async def test_the_state_words_take_the_colours_of_the_theme_in_use() -> None:
+    """The fleet file's theme from the first frame on, and a theme chosen later at once: the
+    palette is read from the theme's variables once Textual has made them (not before)."""
+    from rocmtui.console.widgets.common import Palette
+
+    def error_colour(app: RocmTui) -> str:
+        return app.get_css_variables()["text-error"][:7].lower()
+
+    app = app_with("nord")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.fleet_screen
+        assert isinstance(screen.palette, Palette)
+        assert str(screen.palette.bad.color) == str(Palette.from_app(app).bad.color)
+        nord = error_colour(app)
+        assert screen.palette.bad.color is not None
+        assert screen.palette.bad.color.triplet is not None
+        assert screen.palette.bad.color.triplet.hex == nord
+        app.theme = "dracula"
+        await pilot.pause()
+        await pilot.pause()
+        dracula = error_colour(app)
+        assert dracula != nord
+        assert screen.palette.bad.color.triplet.hex == dracula

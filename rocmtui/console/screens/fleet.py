@@ -61,6 +61,8 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.links import MONITOR
 
 if TYPE_CHECKING:
+    from textual.theme import Theme
+
     from rocmtui.core.snapshots import FleetSnapshot
 
 HISTORY = 32  # latency samples kept per service
@@ -141,7 +143,8 @@ class FleetScreen(CatalogScreen):
         # queued before any callback of the first frame below: the jobs and bake loops report
         # into panels that are mounted by then
         self.call_after_refresh(self._mount_the_rest)
-        self.watch(self.app, "theme", self.theme_changed, init=False)
+        # after Textual has made the new theme's variables (the palette reads them)
+        self.app.theme_changed_signal.subscribe(self, self.theme_changed)
         if self.live:
             self.source = self.backend.source
         self.render_status()
@@ -218,7 +221,7 @@ class FleetScreen(CatalogScreen):
             self._palette = Palette.from_app(self.app)
         return self._palette
 
-    def theme_changed(self) -> None:
+    def theme_changed(self, theme: Theme | None = None) -> None:
         """A new theme: resolve the state words' colours again and repaint."""
         self._palette = None
         if self.is_mounted:
