@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from textual.containers import Container
 from textual.screen import Screen
 
 from rocmtui.console.widgets.fleet import (
@@ -65,8 +64,7 @@ class FleetPanels:
             self._fitted(JobsPanel(id="jobs")),
             self._fitted(VariablesPanel(id="variables")),
         ]
-        holder = screen.query_one("#panels", Container)
-        await holder.mount_all([*later, WatchPanel(id="watch")])
+        await screen.mount_all([*later, WatchPanel(id="watch")], after=self.nodes)
         from rocmtui.console.widgets.footer import QuietFooter  # not needed by the first frame
 
         await screen.mount(QuietFooter())

@@ -16,7 +16,6 @@ from msgspec.structs import replace
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import Container
 from textual.geometry import Size
 from textual.worker import Worker, WorkerState
 
@@ -108,8 +107,7 @@ class FleetScreen(CatalogScreen):
         sent. The other panels and the footer are mounted right after it is painted
         (`_mount_the_rest`; console/fleet_panels.py says why)."""
         yield StatusLine(id="statusbar")
-        with Container(id="panels"):
-            yield self.panels.first()
+        yield self.panels.first()
 
     def fit_breakpoints(self, size: Size) -> None:
         """Take the breakpoint classes Textual would add on the first resize, before the screen
