@@ -196,18 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="rocmtui-bench-console-") as tmp:
         tmpdir = Path(tmp)
-        fleet = None
-        if args.fleet_dir:
-            fleet_file = args.fleet_dir / "rocmtui.toml"
-        else:
-            from devfleet import start_fleet
-
-            fleet = start_fleet(tmpdir / "fleet")
-            fleet_file = fleet.config_path
-            # three dockerd/containerd pairs finish starting up in the background for a few
-            # seconds: start-up figures taken meanwhile measured their CPU, not the console's
-            time.sleep(5)
-        try:
+        with common.fleet_at(args.fleet_dir, tmpdir) as fleet_file:
             text = re.sub(r"(?m)^refresh_seconds = .*$", "refresh_seconds = 2.0",
                           fleet_file.read_text())  # fmt: skip
             config = tmpdir / "fleet.toml"
@@ -240,9 +229,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 note=f"{len(ours)}/{args.presses} presses of ? seen; median "
                 f"{common.median(ours) * 1000:.0f} ms (anchor {common.median(theirs) * 1000:.0f})",
             ))  # fmt: skip
-        finally:
-            if fleet is not None:
-                fleet.stop()
     common.emit(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

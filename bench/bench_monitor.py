@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,7 +46,6 @@ from tui import Pty
 
 from devfleet import (
     CountingProxy,
-    DevFleet,
     HungTcpListener,
     HungUnixSocket,
     ServiceHandle,
@@ -76,22 +75,6 @@ start_http_server(int(sys.argv[2]), addr="127.0.0.1")
 print("ready", flush=True)
 time.sleep(3600)
 """
-
-
-@contextlib.contextmanager
-def fleet_at(fleet_dir: Path | None, tmp: Path) -> Iterator[Path]:
-    """The fleet file of a running dev fleet (started here, and stopped, when none given)."""
-    if fleet_dir is not None:
-        yield fleet_dir / "rocmtui.toml"
-        return
-    from devfleet import start_fleet
-
-    fleet: DevFleet = start_fleet(tmp / "fleet")
-    try:
-        time.sleep(5)  # the engines finish starting up in the background meanwhile
-        yield fleet.config_path
-    finally:
-        fleet.stop()
 
 
 def engine_sockets(fleet_file: Path) -> dict[str, str]:
@@ -298,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[common.Row] = []
     with tempfile.TemporaryDirectory(prefix="rtbm-", dir="/tmp") as tmpdir:
         tmp = Path(tmpdir)
-        with fleet_at(args.fleet_dir, tmp) as fleet_file:
+        with common.fleet_at(args.fleet_dir, tmp) as fleet_file:
             if not args.starts_only:
                 rows += figure_requests(fleet_file, tmp, window)
                 rows += figure_scrape(fleet_file, tmp, scrapes)

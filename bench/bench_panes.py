@@ -175,35 +175,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="rocmtui-bench-panes-") as tmp:
         tmpdir = Path(tmp)
-        fleet = None
-        if args.fleet_dir:
-            fleet_file = args.fleet_dir / "rocmtui.toml"
-        else:
-            from devfleet import start_fleet
-
-            fleet = start_fleet(tmpdir / "fleet")
-            fleet_file = fleet.config_path
-        env = base_env(tmpdir)
-        config = tmpdir / "fleet.toml"
-        text = re.sub(r"(?m)^bake_file = .*$", f'bake_file = "{ROOT / "bake" / "demo.hcl"}"',
-                      fleet_file.read_text())  # fmt: skip
-        config.write_text(text)
-        nodes = re.findall(r'(?m)^name = "([^"]+)"', text)
-        ids: list[str] = []
-        try:
-            # the panes' builds first, then one build per cancel: a node row cancels the newest
-            # build on that node, and the jobs panel lists running builds newest first
-            ids = start_builds(config, env, nodes, args.panes + 2 * args.repeats)
-            extra = 2 * args.repeats
-            one_bake, one_cancel = console(config, env, extra, 1, args.repeats)
-            # a fresh console: the cancelled builds sink below the running ones
-            many_bake, many_cancel = console(config, env, args.repeats, args.panes, args.repeats)
-        finally:
-            for job in ids:
-                with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
-                    cli(config, env, "cancel", job, "--grace", "2")
-            if fleet is not None:
-                fleet.stop()
+        with common.fleet_at(args.fleet_dir, tmpdir) as fleet_file:
+            env = base_env(tmpdir)
+            config = tmpdir / "fleet.toml"
+            text = re.sub(r"(?m)^bake_file = .*$", f'bake_file = "{ROOT / "bake" / "demo.hcl"}"',
+                          fleet_file.read_text())  # fmt: skip
+            config.write_text(text)
+            nodes = re.findall(r'(?m)^name = "([^"]+)"', text)
+            ids: list[str] = []
+            try:
+                # the panes' builds first, then one build per cancel: a node row cancels the newest
+                # build on that node, and the jobs panel lists running builds newest first
+                ids = start_builds(config, env, nodes, args.panes + 2 * args.repeats)
+                extra = 2 * args.repeats
+                one_bake, one_cancel = console(config, env, extra, 1, args.repeats)
+                # a fresh console: the cancelled builds sink below the running ones
+                many_bake, many_cancel = console(
+                    config, env, args.repeats, args.panes, args.repeats
+                )
+            finally:
+                for job in ids:
+                    with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+                        cli(config, env, "cancel", job, "--grace", "2")
     for what, many, one in (
         ("`b` to the resolved plan", many_bake, one_bake),
         ("`c` + `y` to cancelled", many_cancel, one_cancel),

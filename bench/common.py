@@ -12,11 +12,13 @@ that JSON file. `quick()` says whether `run.py --quick` asked for short versions
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
 import tempfile
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,22 @@ def emit(rows: Sequence[Row], path: str | os.PathLike[str] | None = None) -> Non
         except ValueError:
             old = []
     out.write_text(json.dumps([*old, *rows], indent=2) + "\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def fleet_at(fleet_dir: Path | None, tmp: Path) -> Iterator[Path]:
+    """The fleet file of a running dev fleet: the one in `fleet_dir`, or one started here in
+    `tmp` (and stopped after)."""
+    if fleet_dir is not None:
+        yield fleet_dir / "rocmtui.toml"
+        return
+    from devfleet import start_fleet
+
+    fleet = start_fleet(tmp / "fleet")
+    try:
+        # three dockerd/containerd pairs finish starting up in the background for a few
+        # seconds: start-up figures taken meanwhile measured their CPU, not the console's
+        time.sleep(5)
+        yield fleet.config_path
+    finally:
+        fleet.stop()

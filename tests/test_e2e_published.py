@@ -51,7 +51,9 @@ def rebuild_cell(term: Terminal, target: str, arch: str, node: str) -> str:
     shown = term.wait_text(rf"✓ succeeded +{target} {arch} on {node} +job (\S+)", 240)
     found = re.search(rf"✓ succeeded +{target} {arch} on {node} +job (\S+)", shown)
     assert found is not None
-    assert "✓ in registry" in shown  # the log pane's header: the closed loop
+    # the log pane's header: the closed loop, asked by the supervisor once the outcome is
+    # recorded, so it may come a round after the pane says succeeded
+    term.wait_text("✓ in registry", 30)
     term.keys("Escape")  # back to the published screen
     return found.group(1)
 

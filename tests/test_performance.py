@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from rocmtui.cli import main as cli_main
 from rocmtui.console import performance
 
 
@@ -67,6 +69,38 @@ def test_settle_heap_freezes_what_start_up_left_alive() -> None:
         performance.settle_heap()
         assert gc.get_freeze_count() > before
     finally:
+        gc.unfreeze()
+
+
+def test_the_console_comes_up_without_collections_and_settles_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`rocmtui` (the console) turns the collector off before it imports anything; a command
+    leaves it on; the console's settle_heap turns it back on."""
+    collecting: dict[str, bool] = {}
+
+    def run(words: list[str], monitor: object) -> int:
+        collecting[" ".join(words)] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(cli_main, "start_monitor", lambda words: None)
+    monkeypatch.setattr(cli_main, "_run", run)
+    try:
+        for words in (["--config", "fleet.toml"], [], ["status"], ["--help"], ["--version"]):
+            gc.enable()
+            assert cli_main.main(words) == 0
+        assert collecting == {
+            "--config fleet.toml": False,
+            "": False,
+            "status": True,
+            "--help": True,
+            "--version": True,
+        }
+        gc.disable()
+        performance.settle_heap()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
         gc.unfreeze()
 
 

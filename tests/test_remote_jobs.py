@@ -15,10 +15,12 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from devfleet import DevFleet, processes
+from devfleet.links import VethLink
 from rocmtui.core.config import load_config
 from rocmtui.core.jobs.remote import endpoint_of, engine_busy
 from tests.test_jobs_support import (
@@ -109,20 +111,36 @@ def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_en
     wait_for("the job's ssh to end", no_job_ssh_left, 10)
 
 
+def compiling_on(config: Path, node: str) -> tuple[str, Path]:
+    """A slow demo build on `node` (its link timeout short), once it is compiling: (job, log)."""
+    with_link_timeout(config)
+    job_id = bake(
+        config, "demo-pytorch", "--arch", "gfx1201", "--node", node,
+        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}", "--set", "DEMO_SLEEP=0.25",
+    )  # fmt: skip
+    log = Path(started_job(config, job_id)["log"])
+    wait_for("compile lines", lambda: log_has(log, b"Building HIP object"), 90)
+    return job_id, log
+
+
+def ended_by_dead_link(
+    config: Path, link: VethLink, job_id: str, timeout: float
+) -> tuple[dict[str, Any], float]:
+    """Take the link down for good: the job's final record, and seconds from the cut to it."""
+    link.down()
+    cut = time.monotonic()
+    ended = wait_state(config, job_id, ["failed", "succeeded", "cancelled", "lost"], timeout)
+    return ended, time.monotonic() - cut
+
+
 def test_a_link_blip_is_survived_and_a_dead_link_ends_the_build_with_evidence(
     fleet: DevFleet, config: Path
 ) -> None:
     """Mid-build, the link goes down for a few seconds: the record says so while it lasts,
     then the build goes on. Then it goes down for good: the build ends `failed` within the
     bound, with the link's evidence in its record and its log; never `running` forever."""
-    with_link_timeout(config)
     link = fleet.remote("snoc-think").link
-    job_id = bake(
-        config, "demo-pytorch", "--arch", "gfx1201", "--node", "snoc-think",
-        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}", "--set", "DEMO_SLEEP=0.25",
-    )  # fmt: skip
-    log = Path(started_job(config, job_id)["log"])
-    wait_for("compile lines", lambda: log_has(log, b"Building HIP object"), 90)
+    job_id, log = compiling_on(config, "snoc-think")
 
     def lines() -> int:
         return log.read_bytes().count(b"Building HIP object")
@@ -142,10 +160,7 @@ def test_a_link_blip_is_survived_and_a_dead_link_ends_the_build_with_evidence(
         wait_for("the build to go on after the blip", lambda: lines() > seen + 3, 30)
         assert job_json(config, job_id)["state"] == "running"
 
-        link.down()
-        cut = time.monotonic()
-        failed = wait_state(config, job_id, ["failed", "succeeded", "cancelled", "lost"], 90)
-        took = time.monotonic() - cut
+        failed, took = ended_by_dead_link(config, link, job_id, 90)
     finally:
         link.up()
     assert failed["state"] == "failed", failed
@@ -164,19 +179,10 @@ def test_a_dead_link_to_the_tls_node_ends_its_build_with_evidence(
     """The same bound on the TLS node (snoc-gaming, tcp:// with mutual TLS, no ssh keepalive
     to reveal a silent link): its build, mid-compile, is given up within the bound the README
     states, never `running` forever."""
-    with_link_timeout(config)
     link = fleet.remote("snoc-gaming").link
-    job_id = bake(
-        config, "demo-pytorch", "--arch", "gfx1201", "--node", "snoc-gaming",
-        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}", "--set", "DEMO_SLEEP=0.25",
-    )  # fmt: skip
-    log = Path(started_job(config, job_id)["log"])
-    wait_for("compile lines", lambda: log_has(log, b"Building HIP object"), 90)
+    job_id, log = compiling_on(config, "snoc-gaming")
     try:
-        link.down()
-        cut = time.monotonic()
-        failed = wait_state(config, job_id, ["failed", "succeeded", "cancelled", "lost"], 120)
-        took = time.monotonic() - cut
+        failed, took = ended_by_dead_link(config, link, job_id, 120)
     finally:
         link.up()
     assert failed["state"] == "failed", failed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -215,6 +216,11 @@ def config_word(argv: Sequence[str]) -> str | None:
     return None
 
 
+def wants_console(argv: Sequence[str]) -> bool:
+    """No subcommand, no --help or --version: these words open the console."""
+    return first_word(argv) is None and not {"-h", "--help", "--version"} & set(argv)
+
+
 def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
     """For the console (no subcommand, no --help or --version): open its source of rounds now.
 
@@ -226,7 +232,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
     same fleet file (the same `--config`, or the same search). None when it cannot be started:
     the console then tries again as it opens, and says why not.
     """
-    if first_word(argv) is not None or {"-h", "--help", "--version"} & set(argv):
+    if not wants_console(argv):
         return None  # a command (known or not) or a question: no console, no probes
     from rocmtui.core.hostmonitor.links import open_link
 
@@ -250,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown is not None and not {"-h", "--help"} & set(words):
         print(unknown, file=sys.stderr)
         return EXIT_USAGE
+    if wants_console(words):
+        # no cyclic collections on the console's way up: what it makes lives as long as it
+        # does; the collector is back once start-up is over (console.performance.settle_heap)
+        gc.disable()
     monitor = start_monitor(words)
     try:
         code = _run(words, monitor)

@@ -61,8 +61,14 @@ def install_strip_patch() -> None:
 
 # -- the garbage collector ---------------------------------------------------------------------
 def settle_heap() -> None:
-    """Collect, then `gc.freeze()` what is alive: call once start-up is over (the console a few
-    seconds after mount, when the first rounds and the bake file are on screen).
+    """Collect, then `gc.freeze()` what is alive, and turn the collector on: call once start-up
+    is over (the console a few seconds after mount, when the first rounds and the bake file are
+    on screen).
+
+    `rocmtui` turns the collector off before the console imports anything (rocmtui/cli/main.py):
+    every collection on the way up walked Textual's, Rich's and the console's objects again,
+    only to find them alive (~55M instructions, 5% of the start to the first frame,
+    bench/bench_start_instructions.py). The one collection here finds what start-up left.
 
     Python's oldest-generation collection walks every tracked object: after start-up that is
     Textual, Rich and the console's own modules (~60,000 objects that live as long as the
@@ -76,6 +82,7 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 # -- glibc's allocator -------------------------------------------------------------------------
