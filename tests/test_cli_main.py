@@ -48,6 +48,18 @@ def test_a_mistyped_option_names_it_and_says_commands_exist() -> None:
     assert "COMMAND ..." in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize("words", [["--conf=fleet.toml"], ["--read"], ["status", "--js"]])
+def test_an_abbreviated_option_is_refused_not_guessed(words: list[str]) -> None:
+    """`--conf=X` was taken for `--config X` by argparse while the console, which reads
+    `--config` before parsing to find the fleet's monitor, attached to the default fleet's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmtui", *words], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"unrecognized arguments: {words[-1]}" in done.stderr
+    assert done.stdout == ""
+
+
 def test_chosen_command_skips_the_config_value() -> None:
     assert chosen_command(["--config", "status", "jobs", "--json"]) == "jobs"
     assert chosen_command(["--read-only"]) is None

@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import MutableMapping, Sequence
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rocmtui import __version__
 
@@ -165,7 +165,18 @@ def unknown_command(argv: Sequence[str]) -> str | None:
     return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 
 
-class _ConsoleOnlyParser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
+    """Options spelled in full, as completion offers them: argparse's abbreviations (`--conf`)
+    are refused. The console reads `--config` before it parses (`config_word`, to find the
+    fleet's monitor at once), and an abbreviation it cannot know loaded one fleet file while
+    the console attached to another fleet's monitor."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
+class _ConsoleOnlyParser(_Parser):
     """The console's parser (no command's parser built): the usage a mistyped option shows
     still says that commands exist, worked out only then."""
 
@@ -181,7 +192,7 @@ def build_parser(
     nor `listed` (the console, no `--help` asked for), no command's parser is built at all:
     twelve of them were built on the way to the console's first frame, for nothing."""
     console_only = only is None and not all_commands and not listed
-    parser = (_ConsoleOnlyParser if console_only else argparse.ArgumentParser)(
+    parser: argparse.ArgumentParser = (_ConsoleOnlyParser if console_only else _Parser)(
         prog="rocmtui",
         description="Console for the rocm-bake BuildKit fleet. With no command, opens the "
         "full-screen console.",
@@ -201,6 +212,7 @@ def build_parser(
         before = set(sub.choices)
         module.register(sub)
         for added in set(sub.choices) - before:
+            sub.choices[added].allow_abbrev = False  # as the top level (see _Parser)
             add_config_option(sub.choices[added])
         assert name in sub.choices, f"{module_name} did not register {name}"
     return parser
