@@ -118,8 +118,16 @@ def drop_host_bridge_if_unused() -> None:
 
 
 def netns_del(name: str) -> None:
-    """Remove network namespace `name` if it exists."""
+    """Remove network namespace `name` if it exists, and first every process still in it.
+
+    A process left inside outlives the name: an sshd session whose parent was stopped by a
+    test (sshd down, then up again) waited there for a peer that could no longer reach it,
+    its namespace deleted around it."""
     if (NETNS_DIR / name).exists():
+        listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
+        inside = [(int(pid), None) for pid in listed.stdout.split() if pid.isdigit()]
+        if inside:
+            processes.stop_pids(inside, grace=2.0)
         subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
         drop_guard_if_unused()  # its veth went with it
 

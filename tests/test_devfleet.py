@@ -206,6 +206,34 @@ def test_killed_engine_leaves_no_orphan_and_netns_goes(engine_factory) -> None: 
     assert not processes.mounts_under(engine.data_root, engine.run_dir)  # no bind mount left
 
 
+@pytest.mark.fleet
+def test_a_namespace_goes_with_every_process_left_in_it() -> None:
+    """An orphan inside a namespace (as an sshd session whose sshd a test stopped) is stopped
+    when the namespace is deleted, not left holding it alive under no name."""
+    require("root", "netns")
+    name = unique_netns_name("left")
+    netns_add(name)
+    try:
+        left = subprocess.Popen(
+            ["ip", "netns", "exec", name, "sleep", "300"], start_new_session=True
+        )
+        wait_until(
+            lambda: str(left.pid) in subprocess.run(
+                ["ip", "netns", "pids", name], capture_output=True, text=True
+            ).stdout.split(),
+            what="the process in the namespace",
+        )  # fmt: skip
+    finally:
+        netns_del(name)
+    try:
+        assert left.wait(timeout=10) != 0  # stopped by a signal, not left sleeping
+    finally:
+        if left.poll() is None:  # the failure said above: stopped here, by its pid
+            left.kill()
+            left.wait()
+    assert not (NETNS_DIR / name).exists()
+
+
 # --- stop leaves nothing behind (the CLI, across processes) -----------------------------------
 
 
