@@ -286,8 +286,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
     """Parse `words` and run the console or the command they name."""
-    from rocmtui.core.config import ConfigError
-
     command = chosen_command(words)
     listed = command is not None or bool({"-h", "--help"} & set(words))
     parser = build_parser(command, all_commands=False, listed=listed)
@@ -296,6 +294,9 @@ def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
     except SystemExit:  # --help, --version, a usage error: flushed here, where a closed
         sys.stdout.flush()  # pipe is caught (see main)
         raise
+    # after parsing: --version and --help answer without the fleet file's modules (msgspec)
+    from rocmtui.core.config import ConfigError
+
     apply_color(getattr(args, "color", None))
     if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):
         os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
