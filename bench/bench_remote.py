@@ -130,9 +130,11 @@ def cpu_of(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def monitor_idle(config: Path, fleet: DevFleet, seconds: float) -> tuple[int, float, int]:
-    """Run the console's monitor process for `seconds`: (ssh logins to snoc-think, CPU % of a
-    core, rounds seen)."""
+def monitor_idle(
+    config: Path, fleet: DevFleet, seconds: float, env: dict[str, str]
+) -> tuple[int, float, int]:
+    """Run the console's monitor process for `seconds` in `env` (its state, and so its log, in
+    this run's folder): (ssh logins to snoc-think, CPU % of a core, rounds seen)."""
     sshd = fleet.remote("snoc-think").sshd
     assert sshd is not None
     before = sshd.logins()
@@ -141,6 +143,7 @@ def monitor_idle(config: Path, fleet: DevFleet, seconds: float) -> tuple[int, fl
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        env=env,
     )
     assert child.stdout is not None
     rounds = 0
@@ -263,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{common.p95(walls) * 1000:.0f} ms; includes registry and WebDAV",
             ))  # fmt: skip
 
-            logins, cpu_pct, rounds = monitor_idle(config_path, fleet, args.idle_seconds)
+            logins, cpu_pct, rounds = monitor_idle(config_path, fleet, args.idle_seconds, env)
             rows.append(common.row(
                 "monitor CPU per refresh at 2 s (3 nodes: unix, ssh, tls)", cpu_pct,
                 unit="% of a core", target="< 2%", ok=cpu_pct < 2.0,
