@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from rocmtui.core.records import repr_without, said
+from rocmtui.core.records import Unsaid, repr_without
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.units import fmt_age
@@ -136,7 +136,7 @@ class BakeView(Struct, frozen=True):
     declares_arch: bool = True  # False: no GFX_ARCH in the file, it builds as written
 
 
-class BakePlan(Struct, frozen=True):
+class BakePlan(Unsaid, frozen=True):
     """One bake the operator is about to start: the command and what bake resolves.
 
     `push` is whether the launch pushes, as the core decided it from what bake resolved (the
@@ -160,12 +160,7 @@ class BakePlan(Struct, frozen=True):
     # the core's own Plan this view shows: Start launches exactly it (no second resolve); it is
     # how the view came to be, not what it shows, so equality and repr leave it out
     core_plan: Plan | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is BakePlan and said(self, "core_plan") == said(other, "core_plan")
-
-    def __hash__(self) -> int:
-        return hash(said(self, "core_plan"))
+    UNSAID = ("core_plan",)
 
     def __repr__(self) -> str:
         return repr_without(self, "core_plan")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from rocmtui.core.records import said
+from rocmtui.core.records import Unsaid
 
 #: Variables that name the architectures (conventions of rocm-bake.hcl).
 ARCH_VARIABLE = "GFX_ARCH"
@@ -29,7 +29,7 @@ class BakeError(Exception):
         super().__init__(f"{where}: {self.message}")
 
 
-class BakeVariable(Struct, frozen=True):
+class BakeVariable(Unsaid, frozen=True):
     """One `variable` block.
 
     `default` is the literal value when the default is a plain string, number or bool (escapes
@@ -44,15 +44,10 @@ class BakeVariable(Struct, frozen=True):
     line: int
     # the file whose declaration is in effect (not part of what the variable says)
     path: Path | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is BakeVariable and said(self, "path") == said(other, "path")
-
-    def __hash__(self) -> int:
-        return hash(said(self, "path"))
+    UNSAID = ("path",)
 
 
-class BakeTarget(Struct, frozen=True):
+class BakeTarget(Unsaid, frozen=True):
     """One `target` block (several blocks with one name are merged, as bake does).
 
     `pushes`: its own or an inherited `output` is `type=registry` or has `push=true`.
@@ -68,12 +63,7 @@ class BakeTarget(Struct, frozen=True):
     description: str | None
     matrix: bool = False
     path: Path | None = None  # the file of its first block (not part of what it says)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is BakeTarget and said(self, "path") == said(other, "path")
-
-    def __hash__(self) -> int:
-        return hash(said(self, "path"))
+    UNSAID = ("path",)
 
 
 class BakeFile(Struct, frozen=True):

@@ -3,10 +3,13 @@ slots dataclass on Python 3.11 compiles five or six methods from generated sourc
 instructions a class; the console's first frame needed ~50 of them before it could be drawn).
 
 A few records carry a field that is not part of what they say (where a declaration was read
-from, the core object a view was made from): their equality leaves it out with `said`.
+from, the core object a view was made from): they are `Unsaid` records, whose equality and hash
+leave those fields out.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from msgspec import Struct
 
@@ -26,3 +29,18 @@ def repr_without(record: Struct, *besides: str) -> str:
         if name not in besides
     )
     return f"{type(record).__name__}({shown})"
+
+
+class Unsaid(Struct, frozen=True):
+    """A record whose fields named in `UNSAID` are no part of what it says: two records of one
+    type that say the same are equal (and hash alike) whatever those fields hold."""
+
+    UNSAID: ClassVar[tuple[str, ...]] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self) or not isinstance(other, Unsaid):
+            return False
+        return said(self, *self.UNSAID) == said(other, *self.UNSAID)
+
+    def __hash__(self) -> int:
+        return hash(said(self, *self.UNSAID))
