@@ -144,8 +144,7 @@ class FleetSnapshot(Struct, frozen=True):
         now = time.time() if now is None else now
 
         def with_age(obj: NodeSnapshot | ServiceSnapshot) -> dict[str, Any]:
-            data: dict[str, Any] = to_builtins(obj)
-            data["state"] = str(obj.state)
+            data: dict[str, Any] = to_builtins(obj)  # states as their words
             data["age"] = round(obj.age(now), 3)
             return data
 

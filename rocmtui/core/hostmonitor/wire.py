@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from msgspec import Struct
-from msgspec.structs import fields
+from msgspec.structs import asdict, fields
 
 from rocmtui.core.snapshots import (
     BuilderInfo,
@@ -45,7 +45,7 @@ class Hello(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """The hello line's payload."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Any) -> Hello:

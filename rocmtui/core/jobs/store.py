@@ -148,10 +148,9 @@ class JobRecord(Struct, frozen=True):
         return max(0.0, end - self.started_at)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of the stored fields."""
+        """A JSON-ready dict of the stored fields (the state as its word)."""
         data: dict[str, Any] = to_builtins(self)
-        data["state"] = str(self.state)
-        data["command"] = list(self.command)
+        data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
         return data
 
 
