@@ -203,7 +203,11 @@ def _ask_static(
     api = client.api
     try:
         version = api.version(api_version=False)
-        answer = api._result(api._get(api._url("/info", versioned_api=False)), True) if info else {}
+        answer: dict[str, Any] = {}
+        if info:
+            reply = api.get(f"{api.base_url}/info", timeout=timeout)
+            reply.raise_for_status()
+            answer = reply.json()
     except Exception as exc:
         raise engine_failure(exc, dialer, timeout, host) from None
     os_name, arch = version.get("Os"), version.get("Arch")
