@@ -68,6 +68,10 @@ KEEP_PREFIXES = ("LC_",)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: The target the resolve overlay defines (bake target names allow only [A-Za-z0-9_-]).
 RESOLVE_TARGET = "rocmtui-resolve-variables"
+#: An arg of the resolve target holding the literal `${p}` (written `$${p}`): buildx 0.29
+#: prints template sequences escaped again (`$${p}`), 0.13 prints the value; what comes back
+#: says which, so each value is read as the build would see it.
+_ESCAPE_PROBE = "__rocmtui_escape_probe"
 STDIN_NAME = "-.hcl"  # what buildx calls a bake file read from stdin in its messages
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ERROR_AT = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+),\d+(?:-\d+(?:,\d+)?)?: (?P<msg>.*)$")
@@ -184,6 +188,45 @@ def _run_print(
         raise BakeError("docker buildx bake --print did not print JSON", path) from None
     if not isinstance(data, dict):
         raise BakeError("docker buildx bake --print printed something other than an object", path)
+    return normalise_printed(data)
+
+
+#: Target attributes that buildx 0.29 prints as objects and 0.13 as `key=value,...` strings.
+_EXPORT_KEYS = ("output", "cache-to", "cache-from")
+
+
+def export_spec(entry: Any) -> Any:
+    """One `output`/`cache-to`/`cache-from` entry in the form 0.13 prints it (and a bake file
+    writes it): `type=registry,ref=...`; an object (0.29) is written `type` first, then its
+    keys in the order printed. Anything else is returned as it is."""
+    if not isinstance(entry, Mapping):
+        return entry
+    items = [(str(k), v) for k, v in entry.items()]
+    items.sort(key=lambda kv: kv[0] != "type")  # stable: type first, the rest as printed
+    return ",".join(f"{k}={_spec_value(v)}" for k, v in items)
+
+
+def _spec_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def normalise_printed(data: dict[str, Any]) -> dict[str, Any]:
+    """`bake --print` JSON of any buildx read as one shape: export entries as strings (see
+    `export_spec`), so every reader (push marks, registries, cache refs) has one form."""
+    targets = data.get("target")
+    if not isinstance(targets, dict):
+        return data
+    for body in targets.values():
+        if not isinstance(body, dict):
+            continue
+        for key in _EXPORT_KEYS:
+            value = body.get(key)
+            if isinstance(value, list):
+                body[key] = [export_spec(v) for v in value]
+            elif isinstance(value, Mapping):
+                body[key] = [export_spec(value)]
     return data
 
 
@@ -220,7 +263,14 @@ def resolved_names(bake: BakeFile, env: Mapping[str, str], timeout: float = 10.0
 def _overlay_text(names: Sequence[str]) -> str:
     """One target whose args hold every variable, JSON-encoded (see resolved_variables)."""
     args = "\n".join(f"    {name} = jsonencode({name})" for name in names)
-    return f'target "{RESOLVE_TARGET}" {{\n  args = {{\n{args}\n  }}\n}}\n'
+    probe = f'    "{_ESCAPE_PROBE}" = "$${{p}}"'
+    return f'target "{RESOLVE_TARGET}" {{\n  args = {{\n{args}\n{probe}\n  }}\n}}\n'
+
+
+def unescape_templates(text: str) -> str:
+    """A string as buildx 0.29 prints it, back to its value: `$${` and `%%{` are HCL's
+    escapes of the literal `${` and `%{`."""
+    return text.replace("$${", "${").replace("%%{", "%{")
 
 
 def _from_json(encoded: str) -> str | None:
@@ -269,9 +319,12 @@ def resolved_variables(
     except (KeyError, TypeError, AttributeError):
         raise BakeError("docker buildx bake --print lost the resolve target", path) from None
     out: dict[str, str] = {}
+    escaped = args.get(_ESCAPE_PROBE) == "$${p}"
     for name in names:
         encoded = args.get(name)
         if isinstance(encoded, str):
+            if escaped:
+                encoded = unescape_templates(encoded)
             try:
                 value = _from_json(encoded)
             except ValueError:
