@@ -27,6 +27,7 @@ from rocmtui.core.bakeprint import (
     resolved_names,
     resolved_variables,
 )
+from rocmtui.core.jobs.printed import printed_pushes
 from tests.realparts import require
 
 REPO = Path(__file__).resolve().parent.parent
@@ -346,3 +347,46 @@ def test_an_error_in_the_resolve_overlay_names_the_bake_file() -> None:
         resolved_variables(DEMO_BAKE, ["NOT_A_VARIABLE"], {"PATH": os.environ["PATH"]})
     assert info.value.path == DEMO_BAKE and info.value.line is None
     assert "NOT_A_VARIABLE" in info.value.message
+
+
+# --- buildx of every age -----------------------------------------------------------------------
+
+OLD_BUILDX = Path("/usr/local/lib/rocmtui-engines/buildx-0.13.1/docker-buildx")
+
+
+@pytest.mark.parametrize("name", ["demo.hcl", "rocm-bake.hcl"])
+def test_buildx_0_13_and_today_print_one_shape(name: str, tmp_path: Path) -> None:
+    """buildx 0.29 prints `output`/`cache-to` as objects where 0.13 printed strings, and
+    escapes template sequences again; read through the one normaliser, the two versions'
+    prints of the same file are the same, push marks and escaped values included."""
+    require("docker-buildx")
+    if not OLD_BUILDX.exists():
+        if os.environ.get("ROCMTUI_REQUIRE_REAL") == "1":
+            pytest.fail(f"{OLD_BUILDX} missing (.ci/install-system keeps it)")
+        pytest.skip(f"{OLD_BUILDX} missing")
+    path = REPO / "bake" / name
+    bake = load_bake(path)
+    old_config = tmp_path / "old"
+    (old_config / "cli-plugins").mkdir(parents=True)
+    (old_config / "cli-plugins" / "docker-buildx").symlink_to(OLD_BUILDX)
+    prints = []
+    for config in (None, old_config):
+        env = _env(bake)
+        if config is not None:
+            env["DOCKER_CONFIG"] = str(config)
+        version = subprocess.run(
+            ["docker", "buildx", "version"], env=env, capture_output=True, text=True, timeout=30
+        ).stdout
+        prints.append((version, bake_print(path, sorted(bake.targets), env)))
+    (today, new), (old_version, old) = prints
+    assert " 0.13." in old_version and " 0.13." not in today, (today, old_version)
+    assert set(new["target"]) == set(old["target"])
+    for name, body in new["target"].items():  # 0.29 prints more keys (description ...)
+        for key in ("tags", "args"):
+            assert body.get(key) == old["target"][name].get(key), (name, key)
+        for key in ("output", "cache-to", "cache-from"):  # 0.29 sorts an entry's keys
+            specs = [sorted(e.split(",")) for e in body.get(key) or []]
+            assert specs == [sorted(e.split(",")) for e in old["target"][name].get(key) or []]
+    pushing = [t for t, body in new["target"].items() if printed_pushes(body)]
+    assert pushing and pushing == [t for t, body in old["target"].items() if printed_pushes(body)]
+    assert sorted(pushing) == sorted(t for t, target in bake.targets.items() if target.pushes)
