@@ -74,6 +74,11 @@ class NodeSnapshot(Struct, frozen=True):
     # for a node that is down or unknown, the step of reaching it that failed: dns, connect,
     # host key, auth, engine (or config); None when it answered or the step is not known
     failed_step: str | None = None
+    # why builds started elsewhere (make, cron, another host) are not visible on this node, in
+    # one sanitised line: the engine keeps no build history (dockerd 20.10, BuildKit 0.8), the
+    # buildx in use has no `history`, or the builder's history API answered an error. None when
+    # its history is read (or not yet asked). Said once on the node's row, never as an error.
+    history_note: str | None = None
 
     def age(self, now: float | None = None) -> float:
         """Seconds since this snapshot was taken."""
