@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
-        report = {**snapshot.to_json(), "monitor": monitor.to_json()}
+        builds = [job.to_json() for jobs in overlay.all_active().values() for job in jobs]
+        report = {**snapshot.to_json(), "monitor": monitor.to_json(), "builds": builds}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         render(snapshot, monitor_line=monitor.line())
@@ -84,11 +85,16 @@ async def probe_and_ask(
     snapshot is): it answers within a second or counts as not answering."""
     import asyncio
 
+    from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.hostmonitor.client import query
-    from rocmtui.core.monitor import probe_fleet
+    from rocmtui.core.monitor import Probers, probe_fleet
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
-    snapshot = await probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay)
+    # builds started elsewhere: every node's BuildKit history asked once, now
+    probers = Probers(history=HistoryWatch(config, interval=0, local=None), history_now=True)
+    snapshot = await probe_fleet(
+        config, deadline=probe_budget(config), node_overlay=overlay, probers=probers
+    )
     return snapshot, await asking
 
 
@@ -267,6 +273,8 @@ def render(
         why = _reason(n, now)
         if why:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
+        if n.history_note:
+            reasons.append(Text(f"  · {n.name}: {n.history_note}"))
     _add_rows(nodes, rows)
     if rows:
         console.print(nodes)

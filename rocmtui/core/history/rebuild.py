@@ -17,8 +17,6 @@ from rocmtui.core.bakemodel import ARCH_VARIABLE, BakeFile
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
 from rocmtui.core.jobs.store import JobRecord
 
-REDACTED = "***"
-
 __all__ = ["RebuildRequest", "rebuild_request"]
 
 
@@ -57,7 +55,7 @@ def rebuild_request(record: JobRecord, bake: BakeFile | None = None) -> RebuildR
                 continue  # an arg of the target itself, not a variable: bake sets it again
             if variable.default == value:
                 continue
-        if REDACTED in value:
+        if "<redacted:" in value:
             left_out.append(name)
             continue
         overrides.append((name, value))

@@ -36,7 +36,8 @@ class OutsideBuild(Struct, frozen=True, omit_defaults=False):
     name: str | None = None  # bake's record name: "bake/rocm-bake (pytorch)"
     target: str | None = None
     platforms: tuple[str, ...] = ()
-    # build args, sanitised; a secret-like name's value (and any value of a secret) "***"
+    # build args, sanitised; a secret-like name's value (and that value anywhere) redacted,
+    # as `core.redact` writes it: `<redacted:NAME>`
     build_args: dict[str, str] = field(default_factory=dict)
     vcs_revision: str | None = None
     vcs_source: str | None = None

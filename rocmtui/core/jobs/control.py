@@ -99,6 +99,18 @@ def live_record(
     fresh = store.get(record.id)
     if fresh.ended_at is not None:
         return fresh
+    if fresh.outside is not None:
+        # a build started elsewhere runs whether or not a follower copies its output: it is
+        # never `lost` for want of one (whoever discovers it next starts one); its silence
+        # still makes it `stalled`
+        silent = silent_seconds(fresh, now)
+        stalled = silent is not None and silent >= stall_after
+        note = "its output is not being followed on this host yet"
+        if stalled and silent is not None:
+            note = f"silent {fmt_age(silent)}; {note}"
+        return replace(
+            fresh, state=JobState.STALLED if stalled else JobState.RUNNING, evidence=note
+        )
     try:
         last_sign = max(fresh.started_at, os.stat(fresh.log_path).st_mtime)
     except OSError:
