@@ -38,6 +38,17 @@ EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is r
 LOST_MESSAGE = "the supervisor is gone and recorded no outcome"
 
 
+class StartedElsewhere(Exception):
+    """Cancel asked for a build rocmtui did not start: only the client that started it can
+    cancel it (BuildKit cancels a build when its client goes). The message says so and names
+    that client when BuildKit's record does."""
+
+    def __init__(self, record: JobRecord) -> None:
+        assert record.outside is not None
+        super().__init__(f"job {record.id}: {record.outside.cancel_refusal()}")
+        self.record = record
+
+
 class JobNotRunning(Exception):
     """Cancel asked for a job that has already ended."""
 
@@ -224,14 +235,16 @@ def cancel_job(
 
     SIGTERM to the process group; after `grace` seconds SIGKILL to bake's processes (the
     supervisor then records the outcome); SIGKILL to whatever is left of the session after
-    that. Raises `JobNotRunning` for a job that has already ended, `ReadOnlyRefused` when the
-    fleet is read-only.
+    that. Raises `JobNotRunning` for a job that has already ended, `StartedElsewhere` for a
+    build rocmtui did not start, `ReadOnlyRefused` when the fleet is read-only.
     """
     refuse_if_read_only(config, "cancelling a build")
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
     if record.ended_at is not None:
         raise JobNotRunning(record)
+    if record.outside is not None:
+        raise StartedElsewhere(record)
     # a supervisor that is alive but has not written its pid yet is a few ms from doing so
     if is_alive(record) and not record.supervisor_pid:
         _wait(lambda: store.get(record.id).supervisor_pid, 3.0)
@@ -292,6 +305,7 @@ def _remote_check(
 
 __all__ = [
     "JobNotRunning",
+    "StartedElsewhere",
     "cancel_job",
     "get_job",
     "is_alive",

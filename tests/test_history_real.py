@@ -1,0 +1,289 @@
+"""Builds started elsewhere, for real: a current engine (containerd 2.1 + dockerd 28.5 of
+today's engines, in a network namespace of its own), plain `docker buildx bake` of the demo
+targets on it, and rocmtui's discovery, follower, store, status and cancel against it.
+
+The engine is started here until devfleet starts current engines itself (the lead's work):
+containerd with a config of its own (root, state, socket), dockerd `--containerd=SOCK`, both
+through `nsenter --net=` (never `--bridge=none` in the host namespace), stopped by pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from devfleet import EngineHandle, processes
+from devfleet.dockerd import import_base, netns_add, netns_del, unique_netns_name
+from rocmtui.core.config import FleetConfig, load_config
+from rocmtui.core.history.discover import HistoryWatch
+from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
+from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.monitor import Probers, probe_fleet
+from rocmtui.core.states import JobState, NodeState
+from tests.realparts import require
+
+pytestmark = pytest.mark.fleet
+
+CURRENT = Path("/usr/local/lib/rocmtui-engines/current/bin")
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "bake" / "demo.hcl"
+
+
+class CurrentEngine:
+    """containerd + dockerd of today's engines in a netns of their own."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.netns = unique_netns_name("h26")
+        netns_add(self.netns)
+        self.run = processes.short_dir("hc")
+        self.ctd_sock = self.run / "c.sock"
+        self.sock = self.run / "d.sock"
+        self.docker_host = f"unix://{self.sock}"
+        (workdir / "ctd.toml").write_text(
+            "version = 3\n"
+            f'root = "{workdir}/ctd-root"\nstate = "{self.run}/ctd-state"\n'
+            f'[grpc]\n  address = "{self.ctd_sock}"\n'
+            f'[ttrpc]\n  address = "{self.ctd_sock}.ttrpc"\n'
+            '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
+        )
+        (workdir / "daemon.json").write_text(
+            json.dumps({"deprecated-key-path": str(workdir / "key.json")})
+        )
+        env = processes.child_env({"PATH": f"{CURRENT}:{os.environ.get('PATH', '')}"})
+        ns = ["nsenter", f"--net=/var/run/netns/{self.netns}", "--"]
+        self.procs: list[tuple[int, int | None, subprocess.Popen[bytes]]] = []
+        ctd = processes.spawn(
+            [*ns, str(CURRENT / "containerd"), "--config", str(workdir / "ctd.toml")],
+            workdir / "containerd.log",
+            env=env,
+        )
+        self.procs.append((ctd.pid, processes.start_time(ctd.pid), ctd))
+        processes.wait_for(self.ctd_sock.exists, 30, "containerd socket")
+        dockerd = processes.spawn(
+            [
+                *ns,
+                str(CURRENT / "dockerd"),
+                f"--config-file={workdir / 'daemon.json'}",
+                f"--containerd={self.ctd_sock}",
+                "--iptables=false",
+                "--ip-masq=false",
+                "--storage-driver=vfs",
+                f"--data-root={workdir / 'data'}",
+                f"--exec-root={self.run / 'e'}",
+                f"--pidfile={self.run / 'd.pid'}",
+                f"--host={self.docker_host}",
+                "--log-level=warn",
+            ],
+            workdir / "dockerd.log",
+            env=env,
+        )
+        self.procs.append((dockerd.pid, processes.start_time(dockerd.pid), dockerd))
+        from devfleet.dockerd import ping
+
+        processes.wait_for(lambda: ping(self.sock, 1.0), 60, "current dockerd")
+
+    def stop(self) -> None:
+        """Stop dockerd, then containerd (by pid), and remove the namespace."""
+        try:
+            for pid, start, popen in reversed(self.procs):
+                processes.stop_pids(
+                    [(pid, start)], grace=15.0, extra_markers=[str(self.run)], popen=popen
+                )
+        finally:
+            processes.unmount_under(self.workdir / "data", self.run)
+            netns_del(self.netns)
+            shutil.rmtree(self.run, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def current_engine(
+    tmp_path_factory: pytest.TempPathFactory, base_tar: Path
+) -> Iterator[CurrentEngine]:
+    """Today's engine, with rocm-base:local imported; stopped at the module's end."""
+    require("root", "netns", "busybox", "docker-buildx")
+    if not (CURRENT / "dockerd").is_file():
+        message = f"today's engines are not unpacked at {CURRENT} (.ci/install-system)"
+        if os.environ.get("ROCMTUI_REQUIRE_REAL") == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    engine = CurrentEngine(tmp_path_factory.mktemp("current"))
+    try:
+        import_base(engine.sock, base_tar)
+        yield engine
+    finally:
+        engine.stop()
+
+
+def write_fleet(tmp_path: Path, nodes: dict[str, str], stall: float = 900) -> Path:
+    """A fleet file naming `nodes` (name -> DOCKER_HOST), the demo bake file, no services."""
+    lines = [
+        f'bake_file = "{DEMO}"',
+        "refresh_seconds = 2.0",
+        f"stall_after_seconds = {stall}",
+        '[registry]\nurl = "http://127.0.0.1:9"',
+        '[webdav]\nurl = "http://127.0.0.1:9/"',
+    ]
+    for name, host in nodes.items():
+        lines.append(f'[[nodes]]\nname = "{name}"\ndocker_host = "{host}"\ngfx = "gfx1201"')
+    path = tmp_path / "rocmtui.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def plain_bake(
+    engine: CurrentEngine,
+    tmp_path: Path,
+    target: str = "demo-pytorch",
+    sets: tuple[str, ...] = (),
+    **env: str,
+) -> subprocess.Popen[bytes]:
+    """`docker buildx bake` as rocm-bake's Makefile runs it: no rocmtui anywhere."""
+    child = processes.child_env(
+        {
+            "DOCKER_HOST": engine.docker_host,
+            "GFX_ARCH": "gfx1201",
+            "DEMO_NONCE": str(time.time_ns()),
+            **env,
+        }
+    )
+    return processes.spawn(
+        [
+            "docker",
+            "buildx",
+            "bake",
+            "-f",
+            str(DEMO),
+            "--progress=plain",
+            *(w for s in sets for w in ("--set", s)),
+            "--",
+            target,
+        ],  # fmt: skip
+        tmp_path / f"bake-{target}.log",
+        env=child,
+        cwd=DEMO.parent,
+    )
+
+
+def discover(config: FleetConfig) -> None:
+    """One round of discovery as a one-shot `status` makes it."""
+    watch = HistoryWatch(config, interval=0, local=None)
+    probers = Probers(history=watch, history_now=True)
+    asyncio.run(probe_fleet(config, probers=probers))
+
+
+def wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
+    return processes.wait_for(check, timeout, what)
+
+
+def outside_jobs(config: FleetConfig) -> list[JobRecord]:
+    return [j for j in list_jobs(config, limit=None) if j.started_elsewhere]
+
+
+def test_a_plain_bake_is_a_running_outside_job_whose_log_grows_and_ends(
+    current_engine: CurrentEngine, tmp_path: Path
+) -> None:
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    # a secret-like build arg, and one holding an OSC 52 clipboard write and a title change
+    sets = ("*.args.HF_TOKEN=hf_s3cr3t_value", "*.args.NOTE=\x1b]52;c;aGk=\x07\x1b]0;owned\x07ok")
+    bake = plain_bake(current_engine, tmp_path, sets=sets, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+    try:
+        # as soon as BuildKit lists it Running, one discovery makes it a job
+        def found() -> list[JobRecord]:
+            discover(config)
+            return [j for j in outside_jobs(config) if j.state is JobState.RUNNING]
+
+        (job,) = wait_for(found, 60, "the outside build as a running job")  # type: ignore[misc]
+        assert job.target == "demo-pytorch"
+        assert job.arch == "gfx1201"
+        assert job.node == "cur"
+        assert job.outside is not None and job.outside.name == "bake/demo (demo-pytorch)"
+        assert job.outside.inspected and job.outside.vcs_revision
+        # the node reads `building` through the same overlay as rocmtui's own jobs
+        from rocmtui.core.jobs.overlay import NodeJobOverlay
+
+        snap = asyncio.run(probe_fleet(config, node_overlay=NodeJobOverlay(config)))
+        assert snap.nodes[0].state is NodeState.BUILDING
+        # its log grows while it runs (the follower copies history logs)
+        size = job.log_path.stat().st_size
+        wait_for(lambda: job.log_path.stat().st_size > size + 2000, 60, "the log to grow")
+        assert "[1/60]" in job.log_path.read_text() or "Building HIP" in job.log_path.read_text()
+        # cancel says plainly who can cancel it
+        with pytest.raises(StartedElsewhere, match="only the client that started it"):
+            cancel_job(config, job.id)
+        assert bake.wait(120) == 0
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its outcome"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state is JobState.SUCCEEDED
+        assert ended.outside is not None and ended.outside.status == "completed"
+        assert ended.outside.total_steps and ended.outside.cached_percent is not None
+        assert "succeeded after" in ended.log_path.read_text()
+        # the secret build arg never reaches the record
+        text = json.dumps(ended.to_json())
+        assert "hf_s3cr3t_value" not in text and "<redacted:HF_TOKEN>" in text
+        assert ended.outside.build_args["NOTE"].endswith("ok")
+        assert not any(c in ended.outside.build_args["NOTE"] for c in "\x1b\x07")
+        # discovered again: still one job for that build
+        discover(config)
+        assert [j.id for j in outside_jobs(config)].count(job.id) == 1
+        assert len(outside_jobs(config)) == 1
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_rocmtui_build_is_not_doubled(current_engine: CurrentEngine, tmp_path: Path) -> None:
+    from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.jobs.launch import launch_job
+
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    bake = load_bake(DEMO)
+    own = launch_job(
+        config, bake, "demo-pytorch", "gfx1201", "cur",
+        overrides={"DEMO_STEPS": "40", "DEMO_SLEEP": "0.1", "DEMO_NONCE": str(time.time_ns())},
+    )  # fmt: skip
+    assert any(w.endswith(f"ROCMTUI_JOB={own.id}") for w in own.command)
+    # discovered while it runs: tied by its ROCMTUI_JOB build arg, never a second job
+    store = JobStore.for_config(config)
+
+    def tied() -> bool:
+        discover(config)
+        return own.id in store.known_refs().values()
+
+    wait_for(tied, 60, "the own build tied to its history record")
+
+    def doubles() -> list[JobRecord]:  # earlier tests' builds on this engine are outside jobs
+        return [j for j in outside_jobs(config) if j.started_at >= own.started_at - 1]
+
+    assert doubles() == []
+    done = wait_for(
+        lambda: (j := get_job(own.id, config)).ended_at is not None and j, 120, "its end"
+    )
+    assert isinstance(done, JobRecord) and done.state is JobState.SUCCEEDED
+    assert done.buildkit_ref and done.buildkit_ref in store.known_refs()
+    discover(config)
+    assert doubles() == []
+
+
+def test_an_old_engine_says_once_that_it_keeps_no_history(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    old = engine_factory("old", import_base=False)
+    config = load_config(write_fleet(tmp_path, {"old": old.docker_host}))
+    watch = HistoryWatch(config, interval=0, local=None)
+    snap = asyncio.run(probe_fleet(config, probers=Probers(history=watch, history_now=True)))
+    note = snap.nodes[0].history_note
+    assert snap.nodes[0].state is NodeState.OK
+    assert note and "not visible here" in note and "20.10" in note
+    assert watch.runs == 0  # known by its version: no buildx process at all
