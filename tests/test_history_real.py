@@ -166,7 +166,7 @@ def plain_bake(
             *(w for s in sets for w in ("--set", s)),
             "--",
             target,
-        ],  # fmt: skip
+        ],
         tmp_path / f"bake-{target}.log",
         env=child,
         cwd=DEMO.parent,
