@@ -148,6 +148,32 @@ def run_one(path: Path, quick: bool, timeout: float, results: Path) -> tuple[lis
     return rows, took
 
 
+def engines_line() -> str:
+    """Which engine each dev fleet node runs in this run (`ROCMTUI_FLEET_ENGINES` applied)."""
+    sys.path.insert(0, str(HERE.parent))
+    from devfleet.assembly import DEFAULT_NODES, engine_kinds
+
+    kinds = engine_kinds([name for name, _, _ in DEFAULT_NODES])
+    current = Path("/usr/local/lib/rocmtui-engines/current/bin/dockerd")
+    version = (
+        subprocess.run(
+            [str(current) if current.exists() else "dockerd", "--version"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        .stdout.split(",")[0]
+        .removeprefix("Docker version ")
+    )
+    words = {
+        k.name: (f"dockerd {version}" if k.current else "dockerd 20.10")
+        + (", containerd store" if k.containerd_store else "")
+        + (f", minimum API {k.min_api}" if k.min_api else "")
+        for k in kinds.values()
+    }
+    return "; ".join(f"{node} {words[kind.name]}" for node, kind in kinds.items())
+
+
 def markdown(rows: list[Row], quick: bool, took: dict[str, float]) -> str:
     """bench/RESULTS.md."""
     head = [
@@ -158,6 +184,7 @@ def markdown(rows: list[Row], quick: bool, took: dict[str, float]) -> str:
         f"Python {platform.python_version()}, load average at end "
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.",
         "Each figure is measured beside its anchor in the same run; ratio is rocmtui / anchor.",
+        f"Dev fleet engines (every script that starts a fleet): {engines_line()}.",
         "See bench/README.md for what each script measures and how.",
         "",
         "| script | figure | rocmtui | anchor | ratio | target | result | note |",

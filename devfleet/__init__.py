@@ -14,9 +14,14 @@ from devfleet.assembly import (
 )
 from devfleet.counting import CountingProxy
 from devfleet.dockerd import (
-    API_VERSION,
     BASE_IMAGE,
+    CURRENT_CONTAINERD_STORE,
+    CURRENT_ENGINE,
+    CURRENT_MIN_144,
+    ENGINE_KINDS,
+    OLD_ENGINE,
     EngineHandle,
+    EngineKind,
     build_base_tar,
     import_base,
     launch_engine,
@@ -35,13 +40,18 @@ from devfleet.reaper import reap
 from devfleet.services import ServiceHandle, start_registry, start_webdav
 
 __all__ = [
-    "API_VERSION",
     "BASE_IMAGE",
+    "CURRENT_CONTAINERD_STORE",
+    "CURRENT_ENGINE",
+    "CURRENT_MIN_144",
     "DEFAULT_NODES",
+    "ENGINE_KINDS",
+    "OLD_ENGINE",
     "CountingProxy",
     "DevFleet",
     "DripServer",
     "EngineHandle",
+    "EngineKind",
     "FleetError",
     "ForwardHandle",
     "HungTcpListener",

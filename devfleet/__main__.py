@@ -20,7 +20,8 @@ def _summary(fleet: DevFleet) -> str:
     for e in fleet.engines:
         where = f"netns {e.netns}" if e.netns else "host netns"
         lines.append(
-            f"  node {e.name:<12} {e.gfx or '-':<8} {e.docker_host}  ({where}, pid {e.pid})"
+            f"  node {e.name:<12} {e.gfx or '-':<8} {e.docker_host}  ({where}, pid {e.pid},"
+            f" engine {e.kind})"
         )
     if fleet.registry:
         lines.append(f"  registry {fleet.registry.url}  (pid {fleet.registry.pid})")

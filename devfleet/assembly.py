@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from devfleet.dockerd import (
+    CURRENT_CONTAINERD_STORE,
+    CURRENT_MIN_144,
+    ENGINE_KINDS,
+    OLD_ENGINE,
     EngineHandle,
+    EngineKind,
     build_base_tar,
     import_base,
     launch_engine,
@@ -49,6 +54,17 @@ DEFAULT_NODES: tuple[NodeSpec, ...] = (
     ("snoc-think", True, "gfx1201"),
     ("snoc-gaming", True, "gfx1201"),
 )
+#: The fleet mid-upgrade: snoc-strix on today's engine with the containerd image store (pushes
+#: carry attestation manifests), snoc-think on today's engine with Docker 29's minimum API 1.44
+#: (reached over ssh), snoc-gaming kept on 20.10 (no build history; reached over TLS).
+DEFAULT_ENGINE_KINDS: Mapping[str, EngineKind] = {
+    "snoc-strix": CURRENT_CONTAINERD_STORE,
+    "snoc-think": CURRENT_MIN_144,
+    "snoc-gaming": OLD_ENGINE,
+}
+#: `ROCMTUI_FLEET_ENGINES="snoc-strix=20.10,snoc-think=current"` (or one kind name for every
+#: node) overrides the kinds, e.g. for a bench run on one engine age only.
+ENGINES_ENV = "ROCMTUI_FLEET_ENGINES"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BAKE_FILE = REPO_ROOT / "bake" / "rocm-bake.hcl"
 RECORD = "fleet.json"
@@ -216,8 +232,26 @@ def write_config(
     )
 
 
+def engine_kinds(
+    names: Sequence[str], given: Mapping[str, EngineKind] | None = None
+) -> dict[str, EngineKind]:
+    """Each node's engine kind: `given`, else $ROCMTUI_FLEET_ENGINES, else the defaults (a
+    node not named there runs today's engine)."""
+    kinds = {n: DEFAULT_ENGINE_KINDS.get(n, CURRENT_MIN_144) for n in names}
+    spec = os.environ.get(ENGINES_ENV, "").strip()
+    if given is None and spec:
+        for part in spec.split(","):
+            node, sep, kind = part.strip().rpartition("=")
+            if kind not in ENGINE_KINDS:
+                raise ValueError(f"{ENGINES_ENV}: unknown engine kind {kind!r}")
+            for n in names if not sep else [node]:
+                kinds[n] = ENGINE_KINDS[kind]
+    kinds.update(given or {})
+    return kinds
+
+
 def _add_remote(
-    fleet: DevFleet, name: str, gfx: str | None, reach: str, ca: TestCA
+    fleet: DevFleet, name: str, gfx: str | None, reach: str, ca: TestCA, kind: EngineKind
 ) -> EngineHandle:
     """A node in a fresh namespace with a link to the host, dockerd listening on its unix
     socket and on ADDR:2376 with mutual TLS (its sshd comes once the engine's socket is known)."""
@@ -238,6 +272,7 @@ def _add_remote(
         # every address of the namespace: a test dials the spare one, in no certificate
         tls_listen=(f"0.0.0.0:{TLS_PORT}", cert),
         socket_group=CI_UID,
+        kind=kind,
     )
     engine.tcp_host = f"tcp://{link.node_address}:{TLS_PORT}"
     engine.owns_netns = True  # made here for this engine: it goes when the engine stops
@@ -254,6 +289,7 @@ def start_fleet(
     timeout: float = 90.0,
     remote: bool = True,
     reach: Mapping[str, str] = DEFAULT_REACH,
+    engines: Mapping[str, EngineKind] | None = None,
 ) -> DevFleet:
     """Bring up engines, registry, WebDAV and forwarders; write the fleet files and fleet.json.
 
@@ -261,8 +297,8 @@ def start_fleet(
     and 127.0.0.1:WEBDAV inside its namespace reach the host's. With `remote` (the default),
     each netns engine is also a remote host: a link, sshd and a TLS listener (see
     `devfleet.remote`); `reach` says whether the fleet file reaches it by "ssh" (the
-    default) or "tls". On any failure everything started so far is stopped again and the
-    error is raised.
+    default) or "tls". `engines`: each node's `EngineKind` (default `engine_kinds`). On any
+    failure everything started so far is stopped again and the error is raised.
     """
     t0 = time.monotonic()
     workdir = Path(workdir).resolve()
@@ -271,12 +307,13 @@ def start_fleet(
     try:
         tar = build_base_tar(workdir)  # once, before the engines race for it
         ca = TestCA(workdir / "tls" / "ca") if remote else None
+        kinds = engine_kinds([n for n, _, _ in nodes], engines)
         # dockerd takes the longest: launch all first, start the services while they boot.
         for name, netns, gfx in nodes:
             if ca is not None and netns is True:
-                engine = _add_remote(fleet, name, gfx, reach.get(name, "ssh"), ca)
+                engine = _add_remote(fleet, name, gfx, reach.get(name, "ssh"), ca, kinds[name])
             else:
-                engine = launch_engine(workdir, name, netns, gfx)
+                engine = launch_engine(workdir, name, netns, gfx, kind=kinds[name])
             fleet.engines.append(engine)
             fleet.save()
         fleet.registry = start_registry(workdir / "registry")

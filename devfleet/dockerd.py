@@ -30,10 +30,58 @@ from devfleet.processes import FleetError
 from devfleet.tls import ServerCert
 
 BASE_IMAGE = "rocm-base:local"
-#: The Docker API version dockerd 20.10 speaks; pinned so no call negotiates.
-API_VERSION = "1.41"
 NETNS_DIR = Path("/var/run/netns")
 ENGINE_START_TIMEOUT = 60.0
+#: Where `.ci/install-system` unpacks today's engine (Debian's newest docker.io, containerd,
+#: docker-cli, docker-buildx): bin/ and cli-plugins/.
+CURRENT_ENGINE_DIR = Path("/usr/local/lib/rocmtui-engines/current")
+
+
+@dataclass(frozen=True)
+class EngineKind:
+    """Which dockerd a node runs, and how: the fleet mid-upgrade has several.
+
+    `current`: today's engine from `CURRENT_ENGINE_DIR` (its managed containerd, 2.1, from the
+    same folder); otherwise the release's dockerd 20.10 (BuildKit built in, no build history).
+    `min_api`: the engine's minimum API version (`DOCKER_MIN_API_VERSION`; Docker 29 ships
+    1.44). `containerd_store`: the containerd image store (Docker 29's default for new
+    installs: pushes carry attestation manifests in an OCI index; vfs becomes the `native`
+    snapshotter).
+    """
+
+    name: str
+    current: bool = False
+    min_api: str | None = None
+    containerd_store: bool = False
+
+    @property
+    def dockerd(self) -> str:
+        """The dockerd binary to run."""
+        return str(CURRENT_ENGINE_DIR / "bin" / "dockerd") if self.current else "dockerd"
+
+    def env(self) -> dict[str, str]:
+        """What dockerd's environment adds: its own folder first on PATH (containerd, shim,
+        docker-proxy of the same release), its minimum API version."""
+        extra: dict[str, str] = {}
+        if self.current:
+            extra["PATH"] = f"{CURRENT_ENGINE_DIR / 'bin'}:{processes.child_env()['PATH']}"
+        if self.min_api:
+            extra["DOCKER_MIN_API_VERSION"] = self.min_api
+        return extra
+
+    def available(self) -> bool:
+        """Whether this kind's binaries are on this machine."""
+        return shutil.which(self.dockerd) is not None
+
+
+OLD_ENGINE = EngineKind("20.10")
+CURRENT_ENGINE = EngineKind("current", current=True)
+#: As Docker 29 ships: minimum API 1.44 (on 28.5, `DOCKER_MIN_API_VERSION` gives it).
+CURRENT_MIN_144 = EngineKind("current-min-1.44", current=True, min_api="1.44")
+CURRENT_CONTAINERD_STORE = EngineKind("current-containerd", current=True, containerd_store=True)
+ENGINE_KINDS = {
+    k.name: k for k in (OLD_ENGINE, CURRENT_ENGINE, CURRENT_MIN_144, CURRENT_CONTAINERD_STORE)
+}
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -192,7 +240,7 @@ def import_base(sock: Path, tar: Path, ref: str = BASE_IMAGE) -> None:
     status, body = docker_api(
         sock,
         "POST",
-        f"/v{API_VERSION}/images/create?{query}",
+        f"/images/create?{query}",  # unversioned: served by engines of every age
         body=tar.read_bytes(),
         headers={"Content-Type": "application/x-tar"},
         timeout=120.0,
@@ -221,6 +269,7 @@ class EngineHandle:
     log: Path
     owns_netns: bool = False
     tcp_host: str | None = None  # tcp://ADDR:2376 with mutual TLS, when the node has a link
+    kind: str = OLD_ENGINE.name  # an ENGINE_KINDS name
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -285,6 +334,7 @@ class EngineHandle:
             "log": str(self.log),
             "owns_netns": self.owns_netns,
             "tcp_host": self.tcp_host,
+            "kind": self.kind,
         }
 
     @classmethod
@@ -303,6 +353,7 @@ def launch_engine(
     *,
     tls_listen: tuple[str, ServerCert] | None = None,
     socket_group: int | None = None,
+    kind: EngineKind = OLD_ENGINE,
 ) -> EngineHandle:
     """Start dockerd for node `name` without waiting for it (see `EngineHandle.wait_ready`).
 
@@ -310,15 +361,22 @@ def launch_engine(
     on stop, when it does not exist yet); True for a fresh uniquely named namespace.
     `tls_listen`: (ADDR:PORT, certificates) to also listen on with `--tlsverify` (clients must
     show a certificate of the same CA). `socket_group`: the gid owning the unix socket (the
-    node's ssh user reaches the engine through it).
+    node's ssh user reaches the engine through it). `kind`: which dockerd (`EngineKind`).
+    A current engine in the host namespace is started like every other: never with
+    `--bridge=none`, which deletes the host's docker0 under every other engine.
     """
+    if not kind.available():
+        raise FleetError(f"engine {kind.name} for {name}: {kind.dockerd} not found")
     workdir = Path(workdir)
     home = workdir / "engines" / name
     data_root = home / "data"
     data_root.mkdir(parents=True, exist_ok=True)
     # The trust key would otherwise go to /etc/docker/key.json: keep it in the node's own dir.
     config = home / "daemon.json"
-    config.write_text(json.dumps({"deprecated-key-path": str(home / "key.json")}) + "\n")
+    settings: dict[str, Any] = {"deprecated-key-path": str(home / "key.json")}
+    if kind.containerd_store:
+        settings["features"] = {"containerd-snapshotter": True}
+    config.write_text(json.dumps(settings) + "\n")
     run_dir = processes.short_dir("rt")
     sock, exec_root, pidfile = run_dir / "d.sock", run_dir / "e", run_dir / "d.pid"
     owns = False
@@ -330,11 +388,12 @@ def launch_engine(
     ns = netns if isinstance(netns, str) else None
     tag = f"rt{os.getpid()}-{run_dir.name}"
     argv = [
-        "dockerd",
+        kind.dockerd,
         f"--config-file={config}",
         "--iptables=false",
         "--ip-masq=false",
-        "--storage-driver=vfs",
+        # the containerd store names snapshotters, not graph drivers: vfs is `native` there
+        f"--storage-driver={'native' if kind.containerd_store else 'vfs'}",
         f"--data-root={data_root}",
         f"--exec-root={exec_root}",
         f"--pidfile={pidfile}",
@@ -360,7 +419,7 @@ def launch_engine(
         argv = ["nsenter", f"--net={NETNS_DIR / ns}", "--", *argv]
     log = home / "dockerd.log"
     try:
-        popen = processes.spawn(argv, log, env=processes.child_env())
+        popen = processes.spawn(argv, log, env=processes.child_env(kind.env()))
     except BaseException:
         if owns and ns:
             netns_del(ns)
@@ -381,6 +440,7 @@ def launch_engine(
         log=log,
         owns_netns=owns,
         tcp_host=f"tcp://{tls_listen[0]}" if tls_listen else None,
+        kind=kind.name,
         _popen=popen,
     )
     ledger.remember(handle, "engine")
@@ -395,13 +455,14 @@ def start_engine(
     import_base_image: bool = True,
     timeout: float = ENGINE_START_TIMEOUT,
     base_tar: Path | None = None,
+    kind: EngineKind = OLD_ENGINE,
 ) -> EngineHandle:
     """Start a dockerd for node `name`, wait until it answers, import `rocm-base:local`.
 
     `base_tar`: a tar made by `build_base_tar` to reuse (default: built once in `workdir`).
     Returns once the engine is usable; on any failure the engine is stopped again.
     """
-    handle = launch_engine(workdir, name, netns, gfx)
+    handle = launch_engine(workdir, name, netns, gfx, kind=kind)
     try:
         handle.wait_ready(timeout)
         if import_base_image:

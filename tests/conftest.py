@@ -31,9 +31,11 @@ from typing import Any
 import pytest
 
 from devfleet import (
+    OLD_ENGINE,
     DevFleet,
     DripServer,
     EngineHandle,
+    EngineKind,
     HungTcpListener,
     HungUnixSocket,
     ServiceHandle,
@@ -205,9 +207,10 @@ def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
 def engine_factory(
     tmp_path_factory: pytest.TempPathFactory, base_tar: Path
 ) -> Iterator[Callable[..., EngineHandle]]:
-    """`engine_factory(name="node", netns=True, gfx="gfx1201", import_base=True)` starts a
-    dockerd of your own (by default in a fresh netns, so killing it disturbs nobody) and
-    returns its EngineHandle once it answers; stopped (netns removed) at test end."""
+    """`engine_factory(name="node", netns=True, gfx="gfx1201", import_base=True,
+    kind=OLD_ENGINE)` starts a dockerd of your own (by default in a fresh netns, so killing it
+    disturbs nobody) and returns its EngineHandle once it answers; stopped (netns removed) at
+    test end. `kind` (a devfleet `EngineKind`) picks today's engine instead of 20.10."""
     require("dockerd", "netns")
     stopper = _Stopper()
     workdir = tmp_path_factory.mktemp("engines")
@@ -218,10 +221,19 @@ def engine_factory(
         netns: str | bool | None = True,
         gfx: str | None = "gfx1201",
         import_base: bool = True,
+        kind: EngineKind = OLD_ENGINE,
     ) -> EngineHandle:
         node = name or f"node{next(counter)}"
+        if kind.current:
+            require("current-engine")
         handle = start_engine(
-            workdir, node, netns, gfx, import_base_image=import_base, base_tar=base_tar
+            workdir,
+            node,
+            netns,
+            gfx,
+            import_base_image=import_base,
+            base_tar=base_tar,
+            kind=kind,
         )
         return stopper.add(handle)  # type: ignore[no-any-return]
 

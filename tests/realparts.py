@@ -20,7 +20,16 @@ import pytest
 DAV_EXT_MODULE = Path("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so")
 #: Parts of the real local fleet: a test that needs one is a `fleet` test.
 FLEET_PARTS = frozenset(
-    {"fleet", "dockerd", "docker-registry", "nginx", "nginx-dav-ext", "netns", "busybox"}
+    {
+        "fleet",
+        "dockerd",
+        "current-engine",
+        "docker-registry",
+        "nginx",
+        "nginx-dav-ext",
+        "netns",
+        "busybox",
+    }
 )
 #: The test being set up or run (conftest.py's pytest_runtest_setup sets it).
 CURRENT: pytest.Item | None = None
@@ -47,6 +56,25 @@ def _buildx() -> str | None:
     return None if out.returncode == 0 else f"docker buildx missing: {out.stderr.strip()[:200]}"
 
 
+CURRENT_ENGINE_DIR = Path("/usr/local/lib/rocmtui-engines/current")
+
+
+def _current_engine() -> str | None:
+    """Today's engine (`.ci/install-system` unpacks it) and a buildx with build history."""
+    dockerd = CURRENT_ENGINE_DIR / "bin" / "dockerd"
+    if not os.access(dockerd, os.X_OK):
+        return f"{dockerd} missing (run .ci/install-system)"
+    try:
+        out = subprocess.run(
+            ["docker", "buildx", "history", "--help"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"docker buildx history: {exc}"
+    if out.returncode != 0:
+        return "the docker buildx plugin has no `history` (buildx 0.20+ needed)"
+    return _root() or _which("containerd", "runc")
+
+
 def _netns() -> str | None:
     return _root() or _which("ip", "nsenter")
 
@@ -70,6 +98,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
     "fish": lambda: _which("fish"),
     "netns": _netns,
+    "current-engine": _current_engine,
     "promtool": lambda: _which("promtool"),
     "prometheus": lambda: _which("prometheus"),
     "alertmanager": lambda: _which("prometheus-alertmanager", "amtool"),
@@ -78,7 +107,8 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
 
 def _fleet() -> str | None:
     """Everything the session fleet (three engines, registry, WebDAV) needs."""
-    for part in ("root", "dockerd", "docker-registry", "nginx-dav-ext", "busybox", "netns"):
+    parts = ("root", "dockerd", "current-engine", "docker-registry", "nginx-dav-ext", "busybox")
+    for part in (*parts, "netns"):
         reason = _CHECKS[part]()
         if reason:
             return f"{part}: {reason}"
@@ -100,8 +130,8 @@ def require(*what: str) -> None:
     """Skip (or, with ROCMTUI_REQUIRE_REAL=1, fail) unless every named real part is available.
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
-    busybox, tmux, grep, netns, promtool, prometheus, alertmanager, and fleet (all the session fleet
-    needs).
+    busybox, tmux, grep, netns, current-engine (today's dockerd and a buildx with history),
+    promtool, prometheus, alertmanager, and fleet (all the session fleet needs).
     """
     fleet = sorted(FLEET_PARTS.intersection(what))
     if fleet and CURRENT is not None and CURRENT.get_closest_marker("fleet") is None:

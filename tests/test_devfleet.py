@@ -93,7 +93,7 @@ def test_fleet_engines_answer_and_config_matches(fleet: DevFleet) -> None:
     for engine in fleet.engines:
         assert len(str(engine.socket)) < 100
         assert ping(engine.socket), engine.name
-        status, body = docker_api(engine.socket, "GET", f"/v1.41/images/{BASE_IMAGE}/json")
+        status, body = docker_api(engine.socket, "GET", f"/images/{BASE_IMAGE}/json")
         assert status == 200, (engine.name, body[:200])
         env = json.loads(body)["Config"]["Env"]
         assert "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" in env
@@ -128,7 +128,7 @@ def test_build_with_run_step_on_netns_engine(fleet: DevFleet, tmp_path: Path) ->
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "built-on-" in out.stderr
-    status, _ = docker_api(engine.socket, "GET", f"/v1.41/images/{tag}/json")
+    status, _ = docker_api(engine.socket, "GET", f"/images/{tag}/json")
     assert status == 200
 
 

@@ -141,7 +141,7 @@ async def test_ssh_tls_and_context_nodes_answer_over_one_kept_connection(
             snaps = await asyncio.gather(*(prober.probe(n, deadline=deadline) for n in nodes))
             for snap in snaps:
                 assert snap.state is NodeState.OK, (snap.reason, snap)
-                assert snap.engine_version and snap.engine_version.startswith("20.10")
+                assert snap.engine_version and snap.api_used, snap
                 assert snap.failed_step is None
         assert [s.via for s in snaps] == ["unix", "ssh", "tls", "context/ssh", "context/tls"]
         assert snaps[1].builder is not None and snaps[1].builder.status == "running"

@@ -273,6 +273,8 @@ def render(
         why = _reason(n, now)
         if why:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
+        if n.api_note:
+            reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {n.api_note}"))
         if n.history_note:
             reasons.append(Text(f"  · {n.name}: {n.history_note}"))
     _add_rows(nodes, rows)

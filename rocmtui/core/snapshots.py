@@ -62,7 +62,7 @@ class NodeSnapshot(Struct, frozen=True):
     reason: str | None = None  # why down/unknown, one line, sanitised
     latency: float | None = None  # seconds the engine took to answer
     engine_version: str | None = None
-    api_version: str | None = None
+    api_version: str | None = None  # the engine's newest API version
     os_arch: str | None = None
     containers_running: int | None = None
     builder: BuilderInfo | None = None
@@ -74,6 +74,9 @@ class NodeSnapshot(Struct, frozen=True):
     # for a node that is down or unknown, the step of reaching it that failed: dns, connect,
     # host key, auth, engine (or config); None when it answered or the step is not known
     failed_step: str | None = None
+    api_min_version: str | None = None  # the oldest API version the engine accepts
+    api_used: str | None = None  # the version rocmtui negotiated with it
+    api_note: str | None = None  # one line when the engine is newer than rocmtui knows
     # why builds started elsewhere (make, cron, another host) are not visible on this node, in
     # one sanitised line: the engine keeps no build history (dockerd 20.10, BuildKit 0.8), the
     # buildx in use has no `history`, or the builder's history API answered an error. None when

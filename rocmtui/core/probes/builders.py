@@ -48,6 +48,30 @@ _MOBY_2010: tuple[tuple[int, int, str], ...] = (
     (20, 20, "v0.8.2+c0149372"),
     (21, 23, "v0.8.2+eeb7b65"),
 )
+# Engines since 24.0 report their BuildKit over gRPC only (and Debian's builds report
+# `v0.0.0+unknown` there): the minor release each moby release vendors (its vendor.mod), shown
+# as `v0.25.x`. Read off moby's release branches; an engine newer than the table shows nothing.
+_MOBY_VENDORED: dict[tuple[int, int], str] = {
+    (24, 0): "v0.11",
+    (25, 0): "v0.12",
+    (26, 0): "v0.13",
+    (26, 1): "v0.13",
+    (27, 0): "v0.14",
+    (27, 1): "v0.15",
+    (27, 2): "v0.15",
+    (27, 3): "v0.16",
+    (27, 4): "v0.17",
+    (27, 5): "v0.18",
+    (28, 0): "v0.20",
+    (28, 1): "v0.21",
+    (28, 2): "v0.22",
+    (28, 3): "v0.23",
+    (28, 4): "v0.24",
+    (28, 5): "v0.25",
+    (29, 0): "v0.26",
+    (29, 1): "v0.26",
+    (29, 2): "v0.27",
+}
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 # buildx's own words, plus two of ours: "missing" (no such builder) and "unknown" (no answer)
@@ -69,7 +93,8 @@ def buildkit_for_engine(engine_version: str | None) -> str | None:
         return "v0.10.3"
     if major == 23:
         return "v0.10.6" if patch <= 6 else "v0.10+unknown"
-    return None  # newer engines report their BuildKit over gRPC only
+    vendored = _MOBY_VENDORED.get((major, minor))
+    return f"{vendored}.x" if vendored else None
 
 
 def engine_builder(name: str, engine_version: str | None, os_arch: str | None) -> BuilderInfo:

@@ -3,7 +3,7 @@
 The docker SDK is blocking, so every engine call runs in a thread through a `ThreadGate`: the
 coroutine returns at the deadline whatever the thread does, and a node whose previous probe
 thread is still stuck gets no new thread (it is reported down, "no answer for Ns"), so stuck
-threads never pile up. `docker.DockerClient` is always built with a pinned API version (the
+threads never pile up. `docker.DockerClient` is always built with an explicit API version (the
 default `None` makes a network call in the constructor) and a timeout; ssh:// engines go
 through `sshdial` (sessions over the node's kept connection, `sshmaster`; an abandoned probe's
 session is killed). A failure names the step that failed (`engine_fail`).
@@ -17,6 +17,13 @@ which makes those ~10x dearer on the engine's side (100 nodes: 1.8 s instead of 
 they are asked once per engine version (the `Server` header of /_ping names it), at most every
 `STATIC_TTL` seconds, and shared by every node on the same endpoint (`EngineStatic`). An
 engine not yet asked is asked them beside its first /_ping, not after it.
+
+The API version is negotiated per engine from what it answers, with no extra round trip:
+/_ping and /version are unversioned paths every engine serves, and /_ping's `Api-Version`
+header names the engine's newest version. Versioned calls then use
+`api_versions.negotiate` of it: the engine's newest, capped at the newest rocmtui was tested
+with (a newer one changes response shapes), raised to the engine's minimum when it says one
+(Docker 29 refuses clients below 1.44; /version's `MinAPIVersion`, or the 400 that names it).
 """
 
 from __future__ import annotations
@@ -29,6 +36,12 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from rocmtui.core.probes._common import Stuck, ThreadGate, one_line, remaining
+from rocmtui.core.probes.api_versions import (
+    FIRST_CONTACT,
+    ApiTooOld,
+    negotiate,
+    refused_minimum,
+)
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
 from rocmtui.core.probes.failure import ReachError, Step
@@ -36,7 +49,6 @@ from rocmtui.core.probes.sshdial import SSHDialer
 from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
 from rocmtui.core.units import fmt_seconds
 
-API_VERSION = "1.41"  # dockerd 20.10; pinned so the client never asks the engine first
 STATIC_TTL = 600.0
 
 
@@ -49,6 +61,8 @@ class EngineFacts(Struct, frozen=True):
     os_arch: str | None
     containers_running: int | None
     docker_root_dir: str | None
+    api_min_version: str | None = None  # the oldest the engine accepts (GET /version)
+    api_used: str | None = None  # the version rocmtui speaks to it (negotiated)
 
 
 class EngineStatic(Struct, frozen=True):
@@ -59,6 +73,7 @@ class EngineStatic(Struct, frozen=True):
     api_version: str | None
     os_arch: str | None
     docker_root_dir: str | None
+    api_min_version: str | None = None
 
 
 class _Live(Struct, frozen=True):
@@ -66,6 +81,8 @@ class _Live(Struct, frozen=True):
     server: str
     api_version: str | None
     running: int | None  # None: not asked
+    api_used: str | None = None
+    api_min_version: str | None = None  # learnt from a refusal, when the engine sent one
 
 
 def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
@@ -85,7 +102,7 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
 
         # A unix base URL makes the SDK build no ssh transport of its own (paramiko).
         client = docker.DockerClient(
-            base_url="unix:///nonexistent", version=API_VERSION, timeout=timeout
+            base_url="unix:///nonexistent", version=FIRST_CONTACT, timeout=timeout
         )
         client.api.mount(SSH_BASE_URL, SSHDialAdapter(dialer, timeout))
         client.api.base_url = SSH_BASE_URL
@@ -101,7 +118,7 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
         verify: Any = False if endpoint.skip_tls_verify else (endpoint.ca_cert or True)
         tls = docker.tls.TLSConfig(client_cert=cert, ca_cert=endpoint.ca_cert, verify=verify)
     client = docker.DockerClient(
-        base_url=endpoint.base_url, version=API_VERSION, timeout=timeout, tls=tls
+        base_url=endpoint.base_url, version=FIRST_CONTACT, timeout=timeout, tls=tls
     )
     # requests re-reads ~/.netrc and the proxy variables on every call otherwise: CPU on every
     # round, and an engine on the mesh must never be reached through an HTTP proxy.
@@ -120,10 +137,20 @@ def _finish(client: Any, dialer: Any) -> None:
 
 
 def _ask_live(
-    client: Any, dialer: SSHDialer | None, timeout: float, containers: bool, host: str = "?"
+    client: Any,
+    dialer: SSHDialer | None,
+    timeout: float,
+    containers: bool,
+    host: str = "?",
+    known_min: str | None = None,
 ) -> _Live:
-    """Blocking: /_ping (with its headers) and, when `containers`, the running containers."""
+    """Blocking: /_ping (with its headers) and, when `containers`, the running containers.
+
+    The versioned call is made at the version negotiated from this /_ping (and `known_min`,
+    the engine's minimum when known); an engine that refuses it for being too old names its
+    minimum, and the call is made once more at that version."""
     api = client.api
+    minimum = known_min
     try:
         started = time.perf_counter()
         # requests' own get(): the SDK's ping() hides the headers that name the engine
@@ -137,9 +164,23 @@ def _ask_live(
             raise EngineError(
                 one_line(f"engine answered /_ping with HTTP {ping.status_code}"), Step.ENGINE
             )
-        running = (
-            len(api.containers(filters={"status": "running"}, quiet=True)) if containers else None
-        )
+        newest = _str(ping.headers.get("Api-Version"))
+        try:
+            used = negotiate(newest, minimum)
+        except ApiTooOld as exc:
+            raise EngineError(str(exc), Step.ENGINE) from None
+        api._version = used
+        running: int | None = None
+        if containers:
+            try:
+                running = len(api.containers(filters={"status": "running"}, quiet=True))
+            except Exception as exc:
+                floor = refused_minimum(exc)
+                if floor is None or floor == used:
+                    raise
+                minimum = floor
+                used = api._version = negotiate(newest, minimum)
+                running = len(api.containers(filters={"status": "running"}, quiet=True))
     except EngineError:
         raise
     except Exception as exc:
@@ -147,18 +188,26 @@ def _ask_live(
     return _Live(
         latency=latency,
         server=ping.headers.get("Server", ""),
-        api_version=_str(ping.headers.get("Api-Version")),
+        api_version=newest,
         running=running,
+        api_used=used,
+        api_min_version=minimum,
     )
 
 
 def _ask_static(
     client: Any, dialer: SSHDialer | None, timeout: float, server: str, info: bool, host: str = "?"
 ) -> EngineStatic:
-    """Blocking: /version, and /info when `info`."""
+    """Blocking: /version, and /info when `info` — both unversioned, so that they answer
+    before the version is negotiated, whatever the engine's minimum."""
+    api = client.api
     try:
-        version = client.api.version()
-        answer = client.api.info() if info else {}
+        version = api.version(api_version=False)
+        answer: dict[str, Any] = {}
+        if info:
+            reply = api.get(f"{api.base_url}/info", timeout=timeout)
+            reply.raise_for_status()
+            answer = reply.json()
     except Exception as exc:
         raise engine_failure(exc, dialer, timeout, host) from None
     os_name, arch = version.get("Os"), version.get("Arch")
@@ -168,6 +217,7 @@ def _ask_static(
         api_version=_str(version.get("ApiVersion")),
         os_arch=f"{os_name}/{arch}" if os_name and arch else None,
         docker_root_dir=_str(answer.get("DockerRootDir")),
+        api_min_version=_str(version.get("MinAPIVersion")),
     )
 
 
@@ -189,6 +239,7 @@ class EngineProber:
         self._static: dict[str, tuple[float, EngineStatic]] = {}  # endpoint -> (fetched, it)
         self._pending: dict[str, asyncio.Future[EngineStatic | None]] = {}
         self._clients: dict[tuple[str, float], Any] = {}  # (key, timeout) -> idle client
+        self._minimums: dict[str, str] = {}  # endpoint -> the engine's minimum API version
 
     def close(self) -> None:
         """End the ssh connections this prober keeps (blocking, a few ms per node)."""
@@ -320,6 +371,9 @@ class EngineProber:
         early: asyncio.Future[EngineStatic | None] | None = None
         if endpoint.base_url not in self._static:
             early = asyncio.ensure_future(self._static_for(endpoint, "", local, deadline))
+        url = endpoint.base_url
+        cached = self._static.get(url)
+        known_min = self._minimums.get(url) or (cached[1].api_min_version if cached else None)
         try:
             live: _Live = await self._threaded(
                 f"engine:{name}:{endpoint.base_url}",
@@ -331,6 +385,7 @@ class EngineProber:
                     max(0.2, deadline),
                     self.count_containers,
                     host_of(endpoint),
+                    known_min,
                 ),
             )
         except BaseException:
@@ -341,6 +396,9 @@ class EngineProber:
             static = self._vouch(endpoint.base_url, static, live.server)
         else:
             static = await self._static_for(endpoint, live.server, local, remaining(deadline_at))
+        if live.api_min_version:
+            self._minimums[url] = live.api_min_version
+        minimum = live.api_min_version or (static.api_min_version if static else None)
         return EngineFacts(
             latency=live.latency,
             engine_version=static.engine_version if static else None,
@@ -348,4 +406,6 @@ class EngineProber:
             os_arch=static.os_arch if static else None,
             containers_running=live.running,
             docker_root_dir=static.docker_root_dir if static else None,
+            api_min_version=minimum,
+            api_used=live.api_used,
         )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rocmtui.core.config import NodeConfig
 from rocmtui.core.probes._common import ThreadGate, one_line, remaining
+from rocmtui.core.probes.api_versions import note as api_note
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
 from rocmtui.core.probes.engine_fail import EngineError
@@ -169,6 +170,9 @@ def _snapshot(
         down_since=down_since,
         via=via,
         failed_step=str(step) if step and state is not NodeState.OK else None,
+        api_min_version=facts.api_min_version if facts else None,
+        api_used=facts.api_used if facts else None,
+        api_note=api_note(facts.api_version, facts.api_min_version) if facts else None,
     )
 
 
