@@ -2,17 +2,13 @@
 today's engines, in a network namespace of its own), plain `docker buildx bake` of the demo
 targets on it, and rocmtui's discovery, follower, store, status and cancel against it.
 
-The engine is started here until devfleet starts current engines itself (the lead's work):
-containerd with a config of its own (root, state, socket), dockerd `--containerd=SOCK`, both
-through `nsenter --net=` (never `--bridge=none` in the host namespace), stopped by pid.
+The engine is devfleet's CURRENT_ENGINE, in a network namespace of its own, stopped by pid.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -20,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from devfleet import EngineHandle, processes
-from devfleet.dockerd import import_base, netns_add, netns_del, unique_netns_name
+from devfleet import EngineHandle, processes, start_engine
+from devfleet.dockerd import CURRENT_ENGINE
 from rocmtui.core.config import FleetConfig, load_config
 from rocmtui.core.history.discover import HistoryWatch
 from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
@@ -32,92 +28,22 @@ from tests.realparts import require
 
 pytestmark = pytest.mark.fleet
 
-CURRENT = Path("/usr/local/lib/rocmtui-engines/current/bin")
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "bake" / "demo.hcl"
-
-
-class CurrentEngine:
-    """containerd + dockerd of today's engines in a netns of their own."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.netns = unique_netns_name("h26")
-        netns_add(self.netns)
-        self.run = processes.short_dir("hc")
-        self.ctd_sock = self.run / "c.sock"
-        self.sock = self.run / "d.sock"
-        self.docker_host = f"unix://{self.sock}"
-        (workdir / "ctd.toml").write_text(
-            "version = 3\n"
-            f'root = "{workdir}/ctd-root"\nstate = "{self.run}/ctd-state"\n'
-            f'[grpc]\n  address = "{self.ctd_sock}"\n'
-            f'[ttrpc]\n  address = "{self.ctd_sock}.ttrpc"\n'
-            '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
-        )
-        (workdir / "daemon.json").write_text(
-            json.dumps({"deprecated-key-path": str(workdir / "key.json")})
-        )
-        env = processes.child_env({"PATH": f"{CURRENT}:{os.environ.get('PATH', '')}"})
-        ns = ["nsenter", f"--net=/var/run/netns/{self.netns}", "--"]
-        self.procs: list[tuple[int, int | None, subprocess.Popen[bytes]]] = []
-        ctd = processes.spawn(
-            [*ns, str(CURRENT / "containerd"), "--config", str(workdir / "ctd.toml")],
-            workdir / "containerd.log",
-            env=env,
-        )
-        self.procs.append((ctd.pid, processes.start_time(ctd.pid), ctd))
-        processes.wait_for(self.ctd_sock.exists, 30, "containerd socket")
-        dockerd = processes.spawn(
-            [
-                *ns,
-                str(CURRENT / "dockerd"),
-                f"--config-file={workdir / 'daemon.json'}",
-                f"--containerd={self.ctd_sock}",
-                "--iptables=false",
-                "--ip-masq=false",
-                "--storage-driver=vfs",
-                f"--data-root={workdir / 'data'}",
-                f"--exec-root={self.run / 'e'}",
-                f"--pidfile={self.run / 'd.pid'}",
-                f"--host={self.docker_host}",
-                "--log-level=warn",
-            ],
-            workdir / "dockerd.log",
-            env=env,
-        )
-        self.procs.append((dockerd.pid, processes.start_time(dockerd.pid), dockerd))
-        from devfleet.dockerd import ping
-
-        processes.wait_for(lambda: ping(self.sock, 1.0), 60, "current dockerd")
-
-    def stop(self) -> None:
-        """Stop dockerd, then containerd (by pid), and remove the namespace."""
-        try:
-            for pid, start, popen in reversed(self.procs):
-                processes.stop_pids(
-                    [(pid, start)], grace=15.0, extra_markers=[str(self.run)], popen=popen
-                )
-        finally:
-            processes.unmount_under(self.workdir / "data", self.run)
-            netns_del(self.netns)
-            shutil.rmtree(self.run, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def current_engine(
     tmp_path_factory: pytest.TempPathFactory, base_tar: Path
-) -> Iterator[CurrentEngine]:
-    """Today's engine, with rocm-base:local imported; stopped at the module's end."""
-    require("root", "netns", "busybox", "docker-buildx")
-    if not (CURRENT / "dockerd").is_file():
-        message = f"today's engines are not unpacked at {CURRENT} (.ci/install-system)"
-        if os.environ.get("ROCMTUI_REQUIRE_REAL") == "1":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    engine = CurrentEngine(tmp_path_factory.mktemp("current"))
+) -> Iterator[EngineHandle]:
+    """Today's engine (devfleet's CURRENT_ENGINE: dockerd 28.5 with its own containerd 2.1)
+    in a network namespace of its own, rocm-base:local imported; stopped at the module's end."""
+    require("current-engine", "netns", "busybox", "docker-buildx")
+    engine = start_engine(
+        tmp_path_factory.mktemp("current"), "cur", True, "gfx1201",
+        base_tar=base_tar, kind=CURRENT_ENGINE,
+    )  # fmt: skip
     try:
-        import_base(engine.sock, base_tar)
         yield engine
     finally:
         engine.stop()
@@ -140,7 +66,7 @@ def write_fleet(tmp_path: Path, nodes: dict[str, str], stall: float = 900) -> Pa
 
 
 def plain_bake(
-    engine: CurrentEngine,
+    engine: EngineHandle,
     tmp_path: Path,
     target: str = "demo-pytorch",
     sets: tuple[str, ...] = (),
@@ -189,7 +115,7 @@ def outside_jobs(config: FleetConfig) -> list[JobRecord]:
 
 
 def test_a_plain_bake_is_a_running_outside_job_whose_log_grows_and_ends(
-    current_engine: CurrentEngine, tmp_path: Path
+    current_engine: EngineHandle, tmp_path: Path
 ) -> None:
     config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
     # a secret-like build arg, and one holding an OSC 52 clipboard write and a title change
@@ -243,7 +169,7 @@ def test_a_plain_bake_is_a_running_outside_job_whose_log_grows_and_ends(
             bake.wait()
 
 
-def test_a_rocmtui_build_is_not_doubled(current_engine: CurrentEngine, tmp_path: Path) -> None:
+def test_a_rocmtui_build_is_not_doubled(current_engine: EngineHandle, tmp_path: Path) -> None:
     from rocmtui.core.bakefile import load_bake
     from rocmtui.core.jobs.launch import launch_job
 
