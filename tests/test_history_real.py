@@ -8,7 +8,10 @@ The engine is devfleet's CURRENT_ENGINE, in a network namespace of its own, stop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -49,12 +52,27 @@ def current_engine(
         engine.stop()
 
 
-def write_fleet(tmp_path: Path, nodes: dict[str, str], stall: float = 900) -> Path:
+@pytest.fixture(autouse=True)
+def _followers_stopped(tmp_path: Path) -> Iterator[None]:
+    """Every follower (and its history stream) this test's state folder started, stopped by
+    pid at the end, should one still run."""
+    yield
+    import signal
+
+    for pid in processes.pids_mentioning(str(tmp_path)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def write_fleet(
+    tmp_path: Path, nodes: dict[str, str], stall: float = 900, link_timeout: float = 120
+) -> Path:
     """A fleet file naming `nodes` (name -> DOCKER_HOST), the demo bake file, no services."""
     lines = [
         f'bake_file = "{DEMO}"',
         "refresh_seconds = 2.0",
         f"stall_after_seconds = {stall}",
+        f"link_timeout_seconds = {link_timeout}",
         '[registry]\nurl = "http://127.0.0.1:9"',
         '[webdav]\nurl = "http://127.0.0.1:9/"',
     ]
@@ -213,3 +231,131 @@ def test_an_old_engine_says_once_that_it_keeps_no_history(
     assert snap.nodes[0].state is NodeState.OK
     assert note and "not visible here" in note and "20.10" in note
     assert watch.runs == 0  # known by its version: no buildx process at all
+
+
+def _running_outside(config: FleetConfig) -> JobRecord:
+    def found() -> list[JobRecord]:
+        discover(config)
+        return [j for j in outside_jobs(config) if j.state in (JobState.RUNNING, JobState.STALLED)]
+
+    (job,) = wait_for(found, 60, "the outside build as a running job")  # type: ignore[misc]
+    assert isinstance(job, JobRecord)
+    return job
+
+
+def test_a_silent_outside_build_is_stalled_and_status_exits_1(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    from tests.test_jobs_support import run_cli
+
+    path = write_fleet(tmp_path, {"cur": current_engine.docker_host}, stall=3)
+    config = load_config(path)
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="6", DEMO_SILENT_SECONDS="60")
+    try:
+        job = _running_outside(config)
+
+        def stalled() -> dict[str, object] | None:
+            out = run_cli(path, "status", "--json")
+            data = json.loads(out.stdout)
+            builds = [b for b in data["builds"] if b["id"] == job.id]
+            if out.returncode == 1 and builds and builds[0]["state"] == "stalled":
+                return data
+            return None
+
+        data = wait_for(stalled, 60, "status to say the outside build is stalled")
+        assert isinstance(data, dict)
+        (build,) = [b for b in data["builds"] if b["id"] == job.id]
+        assert build["started_elsewhere"] is True and build["outside"]["ref"] == job.buildkit_ref
+        assert any("stalled" in p for p in data["problems"])
+        assert data["nodes"][0]["state"] == "stalled"
+        # its client goes (Ctrl-C on the Makefile): BuildKit cancels it, a cancel reads Error
+        os.killpg(bake.pid, signal.SIGINT)
+        bake.wait(60)
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its end"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state in (JobState.CANCELLED, JobState.FAILED)
+        assert ended.outside is not None and ended.outside.status == "error"
+        assert ended.message  # BuildKit's error, one sanitised line
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_history_stream_that_dies_is_followed_again(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+    try:
+        job = _running_outside(config)
+        assert job.buildkit_ref
+        ref = job.buildkit_ref
+
+        def streams() -> list[int]:
+            out = []
+            for pid in processes.pids_mentioning(ref):
+                with contextlib.suppress(OSError):
+                    if b"logs" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        out.append(pid)
+            return out
+
+        first = wait_for(streams, 30, "the follower's history stream")
+        assert isinstance(first, list)
+        for pid in first:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: "following its output again" in job.log_path.read_text(), 30,
+                 "the follower to say it follows again")  # fmt: skip
+        assert bake.wait(120) == 0
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its outcome"
+        )
+        assert isinstance(ended, JobRecord) and ended.state is JobState.SUCCEEDED
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_an_engine_gone_mid_build_ends_the_job_lost_with_the_reason(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    engine = engine_factory("gone", kind=CURRENT_ENGINE)
+    config = load_config(write_fleet(tmp_path, {"gone": engine.docker_host}, link_timeout=5))
+    bake = plain_bake(engine, tmp_path, DEMO_STEPS="200", DEMO_SLEEP="0.2")
+    try:
+        job = _running_outside(config)
+        engine.stop(grace=5.0)
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 90, "its end"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state is JobState.LOST
+        assert ended.message and ("did not answer" in ended.message or "no longer" in ended.message)
+        assert "\x1b" not in ended.message
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_builder_whose_history_api_errors_gives_a_note_not_an_error(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    from msgspec.structs import replace
+
+    old = engine_factory("old", import_base=False)
+    config = load_config(write_fleet(tmp_path, {"old": old.docker_host}))
+    snap = asyncio.run(probe_fleet(config)).nodes[0]
+    assert snap.state is NodeState.OK
+    # said to be of today, so buildx really asks its (missing) history API
+    posing = replace(snap, engine_version="28.5.2")
+    watch = HistoryWatch(config, interval=0, local=None)
+    noted = asyncio.run(watch.ask(config.nodes[0], posing))
+    assert watch.runs == 1
+    assert noted.state is NodeState.OK
+    assert noted.history_note and "not visible here" in noted.history_note
+    assert outside_jobs(config) == []
