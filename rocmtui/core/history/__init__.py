@@ -16,4 +16,20 @@ detection, log panes, `status` exit codes and metrics cover them as they cover r
 - `discover`: `HistoryWatch`, one `history ls` per node every `interval` seconds, turning new
   records into jobs and starting their followers; the node's `history_note`;
 - `rebuild`: `rebuild_plan(config, bake, record)`: the launch rocmtui's own rebuild makes.
+
+For the console (what it reads; nothing here imports Textual):
+
+- a job started elsewhere is an ordinary `JobRecord` from `jobs.control.list_jobs` /
+  `get_job`, with `record.started_elsewhere` True and `record.outside` an `OutsideBuild`
+  (`name`, `target`, `build_args` already sanitised and redacted, `vcs_revision`, step counts,
+  `cached_percent`, `error`, `client`, `follow_note`); `user`/`host`/`command` are empty and
+  its log (`record.log_path`) is written by its follower like any job's;
+- node rows: `NodeSnapshot.history_note` (one line, or None) says when builds started
+  elsewhere are not visible on that node, and why;
+- `c`: `jobs.control.cancel_job` raises `jobs.control.StartedElsewhere` for such a job; its
+  message says only the client that started it can cancel it (and names it when known);
+- `r`: `history.rebuild.rebuild_request(record, bake)` -> `RebuildRequest(target, arch, node,
+  push, overrides, left_out)`, the fields of the bake dialog's `BakeRequest` (for any job:
+  rocmtui's own gives back exactly what it built);
+- the matrix: `CellJob.started_elsewhere`, `CellJob.cached_percent`, `CellJob.last_built()`.
 """
