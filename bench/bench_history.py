@@ -83,15 +83,19 @@ def latency_once(config_path: Path, host: str, workdir: Path, run: int) -> float
     config = load_config(config_path)
     seen: list[float] = []
 
+    started = [False]
+
     def publish(snap: FleetSnapshot) -> None:
         node = snap.node("n0")
-        if node is not None and node.state is NodeState.BUILDING and not seen:
+        building = node is not None and node.state is NodeState.BUILDING
+        if building and started[0] and not seen:
             seen.append(time.time())
 
     async def main() -> float | None:
         monitor = FleetMonitor(config, publish, node_overlay=NodeJobOverlay(config, max_age=0))
         task = asyncio.ensure_future(monitor.run())
         await asyncio.sleep(3 * REFRESH)  # settled: its first rounds (and history looks) done
+        started[0] = True  # from here on `building` can only be this run's build
         log = workdir / f"bake-{run}.log"
         env = processes.child_env(
             {

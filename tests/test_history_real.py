@@ -26,6 +26,7 @@ from rocmtui.core.history.discover import HistoryWatch
 from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.monitor import Probers, probe_fleet
+from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState, NodeState
 from tests.realparts import require
 
@@ -117,11 +118,22 @@ def plain_bake(
     )
 
 
+NOTES: dict[str, str | None] = {}
+
+
 def discover(config: FleetConfig) -> None:
-    """One round of discovery as a one-shot `status` makes it."""
+    """One round of discovery as a one-shot `status` makes it (each node's state and history
+    note kept in NOTES, for a failure's message)."""
     watch = HistoryWatch(config, interval=0, local=None)
     probers = Probers(history=watch, history_now=True)
-    asyncio.run(probe_fleet(config, probers=probers))
+
+    async def round_and_settle() -> FleetSnapshot:
+        snap = await probe_fleet(config, probers=probers)
+        await watch.settle(15.0)
+        return snap
+
+    snap = asyncio.run(round_and_settle())
+    NOTES.update({n.name: f"{n.state} {n.reason} {n.history_note}" for n in snap.nodes})
 
 
 def wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
@@ -359,3 +371,94 @@ def test_a_builder_whose_history_api_errors_gives_a_note_not_an_error(
     assert noted.state is NodeState.OK
     assert noted.history_note and "not visible here" in noted.history_note
     assert outside_jobs(config) == []
+
+
+def test_the_monitor_shows_a_build_started_on_this_host_without_waiting_its_interval(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    """A long history interval: only the sign of a new build process here can make the
+    monitor look, so the node reads `building` from that sign alone."""
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.monitor import FleetMonitor
+
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    states: list[NodeState] = []
+
+    def publish(snap: FleetSnapshot) -> None:
+        states.append(snap.nodes[0].state)
+
+    async def main() -> list[NodeState]:
+        overlay = NodeJobOverlay(config, max_age=0)
+        monitor = FleetMonitor(config, publish, node_overlay=overlay, history_seconds=3600)
+        task = asyncio.ensure_future(monitor.run())
+        try:
+            deadline = time.monotonic() + 30
+            while monitor.rounds < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert monitor.probers.history is not None
+            asked = monitor.probers.history.runs
+            bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+            try:
+                deadline = time.monotonic() + 60
+                while NodeState.BUILDING not in states and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                assert monitor.probers.history.runs > asked  # the sign made it look
+            finally:
+                await asyncio.to_thread(bake.wait, 120)
+            return states
+        finally:
+            monitor.stop()
+            await task
+
+    seen = asyncio.run(main())
+    assert NodeState.BUILDING in seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("node_name", ["snoc-think", "snoc-gaming"])  # ssh://, tcp:// + TLS
+def test_a_plain_bake_on_a_remote_node_is_seen_through_its_own_connection(
+    config: Path, tmp_path: Path, node_name: str
+) -> None:
+    """The dev fleet's remote nodes: plain `docker buildx bake` run with the environment an
+    operator's make would have (reaching the node as rocmtui's own launches do), and
+    rocmtui's discovery and follower reaching it the same way."""
+    from rocmtui.core.history.buildx import history_environment
+
+    loaded = load_config(config)
+    node = loaded.node(node_name)
+    assert node is not None
+    env = history_environment(node, loaded, os.environ, tmp_path / "operator")
+    env.update(GFX_ARCH="gfx1201", DEMO_NONCE=str(time.time_ns()), DEMO_STEPS="40",
+               DEMO_SLEEP="0.2")  # fmt: skip
+    bake = processes.spawn(
+        ["docker", "buildx", "bake", "-f", str(DEMO), "--progress=plain", "--", "demo-pytorch"],
+        tmp_path / "bake.log",
+        env=env,
+        cwd=DEMO.parent,
+    )
+    try:
+
+        def found() -> list[JobRecord]:
+            discover(loaded)
+            return [
+                j
+                for j in outside_jobs(loaded)
+                if j.node == node_name and j.state is JobState.RUNNING
+            ]
+
+        try:
+            (job,) = wait_for(found, 90, f"the outside build on {node_name}")  # type: ignore[misc]
+        except Exception as exc:
+            tail = (tmp_path / "bake.log").read_text()[-1500:]
+            raise AssertionError(f"{exc}; nodes: {NOTES}; bake: {tail}") from exc
+        assert job.target == "demo-pytorch" and job.arch == "gfx1201"
+        assert bake.wait(180) == 0, (tmp_path / "bake.log").read_text()[-2000:]
+        ended = wait_for(
+            lambda: (j := get_job(job.id, loaded)).ended_at is not None and j, 90, "its outcome"
+        )
+        assert isinstance(ended, JobRecord) and ended.state is JobState.SUCCEEDED
+        assert "Building HIP" in ended.log_path.read_text()
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()

@@ -91,10 +91,15 @@ async def probe_and_ask(
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
     # builds started elsewhere: every node's BuildKit history asked once, now
-    probers = Probers(history=HistoryWatch(config, interval=0, local=None), history_now=True)
+    watch = HistoryWatch(config, interval=0, local=None, finished_per_look=0)
+    probers = Probers(history=watch, history_now=True)
     snapshot = await probe_fleet(
         config, deadline=probe_budget(config), node_overlay=overlay, probers=probers
     )
+    # a look at history that outlived the round (a slow ssh link): its builds still count
+    if await watch.settle(HISTORY_SETTLE):
+        overlay.invalidate()
+        snapshot = replace(snapshot, nodes=tuple(overlay(n) for n in snapshot.nodes))
     return snapshot, await asking
 
 
@@ -133,6 +138,7 @@ def preload(config: FleetConfig) -> None:
         import psutil  # noqa: F401
 
 
+HISTORY_SETTLE = 5.0  # seconds status waits for a look at build history past its round
 EXIT_RESERVE = 0.15  # seconds kept for printing and interpreter exit
 MAX_WORD = 40  # a column is never kept wider than this for one word
 

@@ -72,7 +72,7 @@ from rocmtui.core.units import fmt_utc_stamp
 
 log = logging.getLogger(__name__)
 
-HISTORY_INTERVAL = 30.0  # seconds between two `history ls` of one node in a monitor
+HISTORY_INTERVAL = 60.0  # seconds between two `history ls` of one node in a monitor
 TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
 TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
 INSPECT_PER_ROUND = 4  # finished records inspected per node and round
@@ -158,6 +158,9 @@ class HistoryWatch:
     interval: float = HISTORY_INTERVAL
     env: Mapping[str, str] | None = None
     spawn: bool = True  # start followers (tests of discovery alone turn it off)
+    # finished records new to the store inspected (and kept) per node and look; a one-shot
+    # `status` takes 0: it wants what runs now, the monitor keeps the rest
+    finished_per_look: int = INSPECT_PER_ROUND
     local: LocalBuilds | None = field(default_factory=LocalBuilds)
     runs: int = 0  # `history ls` processes started (for benches and tests)
     _nodes: dict[str, _NodeState] = field(default_factory=dict)
@@ -200,15 +203,27 @@ class HistoryWatch:
         return replace(snapshot, history_note=state.note) if state.note else snapshot
 
     async def ask(self, node: NodeConfig, snapshot: NodeSnapshot) -> NodeSnapshot:
-        """One full look at the node's history now (a one-shot `status`): waits for it."""
+        """One full look at the node's history now (a one-shot `status`): waits for it. When
+        the caller's deadline cancels the wait, the look goes on (`settle` waits for it)."""
         state = self._nodes.setdefault(node.name, _NodeState())
         if snapshot.state is not NodeState.OK:
             return snapshot
         note = engine_note(snapshot)
         if note is None:
-            await self._ask(node, state)
+            if state.task is None or state.task.done():
+                state.asked_at = time.monotonic()
+                state.task = asyncio.ensure_future(self._ask(node, state))
+            await asyncio.shield(state.task)
             note = state.note
         return replace(snapshot, history_note=note) if note else snapshot
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) for every look still under way, e.g. one over a
+        slow ssh link that outlived the probe round; True when any was still under way."""
+        pending = [s.task for s in self._nodes.values() if s.task is not None and not s.task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+        return bool(pending)
 
     async def _ask(self, node: NodeConfig, state: _NodeState) -> None:
         try:
@@ -251,7 +266,7 @@ class HistoryWatch:
             if entry.ref in known:
                 continue
             if not entry.running:
-                if inspected >= INSPECT_PER_ROUND:
+                if inspected >= self.finished_per_look:
                     continue
                 inspected += 1
             data = await self._inspect(node, entry.ref, env)
