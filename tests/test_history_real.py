@@ -415,15 +415,15 @@ def test_the_monitor_shows_a_build_started_on_this_host_without_waiting_its_inte
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("node_name", ["snoc-think", "snoc-gaming"])  # ssh://, tcp:// + TLS
 def test_a_plain_bake_on_a_remote_node_is_seen_through_its_own_connection(
-    config: Path, tmp_path: Path, node_name: str
+    config: Path, tmp_path: Path
 ) -> None:
-    """The dev fleet's remote nodes: plain `docker buildx bake` run with the environment an
+    """The dev fleet's ssh node: plain `docker buildx bake` run with the environment an
     operator's make would have (reaching the node as rocmtui's own launches do), and
     rocmtui's discovery and follower reaching it the same way."""
     from rocmtui.core.history.buildx import history_environment
 
+    node_name = "snoc-think"  # ssh://ci@snoc-think, today's engine (minimum API 1.44)
     loaded = load_config(config)
     node = loaded.node(node_name)
     assert node is not None
@@ -452,6 +452,8 @@ def test_a_plain_bake_on_a_remote_node_is_seen_through_its_own_connection(
             tail = (tmp_path / "bake.log").read_text()[-1500:]
             raise AssertionError(f"{exc}; nodes: {NOTES}; bake: {tail}") from exc
         assert job.target == "demo-pytorch" and job.arch == "gfx1201"
+        # the TLS node (tcp:// with certificates) is the fleet's 20.10 engine: its note
+        assert "not visible here" in str(NOTES.get("snoc-gaming"))
         assert bake.wait(180) == 0, (tmp_path / "bake.log").read_text()[-2000:]
         ended = wait_for(
             lambda: (j := get_job(job.id, loaded)).ended_at is not None and j, 90, "its outcome"

@@ -6,7 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from rocmtui.core.history.discover import LocalBuilds
+from rocmtui.core.config import NodeConfig
+from rocmtui.core.history.discover import LocalBuilds, build_reaches
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.store import JobRecord, JobStore
 
@@ -72,16 +73,28 @@ def test_a_damaged_outside_column_reads_as_a_bare_outside_build(tmp_path: Path) 
 
 
 def test_local_builds_sees_new_buildx_build_processes_only(tmp_path: Path) -> None:
-    def proc(pid: int, *words: str) -> None:
+    def proc(pid: int, *words: str, host: str = "") -> None:
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(w.encode() for w in words))
+        env = f"PATH=/bin\0DOCKER_HOST={host}\0" if host else "PATH=/bin\0"
+        (tmp_path / str(pid) / "environ").write_bytes(env.encode())
 
     proc(1, "/sbin/init")
     proc(2, "/usr/libexec/docker/cli-plugins/docker-buildx", "buildx", "bake", "-f", "x")
     local = LocalBuilds(tmp_path)
-    assert local.new_builds() == 0  # what ran before the first look is not news
-    proc(3, "/usr/local/lib/docker/cli-plugins/docker-buildx", "buildx", "bake", "--", "t")
+    assert local.new_builds() == []  # what ran before the first look is not news
+    proc(3, "/usr/local/lib/docker/cli-plugins/docker-buildx", "buildx", "bake", "--", "t",
+         host="ssh://ci@snoc-think")  # fmt: skip
     proc(4, "/usr/local/lib/docker/cli-plugins/docker-buildx", "buildx", "ls")
     proc(5, "/usr/bin/docker", "buildx", "bake")  # the CLI itself: its plugin child counts
-    assert local.new_builds() == 1
-    assert local.new_builds() == 0
+    assert local.new_builds() == [("ssh://ci@snoc-think", None)]
+    assert local.new_builds() == []
+
+
+def test_a_build_process_reaches_the_node_its_environment_names() -> None:
+    think = NodeConfig(name="snoc-think", docker_host="ssh://ci@snoc-think")
+    local = NodeConfig(name="snoc-strix")
+    assert build_reaches(think, "ssh://ci@snoc-think", None)
+    assert not build_reaches(think, "unix:///tmp/other.sock", None)
+    assert not build_reaches(think, None, None)
+    assert build_reaches(local, None, None)  # no DOCKER_HOST: the default engine

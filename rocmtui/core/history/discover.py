@@ -111,25 +111,27 @@ def answer_note(answer: BuildxAnswer) -> str | None:
 
 
 class LocalBuilds:
-    """New `docker buildx bake|build` processes on this host, from /proc (new pids only)."""
+    """New `docker buildx bake|build` processes on this host, from /proc (new pids only), each
+    with the engine it talks to (its DOCKER_HOST or DOCKER_CONTEXT)."""
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
         self.proc = proc
         self._seen: set[int] = set()
         self._primed = False
 
-    def new_builds(self) -> int:
-        """How many build processes appeared since the last call (0 on the first call)."""
+    def new_builds(self) -> list[tuple[str | None, str | None]]:
+        """(DOCKER_HOST, DOCKER_CONTEXT) of each build process that appeared since the last
+        call (none on the first call)."""
         try:
             pids = {int(p) for p in os.listdir(self.proc) if p.isdigit()}
         except OSError:
-            return 0
+            return []
         fresh = pids - self._seen
         self._seen = pids
         if not self._primed:
             self._primed = True
-            return 0
-        found = 0
+            return []
+        found: list[tuple[str | None, str | None]] = []
         for pid in fresh:
             try:
                 words = (self.proc / str(pid) / "cmdline").read_bytes().split(b"\0")
@@ -137,8 +139,32 @@ class LocalBuilds:
                 continue
             head = words[1:4]
             if words[0].endswith(b"docker-buildx") and (b"bake" in head or b"build" in head):
-                found += 1
+                found.append(self._engine(pid))
         return found
+
+    def _engine(self, pid: int) -> tuple[str | None, str | None]:
+        try:
+            env = (self.proc / str(pid) / "environ").read_bytes().split(b"\0")
+        except OSError:
+            return (None, None)
+        pairs = dict(e.split(b"=", 1) for e in env if b"=" in e)
+        host, context = pairs.get(b"DOCKER_HOST"), pairs.get(b"DOCKER_CONTEXT")
+        return (
+            host.decode("utf-8", "replace") if host else None,
+            context.decode("utf-8", "replace") if context else None,
+        )
+
+
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+
+
+def build_reaches(node: NodeConfig, host: str | None, context: str | None) -> bool:
+    """Whether a build process with this DOCKER_HOST / DOCKER_CONTEXT talks to `node`."""
+    if host:
+        return node.docker_host == host
+    if context:
+        return node.context == context
+    return node.context is None and node.docker_host in (None, DEFAULT_SOCKET)
 
 
 @dataclass
@@ -164,22 +190,27 @@ class HistoryWatch:
     local: LocalBuilds | None = field(default_factory=LocalBuilds)
     runs: int = 0  # `history ls` processes started (for benches and tests)
     _nodes: dict[str, _NodeState] = field(default_factory=dict)
-    _hot_rounds: int = 0
+    _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
     _scanned_at: float = -1e18
 
     def __post_init__(self) -> None:
         self.store = self.store or JobStore.for_config(self.config, self.env)
 
-    def _triggered(self) -> bool:
-        """A local build process appeared (scanned at most once per second for all nodes)."""
+    def _triggered(self, node: NodeConfig) -> bool:
+        """A build process talking to `node` appeared here (/proc scanned at most once a
+        second for every node); the node is then asked for `TRIGGERED_ROUNDS` rounds."""
         now = time.monotonic()
         if self.local is not None and now - self._scanned_at >= 1.0:
             self._scanned_at = now
-            if self.local.new_builds():
-                self._hot_rounds = TRIGGERED_ROUNDS
-            elif self._hot_rounds:
-                self._hot_rounds -= 1
-        return self._hot_rounds > 0
+            builds = self.local.new_builds()
+            for name in list(self._hot):
+                self._hot[name] -= 1
+                if self._hot[name] <= 0:
+                    del self._hot[name]
+            for other in self.config.nodes:
+                if any(build_reaches(other, host, ctx) for host, ctx in builds):
+                    self._hot[other.name] = TRIGGERED_ROUNDS
+        return node.name in self._hot
 
     async def watch(
         self, node: NodeConfig, snapshot: NodeSnapshot, wait: float = TRIGGERED_WAIT
@@ -192,7 +223,7 @@ class HistoryWatch:
         if note is not None:
             state.note = note
             return replace(snapshot, history_note=note)
-        triggered = self._triggered()
+        triggered = self._triggered(node)
         due = time.monotonic() - state.asked_at >= self.interval
         if (due or triggered) and (state.task is None or state.task.done()):
             state.asked_at = time.monotonic()
