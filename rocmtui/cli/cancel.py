@@ -1,8 +1,9 @@
 """`rocmtui cancel JOB [--grace SECONDS]`: stop a running build and record `cancelled`.
 
 SIGTERM to the job's whole process group, SIGKILL after the grace period, then any process
-left in the job's session. Exit codes: 0 cancelled, 1 the job had already ended or the fleet is
-read-only, 2 no such job.
+left in the job's session. Exit codes: 0 cancelled, 1 the job had already ended, was started
+elsewhere (only the client that started it can cancel it) or the fleet is read-only, 2 no such
+job.
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cancel the job."""
-    from rocmtui.core.jobs.control import JobNotRunning, cancel_job
+    from rocmtui.core.jobs.control import JobNotRunning, StartedElsewhere, cancel_job
     from rocmtui.core.jobs.refusals import ReadOnlyRefused
     from rocmtui.core.jobs.store import JobNotFound
 
     config = config_from(args)
     try:
         record = cancel_job(config, args.job, grace=max(0.0, args.grace))
+    except StartedElsewhere as exc:
+        print(f"rocmtui cancel: {exc}", file=sys.stderr)
+        client = exc.record.outside.client if exc.record.outside else None
+        _answer(args, {"cancelled": False, "reason": str(exc), "client": client})
+        return EXIT_UNHEALTHY
     except JobNotRunning as exc:
         print(f"rocmtui cancel: {exc}", file=sys.stderr)
         _answer(args, {"cancelled": False, "reason": str(exc)})

@@ -33,6 +33,8 @@ def _info(record: object) -> str:
 
     assert isinstance(record, JobRecord)
     text = _outcome(record)
+    if record.outside is not None:
+        text = f"{_elsewhere(record)} · {text}".rstrip(" ·")
     check = read_push_check(record.job_dir)
     if check is not None:  # the closed loop: what the registry holds under the pushed tags
         text = f"{text} · {check.describe()}".lstrip(" ·")
@@ -60,6 +62,22 @@ def _outcome(record: object) -> str:
     else:
         text = record.message or ""
     return text
+
+
+def _elsewhere(record: object) -> str:
+    """What BuildKit knows of a build started elsewhere, in a few words."""
+    from rocmtui.core.jobs.store import JobRecord
+
+    assert isinstance(record, JobRecord) and record.outside is not None
+    out = record.outside
+    parts = ["started elsewhere", out.name or ""]
+    if out.client:
+        parts.append(f"by {out.client}")
+    if out.cached_percent is not None:
+        parts.append(f"{out.cached_percent}% of steps cached")
+    if out.follow_note:
+        parts.append(out.follow_note)
+    return ": ".join(parts[:2]).rstrip(": ") + "".join(f" · {p}" for p in parts[2:])
 
 
 def _images(record: object) -> list[str]:
@@ -131,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 r.target,
                 r.arch,
                 r.node,
-                r.user,
+                "(elsewhere)" if r.outside is not None else r.user,
                 fmt_when(r.started_at, now),
                 fmt_age(r.duration(now)),
                 _info(r),

@@ -41,7 +41,7 @@ def cell_line(row: str, cell: Cell) -> str:
     if cell.reason:
         text += f": {cell.reason}"
     if cell.job is not None and cell.verdict not in ("building", "failed"):
-        text += f" (last job {cell.job.id} {cell.job.state})"
+        text += f" (job {cell.job.id}: {cell.job.last_built()})"
     return _safe(text, 300)
 
 

@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
-        report = {**snapshot.to_json(), "monitor": monitor.to_json()}
+        builds = [job.to_json() for jobs in overlay.all_active().values() for job in jobs]
+        report = {**snapshot.to_json(), "monitor": monitor.to_json(), "builds": builds}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         render(snapshot, monitor_line=monitor.line())
@@ -84,11 +85,21 @@ async def probe_and_ask(
     snapshot is): it answers within a second or counts as not answering."""
     import asyncio
 
+    from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.hostmonitor.client import query
-    from rocmtui.core.monitor import probe_fleet
+    from rocmtui.core.monitor import Probers, probe_fleet
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
-    snapshot = await probe_fleet(config, deadline=probe_budget(config), node_overlay=overlay)
+    # builds started elsewhere: every node's BuildKit history asked once, now
+    watch = HistoryWatch(config, interval=0, local=None, finished_per_look=0)
+    probers = Probers(history=watch, history_now=True)
+    snapshot = await probe_fleet(
+        config, deadline=probe_budget(config), node_overlay=overlay, probers=probers
+    )
+    # a look at history that outlived the round (a slow ssh link): its builds still count
+    if await watch.settle(HISTORY_SETTLE):
+        overlay.invalidate()
+        snapshot = replace(snapshot, nodes=tuple(overlay(n) for n in snapshot.nodes))
     return snapshot, await asking
 
 
@@ -127,6 +138,7 @@ def preload(config: FleetConfig) -> None:
         import psutil  # noqa: F401
 
 
+HISTORY_SETTLE = 5.0  # seconds status waits for a look at build history past its round
 EXIT_RESERVE = 0.15  # seconds kept for printing and interpreter exit
 MAX_WORD = 40  # a column is never kept wider than this for one word
 
@@ -269,6 +281,8 @@ def render(
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {why}"))
         if n.api_note:
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {n.api_note}"))
+        if n.history_note:
+            reasons.append(Text(f"  · {n.name}: {n.history_note}"))
     _add_rows(nodes, rows)
     if rows:
         console.print(nodes)

@@ -21,11 +21,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from msgspec.structs import replace
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config import FleetConfig, NodeConfig
 from rocmtui.core.paths import state_dir
 from rocmtui.core.probes import (
     DEFAULT_NODE_PROBER,
@@ -39,6 +40,9 @@ from rocmtui.core.probes import (
 from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
+
+if TYPE_CHECKING:
+    from rocmtui.core.history.discover import HistoryWatch
 
 T = TypeVar("T", NodeSnapshot, ServiceSnapshot)
 NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
@@ -57,6 +61,38 @@ class Probers:
 
     nodes: NodeProber = field(default_factory=lambda: DEFAULT_NODE_PROBER)
     http: HttpClients | None = None  # None: fresh clients each round (one-shot callers)
+    # BuildKit's build history on each node (builds started elsewhere); None: not watched
+    history: HistoryWatch | None = None
+    # a one-shot caller (`status`): every node's history is asked now and waited for
+    history_now: bool = False
+
+
+async def _node(
+    probers: Probers,
+    node: NodeConfig,
+    deadline: float,
+    previous: NodeSnapshot | None,
+    now: float,
+    disk: Path,
+) -> NodeSnapshot:
+    """One node's probe, then (when watched) its build history, within the round's bounds."""
+    started = time.monotonic()
+    snap = await probers.nodes.probe(
+        node, deadline=deadline, previous=previous, now=now, disk_path=disk
+    )
+    watch = probers.history
+    if watch is None:
+        return snap
+    left = max(0.0, deadline - (time.monotonic() - started))
+    try:
+        if probers.history_now:
+            return await asyncio.wait_for(watch.ask(node, snap), left)
+        return await watch.watch(node, snap, wait=min(left, 1.5))
+    except TimeoutError:
+        return snap
+    except Exception:
+        log.exception("build history of %s", node.name)
+        return snap
 
 
 async def _service(
@@ -122,9 +158,7 @@ async def probe_fleet(
         if node.name in skip and node.name in prev_nodes:
             continue
         tasks[f"node:{node.name}"] = asyncio.ensure_future(
-            probers.nodes.probe(
-                node, deadline=deadline, previous=prev_nodes.get(node.name), now=now, disk_path=disk
-            )
+            _node(probers, node, deadline, prev_nodes.get(node.name), now, disk)
         )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))
     for kind, url in services:
@@ -203,6 +237,12 @@ async def _deliver(publish: Publish, snapshot: FleetSnapshot) -> None:
         log.exception("publishing a fleet snapshot failed")
 
 
+def _history_watch(config: FleetConfig, seconds: float | None) -> HistoryWatch:
+    from rocmtui.core.history.discover import HISTORY_INTERVAL, HistoryWatch
+
+    return HistoryWatch(config, interval=HISTORY_INTERVAL if seconds is None else seconds)
+
+
 @dataclass
 class _Backoff:
     failures: int = 0
@@ -228,7 +268,13 @@ class FleetMonitor:
         node_overlay: NodeOverlay | None = None,
         builder_refresh_seconds: float = BUILDER_REFRESH,
         count_containers: bool = False,
+        history: bool = True,
+        history_seconds: float | None = None,
     ) -> None:
+        """`history`: watch each node's BuildKit history for builds started elsewhere (one
+        `history ls` per node every `history_seconds`, default
+        `history.discover.HISTORY_INTERVAL`, and at once when a build process appears on
+        this host)."""
         self.config = config
         self.publish = publish
         self.node_overlay = node_overlay
@@ -243,6 +289,7 @@ class FleetMonitor:
                 ssh_persist=max(60.0, 3 * config.refresh_seconds),
             ),
             http=HttpClients(),
+            history=_history_watch(config, history_seconds) if history else None,
         )
         self.latest: FleetSnapshot | None = None
         self.rounds = 0

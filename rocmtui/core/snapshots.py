@@ -77,6 +77,11 @@ class NodeSnapshot(Struct, frozen=True):
     api_min_version: str | None = None  # the oldest API version the engine accepts
     api_used: str | None = None  # the version rocmtui negotiated with it
     api_note: str | None = None  # one line when the engine is newer than rocmtui knows
+    # why builds started elsewhere (make, cron, another host) are not visible on this node, in
+    # one sanitised line: the engine keeps no build history (dockerd 20.10, BuildKit 0.8), the
+    # buildx in use has no `history`, or the builder's history API answered an error. None when
+    # its history is read (or not yet asked). Said once on the node's row, never as an error.
+    history_note: str | None = None
 
     def age(self, now: float | None = None) -> float:
         """Seconds since this snapshot was taken."""

@@ -19,7 +19,11 @@ from rocmtui.core.jobs.checks import pick_node
 from rocmtui.core.jobs.redaction import redact_argv
 from rocmtui.core.jobs.refusals import LaunchError
 
+#: The build arg naming a rocmtui job in BuildKit's history record of its build.
+JOB_BUILD_ARG = "ROCMTUI_JOB"
+
 __all__ = [
+    "JOB_BUILD_ARG",
     "bake_workdir",
     "build_argv",
     "build_command",
@@ -81,8 +85,12 @@ def build_argv(
     push: bool,
     metadata_file: str,
     docker: str = "docker",
+    job_id: str | None = None,
 ) -> list[str]:
-    """bake's argument list (see the module doc)."""
+    """bake's argument list (see the module doc). With `job_id`, every target gets the build
+    arg `ROCMTUI_JOB=<id>`: BuildKit's history record carries it from the build's first
+    moment, so a build of rocmtui's own is never taken for one started elsewhere. No
+    Dockerfile declares that ARG, so it enters no cache key, no image config and no tag."""
     from rocmtui.core.bakefind import bake_files
 
     argv = [docker, "buildx", "bake"]
@@ -93,6 +101,8 @@ def build_argv(
         argv += ["--builder", node.builder]
     if push:
         argv.append("--push")
+    if job_id:
+        argv += ["--set", f"*.args.{JOB_BUILD_ARG}={job_id}"]
     return [*argv, "--", target]
 
 

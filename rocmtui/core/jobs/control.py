@@ -38,6 +38,17 @@ EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is r
 LOST_MESSAGE = "the supervisor is gone and recorded no outcome"
 
 
+class StartedElsewhere(Exception):
+    """Cancel asked for a build rocmtui did not start: only the client that started it can
+    cancel it (BuildKit cancels a build when its client goes). The message says so and names
+    that client when BuildKit's record does."""
+
+    def __init__(self, record: JobRecord) -> None:
+        assert record.outside is not None
+        super().__init__(f"job {record.id}: {record.outside.cancel_refusal()}")
+        self.record = record
+
+
 class JobNotRunning(Exception):
     """Cancel asked for a job that has already ended."""
 
@@ -99,6 +110,18 @@ def live_record(
     fresh = store.get(record.id)
     if fresh.ended_at is not None:
         return fresh
+    if fresh.outside is not None:
+        # a build started elsewhere runs whether or not a follower copies its output: it is
+        # never `lost` for want of one (whoever discovers it next starts one); its silence
+        # still makes it `stalled`
+        silent = silent_seconds(fresh, now)
+        stalled = silent is not None and silent >= stall_after
+        note = "its output is not being followed on this host yet"
+        if stalled and silent is not None:
+            note = f"silent {fmt_age(silent)}; {note}"
+        return replace(
+            fresh, state=JobState.STALLED if stalled else JobState.RUNNING, evidence=note
+        )
     try:
         last_sign = max(fresh.started_at, os.stat(fresh.log_path).st_mtime)
     except OSError:
@@ -212,14 +235,16 @@ def cancel_job(
 
     SIGTERM to the process group; after `grace` seconds SIGKILL to bake's processes (the
     supervisor then records the outcome); SIGKILL to whatever is left of the session after
-    that. Raises `JobNotRunning` for a job that has already ended, `ReadOnlyRefused` when the
-    fleet is read-only.
+    that. Raises `JobNotRunning` for a job that has already ended, `StartedElsewhere` for a
+    build rocmtui did not start, `ReadOnlyRefused` when the fleet is read-only.
     """
     refuse_if_read_only(config, "cancelling a build")
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
     if record.ended_at is not None:
         raise JobNotRunning(record)
+    if record.outside is not None:
+        raise StartedElsewhere(record)
     # a supervisor that is alive but has not written its pid yet is a few ms from doing so
     if is_alive(record) and not record.supervisor_pid:
         _wait(lambda: store.get(record.id).supervisor_pid, 3.0)
@@ -280,6 +305,7 @@ def _remote_check(
 
 __all__ = [
     "JobNotRunning",
+    "StartedElsewhere",
     "cancel_job",
     "get_job",
     "is_alive",

@@ -215,7 +215,7 @@ def record_job(store: JobStore, plan: Plan, env: Mapping[str, str], held: Held) 
         fd = locks.try_lock(job_dir / "lock")
         assert fd is not None  # a brand-new file nobody else knows
         held.job = fd
-        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan))
+        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan), job_id)
         record = JobRecord(
             id=job_id,
             target=plan.target,
@@ -300,7 +300,7 @@ def spawn_supervisor(
     command += remote.supervisor_args(plan.node, config, env)
     command += [word for fd in held.slots for word in ("--slot-fd", str(fd))]
     command += [*(["--push"] if plan.pushes else []), "--registry-url", config.registry.url]
-    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan))]
+    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan), record.id)]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

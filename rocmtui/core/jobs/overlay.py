@@ -51,6 +51,15 @@ class NodeJobOverlay:
         """Running or stalled jobs on `node`, with live state (re-read when stale)."""
         return list(self._current().get(node, ()))
 
+    def invalidate(self) -> None:
+        """Read the store again on the next call (new jobs were just made)."""
+        with self._lock:
+            self._read_at = 0.0
+
+    def all_active(self) -> dict[str, list[JobRecord]]:
+        """Running or stalled jobs (rocmtui's own and builds started elsewhere) by node."""
+        return {node: list(jobs) for node, jobs in self._current().items()}
+
     def stalled_jobs(self) -> list[JobRecord]:
         """Every stalled job, on any node (configured or not), from the same read as the
         node states."""

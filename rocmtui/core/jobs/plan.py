@@ -72,10 +72,13 @@ class Plan(Struct, frozen=True):
         time per image and node."""
         return image_keys(self.printed, self.target, self.arch)
 
-    def argv(self, metadata_file: str, docker: str = "docker") -> list[str]:
-        """bake's argument list, its metadata written to `metadata_file`."""
+    def argv(
+        self, metadata_file: str, docker: str = "docker", job_id: str | None = None
+    ) -> list[str]:
+        """bake's argument list, its metadata written to `metadata_file` (`job_id`: the job
+        it is, named in a build arg BuildKit's history keeps; see `command.build_argv`)."""
         return build_argv(
-            self.bake_file, self.target, self.node, self.pushes, metadata_file, docker
+            self.bake_file, self.target, self.node, self.pushes, metadata_file, docker, job_id
         )
 
     def command(self, env: Mapping[str, str] | None = None) -> list[str]:

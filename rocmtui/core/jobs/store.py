@@ -27,14 +27,16 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec import Struct, to_builtins
 from msgspec.structs import fields, replace
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.paths import state_dir
 from rocmtui.core.states import JobState
 
-SCHEMA_VERSION = 2  # 2: link_down_since
+SCHEMA_VERSION = 3  # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table
 BUSY_TIMEOUT_MS = 10_000
 JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
 
@@ -65,7 +67,18 @@ _COLUMNS = """
     evidence TEXT,
     evidence_at REAL,
     cancel_requested_at REAL,
-    link_down_since REAL
+    link_down_since REAL,
+    buildkit_ref TEXT,
+    outside TEXT
+"""
+
+# Every BuildKit history record (its ref) rocmtui has tied to a job: its own builds (by their
+# ROCMTUI_JOB build arg while they run, by bake's metadata `buildx.build.ref` once done) and
+# builds started elsewhere. One row per ref, so two discoverers never make two jobs of one.
+_REFS_TABLE = """
+    ref TEXT PRIMARY KEY,
+    job_id TEXT NOT NULL,
+    node TEXT NOT NULL
 """
 
 
@@ -116,6 +129,16 @@ class JobRecord(Struct, frozen=True):
     cancel_requested_at: float | None = None
     # while the link to the job's remote node is down: since when (its supervisor sees it)
     link_down_since: float | None = None
+    # BuildKit's history ref of the build (the last part of bake's `buildx.build.ref`, or of
+    # `history ls`'s ref); the first one for a group that made several builds
+    buildkit_ref: str | None = None
+    # set for a build started elsewhere (found in BuildKit's history): what BuildKit knows of it
+    outside: OutsideBuild | None = None
+
+    @property
+    def started_elsewhere(self) -> bool:
+        """A build rocmtui did not start (found in a node's BuildKit history)."""
+        return self.outside is not None
 
     @property
     def path(self) -> Path:
@@ -151,6 +174,10 @@ class JobRecord(Struct, frozen=True):
         """A JSON-ready dict of the stored fields (the state as its word)."""
         data: dict[str, Any] = to_builtins(self)
         data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
+        data["started_elsewhere"] = self.started_elsewhere
+        if self.outside is not None:
+            data["outside"]["platforms"] = list(self.outside.platforms)
+            data["outside"]["cached_percent"] = self.outside.cached_percent
         return data
 
 
@@ -162,6 +189,7 @@ def _row_to_record(row: sqlite3.Row) -> JobRecord:
     data["push"] = bool(data["push"])
     data["overrides"] = json.loads(data["overrides"])
     data["command"] = tuple(json.loads(data["command"]))
+    data["outside"] = _outside_from_text(data.get("outside"))
     try:
         data["state"] = JobState(data["state"])
     except ValueError:
@@ -175,7 +203,21 @@ def _record_to_row(record: JobRecord) -> dict[str, Any]:
     data["overrides"] = json.dumps(record.overrides, sort_keys=True)
     data["command"] = json.dumps(list(record.command))
     data["state"] = str(record.state)
+    data["outside"] = (
+        None if record.outside is None else json.dumps(to_builtins(record.outside), sort_keys=True)
+    )
     return data
+
+
+def _outside_from_text(text: str | None) -> OutsideBuild | None:
+    """The stored `outside` column; an unreadable one (a newer version's, damaged) reads as a
+    bare record of a build started elsewhere rather than failing the whole list."""
+    if not text:
+        return None
+    try:
+        return msgspec.convert(json.loads(text), OutsideBuild)
+    except (ValueError, msgspec.ValidationError):
+        return OutsideBuild(ref="?", follow_note="its stored history facts could not be read")
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -305,6 +347,7 @@ class JobStore:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({_COLUMNS})")
                 conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS history_refs ({_REFS_TABLE})")
                 _add_missing_columns(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
@@ -360,6 +403,55 @@ class JobStore:
             conn.execute(f"UPDATE jobs SET {sets} WHERE id = :id", data)
             write_json_atomic(record.record_path, record.to_json())
         return record
+
+    def create_for_ref(
+        self, ref: str, node: str, make: Callable[[str, Path], JobRecord]
+    ) -> JobRecord | None:
+        """Like `create`, for BuildKit history record `ref` on `node`: None (nothing made)
+        when a job is tied to that ref already, so two discoverers make one job, not two."""
+        made: list[JobRecord] = []
+
+        def make_tied(job_id: str, job_dir: Path) -> JobRecord:
+            record = make(job_id, job_dir)
+            made.append(record)
+            return record
+
+        with self.connect(write=True) as conn:
+            if conn.execute("SELECT 1 FROM history_refs WHERE ref = ?", (ref,)).fetchone():
+                return None
+            conn.execute(
+                "INSERT INTO history_refs (ref, job_id, node) VALUES (?, ?, ?)",
+                (ref, "", node),
+            )
+        try:
+            record = self.create(make_tied)
+        except BaseException:
+            with self.connect(write=True) as conn:
+                conn.execute("DELETE FROM history_refs WHERE ref = ? AND job_id = ''", (ref,))
+            raise
+        with self.connect(write=True) as conn:
+            conn.execute("UPDATE history_refs SET job_id = ? WHERE ref = ?", (record.id, ref))
+        return record
+
+    def tie_ref(self, ref: str, job_id: str, node: str) -> bool:
+        """Tie BuildKit history record `ref` to job `job_id` (one of rocmtui's own); the job's
+        `buildkit_ref` is set when it has none. False when the ref was tied already."""
+        with self.connect(write=True) as conn:
+            if conn.execute("SELECT 1 FROM history_refs WHERE ref = ?", (ref,)).fetchone():
+                return False
+            conn.execute(
+                "INSERT INTO history_refs (ref, job_id, node) VALUES (?, ?, ?)", (ref, job_id, node)
+            )
+        with contextlib.suppress(JobNotFound):
+            if self.get(job_id).buildkit_ref is None:
+                self.update(job_id, buildkit_ref=ref)
+        return True
+
+    def known_refs(self) -> dict[str, str]:
+        """Every BuildKit ref tied to a job: ref -> job id ("" while its job is being made)."""
+        with self.connect() as conn:
+            rows = conn.execute("SELECT ref, job_id FROM history_refs").fetchall()
+        return {row[0]: row[1] for row in rows}
 
     # -- reading -------------------------------------------------------------------------
 

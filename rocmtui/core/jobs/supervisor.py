@@ -76,6 +76,26 @@ def digest_from_metadata(path: Path, target: str) -> str | None:
     return None
 
 
+def build_refs_from_metadata(path: Path) -> list[str]:
+    """The BuildKit history record ids bake wrote (`buildx.build.ref`, builder/node/id), one
+    per target built: what ties this job to its history records."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    refs: list[str] = []
+    for entry in [data, *data.values()]:
+        if isinstance(entry, dict):
+            ref = entry.get("buildx.build.ref")
+            if isinstance(ref, str) and ref.strip():
+                last = ref.strip().rsplit("/", 1)[-1]
+                if last not in refs:
+                    refs.append(last)
+    return refs
+
+
 def _set_pdeathsig() -> None:
     """In bake's child before exec: SIGTERM when the supervisor dies."""
     import ctypes
@@ -286,8 +306,19 @@ class Supervisor:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
         from it (`afterwards`)."""
         recorded = self.record(self.outcome(returncode))
+        self.tie_refs(recorded)
         self.afterwards(recorded)
         return recorded
+
+    def tie_refs(self, record: JobRecord) -> None:
+        """Tie the build's history records (bake's metadata) to this job, so history never
+        shows it again as a build started elsewhere; best effort."""
+        for ref in build_refs_from_metadata(record.metadata_path):
+            try:
+                self.store.tie_ref(ref, record.id, record.node)
+            except Exception as exc:
+                self.log.note(f"could not tie BuildKit record {ref}: {type(exc).__name__}")
+                return
 
     def afterwards(self, record: JobRecord) -> None:
         """With the outcome recorded: the registry's word on a push and the cache statistics

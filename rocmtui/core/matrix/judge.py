@@ -49,6 +49,8 @@ class SeenJob(Struct, frozen=True):
     images: tuple[Any, ...]  # jobs.images.JobImage
     loop: Any | None = None  # registry.loop.PushCheck
     cache: Mapping[str, Any] | None = None
+    started_elsewhere: bool = False  # found in BuildKit's history, not started by rocmtui
+    cached_percent: int | None = None  # BuildKit's cached steps of all steps (history)
 
     def image_for(self, tag: str) -> Any | None:
         """The job's image that has `tag`."""
@@ -76,6 +78,8 @@ def seen_jobs(records: Iterable[Any]) -> list[SeenJob]:
                 images=job_images(record.job_dir, record.target, record.arch),
                 loop=read_push_check(record.job_dir),
                 cache=stats.to_json() if stats is not None else None,
+                started_elsewhere=record.outside is not None,
+                cached_percent=record.outside.cached_percent if record.outside else None,
             )
         )
     return out
@@ -133,6 +137,8 @@ def _cell_job(job: SeenJob | None, tag: str) -> CellJob | None:
         push=bool(image.pushes) if image is not None else job.push,
         loop=loop,
         cache=job.cache,
+        started_elsewhere=job.started_elsewhere,
+        cached_percent=job.cached_percent,
     )
 
 

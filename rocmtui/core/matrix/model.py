@@ -20,6 +20,7 @@ Everything here is plain data with `to_json`/`from_json`, so the console reads w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
@@ -78,11 +79,33 @@ class CellJob(Struct, frozen=True):
     push: bool = False
     loop: str | None = None  # the closed loop's word for it (`in registry`, `moved` ...)
     cache: Mapping[str, Any] | None = None  # sccache statistics (CacheStats.to_json())
+    # a build found in BuildKit's history (make, cron, another host), not started by rocmtui
+    started_elsewhere: bool = False
+    cached_percent: int | None = None  # percent of BuildKit steps cached, from its history
 
     @property
     def duration(self) -> float | None:
         """Seconds it took (None while it runs)."""
         return None if self.ended_at is None else max(0.0, self.ended_at - self.started_at)
+
+    def last_built(self, now: float | None = None) -> str:
+        """`last built 2h ago on snoc-think, 41m, 87% of steps cached, succeeded` (with
+        `, started elsewhere` for a build found in BuildKit's history); while it runs,
+        `building on NODE for 5m`."""
+        from rocmtui.core.units import fmt_age
+
+        now = time.time() if now is None else now
+        if self.ended_at is None:
+            return f"building on {self.node} for {fmt_age(now - self.started_at)}"
+        parts = [f"last built {fmt_age(now - self.ended_at)} ago on {self.node}"]
+        if self.duration is not None:
+            parts.append(fmt_age(self.duration))
+        if self.cached_percent is not None:
+            parts.append(f"{self.cached_percent}% of steps cached")
+        parts.append(self.state)
+        if self.started_elsewhere:
+            parts.append("started elsewhere")
+        return ", ".join(parts)
 
 
 class PinDiff(Struct, frozen=True):

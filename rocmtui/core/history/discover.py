@@ -1,0 +1,443 @@
+"""Discovery: BuildKit's history on each node -> jobs in the store, each with its follower.
+
+`HistoryWatch.watch(node, snapshot)` runs in every probe round for every node (the monitor's,
+a console's own, a one-shot `status`): for a node that answered it may start one `docker
+buildx history ls` in the background and returns the snapshot with its `history_note`.
+Whoever discovers a build first makes its job; `JobStore.create_for_ref` makes sure two
+discoverers make one. An unfinished build without a live follower gets one
+(`spawn_follower`); the follower's lock makes it one per host.
+
+One `history ls` costs ~0.15 s of CPU, so a node is asked at most every `interval` seconds
+(`HISTORY_INTERVAL` in a long-running monitor), and sooner only when this host shows a sign of
+a new build: a `docker-buildx` process running `bake` or `build` that was not there before
+(`LocalBuilds`, a scan of /proc that reads only new pids). Then every node is asked in that
+round and the round waits for the answer (at most `TRIGGERED_WAIT`), so a build started here
+(rocm-bake's Makefile, cron) shows as `building` within one refresh; one started on another
+host within `interval`.
+
+Each new record is inspected once (`history inspect`: target, args, platform, client): a running
+one at once, finished ones at most `INSPECT_PER_ROUND` per node and round. A record whose
+`ROCMTUI_JOB` build arg names a job of this store is rocmtui's own build: it is tied to that job
+(`JobStore.tie_ref`), never made a second job.
+
+Engines without build history say so once in `history_note`: dockerd older than 24 (BuildKit
+older than 0.11) without asking buildx at all; a buildx without `history`; a builder whose
+history API answers an error (the note carries it, and it is asked again at `interval`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+import rocmtui
+from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.history.buildx import (
+    INSPECT_TIMEOUT,
+    LS_TIMEOUT,
+    BuildxAnswer,
+    history_argv,
+    history_environment,
+    node_workdir,
+    run_history_async,
+)
+from rocmtui.core.history.parse import (
+    HistoryEntry,
+    finished_state,
+    outside_build,
+    parse_inspect,
+    parse_ls,
+    raw_build_args,
+)
+from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.jobs.command import JOB_BUILD_ARG
+from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.paths import state_dir
+from rocmtui.core.snapshots import NodeSnapshot
+from rocmtui.core.states import JobState, NodeState
+from rocmtui.core.units import fmt_utc_stamp
+
+log = logging.getLogger(__name__)
+
+HISTORY_INTERVAL = 60.0  # seconds between two `history ls` of one node in a monitor
+TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
+TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
+INSPECT_PER_ROUND = 4  # finished records inspected per node and round
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)")
+FIRST_HISTORY_ENGINE = 24  # Docker 24 ships BuildKit 0.11, the first with build history
+
+
+def engine_note(snapshot: NodeSnapshot) -> str | None:
+    """The note for an engine known to keep no build history (by its version), else None."""
+    m = _VERSION_RE.match(snapshot.engine_version or "")
+    if m is None or int(m.group(1)) >= FIRST_HISTORY_ENGINE:
+        return None
+    buildkit = snapshot.builder.buildkit_version if snapshot.builder else None
+    kit = f", BuildKit {buildkit}" if buildkit else ""
+    return (
+        f"builds started elsewhere are not visible here: dockerd {snapshot.engine_version}{kit} "
+        "keeps no build history (BuildKit 0.11 / Docker 24 and newer do)"
+    )
+
+
+def answer_note(answer: BuildxAnswer) -> str | None:
+    """The note for a `history ls` that failed (None when it worked)."""
+    if answer.error is None:
+        return None
+    if answer.kind == "no-api":
+        return (
+            "builds started elsewhere are not visible here: this engine's BuildKit has no "
+            "build history API"
+        )
+    if answer.kind == "no-command":
+        return (
+            "builds started elsewhere are not visible here: the buildx in use has no "
+            f"`history` command ({answer.error})"
+        )
+    return f"build history unavailable: {answer.error}"
+
+
+class LocalBuilds:
+    """New `docker buildx bake|build` processes on this host, from /proc (new pids only), each
+    with the engine it talks to (its DOCKER_HOST or DOCKER_CONTEXT)."""
+
+    def __init__(self, proc: Path = Path("/proc")) -> None:
+        self.proc = proc
+        self._seen: set[int] = set()
+        self._primed = False
+
+    def new_builds(self) -> list[tuple[str | None, str | None]]:
+        """(DOCKER_HOST, DOCKER_CONTEXT) of each build process that appeared since the last
+        call (none on the first call)."""
+        try:
+            pids = {int(p) for p in os.listdir(self.proc) if p.isdigit()}
+        except OSError:
+            return []
+        fresh = pids - self._seen
+        self._seen = pids
+        if not self._primed:
+            self._primed = True
+            return []
+        found: list[tuple[str | None, str | None]] = []
+        for pid in fresh:
+            try:
+                words = (self.proc / str(pid) / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            head = words[1:4]
+            if words[0].endswith(b"docker-buildx") and (b"bake" in head or b"build" in head):
+                found.append(self._engine(pid))
+        return found
+
+    def _engine(self, pid: int) -> tuple[str | None, str | None]:
+        try:
+            env = (self.proc / str(pid) / "environ").read_bytes().split(b"\0")
+        except OSError:
+            return (None, None)
+        pairs = dict(e.split(b"=", 1) for e in env if b"=" in e)
+        host, context = pairs.get(b"DOCKER_HOST"), pairs.get(b"DOCKER_CONTEXT")
+        return (
+            host.decode("utf-8", "replace") if host else None,
+            context.decode("utf-8", "replace") if context else None,
+        )
+
+
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+
+
+def build_reaches(node: NodeConfig, host: str | None, context: str | None) -> bool:
+    """Whether a build process with this DOCKER_HOST / DOCKER_CONTEXT talks to `node`."""
+    if host:
+        return node.docker_host == host
+    if context:
+        return node.context == context
+    return node.context is None and node.docker_host in (None, DEFAULT_SOCKET)
+
+
+@dataclass
+class _NodeState:
+    note: str | None = None
+    asked_at: float = -1e18  # monotonic
+    task: asyncio.Task[None] | None = None
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class HistoryWatch:
+    """Watches BuildKit's history on every node (see the module doc). One per process."""
+
+    config: FleetConfig
+    store: JobStore | None = None
+    interval: float = HISTORY_INTERVAL
+    env: Mapping[str, str] | None = None
+    spawn: bool = True  # start followers (tests of discovery alone turn it off)
+    # finished records new to the store inspected (and kept) per node and look; a one-shot
+    # `status` takes 0: it wants what runs now, the monitor keeps the rest
+    finished_per_look: int = INSPECT_PER_ROUND
+    local: LocalBuilds | None = field(default_factory=LocalBuilds)
+    runs: int = 0  # `history ls` processes started (for benches and tests)
+    _nodes: dict[str, _NodeState] = field(default_factory=dict)
+    _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
+    _scanned_at: float = -1e18
+
+    def __post_init__(self) -> None:
+        self.store = self.store or JobStore.for_config(self.config, self.env)
+
+    def _triggered(self, node: NodeConfig) -> bool:
+        """A build process talking to `node` appeared here (/proc scanned at most once a
+        second for every node); the node is then asked for `TRIGGERED_ROUNDS` rounds."""
+        now = time.monotonic()
+        if self.local is not None and now - self._scanned_at >= 1.0:
+            self._scanned_at = now
+            builds = self.local.new_builds()
+            for name in list(self._hot):
+                self._hot[name] -= 1
+                if self._hot[name] <= 0:
+                    del self._hot[name]
+            for other in self.config.nodes:
+                if any(build_reaches(other, host, ctx) for host, ctx in builds):
+                    self._hot[other.name] = TRIGGERED_ROUNDS
+        return node.name in self._hot
+
+    async def watch(
+        self, node: NodeConfig, snapshot: NodeSnapshot, wait: float = TRIGGERED_WAIT
+    ) -> NodeSnapshot:
+        """`snapshot` with the node's `history_note`; asks the node's history when due."""
+        state = self._nodes.setdefault(node.name, _NodeState())
+        if snapshot.state is not NodeState.OK:
+            return replace(snapshot, history_note=state.note) if state.note else snapshot
+        note = engine_note(snapshot)
+        if note is not None:
+            state.note = note
+            return replace(snapshot, history_note=note)
+        triggered = self._triggered(node)
+        due = time.monotonic() - state.asked_at >= self.interval
+        if (due or triggered) and (state.task is None or state.task.done()):
+            state.asked_at = time.monotonic()
+            state.task = asyncio.ensure_future(self._ask(node, state))
+            if triggered or self.interval <= 0:
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(state.task), wait)
+        return replace(snapshot, history_note=state.note) if state.note else snapshot
+
+    async def ask(self, node: NodeConfig, snapshot: NodeSnapshot) -> NodeSnapshot:
+        """One full look at the node's history now (a one-shot `status`): waits for it. When
+        the caller's deadline cancels the wait, the look goes on (`settle` waits for it)."""
+        state = self._nodes.setdefault(node.name, _NodeState())
+        if snapshot.state is not NodeState.OK:
+            return snapshot
+        note = engine_note(snapshot)
+        if note is None:
+            if state.task is None or state.task.done():
+                state.asked_at = time.monotonic()
+                state.task = asyncio.ensure_future(self._ask(node, state))
+            await asyncio.shield(state.task)
+            note = state.note
+        return replace(snapshot, history_note=note) if note else snapshot
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) for every look still under way, e.g. one over a
+        slow ssh link that outlived the probe round; True when any was still under way."""
+        pending = [s.task for s in self._nodes.values() if s.task is not None and not s.task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+        return bool(pending)
+
+    async def _ask(self, node: NodeConfig, state: _NodeState) -> None:
+        try:
+            await self._look(node, state)
+        except Exception as exc:  # a bug here must never take the node's probe down
+            log.exception("history of %s", node.name)
+            state.note = f"build history unavailable: {type(exc).__name__}"
+
+    def _env(self, node: NodeConfig, state: _NodeState) -> dict[str, str]:
+        if state.env is None:
+            env = os.environ if self.env is None else self.env
+            workdir = node_workdir(state_dir(self.config, self.env), node)
+            state.env = history_environment(node, self.config, env, workdir)
+        return state.env
+
+    async def _look(self, node: NodeConfig, state: _NodeState) -> None:
+        loop = asyncio.get_running_loop()
+        env = await loop.run_in_executor(None, self._env, node, state)
+        self.runs += 1
+        path = env.get("PATH")
+        answer = await run_history_async(
+            history_argv(node, "ls", "--format", "json", path=path), env, LS_TIMEOUT
+        )
+        state.note = answer_note(answer)
+        if answer.error is not None:
+            return
+        entries = parse_ls(answer.stdout)
+        await self._sync(node, entries, env)
+
+    async def _sync(
+        self, node: NodeConfig, entries: list[HistoryEntry], env: dict[str, str]
+    ) -> None:
+        store = self.store
+        assert store is not None
+        loop = asyncio.get_running_loop()
+        known = await loop.run_in_executor(None, store.known_refs)
+        listed = {e.ref: e for e in entries}
+        inspected = 0
+        for entry in entries:
+            if entry.ref in known:
+                continue
+            if not entry.running:
+                if inspected >= self.finished_per_look:
+                    continue
+                inspected += 1
+            data = await self._inspect(node, entry.ref, env)
+            await loop.run_in_executor(None, self._adopt, node, entry, data, env)
+        await loop.run_in_executor(None, self._tend, node, listed, env)
+
+    async def _inspect(
+        self, node: NodeConfig, ref: str, env: dict[str, str]
+    ) -> dict[str, Any] | None:
+        argv = history_argv(node, "inspect", "--format", "json", ref, path=env.get("PATH"))
+        answer = await run_history_async(argv, env, INSPECT_TIMEOUT)
+        return parse_inspect(answer.stdout) if answer.error is None else None
+
+    def _adopt(
+        self,
+        node: NodeConfig,
+        entry: HistoryEntry,
+        data: dict[str, Any] | None,
+        env: dict[str, str],
+    ) -> None:
+        """Tie a record to rocmtui's own job, or make it a job of its own."""
+        store = self.store
+        assert store is not None
+        own = raw_build_args(data).get(JOB_BUILD_ARG) if data else None
+        if own:
+            try:
+                job = store.get(own)
+            except LookupError:
+                job = None
+            if job is not None:
+                store.tie_ref(entry.ref, job.id, node.name)
+                return
+        now = time.time()
+        facts = outside_build(entry.ref, entry, data, None, env, now)
+        if own:
+            facts = replace(facts, client=f"rocmtui job {own} (another state folder)")
+        record = store.create_for_ref(entry.ref, node.name, self._maker(node, entry, facts, now))
+        if record is not None and record.ended_at is None and self.spawn:
+            spawn_follower(self.config, node, record, env)
+
+    def _maker(
+        self, node: NodeConfig, entry: HistoryEntry, facts: OutsideBuild, now: float
+    ) -> Callable[[str, Path], JobRecord]:
+        started = entry.created_at or now
+        finished = not entry.running
+        ended = (entry.completed_at or (started + (facts.duration or 0.0))) if finished else None
+        state = finished_state(facts.status, facts.error) if finished else JobState.RUNNING
+        target = facts.target or facts.name or entry.ref
+
+        def make(job_id: str, job_dir: Path) -> JobRecord:
+            record = JobRecord(
+                id=job_id,
+                target=target,
+                arch=facts.arch,
+                node=node.name,
+                endpoint=node.endpoint,
+                push=facts.pushes,
+                overrides={},
+                command=(),
+                user="",
+                host="",
+                bake_file="",
+                job_dir=str(job_dir),
+                started_at=started,
+                state=state,
+                ended_at=ended,
+                message=facts.error if finished else None,
+                error_step=facts.error if state is JobState.FAILED else None,
+                buildkit_ref=entry.ref,
+                outside=facts,
+            )
+            header = [
+                f"# rocmtui: build started elsewhere on {node.name}: {facts.name or target} "
+                f"(BuildKit ref {entry.ref})",
+                f"# started {fmt_utc_stamp(started)}; seen by rocmtui {fmt_utc_stamp(now)}",
+            ]
+            if finished:
+                header.append(
+                    f"# it had ended ({facts.status}) before rocmtui saw it: "
+                    f"`docker buildx history logs {entry.ref}` replays its output"
+                )
+            else:
+                header.append("# its output follows, from `docker buildx history logs`")
+            (job_dir / "log").write_text("\n".join(header) + "\n", encoding="utf-8")
+            return record
+
+        return make
+
+    def _tend(self, node: NodeConfig, listed: dict[str, HistoryEntry], env: dict[str, str]) -> None:
+        """Every unfinished build started elsewhere on the node gets a follower if it has none
+        (the follower records an end BuildKit has seen, or that BuildKit forgot it)."""
+        from rocmtui.core.jobs.control import is_alive
+
+        store = self.store
+        assert store is not None
+        for record in store.list(limit=None, unfinished_only=True):
+            if record.outside is None or record.node != node.name or not self.spawn:
+                continue
+            if not is_alive(record):
+                spawn_follower(self.config, node, record, env)
+
+
+def spawn_follower(
+    config: FleetConfig, node: NodeConfig, record: JobRecord, env: Mapping[str, str]
+) -> None:
+    """Start the build's follower (see `follower`), detached; returns once its first process
+    has forked (a few ms)."""
+    assert record.buildkit_ref
+    store_root = Path(record.job_dir).parent.parent
+    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.follower"]
+    command += ["--store", str(store_root), "--job", record.id, "--ref", record.buildkit_ref]
+    docker = history_argv(node, "logs", path=env.get("PATH"))[0]
+    command += ["--docker", docker, "--gone-after", str(config.link_timeout_seconds)]
+    if node.builder:
+        command += ["--builder", node.builder]
+    child_env = {**env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
+    fd = os.open(record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            env=child_env,
+            cwd="/",
+        )
+    finally:
+        os.close(fd)
+    try:
+        proc.wait(10.0)
+    except subprocess.TimeoutExpired:
+        log.warning("follower of %s did not detach: %s", record.id, shlex.join(command))
+
+
+__all__ = [
+    "HISTORY_INTERVAL",
+    "HistoryWatch",
+    "LocalBuilds",
+    "answer_note",
+    "engine_note",
+    "spawn_follower",
+]
