@@ -167,8 +167,18 @@ class ConsoleActions:
     # ---------------------------------------------------------------- cancel
 
     def confirm_cancel(self, job: JobView) -> None:
-        """Ask; a yes comes back as `CancelConfirmed`."""
+        """Ask; a yes comes back as `CancelConfirmed`. A build started elsewhere is not
+        asked about: only its own client can cancel it, and the console says so."""
         from rocmtui.console.dialogs.confirm import ConfirmDialog
+
+        if job.outside is not None:
+            self.app.notify(
+                clean(job.outside.cancel_refusal(), 300),
+                title="Not rocmtui's build",
+                severity="warning",
+                markup=False,
+            )
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -239,7 +239,7 @@ class FleetBackend:
         the watched ones (`watch_progress`)."""
         now = time.time() if now is None else now
         return core_adapters.list_jobs(
-            self.config, self._progress, now, self._watched, self._extras
+            self.config, self._progress, now, self._watched, self._extras, self._bake
         )
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:

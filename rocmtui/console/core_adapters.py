@@ -280,13 +280,26 @@ def progress_view(progress: JobProgress, log_mtime: float | None = None) -> Prog
     )
 
 
-def job_view(record: JobRecord, progress: ProgressView | None) -> JobView:
+def job_view(
+    record: JobRecord, progress: ProgressView | None, bake: BakeFile | None = None
+) -> JobView:
     """The core's JobRecord as a JobView: when the core renames a field, this changes (and
-    mypy says so here)."""
+    mypy says so here). A build started elsewhere carries what `r` relaunches for it (the
+    core's `rebuild_request`: its build args that differ from the bake file's defaults; none
+    until the bake file is read)."""
+    overrides = tuple(sorted((record.overrides or {}).items()))
+    target, push = record.target, record.push
+    arch: str | None = record.arch
+    if record.outside is not None:
+        from rocmtui.core.history.rebuild import rebuild_request
+
+        again = rebuild_request(record, bake)
+        target, arch, push = again.target, again.arch, again.push
+        overrides = again.overrides if bake is not None else ()
     return JobView(
         id=record.id,
-        target=record.target,
-        arch=record.arch,
+        target=target,
+        arch=arch,
         node=record.node,
         state=record.state,
         started_at=record.started_at,
@@ -295,13 +308,14 @@ def job_view(record: JobRecord, progress: ProgressView | None) -> JobView:
         log_path=record.log_path,
         exit_code=record.exit_code,
         digest=record.digest,
-        push=record.push,
+        push=push,
         evidence=record.evidence,
         error_step=record.error_step,
         message=record.message,
         progress=progress,
-        overrides=tuple(sorted((record.overrides or {}).items())),
+        overrides=overrides,
         link_down_since=record.link_down_since,
+        outside=record.outside,
     )
 
 
@@ -311,6 +325,7 @@ def list_jobs(
     now: float,
     watched: frozenset[str] = frozenset(),
     extras: JobExtras | None = None,
+    bake: BakeFile | None = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -320,7 +335,7 @@ def list_jobs(
     views = []
     followed: list[str] = []
     for record in core_list_jobs(config, limit=100, with_evidence=True):
-        view = job_view(record, None)
+        view = job_view(record, None, bake)
         if view.active or view.id in watched:
             followed.append(view.id)
             ended = None  # still running, or lost (the engine may still be building)
@@ -329,7 +344,7 @@ def list_jobs(
             progress = cache.progress(view.id, view.target, view.log_path, now, ended)
             if progress is not None and view.state == JobState.STALLED:
                 progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
-            view = job_view(record, progress)
+            view = job_view(record, progress, bake)
         if extras is not None:  # the registry's word on a push, cache statistics, images
             view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
         views.append(view)

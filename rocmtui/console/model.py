@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
+from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.records import Unsaid, repr_without
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
@@ -96,6 +97,16 @@ class JobView(Struct, frozen=True):
     loop_text: str | None = None  # ... as one line with the digests (`✗ not found (recorded …)`)
     cache: str | None = None  # sccache statistics as one line (`sccache 30/40 hits (75%), …`)
     images: tuple[tuple[str, str | None, str | None], ...] = ()  # (target, digest, loop word)
+    # a build started elsewhere (make, cron, another host): what BuildKit's history knows
+    outside: OutsideBuild | None = None
+
+    @property
+    def who(self) -> str:
+        """Who started it: the user for rocmtui's own jobs, `elsewhere` (and the client when
+        BuildKit knows it) for the others."""
+        if self.outside is not None:
+            return f"elsewhere ({self.outside.client})" if self.outside.client else "elsewhere"
+        return self.user
 
     @property
     def active(self) -> bool:

@@ -402,6 +402,9 @@ class FleetScreen(CatalogScreen):
             said = why if job is None else f"{clean(job.target, 40)} is not running ({job.state})."
             self.notify(said, severity="information", markup=False)
             return
+        if job.outside is not None:  # no question that could only end in a refusal
+            self.notify(clean(job.outside.cancel_refusal(), 300), severity="warning", markup=False)
+            return
         self.post_message(CancelRequested(job))
 
     def action_show_logs(self) -> None:

@@ -173,7 +173,10 @@ class NodesPanel(FleetPanel):
             cell.append(clean(node.reason or "no answer", 160))
             return cell
         if job is None:
-            return Text("idle", style=palette.muted)
+            cell = Text("idle", style=palette.muted)
+            if node.history_note:  # builds started elsewhere are not visible there, and why
+                cell.append(" · " + clean(node.history_note, 120), style=palette.muted)
+            return cell
         cell = Text()
         cell.append(clean(job.target, 40), style="bold")
         cell.append(" " + clean(job.arch or "", 10))
@@ -324,9 +327,18 @@ class JobsPanel(FleetPanel):
             self.result_cell(job, now, palette),
             Text(fmt_age(job.duration(now))),
             Text(fmt_when(job.started_at, now)),
-            safe(job.user or "—", "", 20),
-            safe(job.id, palette.muted, 40),
+            safe(job.who or "—", "", 20),
+            self.id_cell(job, palette),
         ]
+
+    @staticmethod
+    def id_cell(job: JobView, palette: Palette) -> Text:
+        """The job id (for `rocmtui logs`), with `elsewhere` for a build rocmtui did not
+        start: this column is never hidden, so the mark shows at every width."""
+        cell = safe(job.id, palette.muted, 40)
+        if job.outside is not None:
+            cell.append(" elsewhere", style=palette.accent)
+        return cell
 
     def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
         """Progress while it runs; exit code, digest or failing step once it ends."""
