@@ -386,7 +386,9 @@ def launch_engine(
         netns_add(netns)
         owns = True
     ns = netns if isinstance(netns, str) else None
-    tag = f"rt{os.getpid()}-{run_dir.name}"
+    # containerd namespaces are letters and digits joined by single `.`, `_` or `-`: a random
+    # folder name may end in `_` (BuildKit then refuses the namespace), so keep only alnum
+    tag = f"rt{os.getpid()}-{''.join(c if c.isalnum() else 'x' for c in run_dir.name)}"
     argv = [
         kind.dockerd,
         f"--config-file={config}",
