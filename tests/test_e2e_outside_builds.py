@@ -35,7 +35,9 @@ def test_a_plain_bake_on_the_ssh_node_is_seen_followed_and_rebuilt(
 ) -> None:
     from rocmtui.core.history.buildx import history_environment
 
-    config = fleet_file(fleet, tmp_path, refresh_seconds=1.0, stall_after_seconds=6)
+    config = fleet_file(
+        fleet, tmp_path, refresh_seconds=1.0, stall_after_seconds=6, watch_history=True
+    )
     env = console_env(tmp_path)
     loaded = load_config(config)
     node = loaded.node("snoc-think")

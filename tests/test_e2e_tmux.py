@@ -115,7 +115,11 @@ def terminal() -> Iterator[Terminal]:
 def fleet_file(
     fleet: DevFleet, tmp: Path, extra: list[EngineHandle] = (), **settings: object
 ) -> Path:  # type: ignore[assignment]
-    """The fleet's own fleet file on bake/demo.hcl, with settings changed and nodes added."""
+    """The fleet's own fleet file on bake/demo.hcl, with settings changed and nodes added.
+
+    Builds started elsewhere are not watched unless `watch_history=True` is given: every other
+    test's builds on the shared session fleet would be this console's builds elsewhere."""
+    settings = {"watch_history": False, **settings}
     text = fleet.config_path.read_text()
     text = re.sub(r"(?m)^bake_file = .*$", f'bake_file = "{ROOT / "bake" / "demo.hcl"}"', text)
     for key, value in settings.items():

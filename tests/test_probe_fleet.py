@@ -200,7 +200,10 @@ async def test_monitor_applies_the_jobs_overlay(fleet: DevFleet) -> None:
         return snap
 
     published: list[FleetSnapshot] = []
-    monitor = FleetMonitor(fleet_config(fleet), published.append, node_overlay=overlay)
+    # one round: no history look left running past the test (its own tests watch history)
+    monitor = FleetMonitor(
+        fleet_config(fleet), published.append, node_overlay=overlay, history=False
+    )
     snap = await monitor.round()
     assert published == [snap]
     states = {n.name: n.state for n in snap.nodes}

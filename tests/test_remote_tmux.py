@@ -43,6 +43,8 @@ def remote_fleet_file(fleet: DevFleet, tmp: Path) -> Path:
     text = re.sub(r"(?m)^bake_file = .*$", f'bake_file = "{ROOT / "bake" / "demo.hcl"}"', text)
     text = re.sub(r"(?m)^refresh_seconds = .*$", "refresh_seconds = 1.0", text)
     head = f"probe_deadline_seconds = {DEADLINE}\nlink_timeout_seconds = {LINK_TIMEOUT}\n"
+    # the session fleet's other builds are not this test's: builds elsewhere left unwatched
+    head += "watch_history = false\n"
     path = tmp / "fleet.toml"
     path.write_text(head + text)
     return path

@@ -91,13 +91,17 @@ async def probe_and_ask(
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
     # builds started elsewhere: every node's BuildKit history asked once, now
-    watch = HistoryWatch(config, interval=0, local=None, finished_per_look=0)
-    probers = Probers(history=watch, history_now=True)
+    watch = (
+        HistoryWatch(config, interval=0, local=None, finished_per_look=0)
+        if config.watch_history
+        else None
+    )
+    probers = Probers(history=watch, history_now=watch is not None)
     snapshot = await probe_fleet(
         config, deadline=probe_budget(config), node_overlay=overlay, probers=probers
     )
     # a look at history that outlived the round (a slow ssh link): its builds still count
-    if await watch.settle(HISTORY_SETTLE):
+    if watch is not None and await watch.settle(HISTORY_SETTLE):
         overlay.invalidate()
         snapshot = replace(snapshot, nodes=tuple(overlay(n) for n in snapshot.nodes))
     return snapshot, await asking

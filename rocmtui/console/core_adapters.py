@@ -295,6 +295,8 @@ def job_view(
 
         again = rebuild_request(record, bake)
         target, arch, push = again.target, again.arch, again.push
+        if not record.outside.target:  # not inspected yet: its record id is no target
+            target = "?"
         overrides = again.overrides if bake is not None else ()
     return JobView(
         id=record.id,

@@ -91,6 +91,8 @@ class FleetConfig(Struct, frozen=True):
     webdav: ServiceConfig
     nodes: tuple[NodeConfig, ...]
     read_only: bool = False
+    # builds started elsewhere, from each node's BuildKit history (off: only rocmtui's own)
+    watch_history: bool = True
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
     # an ssh client config used instead of ~/.ssh/config for ssh:// nodes (`ssh -F`), by the
@@ -121,6 +123,7 @@ _TOP_KEYS = {
     "webdav",
     "nodes",
     "read_only",
+    "watch_history",
     "state_dir",
     "keys",
     "ssh_config",
@@ -385,6 +388,9 @@ class _Validator:
         read_only = data.get("read_only", False)
         if not isinstance(read_only, bool):
             raise self.fail("must be true or false", "read_only")
+        watch_history = data.get("watch_history", True)
+        if not isinstance(watch_history, bool):
+            raise self.fail("must be true or false", "watch_history")
         state_dir = data.get("state_dir")
         if state_dir is not None and (not isinstance(state_dir, str) or not state_dir):
             raise self.fail("must be a path", "state_dir")
@@ -406,6 +412,7 @@ class _Validator:
             webdav=self.service(data, "webdav", DEFAULT_WEBDAV_URL),
             nodes=nodes,
             read_only=read_only,
+            watch_history=watch_history,
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
             ssh_config=ssh_config,

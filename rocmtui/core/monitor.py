@@ -289,7 +289,11 @@ class FleetMonitor:
                 ssh_persist=max(60.0, 3 * config.refresh_seconds),
             ),
             http=HttpClients(),
-            history=_history_watch(config, history_seconds) if history else None,
+            history=(
+                _history_watch(config, history_seconds)
+                if history and config.watch_history
+                else None
+            ),
         )
         self.latest: FleetSnapshot | None = None
         self.rounds = 0

@@ -189,7 +189,7 @@ class HistoryWatch:
     finished_per_look: int = INSPECT_PER_ROUND
     local: LocalBuilds | None = field(default_factory=LocalBuilds)
     runs: int = 0  # `history ls` processes started (for benches and tests)
-    _nodes: dict[str, _NodeState] = field(default_factory=dict)
+    _per_node: dict[str, _NodeState] = field(default_factory=dict)
     _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
     _scanned_at: float = -1e18
 
@@ -216,7 +216,7 @@ class HistoryWatch:
         self, node: NodeConfig, snapshot: NodeSnapshot, wait: float = TRIGGERED_WAIT
     ) -> NodeSnapshot:
         """`snapshot` with the node's `history_note`; asks the node's history when due."""
-        state = self._nodes.setdefault(node.name, _NodeState())
+        state = self._per_node.setdefault(node.name, _NodeState())
         if snapshot.state is not NodeState.OK:
             return replace(snapshot, history_note=state.note) if state.note else snapshot
         note = engine_note(snapshot)
@@ -236,7 +236,7 @@ class HistoryWatch:
     async def ask(self, node: NodeConfig, snapshot: NodeSnapshot) -> NodeSnapshot:
         """One full look at the node's history now (a one-shot `status`): waits for it. When
         the caller's deadline cancels the wait, the look goes on (`settle` waits for it)."""
-        state = self._nodes.setdefault(node.name, _NodeState())
+        state = self._per_node.setdefault(node.name, _NodeState())
         if snapshot.state is not NodeState.OK:
             return snapshot
         note = engine_note(snapshot)
@@ -251,7 +251,9 @@ class HistoryWatch:
     async def settle(self, timeout: float) -> bool:
         """Wait (at most `timeout` seconds) for every look still under way, e.g. one over a
         slow ssh link that outlived the probe round; True when any was still under way."""
-        pending = [s.task for s in self._nodes.values() if s.task is not None and not s.task.done()]
+        pending = [
+            s.task for s in self._per_node.values() if s.task is not None and not s.task.done()
+        ]
         if pending:
             await asyncio.wait(pending, timeout=timeout)
         return bool(pending)
