@@ -184,7 +184,73 @@ def _run_print(
         raise BakeError("docker buildx bake --print did not print JSON", path) from None
     if not isinstance(data, dict):
         raise BakeError("docker buildx bake --print printed something other than an object", path)
-    return data
+    return normalise_printed(data)
+
+
+# Entries bake prints as `type=...,k=v` strings (buildx 0.13) or `{"type": ..., "k": v}` objects
+# (buildx 0.29); one string form for both.
+_ENTRY_LISTS = ("output", "cache-to", "cache-from")
+_FIRST_KEYS = {"type": 0, "ref": 1, "dest": 1}  # as the operators write them; buildx sorts
+# buildx 0.29 prints a literal `${`/`%{` in a resolved string as its HCL escape `$${`/`%%{`;
+# 0.13 printed it as is.
+_ESCAPE = re.compile(r"([$%])\1\{")
+
+
+def printed_entry(entry: object) -> str:
+    """One `output`/`cache-to`/`cache-from` entry as a `type=X,k=v,...` string, whichever shape
+    buildx printed it in: a string stays as it is; an object gives `type` first, then its other
+    keys in buildx's order (a value with `,`, `=` or `"` is CSV-quoted, as buildx parses it)."""
+    if not isinstance(entry, Mapping):
+        return str(entry)
+    items = sorted(entry.items(), key=lambda kv: _FIRST_KEYS.get(kv[0], len(_FIRST_KEYS)))
+    parts = []
+    for key, value in items:
+        text = _entry_value(value)
+        part = f"{key}={text}"
+        if any(c in part for c in ',"\n'):
+            part = '"' + part.replace('"', '""') + '"'
+        parts.append(part)
+    return ",".join(parts)
+
+
+def _entry_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_entry_value(v) for v in value)
+    return str(value)
+
+
+def _unescaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ESCAPE.sub(r"\1{", value)
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unescaped(v) for k, v in value.items()}
+    return value
+
+
+def normalise_printed(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`bake --print`'s JSON in one shape whichever buildx printed it: every target's
+    `output`, `cache-to` and `cache-from` entries as strings (see `printed_entry`), and
+    strings with a literal `${` as they are, not HCL-escaped (`$${`). Everything else is kept."""
+    out: dict[str, Any] = dict(data)
+    targets = data.get("target")
+    if isinstance(targets, Mapping):
+        fixed: dict[str, Any] = {}
+        for name, body in targets.items():
+            if isinstance(body, Mapping):
+                body = {str(k): _unescaped(v) for k, v in body.items()}
+                for key in _ENTRY_LISTS:
+                    entries = body.get(key)
+                    if isinstance(entries, list):
+                        body[key] = [printed_entry(e) for e in entries]
+                    elif isinstance(entries, Mapping):
+                        body[key] = [printed_entry(entries)]
+            fixed[name] = body
+        out["target"] = fixed
+    return out
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
