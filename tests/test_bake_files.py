@@ -125,9 +125,8 @@ def truth(folder: Path, targets: list[str]) -> dict[str, Any]:
         timeout=60,
     )
     assert out.returncode == 0, out.stderr[-600:]
-    data: dict[str, Any] = json.loads(out.stdout)
-    # buildx 0.29 prints an output as an object, 0.13 as `type=...,...`: compared in one form
-    return normalise_printed(data)
+    # in one shape whichever buildx printed it (0.29 prints outputs as objects)
+    return normalise_printed(json.loads(out.stdout))
 
 
 def rocmtui(folder: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

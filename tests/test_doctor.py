@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -177,3 +178,22 @@ def test_a_check_past_the_deadline_keeps_the_lines_it_has() -> None:
     finally:
         release.set()
     assert [(f.check, f.verdict) for f in findings] == [("node quick", OK), ("node hung", FAIL)]
+
+
+def test_buildx_check_asks_the_plugin_docker_config_names(tmp_path: Path) -> None:
+    """A DOCKER_CONFIG cli-plugins override is the buildx builds run, so doctor asks and names
+    it: 0.13.1 there lacks the variable attributes; the system 0.29.1 does not."""
+    from rocmtui.core.doctor import check_buildx
+
+    old = Path("/usr/local/lib/rocmtui-engines/buildx-0.13.1/docker-buildx")
+    if not old.exists() or shutil.which("docker") is None:
+        pytest.skip("needs docker and the kept buildx 0.13.1")
+    (tmp_path / "cli-plugins").mkdir()
+    (tmp_path / "cli-plugins" / "docker-buildx").symlink_to(old)
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(tmp_path)}
+    [pinned] = check_buildx(30, {**env, "DOCKER_CONFIG": str(tmp_path)})
+    assert pinned.detail.startswith(f"buildx 0.13.1 ({tmp_path}/cli-plugins/docker-buildx)")
+    assert "variable description" in pinned.detail and "variable type" in pinned.detail
+    [system] = check_buildx(30, {**env, "DOCKER_CONFIG": str(tmp_path / "none")})
+    assert "0.13.1" not in system.detail and "cli-plugins/docker-buildx" in system.detail
+    assert "variable description" not in system.detail and "variable type" not in system.detail

@@ -68,10 +68,6 @@ KEEP_PREFIXES = ("LC_",)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: The target the resolve overlay defines (bake target names allow only [A-Za-z0-9_-]).
 RESOLVE_TARGET = "rocmtui-resolve-variables"
-#: An arg of the resolve target holding the literal `${p}` (written `$${p}`): buildx 0.29
-#: prints template sequences escaped again (`$${p}`), 0.13 prints the value; what comes back
-#: says which, so each value is read as the build would see it.
-_ESCAPE_PROBE = "__rocmtui_escape_probe"
 STDIN_NAME = "-.hcl"  # what buildx calls a bake file read from stdin in its messages
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ERROR_AT = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+),\d+(?:-\d+(?:,\d+)?)?: (?P<msg>.*)$")
@@ -191,43 +187,70 @@ def _run_print(
     return normalise_printed(data)
 
 
-#: Target attributes that buildx 0.29 prints as objects and 0.13 as `key=value,...` strings.
-_EXPORT_KEYS = ("output", "cache-to", "cache-from")
+# Entries bake prints as `type=...,k=v` strings (buildx 0.13) or `{"type": ..., "k": v}` objects
+# (buildx 0.29); one string form for both.
+_ENTRY_LISTS = ("output", "cache-to", "cache-from")
+_FIRST_KEYS = {"type": 0, "ref": 1, "dest": 1}  # as the operators write them; buildx sorts
+# buildx 0.29 prints a literal `${`/`%{` in a resolved string as its HCL escape `$${`/`%%{`;
+# 0.13 printed it as is.
+_ESCAPE = re.compile(r"([$%])\1\{")
 
 
-def export_spec(entry: Any) -> Any:
-    """One `output`/`cache-to`/`cache-from` entry in the form 0.13 prints it (and a bake file
-    writes it): `type=registry,ref=...`; an object (0.29) is written `type` first, then its
-    keys in the order printed. Anything else is returned as it is."""
+def printed_entry(entry: object) -> str:
+    """One `output`/`cache-to`/`cache-from` entry as a `type=X,k=v,...` string, whichever shape
+    buildx printed it in: a string stays as it is; an object gives `type` first, then its other
+    keys in buildx's order (a value with `,`, `=` or `"` is CSV-quoted, as buildx parses it)."""
     if not isinstance(entry, Mapping):
-        return entry
-    items = [(str(k), v) for k, v in entry.items()]
-    items.sort(key=lambda kv: kv[0] != "type")  # stable: type first, the rest as printed
-    return ",".join(f"{k}={_spec_value(v)}" for k, v in items)
+        return str(entry)
+    items = sorted(entry.items(), key=lambda kv: _FIRST_KEYS.get(kv[0], len(_FIRST_KEYS)))
+    parts = []
+    for key, value in items:
+        text = _entry_value(value)
+        part = f"{key}={text}"
+        if any(c in part for c in ',"\n'):
+            part = '"' + part.replace('"', '""') + '"'
+        parts.append(part)
+    return ",".join(parts)
 
 
-def _spec_value(value: Any) -> str:
+def _entry_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_entry_value(v) for v in value)
     return str(value)
 
 
-def normalise_printed(data: dict[str, Any]) -> dict[str, Any]:
-    """`bake --print` JSON of any buildx read as one shape: export entries as strings (see
-    `export_spec`), so every reader (push marks, registries, cache refs) has one form."""
+def _unescaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ESCAPE.sub(r"\1{", value)
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unescaped(v) for k, v in value.items()}
+    return value
+
+
+def normalise_printed(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`bake --print`'s JSON in one shape whichever buildx printed it: every target's
+    `output`, `cache-to` and `cache-from` entries as strings (see `printed_entry`), and
+    strings with a literal `${` as they are, not HCL-escaped (`$${`). Everything else is kept."""
+    out: dict[str, Any] = dict(data)
     targets = data.get("target")
-    if not isinstance(targets, dict):
-        return data
-    for body in targets.values():
-        if not isinstance(body, dict):
-            continue
-        for key in _EXPORT_KEYS:
-            value = body.get(key)
-            if isinstance(value, list):
-                body[key] = [export_spec(v) for v in value]
-            elif isinstance(value, Mapping):
-                body[key] = [export_spec(value)]
-    return data
+    if isinstance(targets, Mapping):
+        fixed: dict[str, Any] = {}
+        for name, body in targets.items():
+            if isinstance(body, Mapping):
+                body = {str(k): _unescaped(v) for k, v in body.items()}
+                for key in _ENTRY_LISTS:
+                    entries = body.get(key)
+                    if isinstance(entries, list):
+                        body[key] = [printed_entry(e) for e in entries]
+                    elif isinstance(entries, Mapping):
+                        body[key] = [printed_entry(entries)]
+            fixed[name] = body
+        out["target"] = fixed
+    return out
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -263,14 +286,7 @@ def resolved_names(bake: BakeFile, env: Mapping[str, str], timeout: float = 10.0
 def _overlay_text(names: Sequence[str]) -> str:
     """One target whose args hold every variable, JSON-encoded (see resolved_variables)."""
     args = "\n".join(f"    {name} = jsonencode({name})" for name in names)
-    probe = f'    "{_ESCAPE_PROBE}" = "$${{p}}"'
-    return f'target "{RESOLVE_TARGET}" {{\n  args = {{\n{args}\n{probe}\n  }}\n}}\n'
-
-
-def unescape_templates(text: str) -> str:
-    """A string as buildx 0.29 prints it, back to its value: `$${` and `%%{` are HCL's
-    escapes of the literal `${` and `%{`."""
-    return text.replace("$${", "${").replace("%%{", "%{")
+    return f'target "{RESOLVE_TARGET}" {{\n  args = {{\n{args}\n  }}\n}}\n'
 
 
 def _from_json(encoded: str) -> str | None:
@@ -319,12 +335,9 @@ def resolved_variables(
     except (KeyError, TypeError, AttributeError):
         raise BakeError("docker buildx bake --print lost the resolve target", path) from None
     out: dict[str, str] = {}
-    escaped = args.get(_ESCAPE_PROBE) == "$${p}"
     for name in names:
         encoded = args.get(name)
         if isinstance(encoded, str):
-            if escaped:
-                encoded = unescape_templates(encoded)
             try:
                 value = _from_json(encoded)
             except ValueError:

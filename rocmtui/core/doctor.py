@@ -139,22 +139,45 @@ VARIABLE_FEATURES = (
 )
 
 
-def _variable_feature(attribute: str, timeout: float) -> bool | None:
-    """Whether `bake --print` accepts a variable block with `attribute` (None: unknown)."""
+def _variable_feature(attribute: str, timeout: float, env: Mapping[str, str]) -> bool | None:
+    """Whether `bake --print` accepts a variable block with `attribute` (None: unknown), asked
+    with `env`: the same DOCKER_CONFIG/HOME/PATH, so the same buildx plugin, as bake launches."""
     with tempfile.TemporaryDirectory(prefix="rocmtui-doctor-") as tmp:
         path = Path(tmp) / "probe.hcl"
         path.write_text(f'variable "X" {{\n  {attribute}\n  default = "x"\n}}\ntarget "t" {{}}\n')
         code, _ = command(
-            ["docker", "buildx", "bake", "-f", str(path), "--print", "t"],
-            timeout,
-            {"PATH": os.environ.get("PATH", os.defpath), "HOME": tmp},
+            ["docker", "buildx", "bake", "-f", str(path), "--print", "t"], timeout, env
         )
     return None if code in (124, 126, 127) else code == 0
 
 
-def check_buildx(timeout: float) -> list[Finding]:
-    """buildx's version and which bake features it lacks (asked of buildx itself)."""
-    code, out = command(["docker", "buildx", "version"], timeout)
+#: Where the docker CLI looks for plugins after `$DOCKER_CONFIG/cli-plugins` (docker's own list).
+SYSTEM_PLUGIN_DIRS = (
+    "/usr/local/lib/docker/cli-plugins",
+    "/usr/local/libexec/docker/cli-plugins",
+    "/usr/lib/docker/cli-plugins",
+    "/usr/libexec/docker/cli-plugins",
+)
+
+
+def buildx_plugin(env: Mapping[str, str]) -> Path | None:
+    """The docker-buildx binary `docker buildx` runs under `env`: `$DOCKER_CONFIG/cli-plugins`
+    (default `$HOME/.docker`) before the system folders, as the docker CLI searches."""
+    config = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME", "~"), ".docker")
+    for folder in (os.path.join(os.path.expanduser(config), "cli-plugins"), *SYSTEM_PLUGIN_DIRS):
+        candidate = Path(folder) / "docker-buildx"
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def check_buildx(timeout: float, env: Mapping[str, str] | None = None) -> list[Finding]:
+    """buildx's version and which bake features it lacks, asked of the buildx builds use: every
+    probe runs with the environment bake launches get (`bake_environment` of `env`)."""
+    from rocmtui.core.bakeprint import bake_environment
+
+    env = bake_environment(os.environ if env is None else env, {})
+    code, out = command(["docker", "buildx", "version"], timeout, env)
     if code != 0:
         return [
             Finding(
@@ -166,15 +189,17 @@ def check_buildx(timeout: float) -> list[Finding]:
         ]
     match = re.search(r"\bv?(\d+\.\d+\.\d+)", out)
     version = match.group(1) if match else first_line(out)
-    _, bake_help = command(["docker", "buildx", "bake", "--help"], timeout)
-    _, buildx_help = command(["docker", "buildx", "--help"], timeout)
+    _, bake_help = command(["docker", "buildx", "bake", "--help"], timeout, env)
+    _, buildx_help = command(["docker", "buildx", "--help"], timeout, env)
     lacks = [name for name, flag in FLAG_FEATURES if flag not in bake_help]
     if not re.search(r"(?m)^\s+history\b", buildx_help):
         lacks.append("buildx history")
     for name, attribute in VARIABLE_FEATURES:
-        if _variable_feature(attribute, timeout) is False:
+        if _variable_feature(attribute, timeout, env) is False:
             lacks.append(name)
-    detail = f"buildx {version}" + (f"; lacks: {', '.join(lacks)}" if lacks else "")
+    plugin = buildx_plugin(env)
+    detail = f"buildx {version}" + (f" ({plugin})" if plugin else "")
+    detail += f"; lacks: {', '.join(lacks)}" if lacks else ""
     return [Finding("buildx", OK, detail)]
 
 
