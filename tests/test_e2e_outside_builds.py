@@ -44,8 +44,8 @@ def test_a_plain_bake_on_the_ssh_node_is_seen_followed_and_rebuilt(
     assert node is not None
     # the operator's own shell: reaching snoc-think as rocmtui's launches do, no rocmtui
     bake_env = history_environment(node, loaded, os.environ, tmp_path / "operator")
-    bake_env.update(GFX_ARCH="gfx1201", DEMO_NONCE=uuid.uuid4().hex[:8], DEMO_STEPS="60",
-                    DEMO_SLEEP="0.25", DEMO_SILENT_SECONDS="14")  # fmt: skip
+    bake_env.update(GFX_ARCH="gfx1201", DEMO_NONCE=uuid.uuid4().hex[:8], DEMO_STEPS="200",
+                    DEMO_SLEEP="0.3", DEMO_SILENT_SECONDS="14")  # fmt: skip
     terminal.start(env, config)
     terminal.wait_text(r"✓ ok +snoc-think", 60)
     # the 20.10 node (snoc-gaming, over TLS) says once why its builds are not seen
