@@ -28,7 +28,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -234,17 +233,9 @@ def _follow(argv: Sequence[str]) -> int:
 
 def main() -> None:
     """Fork; the parent exits 0, the child follows (see the module doc)."""
-    if os.fork():
-        os._exit(0)
-    if sys.flags.no_site:
-        import site
+    from rocmtui.core.jobs.detach import run_detached
 
-        site.main()
-    code = 1
-    try:
-        code = _follow(sys.argv[1:])
-    finally:
-        os._exit(code)
+    run_detached(_follow)
 
 
 if __name__ == "__main__":

@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+
+
+def run_detached(body: Callable[[list[str]], int]) -> None:
+    """Fork; the parent exits 0 at once, the child turns `site` back on (started with -S for
+    speed; the body needs site-packages) and exits with `body(argv)`'s code. The job's
+    supervisor and the follower of a build started elsewhere both start this way."""
+    if os.fork():
+        os._exit(0)
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+    code = 1
+    try:
+        code = body(sys.argv[1:])
+    finally:
+        os._exit(code)
 
 
 def main() -> None:
     """Fork; the parent exits 0, the child supervises the job."""
-    if os.fork():
-        os._exit(0)
-    if sys.flags.no_site:  # started with -S for speed; the supervisor needs site-packages
-        import site
 
-        site.main()
-    from rocmtui.core.jobs.supervisor import main as supervise
+    def supervise(argv: list[str]) -> int:
+        from rocmtui.core.jobs.supervisor import main as supervisor_main
 
-    code = 1
-    try:
-        code = supervise(sys.argv[1:])
-    finally:
-        os._exit(code)
+        return supervisor_main(argv)
+
+    run_detached(supervise)
 
 
 if __name__ == "__main__":
