@@ -35,22 +35,20 @@ sys.path.insert(0, str(REPO))
 from common import emit, median, quick, row  # noqa: E402
 
 from devfleet import processes, start_engine  # noqa: E402
-from devfleet.dockerd import CURRENT_ENGINE, build_base_tar  # noqa: E402
+from devfleet.dockerd import CURRENT_ENGINE, EngineKind, build_base_tar  # noqa: E402
 
 DEMO = REPO / "bake" / "demo.hcl"
 REFRESH = 2.0
 
 
 @contextlib.contextmanager
-def engines(workdir: Path, count: int) -> Iterator[list[str]]:
-    """`count` current engines; their DOCKER_HOSTs."""
+def engines(workdir: Path, count: int, kind: EngineKind = CURRENT_ENGINE) -> Iterator[list[str]]:
+    """`count` engines of `kind` (default today's); their DOCKER_HOSTs."""
     tar = build_base_tar(workdir)
     started = []
     try:
         for i in range(count):
-            started.append(
-                start_engine(workdir, f"h{i}", True, "gfx1201", base_tar=tar, kind=CURRENT_ENGINE)
-            )
+            started.append(start_engine(workdir, f"h{i}", True, "gfx1201", base_tar=tar, kind=kind))
         yield [e.docker_host for e in started]
     finally:
         for engine in reversed(started):

@@ -53,6 +53,9 @@ class EngineKind:
     current: bool = False
     min_api: str | None = None
     containerd_store: bool = False
+    #: more of dockerd's environment, e.g. BuildKit's step log limits (a bench that floods a
+    #: step's output lifts them: by default BuildKit clips a step at 2 MiB and 200 KB/s)
+    extra_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def dockerd(self) -> str:
@@ -61,12 +64,13 @@ class EngineKind:
 
     def env(self) -> dict[str, str]:
         """What dockerd's environment adds: its own folder first on PATH (containerd, shim,
-        docker-proxy of the same release), its minimum API version."""
+        docker-proxy of the same release), its minimum API version, `extra_env`."""
         extra: dict[str, str] = {}
         if self.current:
             extra["PATH"] = f"{CURRENT_ENGINE_DIR / 'bin'}:{processes.child_env()['PATH']}"
         if self.min_api:
             extra["DOCKER_MIN_API_VERSION"] = self.min_api
+        extra.update(self.extra_env)
         return extra
 
     def available(self) -> bool:
