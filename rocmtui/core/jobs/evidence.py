@@ -7,8 +7,10 @@ from the log is sanitised and shortened before it is stored or shown.
 
 Stall evidence separates a hung build from a quiet-but-busy one: how long the log has been
 silent, which BuildKit step is still open, the CPU the local engine's process tree is using
-(a RUN step's processes are children of the engine), and for a node with a named builder
-whether buildx reports it running.
+(a RUN step's processes are children of the engine), for a node with a named builder
+whether buildx reports it running, and whether BuildKit clipped the open step's output: past its
+step log limit (2 MiB by default, dockerd's `BUILDKIT_STEP_LOG_MAX_SIZE`) BuildKit passes no more
+of a step's output, so a compile that goes on for hours is silent in every log.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ BUSY_CPU = 25.0  # percent of one core for the engine's process tree to count as
 _SUMMARY_RE = re.compile(r"^ > (\[[^\]]+\] .*?):?\s*$")
 _STEP_HEAD_RE = re.compile(r"^#(\d+) (\[[^\]]+\] .*)$")
 _STEP_ERROR_RE = re.compile(r"^#(\d+) ERROR")
+_STEP_END_RE = re.compile(r"^#(\d+) (DONE|CACHED|ERROR|CANCELED)")
+# BuildKit's own words when a step's output passes its size limit (units.BytesSize: "2MiB");
+# the rate limit's "200KiB/s" drops lines for a moment and is not matched
+_CLIPPED_RE = re.compile(
+    r"^#(\d+) (?:\d+\.\d+ )?\[output clipped, log limit ([0-9.]+[KMGT]?i?B) reached\]"
+)
 
 
 def _clean(text: str) -> str:
@@ -130,12 +138,27 @@ def open_step_of(lines: list[str]) -> str | None:
         if head:
             open_steps[head.group(1)] = head.group(2)
             continue
-        m = re.match(r"^#(\d+) (DONE|CACHED|ERROR|CANCELED)", line)
+        m = _STEP_END_RE.match(line)
         if m:
             open_steps.pop(m.group(1), None)
     if open_steps:
         return _clean(list(open_steps.values())[-1])
     return None
+
+
+def clipped_limit(lines: list[str]) -> str | None:
+    """BuildKit's size limit ("2MiB") when it clipped the output of a step not yet ended in
+    these lines, else None."""
+    clipped: dict[str, str] = {}
+    for line in lines:
+        m = _CLIPPED_RE.match(line)
+        if m:
+            clipped[m.group(1)] = m.group(2)
+            continue
+        end = _STEP_END_RE.match(line)
+        if end:
+            clipped.pop(end.group(1), None)
+    return list(clipped.values())[-1] if clipped else None
 
 
 def engine_pid(node: NodeConfig) -> int | None:
@@ -232,6 +255,9 @@ def stall_evidence(
     if step:
         step = step if len(step) <= 60 else step[:59] + "…"
         parts.append(f"step {step} still open")
+    limit = clipped_limit(lines)
+    if limit:
+        parts.append(f"BuildKit clipped its output at {limit}: silence expected")
     if node is not None and node.local:
         pid = engine_pid(node)
         cpu = tree_cpu_percent(pid, cpu_interval) if pid else None
