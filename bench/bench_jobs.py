@@ -57,8 +57,12 @@ def bench_fleet(workdir: Path, config: str | None) -> Iterator[Path]:
         yield Path(config)
         return
     from devfleet import start_engine
+    from devfleet.assembly import engine_kinds
 
-    engine = start_engine(workdir, "bench-node", netns=True, gfx=ARCH)
+    # the kind ROCMTUI_FLEET_ENGINES names (one kind for every node), else today's engine
+    # with Docker 29's minimum API
+    kind = engine_kinds(["bench-node"])["bench-node"]
+    engine = start_engine(workdir, "bench-node", netns=True, gfx=ARCH, kind=kind)
     try:
         path = workdir / "rocmtui.toml"
         path.write_text(
