@@ -102,6 +102,12 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "promtool": lambda: _which("promtool"),
     "prometheus": lambda: _which("prometheus"),
     "alertmanager": lambda: _which("prometheus-alertmanager", "amtool"),
+    # Debian's chromium, for `rocmtui serve` in a real browser (never a downloaded one)
+    "chromium": lambda: (
+        None
+        if os.access("/usr/lib/chromium/chromium", os.X_OK)
+        else "/usr/lib/chromium/chromium missing (Debian's chromium: .ci/install-system)"
+    ),
 }
 
 
@@ -131,7 +137,7 @@ def require(*what: str) -> None:
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
     busybox, tmux, grep, netns, current-engine (today's dockerd and a buildx with history),
-    promtool, prometheus, alertmanager, and fleet (all the session fleet needs).
+    promtool, prometheus, alertmanager, chromium, and fleet (all the session fleet needs).
     """
     fleet = sorted(FLEET_PARTS.intersection(what))
     if fleet and CURRENT is not None and CURRENT.get_closest_marker("fleet") is None:
