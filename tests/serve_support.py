@@ -176,6 +176,11 @@ class PageScreen:
     def wait_text(self, pattern: str, timeout: float = 60.0) -> str:
         return self.wait(repr(pattern), lambda s: re.search(pattern, s, re.M), timeout)
 
+    def focus(self) -> None:
+        """Keys to the terminal, as a click would send them, without a click's own meaning
+        (a click on a table row moves the console's focus there)."""
+        self.page.locator(".xterm-helper-textarea").focus()
+
     def press(self, *keys: str) -> None:
         """Keys typed into the page (Playwright names: Enter, Tab, ?, r ...)."""
         for key in keys:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -104,7 +105,7 @@ class ConsoleServer(Server):
     async def handle_login_form(self, request: web.Request) -> web.Response:
         if not self.settings.allow_actions:
             raise web.HTTPSeeOther("/")
-        return web.Response(text=login_page(request.host), content_type="text/html")
+        return web.Response(text=login_page(socket.gethostname()), content_type="text/html")
 
     async def handle_login(self, request: web.Request) -> web.Response:
         """POST /login with `token` in the body: a session cookie, or the form again."""
@@ -121,7 +122,7 @@ class ConsoleServer(Server):
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             return web.Response(
                 status=401,
-                text=login_page(request.host, "That is not the token this server printed."),
+                text=login_page(socket.gethostname(), "That is not the token this server printed."),
                 content_type="text/html",
             )
         log.info("login from %s", request.remote)
