@@ -17,13 +17,16 @@ import aiohttp
 import psutil
 import pytest
 
+from rocmtui.core.config import ConfigError, load_config
 from rocmtui.core.serveauth import (
     Listen,
     ServeToken,
     SessionBook,
     bind_problem,
+    hash_password,
     origin_allowed,
     parse_listen,
+    password_matches,
 )
 from tests.serve_support import ServeProcess
 from tests.test_jobs_support import engineless_fleet, wait_for
@@ -204,3 +207,58 @@ async def test_an_idle_session_is_closed_and_its_console_ends(server: ServeProce
         assert ws.closed
     wait_for("the idle console to end", lambda: not psutil.pid_exists(pid), 30)
     assert "idle for 6 s: closed" in server.server_log()
+
+
+def test_serve_users_hold_hashes_never_passwords(tmp_path: Path) -> None:
+    stored = hash_password("correct horse battery")
+    assert stored.startswith("scrypt$16384$8$1$") and "correct" not in stored
+    assert password_matches("correct horse battery", stored)
+    assert not password_matches("correct horse batterY", stored)
+    assert not password_matches("x", "scrypt$99999999$8$1$AAAA$AAAA")  # hostile cost: refused
+    config = engineless_fleet(tmp_path)
+    text = config.read_text()
+    config.write_text(f'[serve]\nusers = {{ alice = "{stored}" }}\n\n' + text)
+    assert load_config(config).serve_users == {"alice": stored}
+    config.write_text('[serve]\nusers = { bob = "hunter2" }\n\n' + text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert raised.value.line == 2 and "never a password" in str(raised.value)
+    assert "serve.users.bob" in str(raised.value) and "hunter2" not in str(raised.value)
+    config.write_text('[serve.users]\ncarol = "x"\nbob = "hunter2"\n\n' + text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert raised.value.line == 2 and "serve.users.carol" in str(raised.value)
+    out = subprocess.run(
+        [sys.executable, "-m", "rocmtui", "serve", "--hash-password"],
+        input="a long enough password\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0 and password_matches("a long enough password", out.stdout.strip())
+
+
+async def test_a_fleet_file_user_logs_in_with_a_password(tmp_path: Path) -> None:
+    config = engineless_fleet(tmp_path)
+    stored = hash_password("correct horse battery")
+    config.write_text(f'[serve]\nusers = {{ alice = "{stored}" }}\n\n' + config.read_text())
+    server = ServeProcess(config, "--allow-actions")
+    try:
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            async with http.get(f"{server.url}login") as answer:
+                assert 'id="user"' in await answer.text()
+            wrong = {"user": "alice", "token": "wrong horse battery"}
+            async with http.post(f"{server.url}login", data=wrong) as answer:
+                assert answer.status == 401
+            nobody = {"user": "mallory", "token": "correct horse battery"}
+            async with http.post(f"{server.url}login", data=nobody) as answer:
+                assert answer.status == 401
+            assert await open_socket(http, server) == 401
+            right = {"user": "alice", "token": "correct horse battery"}
+            async with http.post(f"{server.url}login", data=right) as answer:
+                assert answer.status == 200 and "textual-terminal" in await answer.text()
+            ws = await open_socket(http, server)
+            assert not isinstance(ws, int)
+            await first_frame(ws)
+            await ws.close()
+        assert "login from 127.0.0.1: user alice" in server.server_log()
+    finally:
+        server.stop()

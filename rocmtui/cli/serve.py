@@ -60,6 +60,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--tls-cert", metavar="FILE", type=Path, help="serve https with this")
     parser.add_argument("--tls-key", metavar="FILE", type=Path, help="the certificate's key")
     parser.add_argument(
+        "--hash-password",
+        action="store_true",
+        help="read a password (from the terminal, or one line of stdin) and print its hash for "
+        "the fleet file's [serve] users table; serve nothing",
+    )
+    parser.add_argument(
         "--insecure",
         action="store_true",
         help="allow a non-loopback bind without TLS (the console travels in clear text)",
@@ -68,6 +74,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments, then serve until a signal."""
+    if args.hash_password:
+        return _hash_password()
     try:
         listen = parse_listen(args.listen)
     except ListenError as exc:
@@ -97,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout,
         tls=tls,
+        users=dict(config.serve_users),
     )
     logging.basicConfig(level=logging.WARNING, format="rocmtui serve: %(message)s",
                         stream=sys.stderr)  # fmt: skip
@@ -115,4 +124,23 @@ def run(args: argparse.Namespace) -> int:
     except (ServeError, OSError) as exc:
         print(f"rocmtui: serve: {exc}", file=sys.stderr)
         return EXIT_UNHEALTHY
+    return EXIT_OK
+
+
+def _hash_password() -> int:
+    from rocmtui.core.serveauth import hash_password
+
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            print("rocmtui: serve: the two passwords differ", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    if len(password) < 12:
+        print("rocmtui: serve: a password of 12 characters at least", file=sys.stderr)
+        return EXIT_USAGE
+    print(hash_password(password))
     return EXIT_OK

@@ -5,20 +5,30 @@
 - `--allow-actions` needs a login: a token made at start (`ServeToken`), kept in the state
   folder with mode 0600 and printed once; never a default password. The browser sends it in a
   form body (POST), never in a URL, and gets back a session cookie (`SessionBook`).
+- Or the fleet file's `[serve]` users, each with a scrypt hash (`rocmtui serve
+  --hash-password` makes one): `[serve] users = { alice = "scrypt$16384$8$1$SALT$HASH" }`.
 - A websocket is accepted only from a page of this server (`origin_allowed`): a page of any
   other site the operator has open cannot drive the console through the operator's browser.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import ipaddress
 import os
+import re
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
+
+if TYPE_CHECKING:
+    from rocmtui.core.config import _Validator
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 TOKEN_FILE = "serve-token"
@@ -145,3 +155,71 @@ class SessionBook:
         """Log a browser out."""
         if value:
             self._expiry.pop(value, None)
+
+
+# scrypt at n=2**14, r=8, p=1: ~16 MB and ~50 ms a check here; a stolen fleet file's hash costs
+# a guesser as much per try
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+_HASH = re.compile(r"^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$")
+_USER = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    """The `[serve]` users entry for `password` (a new random salt each time)."""
+    salt = secrets.token_bytes(16) if salt is None else salt
+    digest = hashlib.scrypt(
+        password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32
+    )
+    b64 = base64.b64encode
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def password_matches(password: str, stored: str) -> bool:
+    """True when `password` hashes to `stored` (False for a malformed entry)."""
+    found = _HASH.match(stored)
+    if found is None:
+        return False
+    n, r, p = (int(found.group(i)) for i in (1, 2, 3))
+    if n > 2**20 or r > 32 or p > 16:  # a hostile entry must not take the server's memory
+        return False
+    salt, want = base64.b64decode(found.group(4)), base64.b64decode(found.group(5))
+    try:
+        got = hashlib.scrypt(
+            password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(want), maxmem=2**26
+        )
+    except ValueError:
+        return False
+    return hmac.compare_digest(got, want)
+
+
+def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
+    """The fleet file's `[serve]` table: `users = { NAME = "scrypt$..." }` (never a password
+    in clear: an entry that is not a hash is an error naming its line)."""
+    table = data.get("serve", {})
+    if not isinstance(table, dict):
+        raise v.fail("must be a table", "serve")
+    v.unknown(table, {"users"}, "serve.", "serve")
+    users = table.get("users", {})
+    if not isinstance(users, dict):
+        raise v.fail('must be a table of NAME = "scrypt$..." hashes', "serve.users", "serve")
+    # `[serve.users]` lines name each user; an inline `users = { ... }` is one line
+    own_table = any(re.match(r"^\s*\[\s*serve\.users\s*\]", line) for line in v.lines)
+
+    def fail(message: str, name: str) -> Exception:
+        if own_table:
+            return v.fail(message, f"serve.users.{name}", "serve.users")
+        from rocmtui.core.config import ConfigError  # it imports this module
+
+        return ConfigError(message, v.path, v.line_of("users", "serve"), f"serve.users.{name}")
+
+    out: dict[str, str] = {}
+    for name, stored in users.items():
+        if not _USER.match(name):
+            raise fail("not a user name (letters, digits, . _ -)", name)
+        if not isinstance(stored, str) or _HASH.match(stored) is None:
+            raise fail(
+                "must be a scrypt hash from `rocmtui serve --hash-password`, never a password",
+                name,
+            )
+        out[name] = stored
+    return out

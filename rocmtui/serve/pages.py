@@ -26,14 +26,23 @@ def page(title: str, body: str, status_line: str = "") -> str:
     )
 
 
-def login_page(host: str, error: str = "") -> str:
-    """The form that asks for the token (sent in the body of a POST, never in a URL)."""
+def login_page(host: str, error: str = "", users: bool = False) -> str:
+    """The form that asks for the token, or a user's password (sent in the body of a POST,
+    never in a URL)."""
+    user_field = (
+        '<label for="user">User (empty: the token)</label>'
+        '<input id="user" name="user" autocomplete="username">'
+        if users
+        else ""
+    )
     body = (
         "<p>This console may start and cancel builds, so it asks who you are. Paste the token "
         f"<code>rocmtui serve</code> printed on {html.escape(host)} (it is also in the state "
-        "folder, file <code>serve-token</code>, readable by its owner only).</p>"
+        "folder, file <code>serve-token</code>, readable by its owner only)"
+        f"{', or give your user name and password' if users else ''}.</p>"
         '<form method="post" action="/login">'
-        '<label for="token">Token</label>'
+        f"{user_field}"
+        f'<label for="token">{"Token or password" if users else "Token"}</label>'
         '<input id="token" name="token" type="password" autocomplete="current-password" '
         "autofocus required>"
         '<button id="login" type="submit">Open the console</button></form>'

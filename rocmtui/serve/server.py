@@ -28,7 +28,13 @@ from aiohttp import WSMsgType, web
 from msgspec import Struct
 from textual_serve.server import Server, to_int
 
-from rocmtui.core.serveauth import COOKIE, ServeToken, SessionBook, origin_allowed
+from rocmtui.core.serveauth import (
+    COOKIE,
+    ServeToken,
+    SessionBook,
+    origin_allowed,
+    password_matches,
+)
 from rocmtui.serve.pages import login_page, refusal_page
 from rocmtui.serve.session import ConsoleSession
 
@@ -47,6 +53,7 @@ class ServeSettings(Struct, frozen=True):
     idle_timeout: float  # seconds; 0: never
     tls: bool
     title: str = "rocmtui"
+    users: dict[str, str] = {}  # the fleet file's [serve] users: name -> scrypt hash
 
 
 class ConsoleServer(Server):
@@ -105,7 +112,8 @@ class ConsoleServer(Server):
     async def handle_login_form(self, request: web.Request) -> web.Response:
         if not self.settings.allow_actions:
             raise web.HTTPSeeOther("/")
-        return web.Response(text=login_page(socket.gethostname()), content_type="text/html")
+        page = login_page(socket.gethostname(), users=bool(self.settings.users))
+        return web.Response(text=page, content_type="text/html")
 
     async def handle_login(self, request: web.Request) -> web.Response:
         """POST /login with `token` in the body: a session cookie, or the form again."""
@@ -116,16 +124,17 @@ class ConsoleServer(Server):
             log.warning("login refused: a page of %s posted it", origin[:100])
             raise web.HTTPForbidden(text="a login from a page of another site is refused")
         form = await request.post()
-        given = form.get("token")
-        if not isinstance(given, str) or not self.token.matches(given):
-            log.warning("login refused from %s: wrong token", request.remote)
+        given, user = form.get("token"), form.get("user")
+        who = await self._who(given, user)
+        if who is None:
+            log.warning("login refused from %s: wrong token or password", request.remote)
             await asyncio.sleep(FAILED_LOGIN_DELAY)
-            return web.Response(
-                status=401,
-                text=login_page(socket.gethostname(), "That is not the token this server printed."),
-                content_type="text/html",
+            said = "That is not the token this server printed" + (
+                ", nor that user's password." if self.settings.users else "."
             )
-        log.info("login from %s", request.remote)
+            page = login_page(socket.gethostname(), said, users=bool(self.settings.users))
+            return web.Response(status=401, text=page, content_type="text/html")
+        log.info("login from %s: %s", request.remote, who)
         response = web.HTTPSeeOther("/")
         response.set_cookie(
             COOKIE,
@@ -136,6 +145,20 @@ class ConsoleServer(Server):
             path="/",
         )
         raise response
+
+    async def _who(self, given: object, user: object) -> str | None:
+        """Who logged in ("the token", or the user's name), or None."""
+        if not isinstance(given, str) or not given:
+            return None
+        if isinstance(user, str) and user.strip():
+            stored = self.settings.users.get(user.strip())
+            if stored is None:
+                return None
+            # scrypt takes tens of ms: off the loop, so other sessions keep their keys
+            good = await asyncio.to_thread(password_matches, given, stored)
+            return f"user {user.strip()}" if good else None
+        assert self.token is not None
+        return "the token" if self.token.matches(given) else None
 
     async def handle_logout(self, request: web.Request) -> web.Response:
         self.book.close(request.cookies.get(COOKIE))
