@@ -78,8 +78,23 @@ class ServeProcess:
         return self.url.split("//", 1)[1].rstrip("/")
 
     def consoles(self) -> list[int]:
-        """The pids of the console processes serving sessions now (children running the
-        console: not the monitor the server started)."""
+        """The pids of the console processes serving sessions now: children the server's log
+        named as a session's console (a spare started ahead of a browser is not one yet)."""
+        sessions = {
+            int(p) for p in re.findall(r"session \d+ opened: console pid (\d+)", self.server_log())
+        }
+        return [pid for pid in self.children() if pid in sessions]
+
+    def spares(self) -> list[int]:
+        """Consoles started ahead of any browser (not sessions)."""
+        log = self.server_log()
+        sessions = {int(p) for p in re.findall(r"session \d+ opened: console pid (\d+)", log)}
+        started = {int(p) for p in re.findall(r"spare console pid (\d+) started", log)}
+        return [pid for pid in self.children() if pid in started - sessions]
+
+    def children(self) -> list[int]:
+        """Every console process the server runs now (sessions and spares), remembered for
+        the orphan check at `stop`."""
         found = []
         try:
             children = psutil.Process(self.process.pid).children()
@@ -88,10 +103,10 @@ class ServeProcess:
         for child in children:
             try:
                 words = child.cmdline()
+                if "rocmtui" in words and "monitor" not in words and _alive(child.pid):
+                    found.append(child.pid)
             except psutil.Error:
                 continue
-            if "rocmtui" in words and "monitor" not in words:
-                found.append(child.pid)
         self.seen.update(found)
         return found
 
@@ -100,7 +115,7 @@ class ServeProcess:
 
     def stop(self) -> None:
         """SIGTERM; then no console it ever ran may be left (each checked by pid)."""
-        self.consoles()
+        self.children()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:

@@ -262,3 +262,18 @@ async def test_a_fleet_file_user_logs_in_with_a_password(tmp_path: Path) -> None
         assert "login from 127.0.0.1: user alice" in server.server_log()
     finally:
         server.stop()
+
+
+async def test_a_spare_console_waits_for_the_next_browser(server: ServeProcess) -> None:
+    (spare,) = wait_for("a spare console", server.spares, 30)
+    assert server.consoles() == []  # not a session: no limit or idle timeout counts it
+    async with aiohttp.ClientSession() as http:
+        ws = await open_socket(http, server)
+        assert not isinstance(ws, int)
+        await first_frame(ws)
+        assert server.consoles() == [spare]  # the browser got the console already started
+        (behind,) = wait_for("the next spare", server.spares, 30)
+        assert behind != spare
+        await ws.close()
+    wait_for("the session's console to end", lambda: not psutil.pid_exists(spare), 30)
+    assert server.spares() == [behind]  # the spare waits on; stop() checks it ends too

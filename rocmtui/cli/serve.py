@@ -57,6 +57,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"close a session with no key, click or resize this long (default "
         f"{DEFAULT_IDLE_TIMEOUT:g}; 0: never, for a wall display)",
     )
+    parser.add_argument(
+        "--spares",
+        type=int,
+        default=1,
+        metavar="N",
+        help="consoles kept started for the next browser, so its page shows the fleet sooner "
+        "(default 1; 0: none)",
+    )
     parser.add_argument("--tls-cert", metavar="FILE", type=Path, help="serve https with this")
     parser.add_argument("--tls-key", metavar="FILE", type=Path, help="the certificate's key")
     parser.add_argument(
@@ -84,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         print("rocmtui: serve: --tls-cert and --tls-key go together", file=sys.stderr)
         return EXIT_USAGE
-    if args.max_sessions < 1 or args.idle_timeout < 0:
-        print("rocmtui: serve: --max-sessions must be 1 or more, --idle-timeout 0 or more",
+    if args.max_sessions < 1 or args.idle_timeout < 0 or not 0 <= args.spares <= 8:
+        print("rocmtui: serve: --max-sessions must be 1 or more, --idle-timeout 0 or more, "
+              "--spares 0 to 8",
               file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     tls = args.tls_cert is not None
@@ -106,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         idle_timeout=args.idle_timeout,
         tls=tls,
         users=dict(config.serve_users),
+        spares=args.spares,
     )
     logging.basicConfig(level=logging.WARNING, format="rocmtui serve: %(message)s",
                         stream=sys.stderr)  # fmt: skip

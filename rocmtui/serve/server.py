@@ -37,6 +37,7 @@ from rocmtui.core.serveauth import (
 )
 from rocmtui.serve.pages import login_page, refusal_page
 from rocmtui.serve.session import ConsoleSession
+from rocmtui.serve.spares import SparePool
 
 log = logging.getLogger("rocmtui.serve")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -54,6 +55,7 @@ class ServeSettings(Struct, frozen=True):
     tls: bool
     title: str = "rocmtui"
     users: dict[str, str] = {}  # the fleet file's [serve] users: name -> scrypt hash
+    spares: int = 1  # consoles kept started for the next browser (rocmtui/serve/spares.py)
 
 
 class ConsoleServer(Server):
@@ -68,6 +70,22 @@ class ConsoleServer(Server):
         self.reserved = 0  # sessions admitted whose console is still starting
         self.refused = 0
         self._numbers = itertools.count(1)
+        self.spares = SparePool(settings.spares, self._new_session)
+
+    def _new_session(self) -> ConsoleSession:
+        """A console not yet given a websocket (its writes go nowhere until then)."""
+
+        async def nowhere(_data: object = None) -> None:
+            return None
+
+        return ConsoleSession(
+            self.settings.argv,
+            self.settings.env,
+            write_bytes=nowhere,
+            write_str=nowhere,
+            close=nowhere,
+            download_manager=self.download_manager,
+        )
 
     @property
     def scheme(self) -> str:
@@ -86,6 +104,7 @@ class ConsoleServer(Server):
                 web.static("/static", self.statics_path, name="static"),
             ]
         )
+        app.on_startup.append(self.on_startup)
         app.on_shutdown.append(self.on_shutdown)
         return app
 
@@ -188,17 +207,15 @@ class ConsoleServer(Server):
         idle: asyncio.Task[None] | None = None
         try:
             await websocket.prepare(request)
-            session = ConsoleSession(
-                self.settings.argv,
-                self.settings.env,
-                write_bytes=websocket.send_bytes,
-                write_str=websocket.send_str,
-                close=websocket.close,
-                download_manager=self.download_manager,
-            )
             width = to_int(request.query.get("width", "80"), 80)
             height = to_int(request.query.get("height", "24"), 24)
-            await session.start(width, height)
+            session = self.spares.take()
+            if session is not None:
+                await session.adopt(websocket, width, height)
+            else:
+                session = self._new_session()
+                await session.prestart(width, height)
+                await session.adopt(websocket, width, height)
             self.sessions[number] = session
             self.reserved -= 1
             log.info("session %d opened: console pid %s", number, session.pid)
@@ -254,8 +271,13 @@ class ConsoleServer(Server):
                     session.touched()
                     await session.focus()
 
+    async def on_startup(self, app: web.Application) -> None:
+        """The first spare console starts with the server."""
+        self.spares.fill()
+
     async def on_shutdown(self, app: web.Application) -> None:
         """Every console ends with the server."""
+        await self.spares.close()
         await asyncio.gather(*(s.stop() for s in list(self.sessions.values())))
 
     def pids(self) -> Mapping[int, int | None]:

@@ -69,9 +69,29 @@ class ConsoleSession(AppService):
         self._stdin = process.stdin
         return process
 
+    async def prestart(self, width: int, height: int) -> None:
+        """Start the console before any browser asks (a spare): its output waits in the pipe
+        until `adopt` gives it a websocket."""
+        await self._open_app_process(width, height)
+
+    async def adopt(self, websocket: Any, width: int, height: int) -> None:
+        """Give a spare its browser: output flows from now on, at the browser's size."""
+        self.remote_write_bytes = websocket.send_bytes
+        self.remote_write_str = websocket.send_str
+        self.remote_close = websocket.close
+        self.last_input = time.monotonic()
+        self._task = asyncio.create_task(self.run())
+        await self.set_terminal_size(width, height)
+
+    def alive(self) -> bool:
+        """True while its process runs."""
+        return self._process is not None and self._process.returncode is None
+
     async def stop(self) -> None:
         """Ask the console to quit; after `grace` seconds end its process group."""
         async with self._stopping:
+            if self._task is None and self._process is not None:  # a spare nobody took
+                self._task = asyncio.create_task(self.run())
             await self._stop()
 
     async def _stop(self) -> None:
