@@ -277,3 +277,28 @@ async def test_a_spare_console_waits_for_the_next_browser(server: ServeProcess) 
         await ws.close()
     wait_for("the session's console to end", lambda: not psutil.pid_exists(spare), 30)
     assert server.spares() == [behind]  # the spare waits on; stop() checks it ends too
+
+
+async def test_a_killed_server_leaves_no_console_nor_monitor(tmp_path: Path) -> None:
+    server = ServeProcess(engineless_fleet(tmp_path))
+    try:
+        async with aiohttp.ClientSession() as http:
+            ws = await open_socket(http, server)
+            assert not isinstance(ws, int)
+            await first_frame(ws)
+            wait_for("a spare beside the session", server.spares, 30)
+            everything = [c.pid for c in psutil.Process(server.process.pid).children()]
+            assert len(everything) == 3  # the session's console, the spare, the monitor
+            server.process.kill()  # SIGKILL: no shutdown of its own runs
+            server.process.wait()
+            gone = lambda: not [p for p in everything if psutil.pid_exists(p) and _running(p)]  # noqa: E731
+            wait_for("every child of the killed server to end", gone, 30)
+    finally:
+        server.stop()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -26,6 +26,7 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.hostmonitor.place import MonitorPlace
 from rocmtui.core.serveauth import Listen, ServeToken, tunnel_hint
 from rocmtui.serve.server import ConsoleServer, ServeSettings
+from rocmtui.serve.session import dying_with_server
 
 log = logging.getLogger("rocmtui.serve")
 MONITOR_START_DEADLINE = 20.0  # seconds for a monitor child to hold its lock
@@ -47,7 +48,10 @@ class MonitorChild:
         if config.source is not None:
             argv += ["--config", str(config.source)]
         self.process = subprocess.Popen(
-            [*argv, "monitor", "--no-metrics"], stdin=subprocess.DEVNULL, start_new_session=True
+            [*argv, "monitor", "--no-metrics"],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=dying_with_server(signal.SIGTERM),  # it releases its lock and socket
         )
         deadline = time.monotonic() + MONITOR_START_DEADLINE
         while not self.place.socket.exists() or not self.place.running():

@@ -13,14 +13,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
 import time
 from asyncio.subprocess import Process
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from textual_serve.app_service import AppService
+
+PR_SET_PDEATHSIG = 1
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: no dlopen after a fork
+_SERVER = os.getpid()
+
+
+def dying_with_server(sig: signal.Signals) -> Callable[[], None]:
+    """For a child, between fork and exec: `sig` when the server dies, even by SIGKILL
+    (otherwise its consoles and monitor were orphans, measured: all three left). A console
+    takes SIGKILL: it keeps nothing (builds are detached), and Textual outlived a SIGTERM."""
+
+    def arm() -> None:
+        _PRCTL(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != _SERVER:  # the server died before the line above
+            os.kill(os.getpid(), sig)
+
+    return arm
 
 
 class ConsoleSession(AppService):
@@ -64,6 +82,7 @@ class ConsoleSession(AppService):
             stderr=asyncio.subprocess.PIPE,
             env=environment,
             start_new_session=True,  # its own group: stopped whole, never left behind
+            preexec_fn=dying_with_server(signal.SIGKILL),  # forked from the loop thread
         )
         assert process.stdin is not None
         self._stdin = process.stdin
