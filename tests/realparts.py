@@ -94,6 +94,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "openssl": lambda: _which("openssl"),
     "grep": lambda: _which("grep"),  # GNU grep: the filter's speed anchor and its count's judge
     "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
     "fish": lambda: _which("fish"),

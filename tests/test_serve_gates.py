@@ -28,6 +28,7 @@ from rocmtui.core.serveauth import (
     parse_listen,
     password_matches,
 )
+from tests.realparts import require
 from tests.serve_support import ServeProcess
 from tests.test_jobs_support import engineless_fleet, wait_for
 
@@ -302,3 +303,50 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 made by openssl (the test's own CA: itself)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_tls_serves_https_and_wss_with_a_secure_cookie(tmp_path: Path) -> None:
+    import ssl
+
+    require("openssl")
+    cert, key = self_signed(tmp_path)
+    args = ("--allow-actions", "--tls-cert", str(cert), "--tls-key", str(key))
+    server = ServeProcess(engineless_fleet(tmp_path), *args)
+    try:
+        assert server.url.startswith("https://127.0.0.1:")
+        trust = ssl.create_default_context(cafile=str(cert))
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(
+            cookie_jar=jar, connector=aiohttp.TCPConnector(ssl=trust)
+        ) as http:
+            assert server.token is not None
+            async with http.post(
+                f"{server.url}login", data={"token": server.token}, allow_redirects=False
+            ) as answer:
+                assert answer.status == 303
+                cookie = answer.headers["Set-Cookie"]
+                assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            async with http.get(server.url) as answer:
+                assert f'data-session-websocket-url="wss://{server.host}/ws"' in await answer.text()
+            url = f"wss://{server.host}/ws?width=100&height=30"
+            ws = await http.ws_connect(url, headers={"Origin": server.url.rstrip("/")})
+            await first_frame(ws)
+            await ws.close()
+            http_origin = server.url.rstrip("/").replace("https", "http")
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(url, headers={"Origin": http_origin})
+            assert refused.value.status == 403
+    finally:
+        server.stop()

@@ -107,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.serve.server import ServeSettings, console_argv
 
     read_only = config.read_only or bool(getattr(args, "read_only", False))
+    if args.allow_actions and read_only:
+        print("rocmtui: serve: --allow-actions has no effect: this fleet is read-only "
+              "(--read-only or read_only = true); serving read-only", file=sys.stderr)  # fmt: skip
     settings = ServeSettings(
         argv=list(console_argv(sys.executable, config.source, not args.allow_actions or read_only)),
         env={},
