@@ -94,6 +94,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "openssl": lambda: _which("openssl"),
     "grep": lambda: _which("grep"),  # GNU grep: the filter's speed anchor and its count's judge
     "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
     "fish": lambda: _which("fish"),
@@ -102,6 +103,12 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "promtool": lambda: _which("promtool"),
     "prometheus": lambda: _which("prometheus"),
     "alertmanager": lambda: _which("prometheus-alertmanager", "amtool"),
+    # Debian's chromium, for `rocmtui serve` in a real browser (never a downloaded one)
+    "chromium": lambda: (
+        None
+        if os.access("/usr/lib/chromium/chromium", os.X_OK)
+        else "/usr/lib/chromium/chromium missing (Debian's chromium: .ci/install-system)"
+    ),
 }
 
 
@@ -131,7 +138,7 @@ def require(*what: str) -> None:
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
     busybox, tmux, grep, netns, current-engine (today's dockerd and a buildx with history),
-    promtool, prometheus, alertmanager, and fleet (all the session fleet needs).
+    promtool, prometheus, alertmanager, chromium, and fleet (all the session fleet needs).
     """
     fleet = sorted(FLEET_PARTS.intersection(what))
     if fleet and CURRENT is not None and CURRENT.get_closest_marker("fleet") is None:

@@ -61,3 +61,18 @@ def test_the_systemd_units_run_the_monitor(unit: str) -> None:
     assert " monitor" in service["ExecStart"] and "--listen 127.0.0.1:9464" in service["ExecStart"]
     assert service["Restart"] == "on-failure"
     assert parser["Install"]["WantedBy"] in ("multi-user.target", "default.target")
+
+
+@pytest.mark.parametrize(
+    "unit", ["systemd/rocmtui-serve.service", "systemd/user/rocmtui-serve.service"]
+)
+def test_the_serve_units_run_serve_read_only_on_loopback_beside_the_monitor(unit: str) -> None:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(DEPLOY / unit)
+    service = parser["Service"]
+    command = service["ExecStart"]
+    assert " serve " in command and "--listen 127.0.0.1:8765" in command
+    assert "--allow-actions" not in command and "--insecure" not in command
+    assert parser["Unit"]["Wants"] == "rocmtui-monitor.service"
+    assert service["KillMode"] == "mixed" and service["Restart"] == "on-failure"

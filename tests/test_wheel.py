@@ -89,6 +89,7 @@ def test_wheel_holds_the_application_only(wheel: Path) -> None:
     for style in ("console.tcss", "logs.tcss", "dialogs.tcss", "logview.tcss"):
         assert f"rocmtui/styles/{style}" in names
     assert f"rocmtui-{rocmtui.__version__}.dist-info/licenses/LICENSE" in names
+    assert "rocmtui/serve/templates/app_index.html" in names  # `rocmtui serve`'s page
     meta = zipfile.ZipFile(wheel).read(f"rocmtui-{rocmtui.__version__}.dist-info/METADATA")
     headers = Parser().parsestr(meta.decode())
     assert headers["Version"] == rocmtui.__version__  # one source for the version

@@ -4,7 +4,8 @@ docker CLI and buildx (with the bake features this buildx lacks), the fleet file
 system-wide file it shadows that would not load), every node's engine (ssh agent and known
 host for ssh:// nodes), the registry login of each pushing target's registry (never read:
 presence, and whether the registry takes it), the bake file and `bake --print`, the state
-folder, its disk and the lock folder, the terminal (colours, size, tmux). Each line: verdict,
+folder, its disk and the lock folder, the terminal (colours, size, tmux), the systemd units of
+deploy/systemd/ when installed (rocmtui/core/doctor_units.py). Each line: verdict,
 what, detail, and the remedy when not ok. Every check runs at once under the fleet file's
 probe deadline: a dead node is a `fail` line, never a hang.
 
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         run_checks,
     )
     from rocmtui.core.doctor_fleet import NodesCheck, check_bake, check_ssh
+    from rocmtui.core.doctor_units import check_units
 
     config = config_from(args)
     env = dict(os.environ)
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         "ssh": lambda: check_ssh(config, env, tool_timeout),
         "bake file": lambda: check_bake(config, env, tool_timeout),
         "state": lambda: check_state(config, env),
+        "units": lambda: check_units(env, tool_timeout),
         "terminal": lambda: check_terminal(env, sys.stdout.isatty(), tool_timeout),
     }
     findings = run_checks(checks, budget + 0.1)

@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "rocmtui.cli.monitor",
         "the probe loop as one long-running process: consoles attach, Prometheus scrapes",
     ),
+    "serve": ("rocmtui.cli.serve", "the console in a browser, read-only unless --allow-actions"),
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from rocmtui.core import config_remote, config_tables
+from rocmtui.core import config_remote, config_tables, serveauth
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
@@ -105,6 +105,7 @@ class FleetConfig(Struct, frozen=True):
     upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
     theme: str | None = None  # the console's default theme (the palette's choice is kept)
     disk_warn_percent: float = DEFAULT_DISK_WARN_PERCENT  # the state disk this full: warn
+    serve_users: Mapping[str, str] = field(default_factory=dict)  # [serve] users: scrypt hashes
     found_by: str = "built-in default"  # which step of the lookup found the fleet file
     bake_found_by: str = "the fleet file's bake_file"
     bake_problem: str | None = None  # the default found no bake file: why, in one line
@@ -133,6 +134,7 @@ _TOP_KEYS = {
     "upstream",
     "theme",
     "disk_warn_percent",
+    "serve",
 }
 _NODE_KEYS = {
     "name", "docker_host", "context", "builder", "gfx", "local", "tls_ca", "tls_cert", "tls_key",
@@ -420,6 +422,7 @@ class _Validator:
             variables=config_tables.variables(self, data),
             matrix=config_tables.matrix(self, data),
             upstream=config_tables.upstream(self, data),
+            serve_users=serveauth.serve_users(self, data),
             theme=theme,
             disk_warn_percent=self.number(
                 data, "disk_warn_percent", DEFAULT_DISK_WARN_PERCENT, 1, 100
