@@ -19,6 +19,7 @@ from msgspec.structs import replace
 
 from rocmtui.core import config_remote, config_tables
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
+from rocmtui.core.history.cost import DEFAULT_RETENTION_DAYS
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
 DEFAULT_DISK_WARN_PERCENT = 90.0
@@ -93,6 +94,8 @@ class FleetConfig(Struct, frozen=True):
     read_only: bool = False
     # builds started elsewhere, from each node's BuildKit history (off: only rocmtui's own)
     watch_history: bool = True
+    # days of build history (durations, cache evidence) the job store keeps
+    history_retention_days: float = DEFAULT_RETENTION_DAYS
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
     # an ssh client config used instead of ~/.ssh/config for ssh:// nodes (`ssh -F`), by the
@@ -124,6 +127,7 @@ _TOP_KEYS = {
     "nodes",
     "read_only",
     "watch_history",
+    "history_retention_days",
     "state_dir",
     "keys",
     "ssh_config",
@@ -413,6 +417,9 @@ class _Validator:
             nodes=nodes,
             read_only=read_only,
             watch_history=watch_history,
+            history_retention_days=self.number(
+                data, "history_retention_days", DEFAULT_RETENTION_DAYS, 1, 3650
+            ),
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
             ssh_config=ssh_config,
