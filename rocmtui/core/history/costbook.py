@@ -263,9 +263,37 @@ class CostBook:
             )
 
 
-def running_rows(store: JobStore, now: float | None = None) -> list[CostRow]:
-    """Unfinished jobs as cost rows (no evidence yet: their condition is known at the end)."""
-    return [row_of(r, BuildEvidence(), now) for r in store.list(limit=None, unfinished_only=True)]
+def running_rows(
+    store: JobStore, stall_after: float = 900.0, now: float | None = None
+) -> list[CostRow]:
+    """Unfinished jobs with their live state (running or stalled; one whose supervisor is gone
+    reads lost and is left out) as cost rows, with no evidence yet: their condition is known
+    at their end."""
+    from rocmtui.core.jobs.control import live_record
+
+    out = []
+    for record in store.list(limit=None, unfinished_only=True):
+        live = live_record(store, record, stall_after, now)
+        if live.state in (JobState.RUNNING, JobState.STALLED):
+            out.append(row_of(live, BuildEvidence(), now))
+    return out
+
+
+def load_history(
+    store: JobStore,
+    retention_days: float = DEFAULT_RETENTION_DAYS,
+    which: CostFilter | None = None,
+    stall_after: float = 900.0,
+    now: float | None = None,
+) -> tuple[list[CostRow], list[CostRow]]:
+    """(finished builds oldest first, running builds) after bringing the book up to date:
+    what `rocmtui history` and the console's history screen read."""
+    now = time.time() if now is None else now
+    book = CostBook(store, retention_days)
+    book.sync(now)
+    which = which or CostFilter()
+    running = [r for r in running_rows(store, stall_after, now) if which.admits(r)]
+    return book.rows(which), running
 
 
 __all__ = [
@@ -274,6 +302,7 @@ __all__ = [
     "CostFilter",
     "CostRow",
     "evidence_of",
+    "load_history",
     "row_of",
     "running_rows",
 ]
