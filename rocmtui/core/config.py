@@ -19,10 +19,12 @@ from msgspec.structs import replace
 
 from rocmtui.core import config_remote, config_tables
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
-from rocmtui.core.history.cost import DEFAULT_RETENTION_DAYS
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
 DEFAULT_DISK_WARN_PERCENT = 90.0
+# days of build history the job store keeps (history.costbook); not imported from there: the
+# fleet file is read on the way to the console's first frame
+DEFAULT_RETENTION_DAYS = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"
 DEFAULT_WEBDAV_URL = "http://localhost:8081/"
 GFX_RE = re.compile(r"^gfx[0-9a-f]{3,5}$")

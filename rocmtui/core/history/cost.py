@@ -46,8 +46,6 @@ REGRESSION_WINDOW = 5
 LOW_HIT_RATE = 0.5
 #: A running build is far past its usual time after p90 × this (of the slowest condition seen).
 OVERTIME_FACTOR = 1.5
-#: Days of build history kept in the job store (fleet file `history_retention_days`).
-DEFAULT_RETENTION_DAYS = 90
 
 
 class Condition(enum.StrEnum):
@@ -240,7 +238,11 @@ class Estimate(Struct, frozen=True):
     def describe(self) -> str:
         """`≈ 2h10m, warm` (`..., warm as last time` when assumed)."""
         tail = " as last time" if self.assumed else ""
-        return f"≈ {fmt_age(self.seconds)}, {self.condition}{tail}"
+        return f"{self.short()}{tail}"
+
+    def short(self) -> str:
+        """`≈ 2h10m, warm`."""
+        return f"≈ {fmt_age(self.seconds)}, {self.condition}"
 
 
 def estimate(points: Sequence[CostPoint], condition: Condition | None = None) -> Estimate | None:

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from rocmtui.core.history.cost import DEFAULT_RETENTION_DAYS, BuildEvidence, Condition, CostPoint
+from rocmtui.core.config import DEFAULT_RETENTION_DAYS
+from rocmtui.core.history.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.store import JobRecord, JobStore, _row_to_record
 from rocmtui.core.states import JobState
 
