@@ -133,3 +133,21 @@ def test_a_build_far_past_its_slowest_usual_time_is_flagged() -> None:
     note = overtime_note(3.1 * H, pts)
     assert note == "running far past usual: 3h06m, usually at most 2h00m"
     assert overtime_note(1e9, []) is None
+
+
+@pytest.mark.parametrize(
+    ("recording", "condition"),
+    [("cold.txt", "cold"), ("warm.txt", "warm"), ("mixed.json", "cold"), ("warm.json", "warm")],
+)
+def test_real_sccache_recordings_decide_warm_from_cold(recording: str, condition: str) -> None:
+    """Debian's sccache 0.4 on local disk, recorded (tests/data/sccache): the WebDAV store it
+    cannot talk to answers the same statistics."""
+    from rocmtui.core.sccache import StatsScanner
+
+    scanner = StatsScanner()
+    for line in (DATA / "sccache" / recording).read_text().splitlines():
+        scanner.feed(f"#9 12.0 {line}")
+    stats = scanner.result()
+    assert stats is not None
+    evidence = BuildEvidence(31, 0, stats.hits, stats.misses, "log")
+    assert evidence.classify() == condition
