@@ -37,6 +37,7 @@ from rocmtui.core.history.costreport import GroupReport, HistoryReport
 from rocmtui.core.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
+RESUME_STALE = 15.0  # shown again after this long: read again (not after every dialog)
 COLUMNS = ("Target", "Arch", "Node", "Builds", "Last", "Condition", "Next", "")
 FITS = (
     Fit(min=8, turn=3),
@@ -207,8 +208,11 @@ class HistoryScreen(CatalogScreen):
             self.set_interval(RELOAD_SECONDS, self.reload, name="history-reload")
 
     def on_screen_resume(self) -> None:
-        """Shown again: read again."""
-        if self.live and self.report is not None:
+        """Shown again after a while: read again. Not when a dialog (help, the palette)
+        closes over it: a read of 10,000 builds holds the GIL ~0.1 s, and every `?` and
+        escape would pay it (measured: key p95 tripled)."""
+        report = self.report
+        if self.live and report is not None and self.clock() - report.generated_at > RESUME_STALE:
             self.reload()
 
     def reload(self) -> None:
@@ -258,7 +262,9 @@ class HistoryScreen(CatalogScreen):
         """The group under the cursor in words and plots."""
         report = self.report
         key = self.table.selected_key
-        group = report.group(tuple(key.split("\t"))) if report and key else None  # type: ignore[arg-type]
+        group = None
+        if report is not None and key is not None:
+            group = next((g for g in report.groups if group_key(g) == key), None)
         if report is None or group is None:
             self.detail.update("no builds recorded yet" if report else "reading the history…")
             self.over_time.draw([], self.clock())

@@ -135,6 +135,9 @@ class HistoryReport(Struct, frozen=True):
     running: tuple[CostRow, ...]
     groups: tuple[GroupReport, ...]
     generated_at: float
+    # each group's builds as the statistics see them, oldest first (a cursor move on the
+    # history screen draws one group: no walk over every build)
+    by_group: dict[tuple[str, str, str], list[CostPoint]] = {}
 
     @classmethod
     def build(
@@ -166,7 +169,7 @@ class HistoryReport(Struct, frozen=True):
             )
             for key, pts in sorted(points.items())
         )
-        return cls(finished, tuple(running), groups, now)
+        return cls(finished, tuple(running), groups, now, points)
 
     def group(self, key: tuple[str, str, str]) -> GroupReport | None:
         """The group of (target, arch, node), if it has finished builds."""
@@ -174,7 +177,7 @@ class HistoryReport(Struct, frozen=True):
 
     def points(self, key: tuple[str, str, str]) -> list[CostPoint]:
         """A group's builds as the statistics see them, oldest first."""
-        return [r.point() for r in self.builds if r.group == key]
+        return list(self.by_group.get(key, ()))
 
     def running_note(self, row: CostRow) -> str | None:
         """For a running build: `≈ 2h10m, warm as last time` and, past its usual time, the
