@@ -54,6 +54,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("rocmtui.cli.configcmd", "the fleet file in effect, why, and its settings"),
     "doctor": ("rocmtui.cli.doctor", "check docker, buildx, every node, logins, the bake file"),
     "completion": ("rocmtui.cli.completion", "print a bash, zsh or fish completion script"),
+    "history": (
+        "rocmtui.cli.history",
+        "every build of each target × arch × node: duration, outcome, cache condition",
+    ),
     "monitor": (
         "rocmtui.cli.monitor",
         "the probe loop as one long-running process: consoles attach, Prometheus scrapes",

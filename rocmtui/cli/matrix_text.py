@@ -32,7 +32,8 @@ def cell_word(cell: Cell) -> str:
     """`✓ published`, or `—` where the row builds nothing for the arch."""
     if not cell.applies:
         return "—"
-    return f"{VERDICT_SYMBOLS.get(cell.verdict, '?')} {cell.verdict}"
+    mark = " !" if cell.regressions else ""  # slower builds: listed below the table
+    return f"{VERDICT_SYMBOLS.get(cell.verdict, '?')} {cell.verdict}{mark}"
 
 
 def cell_line(row: str, cell: Cell) -> str:
@@ -78,6 +79,9 @@ def render(matrix: Matrix, width: int | None = None) -> None:
         for cell in row.cells:
             if cell.applies and cell.verdict in NEEDS_WORK:
                 console.print(Text(cell_line(row.name, cell)))
+            for regression in cell.regressions:
+                said = f"{row.name} {cell.arch}: ! {regression}"
+                console.print(Text(_safe(said, 300), style="red"))
     for error in matrix.errors:
         console.print(Text(_safe(error, 300), style="red"))
     if matrix.store is not None:

@@ -19,6 +19,7 @@ from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,
     CancelRequested,
+    HistoryRequested,
     Intent,
     JobsChanged,
     LaunchRequested,
@@ -65,6 +66,8 @@ class ConsoleActions:
             self.app.push_screen(self.app.logs_screen)
         elif isinstance(intent, PublishedRequested):
             self.app.push_screen(self.app.published_screen)
+        elif isinstance(intent, HistoryRequested):
+            self.app.push_screen(self.app.history_screen)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):

@@ -28,6 +28,7 @@ from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config import FleetConfig
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
+    from rocmtui.console.screens.history import HistoryScreen
     from rocmtui.console.screens.logs import LogsScreen
     from rocmtui.console.screens.published import PublishedScreen
 
@@ -71,6 +72,7 @@ class RocmTui(App[list[JobView]]):
         )  # fmt: skip
         self._logs_screen: LogsScreen | None = None
         self._published_screen: PublishedScreen | None = None
+        self._history_screen: HistoryScreen | None = None
         self.theme_problem = self._first_theme()
 
     def _first_theme(self) -> str | None:
@@ -155,6 +157,24 @@ class RocmTui(App[list[JobView]]):
             )  # fmt: skip
             self.install_screen(self._published_screen, name="matrix")
         return self._published_screen
+
+    @property
+    def history_screen(self) -> HistoryScreen:
+        """What builds cost (`h`), made (and its modules imported) when first needed."""
+        if self._history_screen is None:
+            from rocmtui.console.screens.history import HistoryScreen
+
+            self._history_screen = HistoryScreen(
+                self.config, clock=self.clock, live=self.live, read_only=self.read_only,
+                keymap=self.keymap,
+            )  # fmt: skip
+            self.install_screen(self._history_screen, name="history")
+        return self._history_screen
+
+    @property
+    def open_history_screen(self) -> HistoryScreen | None:
+        """The history screen if one was made."""
+        return self._history_screen
 
     @property
     def open_published_screen(self) -> PublishedScreen | None:

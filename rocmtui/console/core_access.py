@@ -37,6 +37,7 @@ from rocmtui.core.snapshots import FleetSnapshot
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.history.costestimate import CostEstimates
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
@@ -64,6 +65,7 @@ class FleetBackend:
         self._progress = core_adapters.ProgressCache()
         self._extras = JobExtras()
         self._bake: BakeFile | None = None
+        self._estimates: CostEstimates | None = None
 
     @property
     def read_only(self) -> bool:
@@ -218,9 +220,26 @@ class FleetBackend:
     ) -> BakePlan:
         """What a launch of this choice does (the core's decisions), the exact command, and
         what `bake --print` resolves with that environment."""
-        return core_adapters.plan(
+        made = core_adapters.plan(
             self.config, self.bake(), target, arch, node, push, self.env, overrides
         )
+        from rocmtui.core.jobs.store import JobStoreError
+
+        try:
+            said = self.estimates().before_start(made.target, made.arch, made.node)
+        except JobStoreError:
+            return made
+        return replace(made, estimate=said)
+
+    def estimates(self) -> CostEstimates:
+        """What builds cost, from the job store's history (made when first asked)."""
+        if self._estimates is None:
+            from rocmtui.core.history.costestimate import CostEstimates
+            from rocmtui.core.jobs.store import JobStore
+
+            store = JobStore.for_config(self.config)
+            self._estimates = CostEstimates(store, self.config.history_retention_days)
+        return self._estimates
 
     def bake(self) -> BakeFile:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
@@ -239,8 +258,9 @@ class FleetBackend:
         the watched ones (`watch_progress`)."""
         now = time.time() if now is None else now
         return core_adapters.list_jobs(
-            self.config, self._progress, now, self._watched, self._extras, self._bake
-        )
+            self.config, self._progress, now, self._watched, self._extras, self._bake,
+            self.estimates(),
+        )  # fmt: skip
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:
         """Jobs whose progress is wanted whether or not they still run (open log panes)."""

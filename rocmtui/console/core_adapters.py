@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # imported when first used, not at start-up (the console's fi
     # needs none of them: the bake file and the progress parser are read by the workers)
     from rocmtui.console.jobextras import JobExtras
     from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.history.costestimate import CostEstimates
     from rocmtui.core.jobs.store import JobRecord
     from rocmtui.core.progress import JobProgress, ProgressTracker, Step
 
@@ -328,6 +329,7 @@ def list_jobs(
     watched: frozenset[str] = frozenset(),
     extras: JobExtras | None = None,
     bake: BakeFile | None = None,
+    estimates: CostEstimates | None = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -349,9 +351,27 @@ def list_jobs(
             view = job_view(record, progress, bake)
         if extras is not None:  # the registry's word on a push, cache statistics, images
             view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
+        if estimates is not None and view.active:
+            eta = view.progress.eta if view.progress is not None else None
+            view = replace(view, estimate=running_estimate(estimates, record, now, eta))
         views.append(view)
     cache.forget_except(followed)
     return tuple(views)
+
+
+def running_estimate(
+    estimates: CostEstimates, record: JobRecord, now: float, eta: float | None = None
+) -> str | None:
+    """A running build's `≈ 2h10m, warm as last time` (or its overtime flag); None when the
+    history cannot be read (the row says nothing rather than fail the jobs round)."""
+    from rocmtui.core.jobs.store import JobStoreError
+
+    try:
+        return estimates.running(
+            record.target, record.arch, record.node, record.duration(now), now, eta
+        )
+    except JobStoreError:
+        return None
 
 
 def launch(

@@ -12,6 +12,7 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     y             CancelConfirmed       the operator said yes: cancel it through the core
     l / Enter     LogRequested          this job's log pane, brought forward
     L / m         LogsRequested / PublishedRequested   show that screen
+    h             HistoryRequested      the history screen: what builds cost
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
     o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
@@ -83,6 +84,10 @@ class LogsRequested(Intent):
 
 class PublishedRequested(Intent):
     """`m`: what the fleet has published, and the pinned versions."""
+
+
+class HistoryRequested(Intent):
+    """`h`: every build's duration and cache condition, per target × arch × node."""
 
 
 class JobsChanged(Intent):

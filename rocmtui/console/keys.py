@@ -20,7 +20,7 @@ class KeyAction(Struct, frozen=True):
     key: str  # Textual key string; several keys separated by commas
     action: str  # Textual action on the scope's screen
     description: str
-    scope: str  # a screen's ("app", "fleet", "logs", "matrix"), a widget's ("logview",
+    scope: str  # a screen's ("app", "fleet", "logs", "matrix", "history"), a widget's ("logview",
     # "logprompt") or a dialog's ("bake", "confirm", "quit", "cell", "help")
     dangerous: bool = False
     show: bool = True  # shown in the footer (help and palette always list it)
@@ -37,6 +37,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.logs", "L", "show_logs", "Log panes", "fleet"),
     KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),
     KeyAction("fleet.matrix", "m", "show_matrix", "Published", "fleet"),
+    KeyAction("fleet.history", "h", "show_history", "History", "fleet"),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),
     KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
@@ -61,6 +62,10 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("matrix.rebuild", "r", "rebuild", "Rebuild", "matrix", dangerous=True),
     KeyAction("matrix.log", "l", "open_log", "Last log", "matrix"),
     KeyAction("matrix.refresh", "ctrl+r", "refresh", "Refresh now", "matrix"),
+    KeyAction("matrix.history", "h", "show_history", "History", "matrix"),
+    # the history screen: what builds cost, per target × arch × node (screens/history.py)
+    KeyAction("history.back", "escape", "back", "Back", "history"),
+    KeyAction("history.refresh", "ctrl+r", "refresh", "Refresh now", "history"),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
     KeyAction("logview.wrap", "w", "toggle_wrap", "Wrap", "logview"),
@@ -132,6 +137,8 @@ FOOTER_FIRST: tuple[str, ...] = (
     "logs.cancel",
     "fleet.logs",
     "fleet.matrix",
+    "fleet.history",
+    "history.back",
     "matrix.back",
     "matrix.rebuild",
     "matrix.log",

@@ -99,6 +99,9 @@ class JobView(Struct, frozen=True):
     images: tuple[tuple[str, str | None, str | None], ...] = ()  # (target, digest, loop word)
     # a build started elsewhere (make, cron, another host): what BuildKit's history knows
     outside: OutsideBuild | None = None
+    # while it runs: what such a build took (`≈ 2h10m, warm as last time`), or that it is
+    # running far past its usual time (history.costestimate)
+    estimate: str | None = None
 
     @property
     def who(self) -> str:
@@ -168,6 +171,8 @@ class BakePlan(Unsaid, frozen=True):
     missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
     arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
     ready: bool = False  # resolved by bake with no error: what Start may launch
+    # what such a build took before, from the job store's history (None: not asked)
+    estimate: str | None = None
     # the core's own Plan this view shows: Start launches exactly it (no second resolve); it is
     # how the view came to be, not what it shows, so equality and repr leave it out
     core_plan: Plan | None = None

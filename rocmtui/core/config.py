@@ -22,6 +22,9 @@ from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
 DEFAULT_DISK_WARN_PERCENT = 90.0
+# days of build history the job store keeps (history.costbook); not imported from there: the
+# fleet file is read on the way to the console's first frame
+DEFAULT_RETENTION_DAYS = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"
 DEFAULT_WEBDAV_URL = "http://localhost:8081/"
 GFX_RE = re.compile(r"^gfx[0-9a-f]{3,5}$")
@@ -93,6 +96,8 @@ class FleetConfig(Struct, frozen=True):
     read_only: bool = False
     # builds started elsewhere, from each node's BuildKit history (off: only rocmtui's own)
     watch_history: bool = True
+    # days of build history (durations, cache evidence) the job store keeps
+    history_retention_days: float = DEFAULT_RETENTION_DAYS
     state_dir: Path | None = None
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s)
     # an ssh client config used instead of ~/.ssh/config for ssh:// nodes (`ssh -F`), by the
@@ -125,6 +130,7 @@ _TOP_KEYS = {
     "nodes",
     "read_only",
     "watch_history",
+    "history_retention_days",
     "state_dir",
     "keys",
     "ssh_config",
@@ -415,6 +421,9 @@ class _Validator:
             nodes=nodes,
             read_only=read_only,
             watch_history=watch_history,
+            history_retention_days=self.number(
+                data, "history_retention_days", DEFAULT_RETENTION_DAYS, 1, 3650
+            ),
             state_dir=(base / state_dir).resolve() if state_dir else None,
             keys=dict(keys),
             ssh_config=ssh_config,

@@ -26,6 +26,7 @@ from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,
     CancelRequested,
+    HistoryRequested,
     JobsChanged,
     LogRequested,
     LogsRequested,
@@ -414,6 +415,10 @@ class FleetScreen(CatalogScreen):
     def action_show_matrix(self) -> None:
         """`m`: what the fleet has published (target × arch) and the pinned versions."""
         self.post_message(PublishedRequested())
+
+    def action_show_history(self) -> None:
+        """`h`: what builds cost, per target × arch × node."""
+        self.post_message(HistoryRequested())
 
     def action_refresh(self) -> None:
         """Probe and re-read now."""

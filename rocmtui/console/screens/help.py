@@ -19,6 +19,7 @@ SCOPE_TITLES = {
     "fleet": "Fleet screen",
     "logs": "Log panes",
     "matrix": "Published (m)",
+    "history": "History (h): what builds cost",
     "table": "In a table (fleet panels, published grid)",
     "bake": "Bake dialog (b, r)",
     "confirm": "A question before a build starts or stops",

@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
-from rocmtui.console.intents import LogRequested, RebuildRequested
+from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
 from rocmtui.console.matrix_child import Published
 from rocmtui.console.matrix_loop import PUSH_SETTLE, MatrixFeed, PublishedRound, PublishedUpdated
 from rocmtui.console.model import BakeRequest
@@ -270,6 +270,10 @@ class PublishedScreen(CatalogScreen):
         self.action_detail()
 
     # ---------------------------------------------------------------- keys
+
+    def action_show_history(self) -> None:
+        """`h`: what builds cost (regressions are marked there and on the grid)."""
+        self.post_message(HistoryRequested())
 
     def action_back(self) -> None:
         """Back to the fleet screen."""

@@ -353,7 +353,10 @@ class JobsPanel(FleetPanel):
             style = palette.alarm if job.state == JobState.STALLED else palette.muted
             if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
                 cell.append(" " + clean(stall_words(job, now), 80), style=style)
-            elif progress and progress.last_output_at is not None:
+            if job.estimate:  # what such a build took, or that this one runs far past it
+                late = job.estimate.startswith("!")
+                cell.append(" " + clean(job.estimate, 60), style=palette.warn if late else style)
+            if not job.evidence and progress and progress.last_output_at is not None:
                 cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell
         parts: list[tuple[str, Style | str]] = []

@@ -40,7 +40,10 @@ def verdict_cell(cell: Cell, palette: Palette) -> Text:
         return Text("—", style=palette.muted)
     word = str(cell.verdict)
     style: Style = getattr(palette, VERDICT_LOOK.get(word, "muted"))
-    return Text(f"{VERDICT_SYMBOLS.get(word, '?')} {word}", style=style, no_wrap=True)
+    text = Text(f"{VERDICT_SYMBOLS.get(word, '?')} {word}", style=style, no_wrap=True)
+    if cell.regressions:  # its builds got slower, or sccache stopped answering (h says more)
+        text.append(" !", style=palette.bad)
+    return text
 
 
 class MatrixGrid(SnapshotTable):
@@ -209,6 +212,9 @@ def cell_detail(
         out.append(clean(targets, 200))
         if cell.push_target:
             out.append(f"  (r rebuilds with {clean(cell.push_target, 40)})", style=palette.muted)
+    for regression in cell.regressions:
+        out.append("\nslower  ! ", style=palette.bad)
+        out.append(clean(regression, 200), style=palette.bad)
     for note in cell.notes:
         out.append("\nnote      ", style=palette.muted)
         out.append(clean(note, 300))

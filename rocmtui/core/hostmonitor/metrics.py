@@ -22,6 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.hostmonitor.costmetrics import DurationHistogram, duration_family
 from rocmtui.core.hostmonitor.jobsview import JobsView
 from rocmtui.core.jobs.overlay import state_with_jobs
 from rocmtui.core.snapshots import FleetSnapshot, ServiceSnapshot
@@ -254,12 +255,19 @@ class MetricsBook:
         self._taken_at: float | None = None
         self._process = ProcessCollector(registry=None)
 
-    def update(self, snapshot: FleetSnapshot, jobs: JobsView, figures: MonitorFigures) -> None:
+    def update(
+        self,
+        snapshot: FleetSnapshot,
+        jobs: JobsView,
+        figures: MonitorFigures,
+        costs: Sequence[DurationHistogram] = (),
+    ) -> None:
         """Render a finished round's metrics (once; every scrape until the next reuses them)."""
         families = [
             *node_families(snapshot, jobs),
             *service_families(snapshot),
             *job_families(jobs),
+            duration_family(costs),
             *round_families(self.config, snapshot, figures, self.version),
         ]
         text = generate_latest(_Families(families))

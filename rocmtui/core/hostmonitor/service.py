@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from rocmtui import __version__
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
@@ -59,6 +60,7 @@ class _MetricsFeed:
         self.book = book
         self.figures = figures
         self.store = JobStore.for_config(config)
+        self.costs = CostCounts(self.store, config.history_retention_days)
         self._lock = threading.Lock()
         self._next: FleetSnapshot | None = None
         self._busy = False
@@ -80,7 +82,12 @@ class _MetricsFeed:
                     return
             try:
                 jobs = read_jobs(self.config, self.store)
-                self.book.update(snapshot, jobs, self.figures())
+                try:
+                    costs = self.costs.series()
+                except Exception:  # the store said so in rocmtui_job_store_up already
+                    log.warning("reading the build history failed", exc_info=True)
+                    costs = ()
+                self.book.update(snapshot, jobs, self.figures(), costs)
             except Exception:  # a bug here must not stop the metrics for good
                 log.exception("rendering the metrics failed")
 

@@ -32,11 +32,13 @@ from msgspec import Struct, to_builtins
 from msgspec.structs import fields, replace
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.history.costschema import COSTS_INDEXES, COSTS_TABLE
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.paths import state_dir
 from rocmtui.core.states import JobState
 
-SCHEMA_VERSION = 3  # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table
+# 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000
 JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
 
@@ -348,6 +350,9 @@ class JobStore:
                 conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({_COLUMNS})")
                 conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS history_refs ({_REFS_TABLE})")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS build_costs ({COSTS_TABLE})")
+                for index in COSTS_INDEXES:
+                    conn.execute(index)
                 _add_missing_columns(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")

@@ -131,6 +131,9 @@ class Cell(Struct, frozen=True):
     pushed: CellJob | None = None  # the newest successful push of it
     pins: tuple[PinDiff, ...] = ()
     notes: tuple[str, ...] = ()
+    # what builds of it cost lately: a regression per node (`snoc-think: warm took 4h18m,
+    # usually 2h06m`), from the job store's history (history.costreport)
+    regressions: tuple[str, ...] = ()
 
     @property
     def applies(self) -> bool:
@@ -287,6 +290,7 @@ def _cell_json(cell: Cell) -> dict[str, Any]:
         "pushed": _job_json(cell.pushed),
         "pins": [{"name": p.name, "image": p.image, "now": p.now} for p in cell.pins],
         "notes": list(cell.notes),
+        "regressions": list(cell.regressions),
     }
 
 
@@ -317,4 +321,5 @@ def _cell_from(data: Mapping[str, Any]) -> Cell:
             PinDiff(str(p["name"]), p.get("image"), str(p["now"])) for p in data.get("pins", ())
         ),
         notes=tuple(str(n) for n in data.get("notes", ())),
+        regressions=tuple(str(n) for n in data.get("regressions", ())),
     )

@@ -13,10 +13,46 @@ from rocmtui.core.config import FleetConfig
 from rocmtui.core.matrix.bakecache import load_bake_kept
 from rocmtui.core.matrix.fill import fill_tags
 from rocmtui.core.matrix.judge import judge, seen_jobs
-from rocmtui.core.matrix.model import Matrix
+from rocmtui.core.matrix.model import Matrix, Row
 from rocmtui.core.matrix.plan import launch_environment, make_plan, state_cache
 
 JOB_LIMIT = 500  # the newest jobs looked at for each cell's last job
+
+
+def with_regressions(
+    rows: tuple[Row, ...], config: FleetConfig, env: Mapping[str, str]
+) -> tuple[Row, ...]:
+    """Each cell with the regressions of the builds of its targets for its arch, per node."""
+    from msgspec.structs import replace
+
+    from rocmtui.core.history.costbook import CostBook
+    from rocmtui.core.history.costreport import HistoryReport
+    from rocmtui.core.jobs.store import JobStore
+
+    book = CostBook(JobStore.for_config(config, env), config.history_retention_days)
+    book.sync()
+    found: dict[tuple[str, str], list[str]] = {}
+    for group in HistoryReport.build(book.rows()).groups:
+        for regression in group.regressions:
+            said = f"{group.node}: {regression.describe()}"
+            found.setdefault((group.target, group.arch), []).append(said)
+    if not found:
+        return rows
+    return tuple(
+        replace(
+            row,
+            cells=tuple(
+                replace(
+                    cell,
+                    regressions=tuple(
+                        said for t in cell.targets for said in found.get((t, cell.arch), ())
+                    ),
+                )
+                for cell in row.cells
+            ),
+        )
+        for row in rows
+    )
 
 
 def compute_matrix(
@@ -57,6 +93,10 @@ def compute_matrix(
         errors.append(f"job store: {exc}")
         records = []
     rows = judge(plan, filled.answers, seen_jobs(records))
+    try:
+        rows = with_regressions(rows, config, env)
+    except Exception as exc:  # the history is a note beside the verdicts, never their cause
+        errors.append(f"build history: {exc}")
     store = None
     if config.webdav.path is not None:
         from rocmtui.core.webdavstore import sample_store

@@ -1,0 +1,93 @@
+"""`rocmtui history` run as the operator runs it (a real process over a real job store):
+the documented JSON shape, CSV, filters, exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.history.costbook import CostBook
+from rocmtui.core.jobs.store import JobStore
+from tests.history_support import recorded_rows
+from tests.test_cli_exit_codes import readme_codes
+from tests.test_jobs_support import run_cli
+
+BUILD_KEYS = {
+    "job_id", "target", "arch", "node", "started_at", "ended_at", "duration", "outcome",
+    "origin", "started_by", "condition", "evidence", "steps_total", "steps_cached",
+    "steps_from", "sccache_hits", "sccache_misses", "sccache_hit_rate", "note",
+}  # fmt: skip
+GROUP_KEYS = {"target", "arch", "node", "builds", "conditions", "regressions", "estimate"}
+
+
+def _fleet(tmp_path: Path, rows: int, jump: bool = False) -> Path:
+    state = tmp_path / "state"
+    CostBook(JobStore(state), retention_days=36500).add(recorded_rows(rows, jump_last=jump))
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'state_dir = "{state}"\nhistory_retention_days = 3650\n')
+    return fleet
+
+
+def test_json_is_the_documented_shape(tmp_path: Path) -> None:
+    done = run_cli(_fleet(tmp_path, 200), "history", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert set(data) == {"version", "generated_at", "thresholds", "builds", "groups"}
+    assert data["version"] == 1 and data["thresholds"]["warm_min_hit_rate"] == 0.6
+    assert len(data["builds"]) == 200 and set(data["builds"][0]) == BUILD_KEYS
+    warm = next(b for b in data["builds"] if b["condition"] == "warm")
+    assert warm["evidence"] == "warm: 0/31 steps cached, sccache 92% hits"
+    assert {b["condition"] for b in data["builds"]} == {"frozen", "hot", "warm", "cold"}
+    group = data["groups"][0]
+    assert set(group) == GROUP_KEYS
+    assert set(group["conditions"]["warm"]) == {"count", "median", "p90", "last"}
+    assert group["estimate"]["text"].startswith("≈ ")
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for key in BUILD_KEYS | GROUP_KEYS:
+        assert f"`{key}`" in readme, key  # every field is documented
+
+
+def test_filters_and_csv(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path, 200)
+    done = run_cli(fleet, "history", "--json", "--target", "vllm", "--arch", "gfx950")
+    builds = json.loads(done.stdout)["builds"]
+    assert builds and {(b["target"], b["arch"]) for b in builds} == {("vllm", "gfx950")}
+    node = run_cli(fleet, "history", "--json", "--node", "snoc-gaming", "--since", "2025-12-04")
+    assert {b["node"] for b in json.loads(node.stdout)["builds"]} == {"snoc-gaming"}
+    assert min(b["started_at"] for b in json.loads(node.stdout)["builds"]) >= 1_764_806_400
+    recent = run_cli(fleet, "history", "--json", "--since", "7d")  # recorded in 2025: none
+    assert json.loads(recent.stdout)["builds"] == []
+    table = list(csv.DictReader(io.StringIO(run_cli(fleet, "history", "--csv").stdout)))
+    assert len(table) == 200 and table[0]["started_at"] == "2025-12-01 00:00:00 UTC"
+    assert table[0]["condition"] == "warm" and table[0]["sccache_hit_rate"] == "0.92"
+
+
+def test_text_and_exit_codes(tmp_path: Path) -> None:
+    assert readme_codes("history") == "0, 1 a regression shown, 2"
+    calm = run_cli(_fleet(tmp_path / "a", 200), "history")
+    assert calm.returncode == 0, calm.stderr
+    assert "warm: 0/31 steps cached, sccache 92% hits" in calm.stdout
+    assert "pytorch gfx950 on snoc-think: " in calm.stdout and "median" in calm.stdout
+    jumped = run_cli(_fleet(tmp_path / "b", 400, jump=True), "history", "--target", "pytorch")
+    assert jumped.returncode == 1
+    assert "  ! warm took 4h18m, usually 2h09m" in jumped.stdout
+    empty = tmp_path / "empty.toml"
+    empty.write_text(f'state_dir = "{tmp_path / "none"}"\n')
+    assert run_cli(empty, "history").stdout == "no builds recorded\n"
+
+
+@pytest.mark.parametrize("words", [["--since", "yesterday"], ["--json", "--csv"], ["--since"]])
+def test_usage_errors_exit_2(tmp_path: Path, words: list[str]) -> None:
+    done = run_cli(_fleet(tmp_path, 10), "history", *words)
+    assert done.returncode == 2 and done.stdout == ""
+
+
+def test_a_bad_retention_is_a_configuration_error(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text("history_retention_days = 0\n")
+    done = run_cli(fleet, "history")
+    assert done.returncode == 2 and "history_retention_days" in done.stderr

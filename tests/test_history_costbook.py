@@ -1,0 +1,139 @@
+"""The cost book in the job store (issue 29): rows from finished jobs' folders, settling,
+retention, filters, and the store of the previous release (schema 3) migrated."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.config import ConfigError, load_config
+from rocmtui.core.history.costbook import SETTLE_SECONDS, CostBook, CostFilter
+from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.jobs.store import SCHEMA_VERSION, JobRecord, JobStore
+from rocmtui.core.states import JobState
+
+DATA = Path(__file__).parent / "data"
+DAY = 86400.0
+NOW = 1_765_000_000.0
+
+
+def _job(target: str, start: float, took: float, **more: object):
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        fields: dict[str, object] = {
+            "id": job_id,
+            "target": target,
+            "arch": "gfx1201",
+            "node": "n0",
+            "endpoint": "unix:///x",
+            "push": False,
+            "overrides": {},
+            "command": (),
+            "user": "ci",
+            "host": "snoc-strix",
+            "bake_file": "",
+            "job_dir": str(job_dir),
+            "started_at": start,
+            "ended_at": start + took,
+            "state": JobState.SUCCEEDED,
+        }
+        fields.update(more)
+        return JobRecord(**fields)  # type: ignore[arg-type]
+
+    return make
+
+
+WARM_LOG = "#3 [1/2] FROM base\n#3 DONE 0s\n#4 [2/2] RUN fake-compile pytorch\n#4 DONE 40s\n"
+SCCACHE_TEXT = (DATA / "sccache" / "warm.txt").read_text()
+
+
+def test_finished_jobs_become_rows_with_their_evidence(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    own = store.create(_job("demo-pytorch", NOW - 600, 100))
+    # the log as bake wrote it, with sccache's statistics printed by the RUN step
+    prefixed = "".join(f"#4 41.0 {line}\n" for line in SCCACHE_TEXT.splitlines())
+    own.log_path.write_text(WARM_LOG + prefixed)
+    outside = store.create_for_ref(
+        "r1",
+        "n0",
+        _job(
+            "demo-vllm",
+            NOW - 500,
+            50,
+            user="",
+            host="",
+            outside=OutsideBuild(
+                ref="r1", name="bake/demo (demo-vllm)", total_steps=9, cached_steps=9, duration=48.5
+            ),
+        ),
+    )
+    assert outside is not None
+    fresh = store.create(_job("demo-base", NOW - 20, 10))  # ended 10 s ago: not settled
+    running = store.create(_job("demo-base", NOW - 5, 0, ended_at=None, state=JobState.RUNNING))
+    book = CostBook(store)
+    assert book.sync(NOW) == 2
+    assert book.sync(NOW) == 0  # each job is read once
+    rows = {r.job_id: r for r in book.rows()}
+    assert set(rows) == {own.id, outside.id}
+    mine = rows[own.id]
+    assert (mine.origin, mine.started_by, mine.duration) == ("rocmtui", "ci@snoc-strix", 100)
+    assert mine.evidence.steps_from == "log" and mine.evidence.steps_total == 1
+    assert mine.evidence.sccache_hits is not None and mine.evidence.hit_rate is not None
+    assert mine.evidence.describe().startswith(f"{mine.condition}: 0/1 steps cached, sccache ")
+    theirs = rows[outside.id]
+    assert (theirs.origin, theirs.started_by, theirs.duration) == (
+        "elsewhere",
+        "bake/demo (demo-vllm)",
+        48.5,
+    )
+    assert theirs.evidence.steps_from == "buildkit" and theirs.condition == "frozen"
+    assert book.sync(NOW + SETTLE_SECONDS) == 1 and fresh.id in {r.job_id for r in book.rows()}
+    assert running.id not in {r.job_id for r in book.rows()}
+    only = book.rows(CostFilter(target="demo-vllm"))
+    assert [r.job_id for r in only] == [outside.id]
+    assert book.rows(CostFilter(since=NOW - 550, node="n0"))[0].job_id == outside.id
+    assert book.rows(CostFilter(arch="gfx950")) == []
+
+
+def test_rows_past_the_retention_are_dropped_and_not_read_again(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    old = store.create(_job("demo-base", NOW - 40 * DAY, 10))
+    new = store.create(_job("demo-base", NOW - 2 * DAY, 10))
+    assert CostBook(store, retention_days=90).sync(NOW) == 2
+    book = CostBook(store, retention_days=30)
+    assert book.sync(NOW) == 0
+    assert [r.job_id for r in book.rows()] == [new.id]
+    assert old.id in {r.id for r in store.list(limit=None)}  # the job itself stays
+
+
+def test_the_previous_release_store_is_migrated(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    shutil.copytree(DATA / "store_v3", root, ignore=shutil.ignore_patterns("*.py"))
+    with sqlite3.connect(root / "jobs.sqlite") as conn:  # as if it had always lived here
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        conn.execute("UPDATE jobs SET job_dir = ? || '/jobs/' || id", (str(root),))
+    store = JobStore(root)
+    jobs = store.list()
+    assert len(jobs) == 2 and {j.target for j in jobs} == {"demo-pytorch", "demo-vllm"}
+    with sqlite3.connect(root / "jobs.sqlite") as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    book = CostBook(store, retention_days=3650)
+    assert book.sync(NOW) == 2
+    by_target = {r.target: r for r in book.rows()}
+    own = by_target["demo-pytorch"]
+    assert own.evidence.describe() == "warm: 1/3 steps cached, sccache 92% hits"
+    assert by_target["demo-vllm"].condition == "frozen"
+    report = HistoryReport.build(book.rows(), now=NOW).to_json()
+    assert [g["target"] for g in report["groups"]] == ["demo-pytorch", "demo-vllm"]
+
+
+def test_the_retention_setting_is_validated_by_name(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text("history_retention_days = 30\n")
+    assert load_config(fleet).history_retention_days == 30
+    fleet.write_text('bake_file = "x.hcl"\nhistory_retention_days = "lots"\n')
+    with pytest.raises(ConfigError, match=r"fleet.toml:2: history_retention_days: must be a"):
+        load_config(fleet)
