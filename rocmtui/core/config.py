@@ -17,7 +17,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from rocmtui.core import config_remote, config_tables, serveauth
+from rocmtui.core import config_remote, config_tables
 from rocmtui.core.config_tables import MatrixConfig, UpstreamConfig
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
@@ -431,7 +431,7 @@ class _Validator:
             variables=config_tables.variables(self, data),
             matrix=config_tables.matrix(self, data),
             upstream=config_tables.upstream(self, data),
-            serve_users=serveauth.serve_users(self, data),
+            serve_users=config_tables.serve_users(self, data),
             theme=theme,
             disk_warn_percent=self.number(
                 data, "disk_warn_percent", DEFAULT_DISK_WARN_PERCENT, 1, 100

@@ -1,6 +1,6 @@
-"""The fleet file's tables for what the fleet has published: `[variables]`, `[matrix]`,
-`[upstream]` (and `[webdav] path`), typed and validated with the same one-line errors as the
-rest of the file (`config._Validator` locates the line).
+"""The fleet file's tables: `[variables]`, `[matrix]`, `[upstream]` (and `[webdav] path`) for
+what the fleet has published, `[serve]` users for the browser console; typed and validated with
+the same one-line errors as the rest of the file (`config._Validator` locates the line).
 
 ```toml
 [variables]                         # bake variables this fleet sets; the environment still wins
@@ -153,3 +153,42 @@ def upstream(v: _Validator, data: Mapping[str, Any]) -> UpstreamConfig:
         timeout_seconds=v.number(table, "timeout_seconds", 5, 0.2, 120, "upstream"),
         max_age_seconds=v.number(table, "max_age_seconds", 6 * 3600, 0, 30 * 86400, "upstream"),
     )
+
+
+#: a `[serve]` user's stored password: `rocmtui serve --hash-password` writes it (serveauth
+#: checks it); here only its shape, so that reading the fleet file imports no hashing
+SCRYPT_HASH = re.compile(r"^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$")
+_SERVE_USER = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
+    """The fleet file's `[serve]` table: `users = { NAME = "scrypt$..." }` (never a password
+    in clear: an entry that is not a hash is an error naming its line)."""
+    table = data.get("serve", {})
+    if not isinstance(table, dict):
+        raise v.fail("must be a table", "serve")
+    v.unknown(table, {"users"}, "serve.", "serve")
+    users = table.get("users", {})
+    if not isinstance(users, dict):
+        raise v.fail('must be a table of NAME = "scrypt$..." hashes', "serve.users", "serve")
+    # `[serve.users]` lines name each user; an inline `users = { ... }` is one line
+    own_table = any(re.match(r"^\s*\[\s*serve\.users\s*\]", line) for line in v.lines)
+
+    def fail(message: str, name: str) -> Exception:
+        if own_table:
+            return v.fail(message, f"serve.users.{name}", "serve.users")
+        from rocmtui.core.config import ConfigError  # it imports this module
+
+        return ConfigError(message, v.path, v.line_of("users", "serve"), f"serve.users.{name}")
+
+    out: dict[str, str] = {}
+    for name, stored in users.items():
+        if not _SERVE_USER.match(name):
+            raise fail("not a user name (letters, digits, . _ -)", name)
+        if not isinstance(stored, str) or SCRYPT_HASH.match(stored) is None:
+            raise fail(
+                "must be a scrypt hash from `rocmtui serve --hash-password`, never a password",
+                name,
+            )
+        out[name] = stored
+    return out

@@ -18,17 +18,13 @@ import hashlib
 import hmac
 import ipaddress
 import os
-import re
 import secrets
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-if TYPE_CHECKING:
-    from rocmtui.core.config import _Validator
+from rocmtui.core.config_tables import SCRYPT_HASH as _HASH
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 TOKEN_FILE = "serve-token"
@@ -160,8 +156,6 @@ class SessionBook:
 # scrypt at n=2**14, r=8, p=1: ~16 MB and ~50 ms a check here; a stolen fleet file's hash costs
 # a guesser as much per try
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
-_HASH = re.compile(r"^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$")
-_USER = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -190,36 +184,3 @@ def password_matches(password: str, stored: str) -> bool:
     except ValueError:
         return False
     return hmac.compare_digest(got, want)
-
-
-def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
-    """The fleet file's `[serve]` table: `users = { NAME = "scrypt$..." }` (never a password
-    in clear: an entry that is not a hash is an error naming its line)."""
-    table = data.get("serve", {})
-    if not isinstance(table, dict):
-        raise v.fail("must be a table", "serve")
-    v.unknown(table, {"users"}, "serve.", "serve")
-    users = table.get("users", {})
-    if not isinstance(users, dict):
-        raise v.fail('must be a table of NAME = "scrypt$..." hashes', "serve.users", "serve")
-    # `[serve.users]` lines name each user; an inline `users = { ... }` is one line
-    own_table = any(re.match(r"^\s*\[\s*serve\.users\s*\]", line) for line in v.lines)
-
-    def fail(message: str, name: str) -> Exception:
-        if own_table:
-            return v.fail(message, f"serve.users.{name}", "serve.users")
-        from rocmtui.core.config import ConfigError  # it imports this module
-
-        return ConfigError(message, v.path, v.line_of("users", "serve"), f"serve.users.{name}")
-
-    out: dict[str, str] = {}
-    for name, stored in users.items():
-        if not _USER.match(name):
-            raise fail("not a user name (letters, digits, . _ -)", name)
-        if not isinstance(stored, str) or _HASH.match(stored) is None:
-            raise fail(
-                "must be a scrypt hash from `rocmtui serve --hash-password`, never a password",
-                name,
-            )
-        out[name] = stored
-    return out
