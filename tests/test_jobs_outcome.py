@@ -23,7 +23,13 @@ import pytest
 
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.control import live_record
-from rocmtui.core.jobs.logwriter import RESERVE_BYTES, RESUME_FREE, LogWriter, Reserve
+from rocmtui.core.jobs.logwriter import (
+    MARKER_BYTES,
+    RESERVE_BYTES,
+    RESUME_FREE,
+    LogWriter,
+    Reserve,
+)
 from rocmtui.core.jobs.outcome import NOT_IN_STORE, OutcomeSlot, read_outcome
 from rocmtui.core.jobs.procstat import proc_stat, start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
@@ -55,14 +61,17 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def test_the_log_never_writes_into_the_room_it_gave_back(small_disk: Path) -> None:
     reserve = Reserve(small_disk / "reserve")
-    assert reserve.held
+    marker_room = Reserve(small_disk / "reserve.log", MARKER_BYTES)
+    assert reserve.held and marker_room.held
     fd = os.open(small_disk / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        log = LogWriter(fd, reserve)
+        log = LogWriter(fd, reserve, marker_room)
         chunk = b"[1/2] Building HIP object " + b"x" * 4000 + b"\n"
         while log.holding:  # the build prints until the disk is full
             log.write(chunk)
         assert not reserve.held and not reserve.path.exists()
+        text = (small_disk / "log").read_bytes()
+        assert b"# rocmtui: the log stops holding lines here: disk full at" in text
         assert log.stopped_line is not None
         assert log.stopped_line.startswith("log stopped: state disk full at ")
         assert log.stopped_line.endswith("; the build goes on")
@@ -86,6 +95,7 @@ def test_the_log_never_writes_into_the_room_it_gave_back(small_disk: Path) -> No
     finally:
         os.close(fd)
         reserve.release()
+        marker_room.release()
 
 
 def _record(store: JobStore, bake: subprocess.Popen[bytes]) -> JobRecord:

@@ -4,7 +4,8 @@ bake writes into a pipe the supervisor drains; this object writes what it reads 
 When a write fails (a full disk above all: a PyTorch log on a full /var), the build must go on
 and its outcome must still be recorded, so:
 
-- the log says where and why it stops holding lines (a marker line, if even that fits);
+- the log says where and why it stops holding lines: a marker line written into a page the log
+  took for itself at the start (`marker_room`, given back just before);
 - output is still read and dropped (bake never blocks on a full pipe), and the log's time stamp
   still moves (a dropping build is not a silent one: it must not read as stalled);
 - the job's `Reserve` (space taken at start) is given back at once: that room is the outcome's
@@ -31,6 +32,7 @@ from rocmtui.core.units import fmt_utc_stamp
 RETRY_SECONDS = 5.0
 TOUCH_SECONDS = 1.0
 RESERVE_BYTES = 256 * 1024  # the outcome (sqlite WAL pages, record.json) and bake's metadata
+MARKER_BYTES = 4096  # the log's own room for its stop marker
 RESUME_FREE = 4 * RESERVE_BYTES
 _FULL = {errno.ENOSPC, errno.EDQUOT}
 
@@ -75,9 +77,12 @@ class Reserve:
 class LogWriter:
     """Writes bake's output to the log on `fd` (see the module doc)."""
 
-    def __init__(self, fd: int, reserve: Reserve | None = None) -> None:
+    def __init__(
+        self, fd: int, reserve: Reserve | None = None, marker_room: Reserve | None = None
+    ) -> None:
         self.fd = fd
         self.reserve = reserve
+        self.marker_room = marker_room
         self.kept = 0  # bytes of output written
         self.dropped = 0  # bytes of output not kept, in all
         self.first_stop: tuple[float, str] | None = None  # when and why it first stopped
@@ -160,8 +165,10 @@ class LogWriter:
             f"\n# rocmtui: the log stops holding lines here: {why} at {fmt_utc_stamp(now)} after "
             f"{self.kept} bytes; the build goes on, and this log resumes once there is room\n"
         )
+        if self.marker_room is not None:
+            self.marker_room.release()  # the log's own page: room for the marker
         with contextlib.suppress(OSError):
-            os.write(self.fd, marker.encode())  # fits only if the last block has room
+            os.write(self.fd, marker.encode())
         if self.reserve is not None:
             # after the marker: the room is the outcome's, and nothing of the log goes into it
             self.reserve.release()
@@ -181,6 +188,8 @@ class LogWriter:
             return False
         if self.reserve is not None and not self.reserve.take():
             return False  # the outcome's room comes first
+        if self.marker_room is not None:
+            self.marker_room.take()  # for the next stop's marker (best effort)
         assert self._stopped_at is not None
         gap = (
             f"\n# rocmtui: {self._dropped_now} bytes of output were not kept from "

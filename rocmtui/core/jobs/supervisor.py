@@ -39,7 +39,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from rocmtui.core.jobs.logwriter import LogWriter, Reserve
+from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
 from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.recorder import JobRecorder, Stopped
@@ -133,7 +133,8 @@ class Supervisor:
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
         self.reserve = Reserve(store.jobs_dir / job_id / "reserve")
-        self.log = LogWriter(1, self.reserve)  # stdout is the job's log
+        self.marker_room = Reserve(store.jobs_dir / job_id / "reserve.log", MARKER_BYTES)
+        self.log = LogWriter(1, self.reserve, self.marker_room)  # stdout is the job's log
         self.slot = OutcomeSlot(store.jobs_dir / job_id)  # the outcome's room, taken now
         self.recorder = JobRecorder(store, job_id, self.log, self.slot, lambda: len(self.signals))
         self.build_signals = 0  # signals that came while bake ran (after: not a cancel)
@@ -232,7 +233,8 @@ class Supervisor:
         """The outcome is recorded (or given up): the reserve goes back, and a SIGTERM from
         now on simply ends the supervisor (there is nothing left to lose)."""
         self.reserve.release()
-        self.log.reserve = None  # the footer may use any room there is now
+        self.marker_room.release()
+        self.log.reserve = self.log.marker_room = None  # the footer: any room there is now
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         if len(self.signals) > self.build_signals:  # one came while the outcome waited
@@ -385,6 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         record = sup.start()
     except OSError as exc:
+        sup.close()
         _log(f"could not start bake: {exc.strerror or exc}")
         store.update(
             args.job,
@@ -413,7 +416,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         sup.close()
-        sup.reserve.release()
     return 0
 
 
