@@ -25,12 +25,12 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from rocmtui.core.diskroom import condition
 from rocmtui.core.jobs.procstat import proc_stat
 from rocmtui.core.jobs.store import JobRecord
 from rocmtui.core.states import JobState
 
 OUTCOME_BYTES = 8192  # the fields below, the message capped to fit
-FULL_BELOW = 1024 * 1024  # a state disk with less free than this is called full
 _FIELDS = ("state", "exit_code", "ended_at", "digest", "error_step", "message")
 _PID_FIELDS = ("supervisor_pid", "supervisor_start", "bake_pid", "bake_start")
 NOT_IN_STORE = "not yet in the job store"
@@ -131,15 +131,7 @@ def with_kept_outcome(record: JobRecord, kept: Mapping[str, Any]) -> JobRecord:
 
 def why_not_recorded(record: JobRecord) -> str:
     """Why an ended job has no outcome in the store, as far as a reader can tell."""
-    try:
-        st = os.statvfs(record.path)
-    except OSError:
-        return "the state folder cannot be read"
-    if st.f_flag & os.ST_RDONLY:
-        return "state folder read-only"
-    if st.f_bavail * st.f_frsize < FULL_BELOW:
-        return "state disk full"
-    return "its supervisor has not recorded it yet"
+    return condition(record.path) or "its supervisor has not recorded it yet"
 
 
 def bake_exit(record: JobRecord) -> tuple[bool, int | None]:
