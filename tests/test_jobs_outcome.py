@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.jobs import locks
-from rocmtui.core.jobs.control import live_record
+from rocmtui.core.jobs.control import JobNotRunning, cancel_job, live_record
 from rocmtui.core.jobs.logwriter import (
     MARKER_BYTES,
     RESERVE_BYTES,
@@ -171,6 +171,8 @@ def test_a_reader_never_shows_an_ended_build_as_running(tmp_path: Path) -> None:
             "[2/3] RUN make",
         )
         assert shown.message is not None and NOT_IN_STORE in shown.message
+        with pytest.raises(JobNotRunning):  # nothing left to cancel: it has ended
+            cancel_job(None, record.id, store=store)
         # the supervisor ends without writing the store: the next reader records the slot's
         os.close(lock_fd)
         lock_fd = None

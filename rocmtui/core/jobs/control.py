@@ -256,6 +256,9 @@ def cancel_job(
     record = store.resolve(ref)
     if record.ended_at is not None:
         raise JobNotRunning(record)
+    kept = read_outcome(record.path)
+    if kept is not None:  # ended; its outcome waits in the slot for room in the store
+        raise JobNotRunning(with_kept_outcome(record, kept))
     if record.outside is not None:
         raise StartedElsewhere(record)
     # a supervisor that is alive but has not written its pid yet is a few ms from doing so

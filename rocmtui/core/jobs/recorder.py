@@ -59,8 +59,11 @@ class JobRecorder:
 
     def after_write(self) -> None:
         """Once the log has stopped holding lines, say so in the record (once per stop; a
-        failed write is tried again after RETRY_SECONDS). Cheap while the log holds."""
+        failed write is tried again after RETRY_SECONDS); once it holds lines again, say that
+        it is incomplete instead. Cheap while the log holds."""
         line = self.log.stopped_line
+        if line is None and self._said_stop is not None:
+            line = self.log.incomplete  # resumed: no longer stopped, but some is missing
         if line is None or line == self._said_stop or time.monotonic() < self._next_try:
             return
         try:
