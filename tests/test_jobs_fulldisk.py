@@ -26,8 +26,9 @@ import pytest
 
 from devfleet import DevFleet
 from rocmtui.core.jobs.procstat import proc_stat
+from rocmtui.core.jobs.store import JobStore
 from tests.realparts import require
-from tests.test_jobs_support import bake, run_cli, wait_for, write_config
+from tests.test_jobs_support import bake, kill_job_leftovers, run_cli, wait_for, write_config
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 SIZE = 4 * 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and some log
@@ -48,6 +49,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield point
     finally:
+        if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
+            for record in JobStore(point / "state").list(limit=None):
+                kill_job_leftovers(record.to_json())
         done = subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
         if done.returncode != 0:
             subprocess.run(["umount", "--lazy", str(point)], capture_output=True, timeout=30)
