@@ -303,20 +303,23 @@ class Supervisor:
             "message": message,
         }
 
-    def footer(self, record: JobRecord) -> None:
-        """The log's last line of ours: how the job ended (only if the log has room)."""
+    def footer(self, fields: dict[str, Any], started_at: float) -> None:
+        """The log's last line of ours: how the job ended. Before the store hears of it (a
+        follower stops at the recorded end), and only if the log holds lines: never into the
+        outcome's room."""
+        digest = fields.get("digest")
         self.log.note(
-            f"job {self.job_id} {record.state} (bake exit code {record.exit_code}) after "
-            f"{fmt_age((record.ended_at or time.time()) - record.started_at)}"
-            + (f"; digest {record.digest}" if record.digest else "")
+            f"job {self.job_id} {fields['state']} (bake exit code {fields['exit_code']}) after "
+            f"{fmt_age(fields['ended_at'] - started_at)}" + (f"; digest {digest}" if digest else "")
         )
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
         from it (`afterwards`)."""
-        recorded = self.recorder.record(self.outcome(returncode), self.build_signals)
+        fields = self.outcome(returncode)
+        self.footer(fields, record.started_at)
+        recorded = self.recorder.record(fields, self.build_signals)
         self.close()
-        self.footer(recorded)
         self.tie_refs(recorded)
         self.afterwards(recorded)
         return recorded
