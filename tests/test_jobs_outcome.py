@@ -154,6 +154,14 @@ def test_a_reader_never_shows_an_ended_build_as_running(tmp_path: Path) -> None:
         # the supervisor put its outcome in the slot (the store had no room): shown at once
         slot = OutcomeSlot(record.path)
         assert slot.held and read_outcome(record.path) is None  # allocated: zeros
+        # the supervisor reaped bake: its code goes into the slot before anything else
+        assert slot.write({"exit_code": 3, "ended_at": time.time(), "signalled": False})
+        assert read_outcome(record.path) is None  # not an outcome yet
+        shown = live_record(store, record, 900.0)
+        assert (shown.state, shown.exit_code) == (JobState.FAILED, 3)
+        assert shown.message is not None and shown.message.endswith("bake exit code 3")
+        assert slot.write({"exit_code": 143, "ended_at": time.time(), "signalled": True})
+        assert live_record(store, record, 900.0).state is JobState.CANCELLED  # a stray SIGTERM
         outcome = {
             "state": JobState.FAILED,
             "exit_code": 3,

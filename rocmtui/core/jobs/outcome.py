@@ -9,9 +9,10 @@ job store has no outcome: the job shows its true state at once, and the first re
 write the store records it there (also after the supervisor is gone, even killed).
 
 `ended_view`: a reader that finds the supervisor alive but bake gone, and no outcome at all,
-says so ("ended; outcome not yet recorded: ...") with bake's exit code when it can be read
-(bake is a zombie until its supervisor reaps it: the kernel keeps the code in /proc), never
-`running`.
+says so ("ended; outcome not yet recorded: ...") with bake's exit code when it can be read,
+never `running`: bake is a zombie until its supervisor reaps it (the kernel keeps the code in
+/proc), and the supervisor puts the code in the slot the moment it has reaped it, before it
+works out the rest (metadata, the failed step from the log, which can take a while).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from rocmtui.core.states import JobState
 OUTCOME_BYTES = 8192  # the fields below, the message capped to fit
 _FIELDS = ("state", "exit_code", "ended_at", "digest", "error_step", "message")
 _PID_FIELDS = ("supervisor_pid", "supervisor_start", "bake_pid", "bake_start")
+_EARLY_FIELDS = ("signalled",)  # bake ended by a signal that was not a cancel
 NOT_IN_STORE = "not yet in the job store"
 
 
@@ -83,7 +85,7 @@ class OutcomeSlot:
 
 def encode(fields: Mapping[str, Any], size: int = OUTCOME_BYTES) -> bytes:
     """`fields` as JSON padded with spaces to `size` bytes (a long message is cut to fit)."""
-    data = {k: fields.get(k) for k in (*_FIELDS, *_PID_FIELDS) if k in fields}
+    data = {k: fields.get(k) for k in (*_FIELDS, *_PID_FIELDS, *_EARLY_FIELDS) if k in fields}
     if isinstance(data.get("state"), JobState):
         data["state"] = str(data["state"])
     raw = json.dumps(data, sort_keys=True).encode()
@@ -99,22 +101,27 @@ def encode(fields: Mapping[str, Any], size: int = OUTCOME_BYTES) -> bytes:
     return raw.ljust(size, b" ")
 
 
+def _read_slot(job_dir: Path) -> dict[str, Any] | None:
+    """What the slot holds (None when empty, absent, or caught half-written)."""
+    try:
+        raw = outcome_path(job_dir).read_bytes().strip(b"\0 \n")
+        data = json.loads(raw) if raw else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def read_outcome(job_dir: Path) -> dict[str, Any] | None:
-    """The outcome the slot holds, as record fields; None when empty, absent or unreadable
-    (a reader that caught a write half-way sees None and looks again later)."""
-    try:
-        raw = outcome_path(job_dir).read_bytes()
-    except OSError:
-        return None
-    raw = raw.strip(b"\0 \n")
-    if not raw:
+    """The outcome the slot holds, as record fields; None when empty, absent, unreadable (a
+    reader that caught a write half-way looks again later) or only bake's exit code so far."""
+    data = _read_slot(job_dir)
+    if data is None:
         return None
     try:
-        data = json.loads(raw)
         state = JobState(data["state"])
     except (ValueError, KeyError, TypeError):
         return None
-    if not isinstance(data, dict) or not state.finished or data.get("ended_at") is None:
+    if not state.finished or data.get("ended_at") is None:
         return None
     out = {k: data.get(k) for k in _FIELDS}
     out.update({k: data[k] for k in _PID_FIELDS if isinstance(data.get(k), int)})
@@ -169,7 +176,14 @@ def ended_view(record: JobRecord, now: float) -> JobRecord | None:
     kept = read_outcome(record.path)
     if kept is not None:
         return with_kept_outcome(record, kept)
-    ended, code = bake_exit(record)
+    early = _read_slot(record.path) or {}
+    signalled = early.get("signalled") is True
+    code = early.get("exit_code")
+    ended = isinstance(code, int)
+    if ended and isinstance(early.get("ended_at"), int | float):
+        now = float(early["ended_at"])
+    else:
+        ended, code = bake_exit(record)
     if not ended:
         return None
     said = f"ended; outcome not yet recorded: {why_not_recorded(record)}"
@@ -179,7 +193,7 @@ def ended_view(record: JobRecord, now: float) -> JobRecord | None:
         return replace(
             record, state=JobState.LOST, ended_at=now, message=f"{said}; exit code unknown"
         )
-    if record.cancel_requested_at is not None:
+    if record.cancel_requested_at is not None or signalled:
         state = JobState.CANCELLED
     else:
         state = JobState.SUCCEEDED if code == 0 else JobState.FAILED

@@ -316,6 +316,12 @@ class Supervisor:
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
         from it (`afterwards`)."""
+        code = returncode if returncode >= 0 else 128 - returncode
+        # bake's code first, the moment it is known: readers never wait on what follows
+        # (the metadata, the failed step read from a long log)
+        self.slot.write(
+            {"exit_code": code, "ended_at": time.time(), "signalled": self.build_signals > 0}
+        )
         fields = self.outcome(returncode)
         self.footer(fields, record.started_at)
         recorded = self.recorder.record(fields, self.build_signals)
