@@ -113,7 +113,7 @@ def _record(store: JobStore, bake: subprocess.Popen[bytes]) -> JobRecord:
             host="here",
             bake_file="demo.hcl",
             job_dir=str(job_dir),
-            started_at=time.time(),
+            started_at=time.time() - 60,  # its last sign of life a minute ago: no log
             supervisor_pid=os.getpid(),
             supervisor_start=start_time(os.getpid()),
             bake_pid=bake.pid,
@@ -157,10 +157,13 @@ def test_a_reader_never_shows_an_ended_build_as_running(tmp_path: Path) -> None:
         # the supervisor reaped bake: its code goes into the slot before anything else
         assert slot.write({"exit_code": 3, "ended_at": time.time(), "signalled": False})
         assert read_outcome(record.path) is None  # not an outcome yet
+        # within SAY_ENDED_AFTER its supervisor is recording the whole outcome: not said yet
+        assert live_record(store, record, 900.0).state is JobState.RUNNING
+        assert slot.write({"exit_code": 3, "ended_at": time.time() - 5, "signalled": False})
         shown = live_record(store, record, 900.0)
         assert (shown.state, shown.exit_code) == (JobState.FAILED, 3)
         assert shown.message is not None and shown.message.endswith("bake exit code 3")
-        assert slot.write({"exit_code": 143, "ended_at": time.time(), "signalled": True})
+        assert slot.write({"exit_code": 143, "ended_at": time.time() - 5, "signalled": True})
         assert live_record(store, record, 900.0).state is JobState.CANCELLED  # a stray SIGTERM
         outcome = {
             "state": JobState.FAILED,

@@ -12,7 +12,10 @@ write the store records it there (also after the supervisor is gone, even killed
 says so ("ended; outcome not yet recorded: ...") with bake's exit code when it can be read,
 never `running`: bake is a zombie until its supervisor reaps it (the kernel keeps the code in
 /proc), and the supervisor puts the code in the slot the moment it has reaped it, before it
-works out the rest (metadata, the failed step from the log, which can take a while).
+works out the rest (metadata, the failed step from the log, which can take a while). That view
+waits `SAY_ENDED_AFTER` seconds from bake's end: within it the supervisor records the whole
+outcome (a few ms), and a reader that said `succeeded` with no digest yet would mislead
+whoever acts on the word.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ _FIELDS = ("state", "exit_code", "ended_at", "digest", "error_step", "message")
 _PID_FIELDS = ("supervisor_pid", "supervisor_start", "bake_pid", "bake_start")
 _EARLY_FIELDS = ("signalled",)  # bake ended by a signal that was not a cancel
 NOT_IN_STORE = "not yet in the job store"
+SAY_ENDED_AFTER = 2.0  # seconds after bake's end before a reader says it ended without outcome
 
 
 def outcome_path(job_dir: Path) -> Path:
@@ -170,6 +174,13 @@ def _zombie_status(pid: int) -> int | None:
         return None
 
 
+def _last_sign(record: JobRecord) -> float:
+    try:
+        return max(record.started_at, os.stat(record.log_path).st_mtime)
+    except OSError:
+        return record.started_at
+
+
 def ended_view(record: JobRecord, now: float) -> JobRecord | None:
     """For an unfinished job whose supervisor lives: what a reader can say once bake has
     ended (its outcome slot, else what /proc says); None while bake runs."""
@@ -179,13 +190,16 @@ def ended_view(record: JobRecord, now: float) -> JobRecord | None:
     early = _read_slot(record.path) or {}
     signalled = early.get("signalled") is True
     code = early.get("exit_code")
-    ended = isinstance(code, int)
-    if ended and isinstance(early.get("ended_at"), int | float):
-        now = float(early["ended_at"])
+    if isinstance(code, int) and isinstance(early.get("ended_at"), int | float):
+        ended_at = float(early["ended_at"])
     else:
         ended, code = bake_exit(record)
-    if not ended:
-        return None
+        if not ended:
+            return None
+        ended_at = _last_sign(record)  # bake ended after its last output
+    if now - ended_at < SAY_ENDED_AFTER:
+        return None  # its supervisor is recording the outcome now
+    now = ended_at
     said = f"ended; outcome not yet recorded: {why_not_recorded(record)}"
     if code is None:
         # the state word cannot be known: `lost` says so (never `running`); the supervisor
