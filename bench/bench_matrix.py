@@ -9,7 +9,9 @@
    loop's own) are in the note.
 2. 100 repositories × 20 tags (100 targets × 20 arches: 2,000 tags): the fill, with the bake
    prints kept (the registry's part plus the verdicts), from `rocmtui matrix --json`'s own
-   `seconds`, beside the bare loop's 2,000 HEADs at the same concurrency: target < 3 s. The
+   `seconds`, beside the bare loop's 2,000 HEADs at the same concurrency: target no slower
+   than that loop (<= 1.0x; it was < 3 s, set beside a 2.2 s loop, but the loop alone took
+   3.28 s on a loaded run of this shared machine, issue 27). The
    first, cold fill (20 `bake --print` runs, every image's labels read) is shown beside it.
 3. The console answering keys while the matrix of (2) fills: `?` typed, the time until the
    help text is on the terminal, while the published screen asks the registry again and again
@@ -273,9 +275,13 @@ def figure_large(
             b,
             unit="s",
             anchor_name="bare asyncio/httpx loop, same HEADs, concurrency 8",
-            target="< 3 s",
-            ok=w < 3.0,
-            note=f"median of {runs}; rocmtui's own `seconds` (bake prints kept, image facts kept); "
+            # 3 s was set beside a loop of 2.2 s; on a loaded machine the loop itself takes
+            # over 3 s (3.28 s in issue 27's run), so the target is the ratio: no slower than
+            # the bare HEADs at the same concurrency
+            target="<= 1.0x",
+            ok=w <= b,
+            note=f"median of {runs}; {w:.2f} s (was < 3 s absolute); rocmtui's own `seconds` "
+            "(bake prints kept, image facts kept); "
             f"concurrency 8; verdicts {data['counts']}",
         ),
         common.row(

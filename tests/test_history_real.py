@@ -464,3 +464,68 @@ def test_a_plain_bake_on_a_remote_node_is_seen_through_its_own_connection(
         if bake.poll() is None:
             bake.kill()
             bake.wait()
+
+
+def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    """Issue 27: on a loaded machine `history inspect` timed out, and a rocmtui build became a
+    second, "started elsewhere" job (its node row then offered that double, which cannot be
+    cancelled). Stand-in for the timeout: a `docker` first on discovery's PATH whose `buildx
+    history inspect` fails at once (no answer, as a timeout gives); every other call is the
+    real docker's."""
+    import shutil
+
+    from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.history.discover import INSPECT_TRIES
+    from rocmtui.core.jobs.launch import launch_job
+
+    bindir = tmp_path / "bin-inspect-fails"
+    bindir.mkdir()
+    real = shutil.which("docker")
+    assert real is not None
+    stand_in = bindir / "docker"
+    stand_in.write_text(
+        '#!/bin/sh\nif [ "$1 $2 $3" = "buildx history inspect" ]; then\n'
+        '  echo "stand-in: history inspect timed out" >&2; exit 1\nfi\n'
+        f'exec {real} "$@"\n'
+    )
+    stand_in.chmod(0o755)
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    own = launch_job(
+        config, load_bake(DEMO), "demo-pytorch", "gfx1201", "cur",
+        overrides={"DEMO_STEPS": "300", "DEMO_SLEEP": "0.1", "DEMO_NONCE": str(time.time_ns())},
+    )  # fmt: skip
+    store = JobStore.for_config(config)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    failing = HistoryWatch(config, interval=0, local=None, env=env, spawn=False)
+
+    def failing_round() -> None:
+        probers = Probers(history=failing, history_now=True)
+
+        async def round_and_settle() -> None:
+            await probe_fleet(config, probers=probers)
+            await failing.settle(15.0)
+
+        asyncio.run(round_and_settle())
+
+    def doubles() -> list[JobRecord]:
+        return [j for j in outside_jobs(config) if j.started_at >= own.started_at - 1]
+
+    try:
+        wait_for(lambda: failing_round() or failing.inspect_failures, 60, "a failed inspect of it")
+        for _ in range(INSPECT_TRIES - 2):
+            failing_round()
+        assert max(failing.inspect_failures.values()) == INSPECT_TRIES - 1
+        assert doubles() == []  # not made a job while whose build it is is unknown
+        assert own.id not in store.known_refs().values()
+
+        def tied() -> bool:
+            discover(config)  # inspect answers again
+            return own.id in store.known_refs().values()
+
+        wait_for(tied, 60, "the own build tied to its history record")
+        assert doubles() == []
+    finally:
+        with contextlib.suppress(Exception):
+            cancel_job(config, own.id, grace=2.0)

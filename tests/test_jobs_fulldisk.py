@@ -1,10 +1,13 @@
 """A full disk loses nothing: a real build whose log fills the state folder's disk.
 
 The state folder is a small tmpfs the test mounts (and unmounts after); a real demo build on
-the session fleet writes into it while a filler file takes the rest of the space. The build
-must go on to its true outcome, `jobs` and `logs` must read the store and the log on the full
-disk, and the outcome must be recorded: at once from the job's reserve, or, with that taken
-too, as soon as space is freed (the supervisor keeps it and retries).
+the session fleet writes into it while a filler file takes the rest of the space, and keeps
+printing after that. The record must say at once that the log stopped; the build must go on
+to its true outcome; `jobs` and `logs` must read the store and the log on the full disk; and
+the true outcome must be readable within seconds of bake's exit with the disk still full: from
+the job's reserve (the log never writes into it), or, with that taken too, from the job's
+outcome slot; and again once space is freed. The supervisor ends on SIGTERM once bake has
+ended (never SIGKILL), and a reader records the outcome it left in the slot.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -22,16 +26,18 @@ import pytest
 
 from devfleet import DevFleet
 from rocmtui.core.jobs.procstat import proc_stat
+from rocmtui.core.jobs.store import JobStore
 from tests.realparts import require
-from tests.test_jobs_support import bake, run_cli, wait_for, write_config
+from tests.test_jobs_support import bake, kill_job_leftovers, run_cli, wait_for, write_config
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-SIZE = 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and a little log
+SIZE = 4 * 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and some log
+STILL_FULL = 1024 * 1024  # less free than this: the log cannot resume (RESUME_FREE)
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs, unmounted at the end (after every process in it is gone)."""
+    """A 4 MiB tmpfs, unmounted at the end (after every process in it is gone)."""
     require("root")
     point = tmp_path / "small"
     point.mkdir()
@@ -43,6 +49,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield point
     finally:
+        if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
+            for record in JobStore(point / "state").list(limit=None):
+                kill_job_leftovers(record.to_json())
         done = subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
         if done.returncode != 0:
             subprocess.run(["umount", "--lazy", str(point)], capture_output=True, timeout=30)
@@ -94,9 +103,15 @@ def gone(pid: object, start: object) -> bool:
     return stat is None or stat.start != start
 
 
+def recorded(shown: dict[str, object]) -> bool:
+    """The job shows an outcome its supervisor wrote (not a reader's view of an ended bake)."""
+    message = str(shown["message"])
+    return shown["state"] in ("succeeded", "failed") and "not yet" not in message
+
+
 def build_into_a_full_disk(config: Path, state: Path) -> tuple[str, dict[str, object]]:
     """Start a demo build with a lot of output, then take every free byte: returns the job
-    id and its record once bake has ended (its outcome may not be recorded yet)."""
+    id and its first record (pids) once the log has stopped and the record says so."""
     job_id = bake(
         config,
         "demo-pytorch",
@@ -105,9 +120,9 @@ def build_into_a_full_disk(config: Path, state: Path) -> tuple[str, dict[str, ob
         "--node",
         "snoc-strix",
         "--set",
-        "DEMO_STEPS=600",
+        "DEMO_STEPS=900",
         "--set",
-        "DEMO_SLEEP=0.005",
+        "DEMO_SLEEP=0.01",
         "--set",
         f"DEMO_NONCE={uuid.uuid4().hex}",
     )
@@ -121,8 +136,17 @@ def build_into_a_full_disk(config: Path, state: Path) -> tuple[str, dict[str, ob
     fill(state)
     # the log's write failed: the supervisor gives its reserve back at that moment
     wait_for("the log to stop holding lines", lambda: not reserve.exists(), 120)
-    running = job(config, job_id)
+    running = wait_for(
+        "the record to say the log stopped",
+        lambda: (j := job(config, job_id))["message"] and j,
+        30,
+    )
     assert running["state"] == "running"  # never lost, never stalled: it is building
+    assert re.fullmatch(
+        r"log stopped: state disk full at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; the build goes on",
+        str(running["message"]),
+    ), running["message"]
+    assert not gone(first["bake_pid"], first["bake_start"])  # it still prints into the pipe
     shown = run_cli(config, "logs", job_id)  # reads the log on the full disk
     assert shown.returncode == 1, shown.stderr  # running: not (yet) succeeded
     assert "# rocmtui job" in shown.stdout
@@ -135,11 +159,13 @@ def test_a_build_that_fills_the_disk_records_its_true_outcome(
     require("docker-buildx")
     config = fleet_file_on(tmp_path, fleet, small_disk / "state")
     job_id, first = build_into_a_full_disk(config, small_disk)
+    wait_for("bake to end", lambda: gone(first["bake_pid"], first["bake_start"]), 300, 0.05)
     done = wait_for(
-        "the outcome",
-        lambda: (j := job(config, job_id))["state"] != "running" and j,
-        300,
+        "the true outcome, the disk still full",
+        lambda: recorded(j := job(config, job_id)) and j,
+        30,
     )
+    assert free_bytes(small_disk) < STILL_FULL
     assert done["state"] == "succeeded", done
     assert done["exit_code"] == 0
     assert re.match(
@@ -148,30 +174,56 @@ def test_a_build_that_fills_the_disk_records_its_true_outcome(
     ), done["message"]
     log = Path(str(done["log"])).read_bytes()
     assert b"# rocmtui: the log stops holding lines here: disk full at" in log
-    assert not (small_disk / "state" / "jobs" / job_id / "reserve").exists()
     sup = (first["supervisor_pid"], first["supervisor_start"])
     wait_for("the supervisor to exit", lambda: gone(*sup), 30)
+    assert not (small_disk / "state" / "jobs" / job_id / "reserve").exists()
+    (small_disk / "filler").unlink()
+    again = job(config, job_id)  # the same outcome with room to spare
+    assert {k: again[k] for k in ("state", "exit_code", "message", "ended_at")} == {
+        k: done[k] for k in ("state", "exit_code", "message", "ended_at")
+    }
 
 
-def test_an_outcome_with_no_room_at_all_is_written_once_space_is_freed(
+def test_an_outcome_with_no_room_at_all_is_read_at_once_and_recorded_once_space_is_freed(
     tmp_path: Path, fleet: DevFleet, small_disk: Path
 ) -> None:
     require("docker-buildx")
     config = fleet_file_on(tmp_path, fleet, small_disk / "state")
     job_id, first = build_into_a_full_disk(config, small_disk)
     filler = fill(small_disk)  # the reserve the supervisor gave back: taken too
-    wait_for("bake to end", lambda: gone(first["bake_pid"], first["bake_start"]), 300)
-    waiting = job(config, job_id)
-    assert waiting["state"] == "running"  # the outcome waits in memory; the job is not lost
-    assert not gone(first["supervisor_pid"], first["supervisor_start"])
-    filler.unlink()
-    done = wait_for(
-        "the outcome after space was freed",
-        lambda: (j := job(config, job_id))["state"] != "running" and j,
-        120,
-    )
-    # bake's own metadata write met the full disk too: whatever bake said is what is kept
-    assert done["state"] in ("succeeded", "failed"), done
-    assert "log incomplete: disk full at" in str(done["message"])
     sup = (first["supervisor_pid"], first["supervisor_start"])
-    wait_for("the supervisor to exit", lambda: gone(*sup), 30)
+    try:
+        wait_for("bake to end", lambda: gone(first["bake_pid"], first["bake_start"]), 300, 0.05)
+        shown = wait_for(
+            "the outcome from the job's outcome slot",
+            lambda: "not yet in the job store" in str((j := job(config, job_id))["message"]) and j,
+            30,
+        )
+        assert free_bytes(small_disk) < STILL_FULL
+        # bake's own metadata write met the full disk too: whatever bake said is what is kept
+        assert shown["state"] in ("succeeded", "failed"), shown
+        assert (shown["state"] == "succeeded") == (shown["exit_code"] == 0), shown
+        assert "log incomplete: disk full at" in str(shown["message"])
+        assert "not yet in the job store: state disk full" in str(shown["message"])
+        assert not gone(*sup)  # it waits for room to record the outcome in the store
+        # bake has ended: a SIGTERM ends the supervisor (after one last try), no SIGKILL
+        assert isinstance(sup[0], int)
+        os.kill(sup[0], signal.SIGTERM)
+        wait_for("the supervisor to end on SIGTERM", lambda: gone(*sup), 30)
+        after = job(config, job_id)  # nobody holds the lock now: the slot, never `lost`
+        assert (after["state"], after["exit_code"]) == (shown["state"], shown["exit_code"])
+        filler.unlink()
+        done = wait_for(
+            "the outcome recorded in the store after space was freed",
+            lambda: (
+                "not yet in the job store" not in str((j := job(config, job_id))["message"]) and j
+            ),
+            30,
+        )
+        assert (done["state"], done["exit_code"]) == (shown["state"], shown["exit_code"])
+        assert "log incomplete: disk full at" in str(done["message"])
+        record = json.loads(Path(str(done["job_dir"]), "record.json").read_text())
+        assert record["state"] == done["state"] and record["ended_at"] is not None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            filler.unlink()

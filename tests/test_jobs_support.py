@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -170,10 +171,23 @@ def session_pids(sid: int) -> list[int]:
     return [p.pid for p in all_procs() if (p.sid == sid or p.pgid == sid) and p.state not in "ZX"]
 
 
-def kill_job_leftovers(job: Mapping[str, Any]) -> None:
-    """Test cleanup: SIGKILL anything left of a job (its session), by pid."""
+def kill_job_leftovers(job: Mapping[str, Any], grace: float = 30.0) -> None:
+    """Test cleanup: end anything left of a job (its session), by pid. SIGTERM first: a
+    supervisor ends on it, whether its bake still runs (passed on) or has ended (issue 27).
+    What is still there after `grace` seconds gets SIGKILL, and the test fails: a supervisor
+    that will not stop on SIGTERM is a bug."""
     sid = job.get("supervisor_pid")
-    if sid:
-        for pid in session_pids(int(sid)):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
+    if not sid:
+        return
+    left = session_pids(int(sid))
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = session_pids(int(sid))
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"job {job.get('id')}: {left} did not end on SIGTERM"

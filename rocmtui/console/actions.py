@@ -82,12 +82,12 @@ class ConsoleActions:
         if app.remember:
             from rocmtui.console import prefs
 
-            app.run_worker(
-                lambda: prefs.save(**layout.as_prefs()),
-                name="save-layout",
-                thread=True,
-                exit_on_error=False,
-            )
+            def save() -> None:
+                said = prefs.save(**layout.as_prefs())
+                if said:  # the layout holds for this run only: say so
+                    app.call_from_thread(app.notify, said, severity="warning", markup=False)
+
+            app.run_worker(save, name="save-layout", thread=True, exit_on_error=False)
 
     # ---------------------------------------------------------------- bake
 

@@ -95,9 +95,12 @@ class RocmTui(App[list[JobView]]):
         if self.remember:
             from rocmtui.console import prefs
 
-            self.run_worker(
-                lambda: prefs.save(theme=theme), name="save-theme", thread=True, exit_on_error=False
-            )
+            def save() -> None:
+                said = prefs.save(theme=theme)
+                if said:  # a full disk, a read-only state home: the theme holds for this run
+                    self.call_from_thread(self.notify, said, severity="warning", markup=False)
+
+            self.run_worker(save, name="save-theme", thread=True, exit_on_error=False)
 
     @property
     def _background_screens(self) -> list[Screen[Any]]:

@@ -4,7 +4,9 @@ log panes' step outline (its width in columns, shown or hidden).
 A small JSON file, `$XDG_STATE_HOME/rocmtui/console.json` (never the fleet file, which may be
 shared or system-wide; never the state folder, which a fleet file may share between operators).
 The fleet file's `theme` is the default; the operator's own choice, once made, wins. A file
-that cannot be read is ignored; one that cannot be written is not written. No Textual here.
+that cannot be read is ignored; one that cannot be written (a full disk, a read-only state
+home) is left as it was, never half-written, and `save` returns the line the console shows
+("... not remembered: ... (state disk full)"). No Textual here.
 """
 
 from __future__ import annotations
@@ -66,13 +68,21 @@ def load(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def save(env: Mapping[str, str] | None = None, **changes: Any) -> None:
+def save(env: Mapping[str, str] | None = None, **changes: Any) -> str | None:
     """Remember `changes` beside what is already remembered (atomically; blocking: call it
-    from a worker)."""
+    from a worker). None when remembered, else one line saying what was not, and why."""
+    from rocmtui.core.diskroom import describe
+
     path = prefs_path(env)
     data = {**load(env), **changes}
-    with contextlib.suppress(OSError):
+    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        what = ", ".join(sorted(changes))
+        return f"{what} not remembered for next time: {describe(path, exc)}"
+    return None

@@ -7,8 +7,9 @@
   starts, as it is one open file for the process's whole life.
 
 Every record passes through the project's redactor first: secret-named environment values
-and `user:password@` in URLs never reach a log. Nothing here ever fails a command: a log
-that cannot be written (a full or read-only disk) is simply not written.
+and `user:password@` in URLs never reach a log. Nothing here ever fails a command: a debug log
+that cannot be opened or written (a full disk, a read-only state folder) is said once on
+stderr, with the condition, and then not written (never logging's own traceback per record).
 """
 
 from __future__ import annotations
@@ -72,12 +73,21 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
     root = logging.getLogger()
     if any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):
         return path
+
+    class OnceOnFailure(logging.handlers.RotatingFileHandler):
+        """Says the first failed write on stderr and leaves the log alone after it."""
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            _say_not_written(path, sys.exc_info()[1])
+            logging.getLogger().removeHandler(self)
+            with contextlib.suppress(Exception):
+                self.close()
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
-        )
-    except OSError:
+        handler = OnceOnFailure(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+    except OSError as exc:
+        _say_not_written(path, exc)
         return None
     handler.setFormatter(logging.Formatter(FORMAT))
     handler.addFilter(_Redacting())
@@ -85,6 +95,16 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
     root.setLevel(logging.DEBUG)
     logging.getLogger("rocmtui").debug("rocmtui %s: %s", os.getpid(), " ".join(sys.argv))
     return path
+
+
+def _say_not_written(path: Path, exc: BaseException | None) -> None:
+    """One line on stderr: the debug log asked for is not being written, and why."""
+    from rocmtui.core.diskroom import describe
+
+    why = describe(path, exc) if exc is not None else str(path)
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"rocmtui: the debug log is not written: {why}\n")
+        sys.stderr.flush()
 
 
 def monitor_log(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:

@@ -18,7 +18,11 @@ host within `interval`.
 Each new record is inspected once (`history inspect`: target, args, platform, client): a running
 one at once, finished ones at most `INSPECT_PER_ROUND` per node and round. A record whose
 `ROCMTUI_JOB` build arg names a job of this store is rocmtui's own build: it is tied to that job
-(`JobStore.tie_ref`), never made a second job.
+(`JobStore.tie_ref`), never made a second job. So a running record whose inspect failed (it
+timed out on a loaded engine: issue 27's bench, 25 builds on 2 cores) is not made a job yet:
+whose build it is is unknown, and a rocmtui build made an "outside" job would show twice (and
+its node row would offer the double, which cannot be cancelled, instead of the job). It is
+asked again at the next look; after `INSPECT_TRIES` failures it is made an outside job.
 
 Engines without build history say so once in `history_note`: dockerd older than 24 (BuildKit
 older than 0.11) without asking buildx at all; a buildx without `history`; a builder whose
@@ -73,6 +77,7 @@ from rocmtui.core.units import fmt_utc_stamp
 log = logging.getLogger(__name__)
 
 HISTORY_INTERVAL = 60.0  # seconds between two `history ls` of one node in a monitor
+INSPECT_TRIES = 3  # failed inspects of a running record before it is taken as an outside build
 TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
 TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
 INSPECT_PER_ROUND = 4  # finished records inspected per node and round
@@ -189,6 +194,7 @@ class HistoryWatch:
     finished_per_look: int = INSPECT_PER_ROUND
     local: LocalBuilds | None = field(default_factory=LocalBuilds)
     runs: int = 0  # `history ls` processes started (for benches and tests)
+    inspect_failures: dict[str, int] = field(default_factory=dict)  # ref -> failed inspects
     _per_node: dict[str, _NodeState] = field(default_factory=dict)
     _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
     _scanned_at: float = -1e18
@@ -303,6 +309,12 @@ class HistoryWatch:
                     continue
                 inspected += 1
             data = await self._inspect(node, entry.ref, env)
+            if data is None and entry.running:  # whose build? not known yet: ask again later
+                failed = self.inspect_failures.get(entry.ref, 0) + 1
+                self.inspect_failures[entry.ref] = failed
+                if failed < INSPECT_TRIES:
+                    continue
+            self.inspect_failures.pop(entry.ref, None)
             await loop.run_in_executor(None, self._adopt, node, entry, data, env)
         await loop.run_in_executor(None, self._tend, node, listed, env)
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from rocmtui import __version__
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.diskroom import describe
 from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
@@ -122,9 +123,7 @@ class MonitorService:
             self.place.folder.mkdir(parents=True, exist_ok=True)
             fd = try_lock(self.place.lock, LOCK_MODE)
         except OSError as exc:
-            raise MonitorStartError(
-                f"cannot lock {self.place.lock}: {exc.strerror or exc}"
-            ) from None
+            raise MonitorStartError(f"cannot lock {describe(self.place.lock, exc)}") from None
         if fd is None:
             who = describe_holder(self.place, self.place.holder())
             raise AlreadyRunning(f"a monitor for {self.place.fleet} is already running ({who})")
@@ -140,18 +139,25 @@ class MonitorService:
         except BaseException:
             self.release()
             raise
-        write_holder(
-            fd,
-            {
-                "pid": os.getpid(),
-                "start_time": start_time(os.getpid()),
-                "fleet": self.place.fleet,
-                "socket": str(self.place.socket),
-                "metrics": self.metrics.url if self.metrics else None,
-                "started_at": self.started_at,
-                "version": __version__,
-            },
-        )
+        holder = {
+            "pid": os.getpid(),
+            "start_time": start_time(os.getpid()),
+            "fleet": self.place.fleet,
+            "socket": str(self.place.socket),
+            "metrics": self.metrics.url if self.metrics else None,
+            "started_at": self.started_at,
+            "version": __version__,
+        }
+        try:
+            write_holder(fd, holder)
+        except OSError as exc:  # a full state disk: the lock (the kernel's) holds all the same
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # never half a holder
+            log.warning(
+                "who runs this monitor is not written into its lock (%s); it runs, and a second "
+                "monitor's refusal names the lock file only",
+                describe(self.place.lock, exc),
+            )
 
     def release(self) -> None:
         """Remove the socket (while the lock is still ours), stop serving metrics, unlock."""

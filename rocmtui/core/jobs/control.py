@@ -4,8 +4,11 @@ The stored state is what was recorded; the state to show is computed on every re
 - recorded end (succeeded, failed, cancelled, lost): that;
 - the supervisor's flock is held: `running`, or `stalled` when the log has not grown for the
   fleet file's `stall_after_seconds` (from the log's mtime, so it goes back to `running` the
-  moment output resumes);
-- nobody holds the flock and no outcome was recorded: `lost` (and recorded as such), never
+  moment output resumes) — unless bake has ended: then the outcome its supervisor put in the
+  job's outcome slot (a full state disk refused the store), or what /proc says of bake
+  ("ended; outcome not yet recorded: ...", `outcome.ended_view`), never `running`;
+- nobody holds the flock and no outcome was recorded: the outcome slot's outcome when it holds
+  one (recorded in the store by this reader), else `lost` (and recorded as such), never
   `running`.
 
 Cancel: SIGTERM to the job's process group (the supervisor's own session and group), SIGKILL to
@@ -27,6 +30,7 @@ from msgspec.structs import replace
 from rocmtui.core.config import FleetConfig
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
+from rocmtui.core.jobs.outcome import ended_view, read_outcome, with_kept_outcome
 from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
 from rocmtui.core.jobs.refusals import refuse_if_read_only
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
@@ -85,6 +89,9 @@ def live_record(
     if record.ended_at is not None:
         return record
     if is_alive(record):
+        view = ended_view(record, now)  # bake has ended: never `running`
+        if view is not None:
+            return view
         silent = silent_seconds(record, now)
         if record.link_down_since is not None:  # its supervisor sees the remote link down
             return replace(record, state=JobState.RUNNING, evidence=link_evidence(record, now))
@@ -110,6 +117,12 @@ def live_record(
     fresh = store.get(record.id)
     if fresh.ended_at is not None:
         return fresh
+    kept = read_outcome(fresh.path)
+    if kept is not None:  # the supervisor ended with its outcome only in the slot: record it
+        try:
+            return store.update(fresh.id, only_if_unfinished=True, **kept)
+        except JobStoreError:
+            return with_kept_outcome(fresh, kept)
     if fresh.outside is not None:
         # a build started elsewhere runs whether or not a follower copies its output: it is
         # never `lost` for want of one (whoever discovers it next starts one); its silence
@@ -243,6 +256,9 @@ def cancel_job(
     record = store.resolve(ref)
     if record.ended_at is not None:
         raise JobNotRunning(record)
+    kept = read_outcome(record.path)
+    if kept is not None:  # ended; its outcome waits in the slot for room in the store
+        raise JobNotRunning(with_kept_outcome(record, kept))
     if record.outside is not None:
         raise StartedElsewhere(record)
     # a supervisor that is alive but has not written its pid yet is a few ms from doing so

@@ -32,6 +32,7 @@ from msgspec import Struct, to_builtins
 from msgspec.structs import fields, replace
 
 from rocmtui.core.config import FleetConfig
+from rocmtui.core.diskroom import condition, describe
 from rocmtui.core.history.costschema import COSTS_INDEXES, COSTS_TABLE
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.paths import state_dir
@@ -287,7 +288,9 @@ class JobStore:
             with self._connection(write) as conn:
                 yield conn
         except sqlite3.Error as exc:
-            raise JobStoreError(f"{self.db_path}: {exc}") from exc
+            said = condition(self.root)  # SQLite's words never say the disk is full
+            said = f" ({said})" if said else ""
+            raise JobStoreError(f"{self.db_path}: {exc}{said}") from exc
 
     @contextlib.contextmanager
     def _connection(self, write: bool) -> Iterator[sqlite3.Connection]:
@@ -339,7 +342,7 @@ class JobStore:
         try:
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # the state folder is a file, on a read-only or full disk ...
-            raise JobStoreError(f"{exc.filename or self.jobs_dir}: {exc.strerror or exc}") from exc
+            raise JobStoreError(describe(exc.filename or self.jobs_dir, exc)) from exc
         conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

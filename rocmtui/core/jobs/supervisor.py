@@ -12,10 +12,12 @@ where it stopped holding lines, and the output is read and dropped until there i
 
 When bake ends it records exit code, end time, digest (from bake's metadata file) and state,
 writes a footer line into the log, and exits; exiting drops both locks. The outcome comes only
-from the exit code and the metadata file, never from what the build printed. An outcome that
-cannot be written yet (the disk is full) is kept in memory and written as soon as it can be,
-retried for `RECORD_RETRY_FOR`; meanwhile the job reads `running` (its lock is still held), never
-`lost`. A record of a build whose log missed output says "log incomplete: disk full at ...".
+from the exit code and the metadata file, never from what the build printed. It goes first
+into the job's outcome slot, whose room was taken at the start, so it is on disk (and readers
+show it) even on a full state disk; the job store gets it as soon as it can (`recorder.py`).
+A SIGTERM then (bake has ended: nothing to cancel) ends the supervisor after one last try; the
+next reader with room records the outcome from its slot. A record of a build whose log missed
+output says "log stopped: ..." at once and "log incomplete: disk full at ..." at the end.
 
 bake gets SIGTERM if the supervisor dies (PR_SET_PDEATHSIG): a build nobody records would
 hold the machine and push unseen, so a lost supervisor takes its build down with it.
@@ -37,22 +39,20 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from rocmtui.core.jobs.logwriter import LogWriter, Reserve
+from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
+from rocmtui.core.jobs.outcome import OutcomeSlot
 from rocmtui.core.jobs.procstat import start_time
+from rocmtui.core.jobs.recorder import JobRecorder, Stopped
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
-from rocmtui.core.retry import backoff
 from rocmtui.core.states import JobState
 from rocmtui.core.units import fmt_age
 
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1
 CHUNK = 1 << 16
-RECORD_RETRY_FOR = 7 * 86400.0  # seconds an unwritable outcome is retried
-RECORD_RETRY_FIRST = 0.5  # seconds before the second try
-RECORD_RETRY_MAX = 30.0  # seconds between tries, at most
 
 
 def digest_from_metadata(path: Path, target: str) -> str | None:
@@ -133,7 +133,12 @@ class Supervisor:
         self.signals: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
         self.reserve = Reserve(store.jobs_dir / job_id / "reserve")
-        self.log = LogWriter(1, self.reserve)  # stdout is the job's log
+        self.marker_room = Reserve(store.jobs_dir / job_id / "reserve.log", MARKER_BYTES)
+        self.log = LogWriter(1, self.reserve, self.marker_room)  # stdout is the job's log
+        self.slot = OutcomeSlot(store.jobs_dir / job_id)  # the outcome's room, taken now
+        self.recorder = JobRecorder(store, job_id, self.log, self.slot, lambda: len(self.signals))
+        self.build_signals = 0  # signals that came while bake ran (after: not a cancel)
+        self._wake: tuple[int, ...] = ()  # the signal wake-up pipe, from wait() to close()
         self.pids: dict[str, Any] = {}  # recorded at start, or with the outcome
         self.link = link  # a remote node's link, watched while bake runs (linkwatch.py)
 
@@ -183,6 +188,7 @@ class Supervisor:
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)
         signal.set_wakeup_fd(wake_w)
+        self.recorder.wake_fd = wake_r  # the outcome's wait for room wakes on a signal too
         try:
             pidfd: int | None = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):  # old kernel: poll for its end every second
@@ -202,7 +208,9 @@ class Supervisor:
                 if ended or (out is None and pidfd is None and self.proc.poll() is not None):
                     if out is not None:
                         self._drain(out)  # what it wrote last; never wait on a helper's EOF
-                    return self.proc.wait()
+                    code = self.proc.wait()
+                    self.build_signals = len(self.signals)
+                    return code
                 if wake_r in ready:
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 4096)
@@ -217,10 +225,26 @@ class Supervisor:
                         with contextlib.suppress(ProcessLookupError):
                             self.proc.send_signal(self.signals[-1])
         finally:
-            signal.set_wakeup_fd(-1)
-            for fd in (wake_r, wake_w, pidfd):
-                if fd is not None:
-                    os.close(fd)
+            if pidfd is not None:
+                os.close(pidfd)
+            self._wake = (wake_r, wake_w)  # closed by close(), after the outcome's wait
+
+    def close(self) -> None:
+        """The outcome is recorded (or given up): the reserve goes back, and a SIGTERM from
+        now on simply ends the supervisor (there is nothing left to lose)."""
+        self.reserve.release()
+        self.marker_room.release()
+        self.log.reserve = self.log.marker_room = None  # the footer: any room there is now
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        if len(self.signals) > self.build_signals:  # one came while the outcome waited
+            signal.raise_signal(signal.SIGTERM)
+        signal.set_wakeup_fd(-1)
+        self.recorder.wake_fd = None
+        for fd in self._wake:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._wake = ()
 
     def _pump(self, out: int) -> bool:
         """Move one chunk of bake's output to the log; False at the end of the output."""
@@ -231,6 +255,7 @@ class Supervisor:
         except OSError:
             return False
         self.log.write(data)
+        self.recorder.after_write()  # the log stopped: the record says so at once
         return bool(data)
 
     def _drain(self, out: int) -> None:
@@ -250,7 +275,7 @@ class Supervisor:
         digest = digest_from_metadata(latest.metadata_path, latest.target)
         message = None
         error_step = None
-        if latest.cancel_requested_at is not None or self.signals:
+        if latest.cancel_requested_at is not None or self.build_signals:
             state = JobState.CANCELLED
             message = "cancelled" if latest.cancel_requested_at else "stopped by a signal"
         elif self.link is not None and (link := self.link.message()) is not None:
@@ -268,10 +293,6 @@ class Supervisor:
         ended = time.time()
         if self.log.incomplete:
             message = f"{message}; {self.log.incomplete}" if message else self.log.incomplete
-        self.log.note(
-            f"job {self.job_id} {state} (bake exit code {exit_code}) after "
-            f"{fmt_age(ended - latest.started_at)}" + (f"; digest {digest}" if digest else "")
-        )
         return {
             **self.pids,
             "state": state,
@@ -282,30 +303,29 @@ class Supervisor:
             "message": message,
         }
 
-    def record(self, fields: dict[str, Any], retry_for: float = RECORD_RETRY_FOR) -> JobRecord:
-        """Write the outcome (unless another process, e.g. cancel, already did), retrying
-        while the store cannot be written; the first failure is said in the log."""
-        deadline = time.monotonic() + retry_for
-        failures = 0
-        said = False
-        while True:
-            try:
-                return self.store.update(self.job_id, only_if_unfinished=True, **fields)
-            except (JobStoreError, OSError) as exc:
-                failures += 1
-                delay = backoff(RECORD_RETRY_FIRST, failures, RECORD_RETRY_MAX)
-                if time.monotonic() + delay > deadline:
-                    raise
-                if not said:
-                    said = True
-                    self.log.note(f"cannot record the outcome yet ({exc}); retrying")
-                self.reserve.release()  # the outcome needs the room more than anything
-                time.sleep(delay)
+    def footer(self, fields: dict[str, Any], started_at: float) -> None:
+        """The log's last line of ours: how the job ended. Before the store hears of it (a
+        follower stops at the recorded end), and only if the log holds lines: never into the
+        outcome's room."""
+        digest = fields.get("digest")
+        self.log.note(
+            f"job {self.job_id} {fields['state']} (bake exit code {fields['exit_code']}) after "
+            f"{fmt_age(fields['ended_at'] - started_at)}" + (f"; digest {digest}" if digest else "")
+        )
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
         from it (`afterwards`)."""
-        recorded = self.record(self.outcome(returncode))
+        code = returncode if returncode >= 0 else 128 - returncode
+        # bake's code first, the moment it is known: readers never wait on what follows
+        # (the metadata, the failed step read from a long log)
+        self.slot.write(
+            {"exit_code": code, "ended_at": time.time(), "signalled": self.build_signals > 0}
+        )
+        fields = self.outcome(returncode)
+        self.footer(fields, record.started_at)
+        recorded = self.recorder.record(fields, self.build_signals)
+        self.close()
         self.tie_refs(recorded)
         self.afterwards(recorded)
         return recorded
@@ -376,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         record = sup.start()
     except OSError as exc:
+        sup.close()
         _log(f"could not start bake: {exc.strerror or exc}")
         store.update(
             args.job,
@@ -396,11 +417,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.close(fd)
     try:
         sup.finish(returncode, record)
-    except Exception as exc:  # the job then reads as lost; say why in its log
+    except Stopped as stopped:  # a SIGTERM while the store had no room: bake has ended
+        sup.log.note(f"supervisor stopped by a signal before the job store had room; {stopped}")
+        return 0
+    except Exception as exc:  # the outcome slot (if held) still says how it ended
         _log(f"supervisor could not record the outcome: {type(exc).__name__}: {exc}")
         return 1
     finally:
-        sup.reserve.release()
+        sup.close()
     return 0
 
 
