@@ -67,7 +67,11 @@ def test_a_plain_bake_on_the_ssh_node_is_seen_followed_and_rebuilt(
             60,
         )
         assert re.search(r"\d{8}-\d{4}-\w+ elsewhere", terminal.screen())
-        terminal.keys("Tab", "Tab")  # nodes -> services -> jobs: the newest row is this build
+        # nodes -> services -> jobs; Home: the top row, this build (running rows come first).
+        # The cursor stays on the job it was on as rows come and go, and builds of earlier
+        # tests on the session fleet are builds started elsewhere here too
+        terminal.keys("Tab", "Tab", "Home")
+        terminal.wait_text(r"(?m)^ *▶ running +demo-pytorch +gfx1201 +snoc-think .*elsewhere", 10)
         terminal.keys("c")
         terminal.wait_text(r"started elsewhere: only the client", 20)
         terminal.keys("l")
@@ -84,7 +88,7 @@ def test_a_plain_bake_on_the_ssh_node_is_seen_followed_and_rebuilt(
         assert bake.wait(240) == 0, (tmp_path / "bake.log").read_text()[-2000:]
         terminal.wait_text(r"✓ succeeded +demo-pytorch +gfx1201 +snoc-think", 120)
         before = {str(j["id"]) for j in job_json(env, config)}
-        terminal.keys("r")  # the jobs panel kept its focus: its newest row is the build
+        terminal.keys("r")  # the jobs panel kept its focus, and its cursor the build's row
         terminal.wait_text(r"target demo-pytorch .*arch gfx1201 .*node snoc-think", 30)
         terminal.wait_text(r"set .*DEMO_NONCE=", 10)  # its build args, as it was built
         terminal.keys("Enter")

@@ -300,7 +300,9 @@ def test_a_history_stream_that_dies_is_followed_again(
     current_engine: EngineHandle, tmp_path: Path
 ) -> None:
     config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
-    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+    # long enough that the stream is still running when it is killed, even when discovery is
+    # slow on a loaded machine: a stream that ends with the build is not followed again
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="200", DEMO_SLEEP="0.2")
     try:
         job = _running_outside(config)
         assert job.buildkit_ref
@@ -321,7 +323,7 @@ def test_a_history_stream_that_dies_is_followed_again(
                 os.kill(pid, signal.SIGKILL)
         wait_for(lambda: "following its output again" in job.log_path.read_text(), 30,
                  "the follower to say it follows again")  # fmt: skip
-        assert bake.wait(120) == 0
+        assert bake.wait(300) == 0
         ended = wait_for(
             lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its outcome"
         )

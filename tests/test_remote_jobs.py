@@ -28,6 +28,7 @@ from tests.test_jobs_support import (
     job_json,
     log_has,
     run_cli,
+    session_pids,
     started_job,
     wait_for,
     wait_state,
@@ -66,9 +67,11 @@ def think_busy(config: Path) -> int:
     return engine_busy(endpoint_of(node, loaded, os.environ), 10.0)
 
 
-def no_job_ssh_left() -> bool:
-    """No ssh started through a job's wrapper is left (its options are the job's own)."""
-    return not processes.pids_mentioning("ControlPath=none")
+def no_job_ssh_left(sid: int) -> bool:
+    """No ssh started through the wrapper of the job whose supervisor led session `sid` is
+    left (its options are the job's own). Only that job's session is looked at: a follower of a
+    build started elsewhere, or another test session's job, runs an ssh with the same options."""
+    return not [p for p in session_pids(sid) if p in processes.pids_mentioning("ControlPath=none")]
 
 
 def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_engine(
@@ -99,7 +102,8 @@ def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_en
         config, "demo-base", "--arch", "gfx1201", "--node", "snoc-think",
         "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}", "--set", "DEMO_SLEEP=0.3",
     )  # fmt: skip
-    log = Path(started_job(config, slow)["log"])
+    slow_job = started_job(config, slow)
+    log = Path(slow_job["log"])
     wait_for("compile lines from snoc-think", lambda: log_has(log, b"Building HIP object"), 90)
     assert think_busy(config) > 0  # the build runs there, not here
     done = run_cli(config, "cancel", slow)
@@ -108,7 +112,7 @@ def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_en
     assert final["state"] == "cancelled"
     assert "snoc-think's engine: no build running" in final["message"], final["message"]
     assert think_busy(config) == 0  # checked on the engine, not only the local process
-    wait_for("the job's ssh to end", no_job_ssh_left, 10)
+    wait_for("the job's ssh to end", lambda: no_job_ssh_left(slow_job["supervisor_pid"]), 10)
 
 
 def compiling_on(config: Path, node: str) -> tuple[str, Path]:
@@ -170,7 +174,8 @@ def test_a_link_blip_is_survived_and_a_dead_link_ends_the_build_with_evidence(
     text = log.read_text(errors="replace")
     assert "# rocmtui: link to snoc-think back after" in text  # the blip, in the log too
     assert "given up, ending bake" in text
-    wait_for("the job's ssh to end", no_job_ssh_left, 15)
+    sid = job_json(config, job_id)["supervisor_pid"]
+    wait_for("the job's ssh to end", lambda: no_job_ssh_left(sid), 15)
 
 
 def test_a_dead_link_to_the_tls_node_ends_its_build_with_evidence(
