@@ -163,6 +163,8 @@ def test_kind(text: str) -> str:
     return "unit"
 
 
+# this program's own folder: its tables name the old modules on purpose
+SELF = "tools/restructure/"
 TEXT_SUFFIXES = {".py", ".toml", ".md", ".cfg", ".ini", ".txt", ".sh", ".yml", ".yaml", ".hcl"}
 TEXT_NAMES = {"Makefile", "run", "install-system"}
 
@@ -215,12 +217,26 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
             moves.append((old, new))
     new_names = set(table.values())
     new_packages = {n.rsplit(".", 1)[0] for n in new_names}
-    active = {
-        old
-        for old in table
-        if old not in new_packages or (tree / mod_path(old)).is_file()
-    }
+    active = {old for old in table if old not in new_packages or (tree / mod_path(old)).is_file()}
     return table, moves, active
+
+
+def package_children(tree: Path, table: dict[str, str]) -> dict[str, set[str]]:
+    """For each old name that is also a new package's name (`rocmtui.core.config`) and whose
+    old file is gone: the package's submodules (from the tree and from the table). A reference
+    to one of them is to the package; any other is to the old module's new home."""
+    new_packages = {n.rsplit(".", 1)[0] for n in table.values()}
+    out: dict[str, set[str]] = {}
+    for old in table:
+        if old not in new_packages or (tree / mod_path(old)).is_file():
+            continue
+        folder = tree / old.replace(".", "/")
+        kids = {n.rsplit(".", 1)[1] for n in table.values() if n.rsplit(".", 1)[0] == old}
+        if folder.is_dir():
+            kids |= {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+            kids |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        out[old] = kids
+    return out
 
 
 KNOWN_FLEET = """test_bake_buildx test_bake_demo test_bake_files test_config_lookup test_matrix_plan
@@ -241,9 +257,14 @@ def dotted_regex(names: set[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.])({alts})(?![\w])")
 
 
-def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> str:
+def rewrite_from_imports(
+    text: str, table: dict[str, str], active: set[str], children: dict[str, set[str]]
+) -> str:
     """`from PKG import a, b as c` where PKG.a moved: one `from NEWPARENT import LEAF as a` line
-    for each moved name; the rest keep their statement."""
+    for each moved name; the rest keep their statement. Where PKG is an old module that is now a
+    package of the same name (`children`): `from PKG import x` of a name that is no submodule
+    comes from the old module's new home. Where PKG.a is such a package and the file reads
+    `a.x` of a name that is no submodule, `a` is the old module's new home."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -256,8 +277,13 @@ def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> 
         moved, kept = [], []
         for alias in node.names:
             full = f"{node.module}.{alias.name}"
+            local = alias.asname or alias.name
             if full in active and full in table:
                 moved.append((alias, table[full]))
+            elif full in children and _reads_old_module(text, local, children[full]):
+                moved.append((alias, table[full]))
+            elif node.module in children and alias.name not in children[node.module]:
+                moved.append((alias, f"{table[node.module]}.{alias.name}"))
             else:
                 kept.append(alias)
         if not moved:
@@ -279,10 +305,15 @@ def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> 
     return "".join(lines)
 
 
+def _reads_old_module(text: str, local: str, kids: set[str]) -> bool:
+    attrs = set(re.findall(rf"(?<![\w.]){re.escape(local)}\.(\w+)", text))
+    return bool(attrs - kids)
+
+
 def path_forms(table: dict[str, str], active: set[str]) -> list[tuple[re.Pattern[str], str]]:
     subs = []
     for old, new in table.items():
-        if old not in active:
+        if old not in active and not old.startswith("rocmtui."):  # `x.py` is never a package
             continue
         o, n = old.replace(".", "/"), new.replace(".", "/")
         if o.startswith("rocmtui/"):
@@ -301,7 +332,7 @@ def joined_moves(table: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
     for o, n in pairs:
         if not o.startswith("tests/"):
             continue
-        for suffix in ((".py",) if not o.endswith("snapshots") and "__" not in o else ("",)):
+        for suffix in (".py",) if not o.endswith("snapshots") and "__" not in o else ("",):
             old_parts = (o + suffix).split("/")
             new_parts = (n + suffix).split("/")
             rx = r"\s*/\s*".join(rf"([\"']){re.escape(p)}\{i + 1}" for i, p in enumerate(old_parts))
@@ -309,9 +340,28 @@ def joined_moves(table: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
     return out
 
 
-def rewrite_text(text: str, table: dict[str, str], active: set[str], is_py: bool) -> str:
+def rewrite_text(
+    text: str,
+    table: dict[str, str],
+    active: set[str],
+    is_py: bool,
+    children: dict[str, set[str]] | None = None,
+) -> str:
+    children = children or {}
     rx = dotted_regex(active)
     text = rx.sub(lambda m: table[m.group(1)], text)
+    if children:  # `rocmtui.core.config.X`: the package's X, or the old module's X
+        after = re.compile(r"\.(\w+)|\s+import\b")
+
+        def sub_child(m: re.Match[str]) -> str:
+            old = m.group(1)
+            nxt = after.match(text, m.end())
+            if nxt is None or nxt.group(1) is None:
+                # `from PKG import` (the statement pass decides) or the bare name (the package)
+                return old
+            return old if nxt.group(1) in children[old] else table[old]
+
+        text = dotted_regex(set(children)).sub(sub_child, text)
     for pattern, new in path_forms(table, active):
         text = pattern.sub(
             lambda m, new=new: (
@@ -326,13 +376,11 @@ def rewrite_text(text: str, table: dict[str, str], active: set[str], is_py: bool
     for old, new in RENAMED_TESTS.items():  # a renamed test named bare in prose
         text = re.sub(rf"(?<![\w/.]){old}(?!\w)", new, text)
     if is_py:  # after the dotted names: a statement it writes holds only new names
-        text = rewrite_from_imports(text, table, active)
+        text = rewrite_from_imports(text, table, active, children)
     return text
 
 
-PARENTS = re.compile(
-    r"Path\(__file__\)(\.resolve\(\))?((?:\.parent(?!s))+|\.parents\[(\d+)\])"
-)
+PARENTS = re.compile(r"Path\(__file__\)(\.resolve\(\))?((?:\.parent(?!s))+|\.parents\[(\d+)\])")
 DIRNAME = re.compile(r"((?:os\.path\.dirname\()+)(os\.path\.abspath\(__file__\))(\)+)")
 
 
@@ -407,8 +455,8 @@ def message() -> str:
     lines = [
         "moves only: core in packages by concern, the console's backend in a folder, tests by kind",
         "",
-        "Produced by a program; no hand edits: python3 restructure.py TREE (kept outside the repo",
-        "as d28-tools/restructure.py), which git-mv's each file and rewrites every import, dotted",
+        "Produced by a program; no hand edits: python3 tools/restructure/restructure.py TREE,",
+        "which git-mv's each file and rewrites every import, dotted",
         "module path, patch target, python -m line, file path and __file__ depth from this table,",
         "then sorts imports and formats the files it changed with the project's ruff.",
         "",
@@ -429,6 +477,7 @@ def main() -> int:
         return 0
     tree = Path(sys.argv[1]).resolve()
     table, moves, active = plan_moves(tree)
+    children = package_children(tree, table)
     dir_moves = {a: b for a, b in moves if (tree / a).is_dir()} | {
         a: b for a, b in DIR_MOVES.items()
     }
@@ -455,7 +504,7 @@ def main() -> int:
     changed_py: list[str] = []
     for path in tracked_files(tree):
         rel = str(path.relative_to(tree))
-        if rel.startswith((".venv", ".fleet", "screenshots/", "bench/results")):
+        if rel.startswith((".venv", ".fleet", "screenshots/", "bench/results", SELF)):
             continue
         if path.suffix not in TEXT_SUFFIXES and path.name not in TEXT_NAMES:
             continue
@@ -463,7 +512,7 @@ def main() -> int:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        new = rewrite_text(text, table, active, path.suffix == ".py")
+        new = rewrite_text(text, table, active, path.suffix == ".py", children)
         if path.suffix == ".py" and rel in moved_files:
             new = fix_depths(new, moved_files[rel], rel, dir_moves)
         if path.suffix == ".py" and new != text:
