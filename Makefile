@@ -51,7 +51,7 @@ screenshots: $(STAMP) system
 bench: $(STAMP) system
 	$(BIN)/python bench/run.py
 
-# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/test_wheel.py builds
+# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/e2e/test_wheel.py builds
 # and installs one into a fresh venv in CI.
 wheel: $(STAMP)
 	$(BIN)/pip wheel -q --no-deps -w dist .

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run every check; print the findings."""
     from rocmtui.cli.status import probe_budget
-    from rocmtui.core.doctor import (
+    from rocmtui.core.doctor.checks import (
         FAIL,
         OK,
         WARN,
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         check_terminal,
         run_checks,
     )
-    from rocmtui.core.doctor_fleet import NodesCheck, check_bake, check_ssh
+    from rocmtui.core.doctor.fleet import NodesCheck, check_bake, check_ssh
 
     config = config_from(args)
     env = dict(os.environ)
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump([_as_dict(f) for f in findings], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_UNHEALTHY if failed else EXIT_OK
-    from rocmtui.core.sanitize import color_wanted, sanitize_line
+    from rocmtui.core.text.sanitize import color_wanted, sanitize_line
 
     colour = color_wanted(sys.stdout)
     paint = {OK: "\x1b[32m", WARN: "\x1b[33m", FAIL: "\x1b[1;31m"}

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _info(record: object) -> str:
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     assert isinstance(record, JobRecord)
     text = _outcome(record)
@@ -85,8 +85,8 @@ def _images(record: object) -> list[str]:
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.sanitize import sanitize_line
     from rocmtui.core.states import LOOP_SYMBOLS
+    from rocmtui.core.text.sanitize import sanitize_line
 
     assert isinstance(record, JobRecord)
     images = job_images(record.job_dir, record.target, record.arch)
@@ -121,7 +121,7 @@ def _extras(record: object) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
     from rocmtui.core.jobs.control import list_jobs
-    from rocmtui.core.units import fmt_age, fmt_when
+    from rocmtui.core.text.units import fmt_age, fmt_when
 
     config = config_from(args)
     now = time.time()

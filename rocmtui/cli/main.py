@@ -21,8 +21,8 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
-    from rocmtui.core.config import FleetConfig
-    from rocmtui.core.hostmonitor.links import ProbeLink
+    from rocmtui.core.config.fleetfile import FleetConfig
+    from rocmtui.core.hostmonitor.sources import ProbeLink
 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
@@ -116,7 +116,7 @@ def apply_color(choice: str | None, env: MutableMapping[str, str] | None = None)
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
     """Load the fleet file the arguments point at (raises ConfigError)."""
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(getattr(args, "config", None))
     if getattr(args, "read_only", False) and not config.read_only:
@@ -246,7 +246,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
     """
     if not wants_console(argv):
         return None  # a command (known or not) or a question: no console, no probes
-    from rocmtui.core.hostmonitor.links import open_link
+    from rocmtui.core.hostmonitor.sources import open_link
 
     try:
         return open_link(config_word(argv))
@@ -256,7 +256,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
 
 def stop_link(link: ProbeLink | Popen[bytes]) -> None:
     """End what `start_monitor` opened (a child is reaped; a session just closed)."""
-    from rocmtui.core.hostmonitor.links import as_link
+    from rocmtui.core.hostmonitor.sources import as_link
 
     as_link(link).stop(grace=1.0)
 
@@ -295,7 +295,7 @@ def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
         sys.stdout.flush()  # pipe is caught (see main)
         raise
     # after parsing: --version and --help answer without the fleet file's modules (msgspec)
-    from rocmtui.core.config import ConfigError
+    from rocmtui.core.config.fleetfile import ConfigError
 
     apply_color(getattr(args, "color", None))
     if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):

@@ -23,7 +23,7 @@ STYLES = {
 
 
 def _safe(text: object, limit: int = 200) -> str:
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     return str(sanitize_line(str(text), limit))
 
@@ -52,7 +52,7 @@ def render(matrix: Matrix, width: int | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from rocmtui.core.units import fmt_age, fmt_seconds
+    from rocmtui.core.text.units import fmt_age, fmt_seconds
     from rocmtui.core.webdavstore import describe_store
 
     console = Console(highlight=False, soft_wrap=False, width=width)

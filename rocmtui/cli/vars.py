@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
-from rocmtui.core.bakefile import BakeError, load_bake
-from rocmtui.core.bakefind import check_found, shown
-from rocmtui.core.bakeprint import (
+from rocmtui.core.bake.file import BakeError, load_bake
+from rocmtui.core.bake.find import check_found, shown
+from rocmtui.core.bake.resolve import (
     BuildxMissing,
     EffectiveVariable,
     bake_environment,
@@ -116,7 +116,7 @@ def to_json(v: EffectiveVariable) -> dict[str, Any]:
 
 def _safe(text: str) -> str:
     """Outside text made safe for a terminal (no control sequences, one line)."""
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     return str(sanitize_line(text))
 

@@ -33,14 +33,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _safe(text: object, limit: int = 200) -> str:
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     return str(sanitize_line(str(text), limit))
 
 
 def upstream_cell(row: object) -> str:
     """`2.16.0 (pre 2.17.0rc1)`, with the state when it is not a fresh answer."""
-    from rocmtui.core.units import fmt_age
+    from rocmtui.core.text.units import fmt_age
     from rocmtui.core.versions.report import VersionRow
 
     assert isinstance(row, VersionRow)
@@ -70,7 +70,7 @@ def registry_cell(row: object) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the version check."""
-    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bake.file import BakeError
     from rocmtui.core.versions.report import compute_versions
 
     config = config_from(args)

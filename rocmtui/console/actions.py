@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView, keep_running
+from rocmtui.console.backend.refresh import describe
+from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,
@@ -30,12 +33,9 @@ from rocmtui.console.intents import (
     RebuildRequested,
 )
 from rocmtui.console.messages import JobStarted
-from rocmtui.console.model import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
-from rocmtui.console.refresh_loops import describe
-from rocmtui.console.userthreads import run_on_own_thread
-from rocmtui.core.bakefind import describe as bake_named
+from rocmtui.core.bake.find import describe as bake_named
 
 if TYPE_CHECKING:
     from rocmtui.console.app import RocmTui
@@ -137,7 +137,7 @@ class ConsoleActions:
 
     def launch(self, plan: BakePlan) -> None:
         """Start the plan through the core, on a thread of its own: never queued behind the
-        views' workers (see rocmtui.console.userthreads)."""
+        views' workers (see rocmtui.console.backend.userthreads)."""
         backend = self.app.backend
 
         async def run() -> None:

@@ -20,12 +20,12 @@ from textual.widget import Widget
 
 from rocmtui.console import keys, performance, stylesheets
 from rocmtui.console.actions import ConsoleActions
-from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.backend.model import JobView
 from rocmtui.console.intents import Intent
 from rocmtui.console.messages import BakeLoaded, JobStarted
-from rocmtui.console.model import JobView
 from rocmtui.console.screens.fleet import FleetScreen
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.console.screens.logs import LogsScreen

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from rocmtui.core.config import FleetConfig, load_config
-from rocmtui.core.hostmonitor.links import ProbeLink, as_link
+from rocmtui.core.config.fleetfile import FleetConfig, load_config
+from rocmtui.core.hostmonitor.sources import ProbeLink, as_link
 
 if TYPE_CHECKING:
     from rocmtui.console.app import RocmTui
@@ -36,7 +36,7 @@ def run_console(
     from rocmtui.core import debuglog
 
     debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
-    from rocmtui.core.hostmonitor.links import open_link
+    from rocmtui.core.hostmonitor.sources import open_link
 
     own = link is None
     source = open_link(config.source) if link is None else as_link(link)

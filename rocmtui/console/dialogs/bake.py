@@ -27,6 +27,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.model import BakePlan, BakeRequest, ConsoleData
+from rocmtui.console.backend.refresh import describe
+from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.dialogs.bake_choices import (
     arch_choices,
     arch_label,
@@ -40,13 +43,10 @@ from rocmtui.console.dialogs.bake_choices import (
     push_note,
 )
 from rocmtui.console.dialogs.confirm import ConfirmDialog
-from rocmtui.console.model import BakePlan, BakeRequest, ConsoleData
 from rocmtui.console.outside_text import clean
-from rocmtui.console.refresh_loops import describe
-from rocmtui.console.userthreads import run_on_own_thread
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
-__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.model)
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.backend.model)
 
 MAX_RESOLVED_LINES = 400
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved

@@ -20,10 +20,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
-from rocmtui.core.units import fmt_clock
+from rocmtui.core.text.units import fmt_clock
 
 SUN_PATH_MAX = 107  # bytes of a unix socket path: sun_path is 108 with the terminating NUL
 BUILT_IN = "built-in default"

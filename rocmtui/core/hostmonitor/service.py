@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from rocmtui import __version__
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
@@ -31,7 +31,7 @@ from rocmtui.core.hostmonitor.wire import PROTOCOL, Hello, snapshot_line
 from rocmtui.core.jobs.locks import try_lock
 from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.monitor import FleetMonitor
+from rocmtui.core.probes.fleet import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
 
 log = logging.getLogger("rocmtui.monitor")

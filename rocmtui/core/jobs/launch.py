@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import rocmtui
-from rocmtui.core.bakefile import BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.command import bake_workdir, engine_assignments
 from rocmtui.core.jobs.images import write_targets
@@ -49,7 +49,7 @@ from rocmtui.core.jobs.refusals import (
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_utc_stamp
+from rocmtui.core.text.units import fmt_utc_stamp
 
 SUPERVISOR_START_TIMEOUT = 30.0
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.bakefile import BakeError, BakeFile
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.bake.file import BakeError, BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import (
     RESOLVE_TIMEOUT,
     check_arch,
@@ -101,7 +101,7 @@ def resolve_plan(
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
-    from rocmtui.core.bakeprint import bake_print, fleet_variables
+    from rocmtui.core.bake.resolve import bake_print, fleet_variables
     from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
     # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top

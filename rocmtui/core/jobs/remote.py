@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.config import FleetConfig, NodeConfig
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
 # about twice the timeout, so the supervisor's link watch, not ssh, decides when a build is lost

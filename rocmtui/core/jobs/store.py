@@ -31,7 +31,7 @@ import msgspec
 from msgspec import Struct, to_builtins
 from msgspec.structs import fields, replace
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.paths import state_dir
 from rocmtui.core.states import JobState

@@ -28,7 +28,7 @@ from rocmtui.core.matrix.fill import ELSEWHERE, INVALID, TagAnswer
 from rocmtui.core.matrix.model import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
 from rocmtui.core.matrix.plan import PIN_PREFIX, Plan, PlannedCell
 from rocmtui.core.registry.client import Lookup
-from rocmtui.core.registry.loop import short
+from rocmtui.core.registry.pushcheck import short
 
 ACTIVE = frozenset({"running", "stalled"})
 BROKEN = frozenset({"failed", "lost"})

@@ -18,9 +18,9 @@ from rocmtui.core import tcpstate
 from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.failure import Step, network_failure, tls_failure
-from rocmtui.core.probes.sshdial import SSHDialer
-from rocmtui.core.probes.sshmaster import SSHMasters
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.probes.ssh.dial import SSHDialer
+from rocmtui.core.probes.ssh.master import SSHMasters
+from rocmtui.core.text.units import fmt_seconds
 
 
 class EngineError(Exception):

@@ -45,9 +45,9 @@ from rocmtui.core.probes.api_versions import (
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
 from rocmtui.core.probes.failure import ReachError, Step
-from rocmtui.core.probes.sshdial import SSHDialer
-from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.probes.ssh.dial import SSHDialer
+from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST, SSHMasters
+from rocmtui.core.text.units import fmt_seconds
 
 STATIC_TTL = 600.0
 
@@ -98,7 +98,7 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
     import docker.tls
 
     if dialer is not None:
-        from rocmtui.core.probes.sshadapter import SSH_BASE_URL, SSHDialAdapter
+        from rocmtui.core.probes.ssh.adapter import SSH_BASE_URL, SSHDialAdapter
 
         # A unix base URL makes the SDK build no ssh transport of its own (paramiko).
         client = docker.DockerClient(

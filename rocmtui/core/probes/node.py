@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from rocmtui.core.config import NodeConfig
+from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.probes._common import ThreadGate, one_line, remaining
 from rocmtui.core.probes.api_versions import note as api_note
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
@@ -24,7 +24,7 @@ from rocmtui.core.probes.engine_fail import EngineError
 from rocmtui.core.probes.engine_prober import EngineFacts, EngineProber
 from rocmtui.core.probes.failure import Step
 from rocmtui.core.probes.host import HostProber
-from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST
+from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST
 from rocmtui.core.snapshots import BuilderInfo, HostStats, NodeSnapshot
 from rocmtui.core.states import NodeState
 

@@ -22,7 +22,7 @@ from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
 from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
-from rocmtui.core.units import fmt_latency
+from rocmtui.core.text.units import fmt_latency
 
 if TYPE_CHECKING:
     import httpx
