@@ -44,7 +44,7 @@ def helpers() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "time.sleep(60)" in (cmd := " ".join(child.cmdline())) or "logsearch_helper" in cmd:
+            if "time.sleep(60)" in (cmd := " ".join(child.cmdline())) or "search_helper" in cmd:
                 found.append(child)
         except psutil.Error:
             continue
