@@ -64,7 +64,7 @@ class RocmTui(App[list[JobView]]):
         self.live = live  # False: tests feed recorded snapshots, no probes run
         self.remember = live if remember is None else remember  # the per-user prefs file
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
-        self.actions = ConsoleActions(self)
+        self.actions = ConsoleActions(self, self)
         self.fleet_screen = FleetScreen(
             config, self.backend, clock=clock, live=live, read_only=self.read_only,
             keymap=self.keymap,
