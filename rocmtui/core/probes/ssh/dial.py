@@ -6,7 +6,7 @@ timeout, and its shell-out mode may prompt on the operator's tty. Instead each p
     ssh [-F CONFIG] -o BatchMode=yes ... -o ControlMaster=no -o ControlPath=... HOST \
         docker system dial-stdio
 
-a session over the node's kept connection (`sshmaster.SSHMasters`: one login per node, not
+a session over the node's kept connection (`master.SSHMasters`: one login per node, not
 one per refresh), started in a session of its own (no controlling tty: it can never prompt)
 with one end of a `socket.socketpair()` as its stdin/stdout. The SDK talks HTTP over the other
 end, a real socket, so the client timeout applies to every read; `kill()` ends the ssh
@@ -34,14 +34,22 @@ import socket
 import subprocess
 import threading
 import urllib.parse
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from msgspec import Struct
 
 from rocmtui.core.probes.failure import ReachError, ssh_failure
 
-if TYPE_CHECKING:
-    from rocmtui.core.probes.ssh.master import SSHMasters
+
+class MasterPool(Protocol):
+    """The kept connections a dialer opens its sessions over (`master.SSHMasters` is one);
+    declared here because the masters import this module's `SshTarget`."""
+
+    def ensure(
+        self, target: SshTarget, ssh_config: str | None, timeout: float
+    ) -> tuple[str, int | None]:
+        """A live master for `target`: (its control path, its pid)."""
+        ...
 
 
 class SshTarget(Struct, frozen=True):
@@ -125,7 +133,7 @@ class SSHDialer:
         self,
         url: str,
         timeout: float,
-        masters: SSHMasters | None = None,
+        masters: MasterPool | None = None,
         ssh_config: str | None = None,
     ) -> None:
         self.target = parse_ssh_url(url)
