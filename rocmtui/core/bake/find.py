@@ -21,12 +21,9 @@ A folder given as `bake_file` in a fleet file means the same: what bake reads th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from msgspec import Struct
-
-if TYPE_CHECKING:
-    from rocmtui.core.config.fleetfile import FleetConfig
 
 #: buildx 0.13.1 reads these from the current folder when no -f is given, in this order.
 BUILDX_DEFAULT_FILES = (
@@ -129,10 +126,25 @@ def find_bake_file(cwd: Path, demo: Path = DEMO) -> BakeLookup:
     )
 
 
-def check_found(config: FleetConfig) -> None:
+class FoundBake(Protocol):
+    """What `check_found` reads of a fleet's settings (`FleetConfig` is one); the fleet file's
+    reader imports this module, so this module names no type of it."""
+
+    @property
+    def bake_file(self) -> Path:
+        """The bake file (or folder) in effect."""
+        ...
+
+    @property
+    def bake_problem(self) -> str | None:
+        """Why the default found no bake file, when it found none."""
+        ...
+
+
+def check_found(config: FoundBake) -> None:
     """Raise the lookup's one-line BakeError when the default found no bake file (callers
     then say that, not 'no such bake file' for a path nobody chose)."""
-    from rocmtui.core.bake.file import BakeError
+    from rocmtui.core.bake.model import BakeError  # only a caller that checks pays for it
 
     if config.bake_problem and not config.bake_file.exists():
         raise BakeError(config.bake_problem, config.bake_file.parent)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from rocmtui.core.config.fleetfile import ConfigError
+from rocmtui.core.config.validate import ConfigError
 
 
 class Lookup(Struct, frozen=True):

@@ -1,6 +1,6 @@
 """The fleet file's keys for remote nodes: a node's TLS files, and the fleet's `ssh_config`,
 typed and validated with the same one-line errors as the rest of the file
-(`config._Validator` locates the line).
+(`validate.Validator` locates the line).
 
 ```toml
 ssh_config = "ssh/config"          # instead of ~/.ssh/config: `ssh -F` for probes and builds
@@ -25,14 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rocmtui.core.config.fleetfile import _Validator
+    from rocmtui.core.config.validate import Validator
 
 TLS_KEYS = ("tls_ca", "tls_cert", "tls_key")
 
 
-def file_path(
-    v: _Validator, value: Any, key: str, table: str | None = None, index: int = 0
-) -> Path:
+def file_path(v: Validator, value: Any, key: str, table: str | None = None, index: int = 0) -> Path:
     """A path key: a non-empty string, relative to the fleet file, naming an existing file."""
     if not isinstance(value, str) or not value.strip():
         raise v.fail("must be a path", key, table, index)
@@ -42,13 +40,13 @@ def file_path(
     return path
 
 
-def ssh_config(v: _Validator, data: Mapping[str, Any]) -> Path | None:
+def ssh_config(v: Validator, data: Mapping[str, Any]) -> Path | None:
     """The top-level `ssh_config`, when given."""
     return file_path(v, data["ssh_config"], "ssh_config") if "ssh_config" in data else None
 
 
 def node_tls(
-    v: _Validator, item: Mapping[str, Any], label: str, index: int, host: str | None
+    v: Validator, item: Mapping[str, Any], label: str, index: int, host: str | None
 ) -> dict[str, str]:
     """tls_ca / tls_cert / tls_key of a tcp:// node, as absolute paths."""
     given = [key for key in TLS_KEYS if item.get(key) is not None]

@@ -1,6 +1,6 @@
 """The fleet file's tables for what the fleet has published: `[variables]`, `[matrix]`,
 `[upstream]` (and `[webdav] path`), typed and validated with the same one-line errors as the
-rest of the file (`config._Validator` locates the line).
+rest of the file (`validate.Validator` locates the line).
 
 ```toml
 [variables]                         # bake variables this fleet sets; the environment still wins
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct, field
 
 if TYPE_CHECKING:
-    from rocmtui.core.config.fleetfile import _Validator
+    from rocmtui.core.config.validate import Validator
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PIN = re.compile(r"^(pypi):([A-Za-z0-9][A-Za-z0-9._-]*)$|^(github):([\w.-]+/[\w.-]+)$")
@@ -77,7 +77,7 @@ class MatrixConfig(Struct, frozen=True):
     concurrency: int = 8
 
 
-def variables(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
+def variables(v: Validator, data: Mapping[str, Any]) -> dict[str, str]:
     """`[variables]`: NAME = "value" strings."""
     table = data.get("variables", {})
     if not isinstance(table, dict):
@@ -92,7 +92,7 @@ def variables(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def matrix(v: _Validator, data: Mapping[str, Any]) -> MatrixConfig:
+def matrix(v: Validator, data: Mapping[str, Any]) -> MatrixConfig:
     """`[matrix]`."""
     table = data.get("matrix", {})
     if not isinstance(table, dict):
@@ -108,7 +108,7 @@ def matrix(v: _Validator, data: Mapping[str, Any]) -> MatrixConfig:
     )
 
 
-def upstream(v: _Validator, data: Mapping[str, Any]) -> UpstreamConfig:
+def upstream(v: Validator, data: Mapping[str, Any]) -> UpstreamConfig:
     """`[upstream]` and `[upstream.pins]`."""
     table = data.get("upstream", {})
     if not isinstance(table, dict):
