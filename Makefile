@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FLEET_DIR ?= $(CURDIR)/.fleet
 
-.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
+.PHONY: run test test-unit lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,10 @@ pytest: $(STAMP) system
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# the core units only (tests/unit/): no fleet, no system packages, well under a minute
+test-unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
 
 fleet-up: $(STAMP) system
 	$(BIN)/python -m devfleet up --dir $(FLEET_DIR) --bake-file $(CURDIR)/bake/demo.hcl
