@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.records import Unsaid, repr_without
+from rocmtui.core.records import PartlyCompared, repr_without
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.text.units import fmt_age
@@ -147,7 +147,7 @@ class BakeView(Struct, frozen=True):
     declares_arch: bool = True  # False: no GFX_ARCH in the file, it builds as written
 
 
-class BakePlan(Unsaid, frozen=True):
+class BakePlan(PartlyCompared, frozen=True):
     """One bake the operator is about to start: the command and what bake resolves.
 
     `push` is whether the launch pushes, as the core decided it from what bake resolved (the
@@ -171,7 +171,7 @@ class BakePlan(Unsaid, frozen=True):
     # the core's own Plan this view shows: Start launches exactly it (no second resolve); it is
     # how the view came to be, not what it shows, so equality and repr leave it out
     core_plan: Plan | None = None
-    UNSAID = ("core_plan",)
+    NOT_COMPARED = ("core_plan",)
 
     def __repr__(self) -> str:
         return repr_without(self, "core_plan")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from rocmtui.core.records import Unsaid
+from rocmtui.core.records import PartlyCompared
 
 #: Variables that name the architectures (conventions of rocm-bake.hcl).
 ARCH_VARIABLE = "GFX_ARCH"
@@ -29,7 +29,7 @@ class BakeError(Exception):
         super().__init__(f"{where}: {self.message}")
 
 
-class BakeVariable(Unsaid, frozen=True):
+class BakeVariable(PartlyCompared, frozen=True):
     """One `variable` block.
 
     `default` is the literal value when the default is a plain string, number or bool (escapes
@@ -44,10 +44,10 @@ class BakeVariable(Unsaid, frozen=True):
     line: int
     # the file whose declaration is in effect (not part of what the variable says)
     path: Path | None = None
-    UNSAID = ("path",)
+    NOT_COMPARED = ("path",)
 
 
-class BakeTarget(Unsaid, frozen=True):
+class BakeTarget(PartlyCompared, frozen=True):
     """One `target` block (several blocks with one name are merged, as bake does).
 
     `pushes`: its own or an inherited `output` is `type=registry` or has `push=true`.
@@ -63,7 +63,7 @@ class BakeTarget(Unsaid, frozen=True):
     description: str | None
     matrix: bool = False
     path: Path | None = None  # the file of its first block (not part of what it says)
-    UNSAID = ("path",)
+    NOT_COMPARED = ("path",)
 
 
 class BakeFile(Struct, frozen=True):
