@@ -96,6 +96,20 @@ class Change(enum.Enum):
     MISSING = "missing"  # the path is gone and the open file did not grow: nothing new
 
 
+def _window_before(fd: int, end: int, want: int) -> tuple[int, int, bytes]:
+    """The bytes before `end` from a line start on: `(lo, cut, buf)` with `buf` read from `lo`
+    and its first whole line at `buf[cut:]`. About `want` bytes, widened (×4 at a time) while the
+    window holds no line start but the newline at `end - 1` (a line longer than the window)."""
+    while True:
+        lo = max(0, end - want)
+        buf = os.pread(fd, end - lo, lo)
+        # a line start inside the window: a newline before the last byte, which may end a line
+        cut = 0 if lo == 0 else buf.find(b"\n", 0, len(buf) - 1) + 1
+        if lo == 0 or cut > 0:
+            return lo, cut, buf
+        want *= 4
+
+
 class LineIndex:
     """Sparse, file-backed index of line starts. See the module docstring."""
 
@@ -120,15 +134,7 @@ class LineIndex:
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         st = os.fstat(fd)
         size = st.st_size
-        want = TAIL_BYTES
-        while True:
-            lo = max(0, size - want)
-            buf = os.pread(fd, size - lo, lo)
-            # a line start inside the window, not just the final newline
-            cut = 0 if lo == 0 else buf.find(b"\n", 0, len(buf) - 1) + 1
-            if lo == 0 or cut > 0:
-                break
-            want *= 4  # the last line is longer than the window: look further back
+        lo, cut, buf = _window_before(fd, size, TAIL_BYTES)
         seg = _Segment(lo + cut, lo + cut, ends_with_nl=True)
         seg.marks.append(seg.start)
         self._extend(seg, buf, cut)
@@ -181,15 +187,7 @@ class LineIndex:
                 return True
             if cancelled is not None and cancelled():
                 return False
-            want = chunk
-            while True:
-                lo = max(0, top - want)
-                buf = os.pread(fd, top - lo, lo)
-                # byte top-1 is the newline ending the previous line: look before it
-                cut = 0 if lo == 0 else buf.find(b"\n", 0, len(buf) - 1) + 1
-                if lo == 0 or cut > 0:
-                    break
-                want *= 4  # inside a very long line: widen the window
+            lo, cut, buf = _window_before(fd, top, chunk)
             seg = _Segment(lo + cut, lo + cut)
             seg.marks.append(seg.start)
             self._extend(seg, buf, cut)
