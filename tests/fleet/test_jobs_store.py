@@ -178,7 +178,7 @@ def test_slot_lock_is_exclusive_across_processes_and_released_on_death(tmp_path:
     fd = locks.take_slot(slot)
     assert fd is not None
     locks.write_holder(fd, {"job_id": "x", "user": "u", "started_at": 1.0})
-    held = locks.read_holder(slot)
+    held = locks.read_holder(slot, locks.SlotHolder)
     assert held is not None and held.job_id == "x" and held.user == "u"
     os.close(fd)
 

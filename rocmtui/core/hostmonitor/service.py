@@ -25,10 +25,10 @@ from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
-from rocmtui.core.hostmonitor.place import MonitorPlace, describe_holder, write_holder
+from rocmtui.core.hostmonitor.place import MonitorPlace, describe_holder
 from rocmtui.core.hostmonitor.server import SnapshotHub, bind_socket
 from rocmtui.core.hostmonitor.wire import PROTOCOL, Hello, snapshot_line
-from rocmtui.core.jobs.locks import try_lock
+from rocmtui.core.jobs.locks import try_lock, write_holder
 from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.probes.fleet import FleetMonitor
@@ -144,6 +144,7 @@ class MonitorService:
                 "started_at": self.started_at,
                 "version": __version__,
             },
+            sync=True,
         )
 
     def release(self) -> None:

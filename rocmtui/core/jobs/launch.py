@@ -181,7 +181,7 @@ def _wait_holder(path: Path, store: JobStore) -> locks.SlotHolder | None:
     deadline = time.monotonic() + 2.0
     holder = None
     while time.monotonic() < deadline:
-        holder = locks.read_holder(path)
+        holder = locks.read_holder(path, locks.SlotHolder)
         if holder is not None and holder.job_id:
             try:
                 known = store.get(holder.job_id)
@@ -250,7 +250,7 @@ def record_job(store: JobStore, plan: Plan, env: Mapping[str, str], held: Held) 
         "state_dir": str(store.root),
     }
     for fd in held.slots:
-        locks.write_holder(fd, holder)
+        locks.write_holder(fd, holder, mode=0o666)  # others may take the slot later
     return record
 
 
