@@ -111,7 +111,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
     build is stalled, even on a node that is down or not in this fleet file. The jobs come
     from the overlay's read of the store, the one the node states were laid from."""
-    from rocmtui.core.probes._common import one_line
+    from rocmtui.core.text.sanitize import one_line
 
     stalled = overlay.stalled_jobs()
     if overlay.error is not None:  # an unreadable job store is reported, not fatal

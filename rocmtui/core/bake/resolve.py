@@ -106,12 +106,11 @@ def bake_environment(
 
 
 def _one_line(text: str, env: Mapping[str, str]) -> str:
-    """A buildx message as one short, safe line: secrets redacted, controls removed."""
+    """A buildx message as `one_line` shows it, secrets redacted first."""
     from rocmtui.core.text.redact import Redactor
-    from rocmtui.core.text.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import one_line
 
-    text = Redactor(env).redact_text(" ".join(text.split()))
-    return str(sanitize_line(text, _MAX_MESSAGE))
+    return one_line(Redactor(env).redact_text(" ".join(text.split())), _MAX_MESSAGE)
 
 
 def _buildx_error(stderr: str, path: Path, env: Mapping[str, str]) -> BakeError:

@@ -106,11 +106,10 @@ def command(
 
 
 def first_line(text: str, limit: int = 200) -> str:
-    """The first non-empty line of `text`, cut to `limit` characters."""
-    from rocmtui.core.text.sanitize import sanitize_line
+    """The first non-empty line of a tool's answer, as `one_line` shows outside text."""
+    from rocmtui.core.text.sanitize import one_line
 
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return sanitize_line(line.strip(), limit)
+    return one_line(next((ln for ln in text.splitlines() if ln.strip()), ""), limit)
 
 
 # --- docker and buildx --------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def confirm_stopped(
         try:
             busy = engine_busy(endpoint, min(5.0, max(1.0, deadline - time.monotonic())))
         except Exception as exc:
-            from rocmtui.core.probes._common import one_line
+            from rocmtui.core.text.sanitize import one_line
 
             return one_line(f"{node.name}'s engine not asked ({type(exc).__name__}: {exc})")
         if busy == 0:

@@ -15,11 +15,11 @@ import socket
 import urllib.parse
 
 from rocmtui.core import tcpstate
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.failure import Step, network_failure, tls_failure
 from rocmtui.core.probes.ssh.dial import SSHDialer
 from rocmtui.core.probes.ssh.master import SSHMasters
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from rocmtui.core.probes._common import Stuck, ThreadGate, one_line, remaining
+from rocmtui.core.probes._common import Stuck, ThreadGate, remaining
 from rocmtui.core.probes.api_versions import (
     FIRST_CONTACT,
     ApiTooOld,
@@ -47,6 +47,7 @@ from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failu
 from rocmtui.core.probes.failure import ReachError, Step
 from rocmtui.core.probes.ssh.dial import SSHDialer
 from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST, SSHMasters
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 STATIC_TTL = 600.0

@@ -17,7 +17,7 @@ import socket
 import ssl
 from enum import StrEnum
 
-from rocmtui.core.probes._common import one_line
+from rocmtui.core.text.sanitize import one_line
 
 
 class Step(StrEnum):

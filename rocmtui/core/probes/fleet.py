@@ -33,13 +33,13 @@ from rocmtui.core.probes import (
     BuildxLs,
     HttpClients,
     NodeProber,
-    one_line,
     probe_registry,
     probe_webdav,
 )
 from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
+from rocmtui.core.text.sanitize import one_line
 
 if TYPE_CHECKING:
     from rocmtui.core.history.discover import HistoryWatch

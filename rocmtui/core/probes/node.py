@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rocmtui.core.config.fleetfile import NodeConfig
-from rocmtui.core.probes._common import ThreadGate, one_line, remaining
+from rocmtui.core.probes._common import ThreadGate, remaining
 from rocmtui.core.probes.api_versions import note as api_note
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
@@ -27,6 +27,7 @@ from rocmtui.core.probes.host import HostProber
 from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST
 from rocmtui.core.snapshots import BuilderInfo, HostStats, NodeSnapshot
 from rocmtui.core.states import NodeState
+from rocmtui.core.text.sanitize import one_line
 
 
 class NodeProber:

@@ -25,14 +25,16 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TextIO
-
-from rich.text import Span, Text
+from typing import TYPE_CHECKING, TextIO
 
 from rocmtui.core.text.sgr import DEFAULT, MARKER, SGRState, apply_sgr, render_sgr, rich_style
 
+if TYPE_CHECKING:  # Rich is loaded by the first styled line only: probes and the CLI never ask
+    from rich.text import Text
+
 #: Shown characters per line before the rest is cut.
 MAX_LINE = 8192
+REASON_MAX = 160  # a reason or a tool's answer in one line (`one_line`)
 #: Raw input looked at per line; beyond this the rest is dropped unread (and counted), so a
 #: 10 MB line costs a bounded amount of work and memory.
 MAX_RAW_LINE = 65536
@@ -124,6 +126,14 @@ def sanitize_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str
     if len(text) > max_len or cut:
         return text[:max_len] + _cut_marker(text[max_len:], cut)
     return text
+
+
+def one_line(text: object, limit: int = REASON_MAX) -> str:
+    """Outside text as one short line for a message or a reason (an error, a tool's answer): what
+    `sanitize_line` keeps, every run of whitespace (line breaks, tabs, `\r`) one space, cut to
+    `limit` characters with `…`. Whitespace goes first, so `a\r\nb` reads `a b`."""
+    flat = " ".join(sanitize_line(" ".join(str(text).split()), max(limit, MAX_LINE)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def sanitize_text(s: str, max_len: int = MAX_LINE) -> str:
@@ -231,6 +241,8 @@ def sgr_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str:
 def styled_line(s: str, max_len: int = MAX_LINE) -> Text:
     """A Rich `Text` for one line: SGR colours kept as styles, everything else as
     `sanitize_line`. Never interprets Rich markup (`[/]`, `[link=x]` stay literal)."""
+    from rich.text import Span, Text
+
     if len(s) <= max_len and _is_clean(s):
         return Text(s)
     if "\x1b[" not in s:

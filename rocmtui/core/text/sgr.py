@@ -9,9 +9,11 @@ what this module chose to write.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from rich.color import Color
-from rich.style import Style
+if TYPE_CHECKING:  # Rich is loaded only by the first Rich style: probes and the CLI never ask
+    from rich.color import Color
+    from rich.style import Style
 
 #: A colour: None (terminal default), 0-255 (16/256 palette) or an (r, g, b) triple.
 SGRColor = int | tuple[int, int, int] | None
@@ -158,6 +160,8 @@ def render_sgr(state: SGRState) -> str:
 
 
 def _rich_color(color: SGRColor) -> Color | None:
+    from rich.color import Color
+
     if color is None:
         return None
     if isinstance(color, tuple):
@@ -168,6 +172,8 @@ def _rich_color(color: SGRColor) -> Color | None:
 @lru_cache(maxsize=4096)
 def rich_style(state: SGRState) -> Style:
     """The Rich style for a state (no links, no meta: nothing an input could smuggle)."""
+    from rich.style import Style
+
     fg, bg, flags = state
     return Style(
         color=_rich_color(fg),

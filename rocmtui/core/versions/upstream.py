@@ -29,7 +29,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from rocmtui.core.config.tables import UpstreamConfig, UpstreamPin
-from rocmtui.core.probes._common import one_line
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 MAX_BODY = 64 << 20  # a PyPI JSON answer for a big project runs to megabytes

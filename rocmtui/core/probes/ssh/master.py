@@ -40,9 +40,9 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes.failure import ReachError, Step, ssh_failure
 from rocmtui.core.probes.ssh.dial import SshTarget, base_argv, kill_group
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 SUN_PATH_MAX = 108  # bytes of a unix socket path, its NUL included
