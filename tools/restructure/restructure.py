@@ -84,6 +84,21 @@ MODULES: dict[str, str] = {
     "rocmtui.console.userthreads": "rocmtui.console.backend.userthreads",
 }
 
+# ---- names that mislead: (new module, old name) -> new name ------------------------------------
+# A file that imports the name from that module (or the module that defines it) has every
+# Python name token `old` renamed, but for attributes of other objects (`x.old`); strings and
+# comments are left alone, but for the dotted `module.old` (a patch target).
+NAMES: dict[tuple[str, str], str] = {
+    ("rocmtui.core.jobs.plan", "Plan"): "LaunchPlan",
+    ("rocmtui.core.matrix.plan", "Plan"): "MatrixPlan",
+    ("rocmtui.core.probes.failure", "Step"): "ReachStep",
+    ("rocmtui.core.hostmonitor.service", "AlreadyRunning"): "MonitorAlreadyRunning",
+    ("rocmtui.core.jobs.follow", "LogFollower"): "FileTail",
+    ("rocmtui.core.bake.find", "describe"): "bake_file_names",
+    ("rocmtui.console.backend.refresh", "describe"): "failure_text",
+    ("rocmtui.cli.configcmd", "describe"): "config_facts",
+}
+
 # new packages' __init__ docstrings (written only when the __init__ does not exist yet); the
 # __init__s import nothing, so importing one module of a package loads only that module
 PACKAGES: dict[str, str] = {
@@ -380,6 +395,72 @@ def rewrite_text(
     return text
 
 
+def fstring_edits(
+    tok: tokenize.TokenInfo, todo: dict[str, str]
+) -> list[tuple[tuple[int, int], str, str]]:
+    """The bare names to rename inside an f-string's `{...}` fields (one line only)."""
+    if tok.start[0] != tok.end[0]:
+        return []
+    out = []
+    body = re.sub(r"\{\{|\}\}", "__", tok.string)  # escaped braces are no fields
+    for field in re.finditer(r"\{[^{}]*\}", body):
+        for m in re.finditer(r"(?<![\w.])(\w+)(?!\w)", field.group()):
+            if m.group(1) in todo:
+                col = tok.start[1] + field.start() + m.start(1)
+                out.append(((tok.start[0], col), m.group(1), todo[m.group(1)]))
+    return out
+
+
+def rename_names(text: str, module: str | None) -> str:
+    """`NAMES` applied to one Python file (`module`: its own dotted name)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    todo: dict[str, str] = {  # names used bare in this file
+        old: new for (where, old), new in NAMES.items() if where == module
+    }
+    statements: list[tuple[int, int, dict[str, str]]] = []  # an import's own lines
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+            continue
+        here = {
+            a.name: NAMES[(node.module, a.name)]
+            for a in node.names
+            if (node.module, a.name) in NAMES
+        }
+        if here:
+            assert node.end_lineno is not None
+            statements.append((node.lineno, node.end_lineno, here))
+            todo.update(
+                {a.name: here[a.name] for a in node.names if a.name in here and not a.asname}
+            )
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[tuple[int, int], str, str]] = []
+    after_dot = False  # `x.old` is some other object's attribute
+    own = {old for (where, old) in NAMES if where == module}  # `__all__ = ["old"]`
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.NAME and not after_dot:
+            row = tok.start[0]
+            scope = next((m for a, b, m in statements if a <= row <= b), todo)
+            if tok.string in scope:
+                edits.append((tok.start, tok.string, scope[tok.string]))
+        elif tok.type == tokenize.STRING and tok.string[1:-1] in own and tok.string[0] in "\"'":
+            name = tok.string[1:-1]
+            edits.append(((tok.start[0], tok.start[1] + 1), name, todo[name]))
+        elif tok.type == tokenize.STRING and todo and re.match(r"(?i)[rb]?f", tok.string):
+            edits += fstring_edits(tok, todo)  # a 3.11 f-string is one token
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            after_dot = tok.type == tokenize.OP and tok.string == "."
+    for (row, col), old, new in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[col + len(old) :]
+    out = "".join(lines)
+    for (where, old), new in NAMES.items():  # dotted: patch targets, `module.old` in prose
+        out = re.sub(rf"(?<![\w.]){re.escape(where)}\.{old}(?!\w)", f"{where}.{new}", out)
+    return out
+
+
 PARENTS = re.compile(r"Path\(__file__\)(\.resolve\(\))?((?:\.parent(?!s))+|\.parents\[(\d+)\])")
 DIRNAME = re.compile(r"((?:os\.path\.dirname\()+)(os\.path\.abspath\(__file__\))(\)+)")
 
@@ -513,6 +594,9 @@ def main() -> int:
         except (UnicodeDecodeError, OSError):
             continue
         new = rewrite_text(text, table, active, path.suffix == ".py", children)
+        if path.suffix == ".py":
+            module = rel[:-3].replace("/", ".") if rel.startswith("rocmtui/") else None
+            new = rename_names(new, module)
         if path.suffix == ".py" and rel in moved_files:
             new = fix_depths(new, moved_files[rel], rel, dir_moves)
         if path.suffix == ".py" and new != text:
