@@ -43,7 +43,7 @@ def _file_keys(path: Any) -> set[str]:
         return set()
 
 
-def describe(args: argparse.Namespace) -> dict[str, Any]:
+def config_facts(args: argparse.Namespace) -> dict[str, Any]:
     """Everything `config` prints, as data (ConfigError for an unusable file in effect)."""
     from rocmtui.core.config.find import lookup
     from rocmtui.core.config.fleetfile import ConfigError, parse_config
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     """Print it."""
     from rocmtui.core.text.sanitize import sanitize_line
 
-    data = describe(args)
+    data = config_facts(args)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")

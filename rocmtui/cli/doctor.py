@@ -58,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
     tool_timeout = max(0.5, budget - 0.2)
 
     def fleet_file() -> list[Finding]:
-        from rocmtui.cli.configcmd import describe
+        from rocmtui.cli.configcmd import config_facts
 
         where = str(config.source) if config.source else "the built-in default"
         out = [Finding("fleet file", OK, f"{where} ({config.found_by})")]
-        for other in describe(args)["not_read"]:
+        for other in config_facts(args)["not_read"]:
             if "would not load" in other["verdict"]:
                 out.append(
                     Finding(

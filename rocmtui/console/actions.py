@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView, keep_running
-from rocmtui.console.backend.refresh import describe
+from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.intents import (
     BakeRequested,
@@ -35,7 +35,7 @@ from rocmtui.console.intents import (
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
-from rocmtui.core.bake.find import describe as bake_named
+from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -178,7 +178,9 @@ class ConsoleActions:
                     lambda: backend.launch(plan, push_confirmed=plan.push), name="launch"
                 )
             except Exception as exc:
-                self.app.notify(describe(exc), title="Bake refused", severity="error", markup=False)
+                self.app.notify(
+                    failure_text(exc), title="Bake refused", severity="error", markup=False
+                )
                 return
             self.app.post_message(JobStarted(job))
 
@@ -232,7 +234,7 @@ class ConsoleActions:
                 await run_on_own_thread(lambda: backend.cancel(job_id), name="cancel")
             except Exception as exc:
                 self.app.notify(
-                    describe(exc), title="Cancel failed", severity="error", markup=False
+                    failure_text(exc), title="Cancel failed", severity="error", markup=False
                 )
                 return
             self.app.notify(f"Job {clean(job_id)} cancelled.", markup=False)

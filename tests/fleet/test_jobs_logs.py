@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.jobs.follow import LogFollower
+from rocmtui.core.jobs.follow import FileTail
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.fleet.test_jobs_store import make_job
@@ -122,7 +122,7 @@ def test_follower_survives_truncation_and_rotation(tmp_path: Path) -> None:
     log = tmp_path / "log"
     log.write_bytes(b"a1\na2\n")
     events: list[str] = []
-    with LogFollower(log, chunk_size=4, on_event=events.append) as follower:
+    with FileTail(log, chunk_size=4, on_event=events.append) as follower:
 
         def drain() -> bytes:
             out = b""

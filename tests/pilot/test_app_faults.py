@@ -17,7 +17,7 @@ from textual.pilot import Pilot
 from devfleet import DevFleet
 from rocmtui.console.app import RocmTui
 from rocmtui.console.backend.access import MonitorFailed
-from rocmtui.console.backend.refresh import describe
+from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.core.config.fleetfile import load_config
@@ -36,10 +36,10 @@ async def until(pilot: Pilot[object], ready: Callable[[], object], what: str) ->
 
 
 def test_own_errors_are_said_as_worded_and_others_keep_their_type() -> None:
-    assert describe(MonitorFailed.ended(-9)) == "the monitor process was killed by SIGKILL"
-    assert describe(MonitorFailed.ended(3)) == "the monitor process exited with status 3"
+    assert failure_text(MonitorFailed.ended(-9)) == "the monitor process was killed by SIGKILL"
+    assert failure_text(MonitorFailed.ended(3)) == "the monitor process exited with status 3"
     locked = sqlite3.OperationalError("database is locked")
-    assert describe(locked) == "OperationalError: database is locked"
+    assert failure_text(locked) == "OperationalError: database is locked"
 
 
 @pytest.mark.fleet

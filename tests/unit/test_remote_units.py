@@ -20,7 +20,7 @@ from rocmtui.core.jobs.remote import ssh_wrapper_text
 from rocmtui.core.probes.endpoints import Endpoint, context_endpoint, resolve_endpoint
 from rocmtui.core.probes.failure import (
     ReachError,
-    Step,
+    ReachStep,
     network_failure,
     ssh_failure,
     tls_failure,
@@ -80,7 +80,7 @@ def test_control_path_too_long_is_refused_up_front(tmp_path: Path) -> None:
     masters = SSHMasters(root=str(deep))
     with pytest.raises(ReachError, match="is over the 108-byte unix socket limit") as caught:
         masters.control_path(0)
-    assert caught.value.step is Step.CONFIG
+    assert caught.value.step is ReachStep.CONFIG
     masters.close()
     assert not list(deep.iterdir())  # its folder is removed again
 
@@ -117,19 +117,23 @@ SSH_SAID = {
 @pytest.mark.parametrize(
     ("said", "step", "reason"),
     [
-        ("dns", Step.DNS, "cannot resolve ci@snoc-think"),
-        ("unknown", Step.HOST_KEY, "host key of ci@snoc-think unknown: not accepted"),
-        ("changed", Step.HOST_KEY, "host key of ci@snoc-think CHANGED: not accepted"),
-        ("refused", Step.AUTH, "login refused by ci@snoc-think: ci@10.213.0.2: Permission"),
-        ("down", Step.CONNECT, "connect to host 10.213.0.2 port 22: Connection refused"),
-        ("timeout", Step.CONNECT, "connect to host 10.213.0.2 port 22: Connection timed out"),
-        ("lost", Step.CONNECT, "Timeout, server 10.213.0.2 not responding."),
-        ("no docker", Step.ENGINE, "docker is not installed (or not on PATH) on ci@snoc-think"),
-        ("engine down", Step.ENGINE, "the engine on ci@snoc-think is not running"),
-        ("socket perms", Step.ENGINE, "the ssh user on ci@snoc-think may not use its engine"),
+        ("dns", ReachStep.DNS, "cannot resolve ci@snoc-think"),
+        ("unknown", ReachStep.HOST_KEY, "host key of ci@snoc-think unknown: not accepted"),
+        ("changed", ReachStep.HOST_KEY, "host key of ci@snoc-think CHANGED: not accepted"),
+        ("refused", ReachStep.AUTH, "login refused by ci@snoc-think: ci@10.213.0.2: Permission"),
+        ("down", ReachStep.CONNECT, "connect to host 10.213.0.2 port 22: Connection refused"),
+        ("timeout", ReachStep.CONNECT, "connect to host 10.213.0.2 port 22: Connection timed out"),
+        ("lost", ReachStep.CONNECT, "Timeout, server 10.213.0.2 not responding."),
+        (
+            "no docker",
+            ReachStep.ENGINE,
+            "docker is not installed (or not on PATH) on ci@snoc-think",
+        ),
+        ("engine down", ReachStep.ENGINE, "the engine on ci@snoc-think is not running"),
+        ("socket perms", ReachStep.ENGINE, "the ssh user on ci@snoc-think may not use its engine"),
     ],
 )
-def test_ssh_failures_are_named_by_step(said: str, step: Step, reason: str) -> None:
+def test_ssh_failures_are_named_by_step(said: str, step: ReachStep, reason: str) -> None:
     failure = ssh_failure(SSH_SAID[said], "ci@snoc-think", 255)
     assert failure.step is step
     assert failure.reason.startswith(reason), failure.reason
@@ -139,7 +143,7 @@ def test_ssh_failures_are_named_by_step(said: str, step: Step, reason: str) -> N
 def test_unclassified_ssh_words_are_kept() -> None:
     failure = ssh_failure("something nobody foresaw\n", "h", 255)
     assert failure.step is None and failure.reason == "ssh: something nobody foresaw"
-    assert ssh_failure("", "h", 127).step is Step.ENGINE  # the remote shell: no such command
+    assert ssh_failure("", "h", 127).step is ReachStep.ENGINE  # the remote shell: no such command
 
 
 def _verify_error(message: str) -> ssl.SSLCertVerificationError:
@@ -153,38 +157,38 @@ def _verify_error(message: str) -> ssl.SSLCertVerificationError:
     [
         (
             _verify_error("certificate has expired"),
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             "the engine's TLS certificate has expired",
         ),
         (
             _verify_error("IP address mismatch, certificate is not valid for '10.213.0.3'."),
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             "the engine's TLS certificate is not for 10.213.0.3",
         ),
         (
             _verify_error("unable to get local issuer certificate"),
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             "the engine's TLS certificate (h) is not signed by tls_ca",
         ),
         (
             ssl.SSLError(1, "[SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate "
                          "required (_ssl.c:2580)"),
-            Step.AUTH,
+            ReachStep.AUTH,
             "the engine refused our client certificate",
         ),
         (
             ssl.SSLError(1, "[SSL: SSLV3_ALERT_BAD_CERTIFICATE] sslv3 alert bad certificate"),
-            Step.AUTH,
+            ReachStep.AUTH,
             "the engine refused our client certificate",
         ),
         (
             ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)"),
-            Step.ENGINE,
+            ReachStep.ENGINE,
             "h does not speak TLS there",
         ),
     ],
 )  # fmt: skip
-def test_tls_failures_are_named_by_step(exc: BaseException, step: Step, reason: str) -> None:
+def test_tls_failures_are_named_by_step(exc: BaseException, step: ReachStep, reason: str) -> None:
     wrapped = ConnectionError("outer")
     wrapped.__cause__ = exc  # as requests wraps what urllib3 wrapped
     failure = tls_failure(wrapped, "h")
@@ -194,10 +198,10 @@ def test_tls_failures_are_named_by_step(exc: BaseException, step: Step, reason: 
 
 def test_network_failures_are_named_by_step() -> None:
     dns = network_failure(socket.gaierror(-2, "Name or service not known"), "snoc-gaming")
-    assert dns is not None and dns.step is Step.DNS
+    assert dns is not None and dns.step is ReachStep.DNS
     assert dns.reason == "cannot resolve snoc-gaming: Name or service not known"
     refused = network_failure(ConnectionRefusedError(111, "Connection refused"), "h")
-    assert refused is not None and refused.step is Step.CONNECT
+    assert refused is not None and refused.step is ReachStep.CONNECT
     assert refused.reason == "connection refused (h)"
     assert network_failure(ValueError("odd"), "h") is None
 

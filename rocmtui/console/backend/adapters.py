@@ -125,7 +125,7 @@ def plan(
     env: Mapping[str, str],
     overrides: Mapping[str, str] | None = None,
 ) -> BakePlan:
-    """What a launch of this choice will do: the core's `Plan` (arch, push, the registries it
+    """What a launch of this choice will do: the core's `LaunchPlan` (arch, push, the registries it
     pushes to, `bake --print` under the job's environment), kept in the view so that Start
     launches exactly it, with the command and the printed lines that differ from the
     defaults marked. `overrides` (the dialog's variables) go over the operator's environment

@@ -22,7 +22,7 @@ from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.text.units import fmt_age
 
 if TYPE_CHECKING:  # a type only: the console starts without the launch modules
-    from rocmtui.core.jobs.plan import Plan
+    from rocmtui.core.jobs.plan import LaunchPlan
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
@@ -168,9 +168,9 @@ class BakePlan(PartlyCompared, frozen=True):
     missing_logins: tuple[str, ...] = ()  # of those, hosts the docker config has no login for
     arch_pinned: bool = False  # the name fixes the arch (a matrix name such as pytorch-gfx1201)
     ready: bool = False  # resolved by bake with no error: what Start may launch
-    # the core's own Plan this view shows: Start launches exactly it (no second resolve); it is
-    # how the view came to be, not what it shows, so equality and repr leave it out
-    core_plan: Plan | None = None
+    # the core's own LaunchPlan this view shows: Start launches exactly it (no second resolve);
+    # it is how the view came to be, not what it shows, so equality and repr leave it out
+    core_plan: LaunchPlan | None = None
     NOT_COMPARED = ("core_plan",)
 
     def __repr__(self) -> str:

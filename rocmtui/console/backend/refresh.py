@@ -30,7 +30,7 @@ from rocmtui.core.text.units import fmt_age
 Post = Callable[[Message], object]
 
 
-def describe(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
     """One line for a failure, as the operator should read it. rocmtui's own errors are
     worded for the operator already; anything else keeps its type's name, so that the
     unexpected can be recognised (`OperationalError: database is locked`)."""
@@ -106,12 +106,12 @@ class Feeds:
                 self.backend.run_monitor(publish, source)
                 return  # stopped
             except MonitorGone as exc:
-                self.post(ProbeSourceChanged("lost", describe(exc)))
+                self.post(ProbeSourceChanged("lost", failure_text(exc)))
                 continue
             except Exception as exc:
                 failures = 1 if delivered else failures + 1
                 delay = backoff(self.backend.config.refresh_seconds, failures)
-                said = f"fleet monitor: {describe(exc)}; starting it again in {fmt_age(delay)}"
+                said = f"fleet monitor: {failure_text(exc)}; starting it again in {fmt_age(delay)}"
                 for panel in ("nodes", "services"):
                     self.post(PanelFailed(panel, said))
             if not self._sleep(delay):
@@ -128,7 +128,7 @@ class Feeds:
                 failures = 0
             except Exception as exc:
                 failures += 1
-                self.post(PanelFailed("jobs", f"job store: {describe(exc)}"))
+                self.post(PanelFailed("jobs", f"job store: {failure_text(exc)}"))
             wait = backoff(refresh, failures)
             if not self._sleep(max(0.0, wait - (time.monotonic() - started))):
                 break
@@ -141,7 +141,7 @@ class Feeds:
             from rocmtui.core.bake.file import BakeError
 
             path = self.backend.config.bake_file
-            said = describe(exc)  # the bake file's own errors name it, and the line
+            said = failure_text(exc)  # the bake file's own errors name it, and the line
             named = isinstance(exc, BakeError) or str(path) in said
             error = said if named else f"{path.name}: {said}"
             self.post(BakeLoaded(BakeView(path=path, error=error)))

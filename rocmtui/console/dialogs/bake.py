@@ -28,7 +28,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from rocmtui.console import keys, stylesheets
 from rocmtui.console.backend.model import BakePlan, BakeRequest, ConsoleData
-from rocmtui.console.backend.refresh import describe
+from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.dialogs.bake_choices import (
     arch_choices,
@@ -246,7 +246,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             )
         except Exception as exc:
             plan = BakePlan(
-                target, arch, node, push, error=describe(exc), push_switch=push,
+                target, arch, node, push, error=failure_text(exc), push_switch=push,
                 overrides=overrides,
             )  # fmt: skip
         self.post_message(PlanResolved(plan, chosen))

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rocmtui.console.backend.model import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
-from rocmtui.core.bake.find import describe as bake_named
+from rocmtui.core.bake.find import bake_file_names as bake_named
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 

@@ -30,7 +30,7 @@ from rocmtui.console.backend.model import (
     pushes_ended,
     running_job_on,
 )
-from rocmtui.console.backend.refresh import Feeds, describe
+from rocmtui.console.backend.refresh import Feeds, failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
@@ -351,7 +351,7 @@ class FleetScreen(CatalogScreen):
         if event.state != WorkerState.ERROR or worker.error is None:
             return
         panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
-        reason = f"{worker.name}: {describe(worker.error)}"
+        reason = f"{worker.name}: {failure_text(worker.error)}"
         if panel:
             self.panel_fault(panel, reason)
         else:

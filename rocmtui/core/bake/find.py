@@ -78,7 +78,7 @@ def bake_bytes(path: Path | str) -> bytes:
     return b"".join(f"\0{f.name}\0".encode() + f.read_bytes() for f in files)
 
 
-def describe(path: Path | str) -> str:
+def bake_file_names(path: Path | str) -> str:
     """The files a bake path stands for, by name, as one short phrase (`a.hcl + b.hcl`)."""
     files = bake_files(path)
     return " + ".join(f.name for f in files) if files else Path(path).name
@@ -87,7 +87,7 @@ def describe(path: Path | str) -> str:
 def shown(path: Path | str) -> str:
     """A bake path for people: a file as itself; a folder with the files it stands for."""
     path = Path(path)
-    return f"{path} ({describe(path)})" if path.is_dir() else str(path)
+    return f"{path} ({bake_file_names(path)})" if path.is_dir() else str(path)
 
 
 def compose_note(folder: Path) -> str:
@@ -112,7 +112,7 @@ def find_bake_file(cwd: Path, demo: Path = DEMO) -> BakeLookup:
     if found:
         return BakeLookup(
             cwd,
-            f"{describe(cwd)} in the current folder, merged in that order as bake merges "
+            f"{bake_file_names(cwd)} in the current folder, merged in that order as bake merges "
             f"them{compose}",
         )
     if demo.is_file():

@@ -39,7 +39,7 @@ LOCK_MODE = 0o640
 POKE_INTERVAL = 1.0  # s: consoles' requests for a round closer together than this are one
 
 
-class AlreadyRunning(RuntimeError):
+class MonitorAlreadyRunning(RuntimeError):
     """Another monitor holds this fleet file's lock (the text names it)."""
 
 
@@ -106,7 +106,7 @@ class MonitorService:
 
     def claim(self) -> None:
         """Take the lock, bind the metrics address, make the socket (or raise, leaving
-        nothing behind: AlreadyRunning, MonitorStartError, ListenError)."""
+        nothing behind: MonitorAlreadyRunning, MonitorStartError, ListenError)."""
         problem = self.place.socket_path_problem()
         if problem:
             raise MonitorStartError(problem)
@@ -120,7 +120,9 @@ class MonitorService:
             ) from None
         if fd is None:
             who = describe_holder(self.place, self.place.holder())
-            raise AlreadyRunning(f"a monitor for {self.place.fleet} is already running ({who})")
+            raise MonitorAlreadyRunning(
+                f"a monitor for {self.place.fleet} is already running ({who})"
+            )
         self._lock_fd = fd
         group = self.place.folder.stat().st_gid
         with contextlib.suppress(OSError):  # the state folder's group may read who holds it

@@ -47,7 +47,7 @@ class PlannedCell(Struct, frozen=True):
     platform: str = "linux/amd64"
 
 
-class Plan(Struct, frozen=True):
+class MatrixPlan(Struct, frozen=True):
     """Rows (in bake-file order) × arches, with the groups each arch's print expanded."""
 
     arches: tuple[str, ...]
@@ -207,7 +207,7 @@ def make_plan(
     *,
     cache: Any | None = None,
     timeout: float = PRINT_TIMEOUT,
-) -> Plan:
+) -> MatrixPlan:
     """Print every arch (in parallel) and make the rows. `launch_env(arch)` is the environment
     bake gets for a build of that arch. An arch bake refuses is an error of the plan, named;
     the other arches still fill."""
@@ -271,7 +271,7 @@ def make_plan(
             )
         planned.append((_order(bake, group), label, tuple(sorted(group)), cells))
     planned.sort(key=lambda p: p[0])
-    return Plan(
+    return MatrixPlan(
         arches=tuple(arches),
         rows=tuple((label, targets, cells) for _, label, targets, cells in planned),
         groups={arch: _groups(p) for arch, p in printed.items()},

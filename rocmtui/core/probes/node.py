@@ -22,7 +22,7 @@ from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engi
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
 from rocmtui.core.probes.engine_fail import EngineError
 from rocmtui.core.probes.engine_prober import EngineFacts, EngineProber
-from rocmtui.core.probes.failure import Step
+from rocmtui.core.probes.failure import ReachStep
 from rocmtui.core.probes.host import HostProber
 from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST
 from rocmtui.core.snapshots import BuilderInfo, HostStats, NodeSnapshot
@@ -75,7 +75,7 @@ class NodeProber:
             endpoint = resolve_endpoint(node, env)
         except EndpointError as exc:
             return _snapshot(
-                node, now, previous, NodeState.UNKNOWN, one_line(exc), step=Step.CONFIG
+                node, now, previous, NodeState.UNKNOWN, one_line(exc), step=ReachStep.CONFIG
             )
         via = endpoint.via
 
@@ -121,7 +121,7 @@ class NodeProber:
         state = NodeState.OK
         if builder is not None and builder.status in BROKEN_BUILDER_STATUSES:
             state, reason = NodeState.DOWN, one_line(f"builder {builder.name}: {builder.error}")
-            step = Step.ENGINE
+            step = ReachStep.ENGINE
         return _snapshot(node, now, previous, state, reason, facts, builder, host, via, step)
 
     def close(self) -> None:

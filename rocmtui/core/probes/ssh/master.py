@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.probes.failure import ReachError, Step, ssh_failure
+from rocmtui.core.probes.failure import ReachError, ReachStep, ssh_failure
 from rocmtui.core.probes.ssh.dial import SshTarget, base_argv, kill_group
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
@@ -115,7 +115,7 @@ class SSHMasters:
         longest = len(os.fsencode(path)) + SSH_BIND_SUFFIX + 1
         if longest > SUN_PATH_MAX:
             raise ReachError(
-                Step.CONFIG,
+                ReachStep.CONFIG,
                 one_line(
                     f"ssh control path of {longest} bytes is over the {SUN_PATH_MAX}-byte "
                     f"unix socket limit: {path}"
@@ -176,7 +176,7 @@ class SSHMasters:
             if master.error_attempt == attempt and master.error is not None:
                 raise master.error  # every waiter of a failed start hears why
         raise ReachError(
-            Step.CONNECT,
+            ReachStep.CONNECT,
             f"ssh login to {target.label} still in progress after {fmt_seconds(timeout)}",
         )
 
@@ -238,7 +238,7 @@ class SSHMasters:
             if said:
                 raise ssh_failure(said, target.label, None) from None
             raise ReachError(
-                Step.CONNECT, f"ssh login to {target.label} took over {START_TIMEOUT:g}s"
+                ReachStep.CONNECT, f"ssh login to {target.label} took over {START_TIMEOUT:g}s"
             ) from None
         finally:
             master.starting = None
