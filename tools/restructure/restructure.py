@@ -97,6 +97,12 @@ NAMES: dict[tuple[str, str], str] = {
     ("rocmtui.core.bake.find", "describe"): "bake_file_names",
     ("rocmtui.console.backend.refresh", "describe"): "failure_text",
     ("rocmtui.cli.configcmd", "describe"): "config_facts",
+    # "link" is a network link (jobs.linkwatch); where the snapshots come from is a source
+    ("rocmtui.core.hostmonitor.sources", "ProbeLink"): "ProbeSource",
+    ("rocmtui.core.hostmonitor.sources", "ChildLink"): "ChildSource",
+    ("rocmtui.core.hostmonitor.sources", "SocketLink"): "SocketSource",
+    ("rocmtui.core.hostmonitor.sources", "open_link"): "open_source",
+    ("rocmtui.core.hostmonitor.sources", "as_link"): "as_source",
 }
 
 # new packages' __init__ docstrings (written only when the __init__ does not exist yet); the
@@ -411,6 +417,27 @@ def fstring_edits(
     return out
 
 
+def script_edits(tok: tokenize.TokenInfo) -> list[tuple[tuple[int, int], str, str]]:
+    """In a string holding Python source (`python -c` in a test): the names it imports from a
+    module in `NAMES`, renamed wherever the string uses them bare."""
+    todo = {
+        old: new
+        for (where, old), new in NAMES.items()
+        for m in re.finditer(rf"from {re.escape(where)} import ([^\n]+)", tok.string)
+        if re.search(rf"(?<![\w.]){old}(?!\w)", m.group(1))
+    }
+    out = []
+    for m in re.finditer(r"(?<![\w.])(\w+)(?!\w)", tok.string):
+        if m.group(1) in todo:
+            before = tok.string[: m.start()]
+            row = tok.start[0] + before.count("\n")
+            col = (
+                m.start() - (before.rfind("\n") + 1) if "\n" in before else tok.start[1] + m.start()
+            )
+            out.append(((row, col), m.group(1), todo[m.group(1)]))
+    return out
+
+
 def rename_names(text: str, module: str | None) -> str:
     """`NAMES` applied to one Python file (`module`: its own dotted name)."""
     try:
@@ -450,6 +477,8 @@ def rename_names(text: str, module: str | None) -> str:
             edits.append(((tok.start[0], tok.start[1] + 1), name, todo[name]))
         elif tok.type == tokenize.STRING and todo and re.match(r"(?i)[rb]?f", tok.string):
             edits += fstring_edits(tok, todo)  # a 3.11 f-string is one token
+        elif tok.type == tokenize.STRING and " import " in tok.string:
+            edits += script_edits(tok)  # a script run by a test: its own imports decide
         if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
             after_dot = tok.type == tokenize.OP and tok.string == "."
     for (row, col), old, new in reversed(edits):
