@@ -31,7 +31,7 @@ from rocmtui.console.widgets.common import StatusLine
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.hostmonitor import client
 from rocmtui.core.hostmonitor.place import SUN_PATH_MAX, MonitorPlace
-from rocmtui.core.hostmonitor.sources import MONITOR, ChildLink, SocketLink, open_link
+from rocmtui.core.hostmonitor.sources import MONITOR, ChildSource, SocketSource, open_source
 from tests.fleet.test_jobs_store import hold_lock
 from tests.support.jobs import engineless_fleet, run_cli, wait_for
 
@@ -129,9 +129,9 @@ def test_a_socket_path_too_long_is_said_up_front(tmp_path: Path) -> None:
     assert len(lines) == 1 and f"more than a unix socket allows ({SUN_PATH_MAX})" in lines[0]
     assert "state_dir" in lines[0] and "ROCMTUI_STATE_DIR" in lines[0]
     assert not deep.exists() or not any(deep.glob("monitor-*"))
-    link = open_link(fleet)  # a console on that fleet file simply probes on its own
+    link = open_source(fleet)  # a console on that fleet file simply probes on its own
     try:
-        assert isinstance(link, ChildLink)
+        assert isinstance(link, ChildSource)
     finally:
         link.stop(grace=1.0)
 
@@ -168,9 +168,9 @@ def test_a_monitor_socket_that_never_answers_is_given_up_within_the_deadline(
             assert time.monotonic() - started < 3 * client.CONNECT_DEADLINE
             status = client.query(config)
             assert status.running and status.error and "sent nothing" in status.error
-            link = open_link(fleet_file)
+            link = open_source(fleet_file)
             try:
-                assert isinstance(link, ChildLink)
+                assert isinstance(link, ChildSource)
             finally:
                 link.stop(grace=1.0)
     finally:
@@ -225,13 +225,13 @@ def test_a_hung_engine_delays_no_scrape(
 ATTACHED_IMPORTS = """
 import asyncio, sys
 from pathlib import Path
-from rocmtui.core.hostmonitor.sources import SocketLink, open_link
+from rocmtui.core.hostmonitor.sources import SocketSource, open_source
 from rocmtui.console.app import RocmTui
 from rocmtui.core.config.fleetfile import load_config
 
 fleet = sys.argv[1]
-link = open_link(fleet)
-assert isinstance(link, SocketLink), link
+link = open_source(fleet)
+assert isinstance(link, SocketSource), link
 
 async def main():
     app = RocmTui(load_config(fleet))
@@ -242,7 +242,7 @@ async def main():
                 break
             await pilot.pause(0.05)
         assert app.screen.data.fleet is not None, "no snapshot from the monitor"
-        assert isinstance(app.backend._link, SocketLink)
+        assert isinstance(app.backend._feed, SocketSource)
         status = str(app.screen.query_one("#statusbar").render())
         assert "shared monitor" in status and "probed" in status, status
         app.screen.stop_feeds()
@@ -283,7 +283,7 @@ async def test_a_console_says_its_monitor_died_probes_on_its_own_and_reattaches(
     first = monitors(fleet_file)
     config = load_config(fleet_file)
     app = RocmTui(config)
-    app.backend.adopt_monitor(open_link(fleet_file))
+    app.backend.adopt_monitor(open_source(fleet_file))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FleetScreen)
@@ -296,8 +296,8 @@ async def test_a_console_says_its_monitor_died_probes_on_its_own_and_reattaches(
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: "monitor gone" in status(), "the console to say so", 15)
         assert screen.monitor_lost and f"pid {first.pid}" in screen.monitor_lost
-        own = app.backend._link
-        assert isinstance(own, ChildLink)
+        own = app.backend._feed
+        assert isinstance(own, ChildSource)
         lost_at = time.time()
 
         def fresh() -> bool:
@@ -307,8 +307,8 @@ async def test_a_console_says_its_monitor_died_probes_on_its_own_and_reattaches(
         second = monitors(fleet_file)
         await until(pilot, lambda: screen.source == MONITOR, "the console to re-attach", 20)
         assert "shared monitor" in status() and "monitor gone" not in status()
-        link = app.backend._link
-        assert isinstance(link, SocketLink) and link.pid == second.pid
+        link = app.backend._feed
+        assert isinstance(link, SocketSource) and link.pid == second.pid
         with contextlib.suppress(subprocess.TimeoutExpired):
             own.child.wait(timeout=10)
         assert own.child.poll() is not None  # its own child is gone: one probe loop again
@@ -323,7 +323,7 @@ async def test_a_monitor_that_goes_silent_is_left_for_a_child(
     monkeypatch.setattr(client, "idle_deadline", lambda config: 2.0)
     stopped = monitors(fleet_file)
     app = RocmTui(load_config(fleet_file))
-    app.backend.adopt_monitor(open_link(fleet_file))
+    app.backend.adopt_monitor(open_source(fleet_file))
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             screen = app.screen
@@ -332,7 +332,7 @@ async def test_a_monitor_that_goes_silent_is_left_for_a_child(
             os.kill(stopped.pid, signal.SIGSTOP)
             await until(pilot, lambda: screen.monitor_lost is not None, "the fallback", 15)
             assert "sent nothing for 2s" in (screen.monitor_lost or "")
-            await until(pilot, lambda: isinstance(app.backend._link, ChildLink), "a child", 10)
+            await until(pilot, lambda: isinstance(app.backend._feed, ChildSource), "a child", 10)
             app.screen.stop_feeds()
     finally:
         os.kill(stopped.pid, signal.SIGCONT)

@@ -26,11 +26,11 @@ from rocmtui.console.backend.model import BakePlan, BakeView, JobView
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.sources import (
     OWN,
-    ChildLink,
+    ChildSource,
     MonitorFailed,
     MonitorGone,
-    ProbeLink,
-    as_link,
+    ProbeSource,
+    as_source,
     find_monitor,
 )
 from rocmtui.core.jobs.refusals import ReadOnlyRefused
@@ -56,7 +56,7 @@ class FleetBackend:
         self.config = config
         self.read_only = read_only
         self.env = dict(os.environ if env is None else env)
-        self._link: ProbeLink | None = None
+        self._feed: ProbeSource | None = None
         self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
         self._first: _FirstRound | None = None
         self._watched: frozenset[str] = frozenset()
@@ -78,22 +78,22 @@ class FleetBackend:
 
     # ------------------------------------------------------------------ fleet probes
 
-    def adopt_monitor(self, source: ProbeLink | subprocess.Popen[bytes]) -> None:
-        """Use a link opened early (before Textual was imported: the host's monitor, or a
+    def adopt_monitor(self, source: ProbeSource | subprocess.Popen[bytes]) -> None:
+        """Use a feed opened early (before Textual was imported: the host's monitor, or a
         child of our own), and start reading its first round now, so that the first frame can
         show it (`take_first_round`)."""
-        link = as_link(source)
-        self._link = link
-        self._first = _FirstRound(link)
+        feed = as_source(source)
+        self._feed = feed
+        self._first = _FirstRound(feed)
 
     @property
     def source(self) -> str:
-        """Where rounds come from now: `links.MONITOR`, `links.OWN`, or "" before any."""
-        link = self._link
-        return link.kind if link is not None else ""
+        """Where rounds come from now: `sources.MONITOR`, `sources.OWN`, or "" before any."""
+        feed = self._feed
+        return feed.kind if feed is not None else ""
 
     def take_first_round(self) -> FleetSnapshot | None:
-        """The adopted link's first round if it has already come (never waits); a round
+        """The adopted feed's first round if it has already come (never waits); a round
         taken here is not relayed again by `run_monitor`."""
         with self._lock:
             first = self._first
@@ -104,7 +104,7 @@ class FleetBackend:
             first.taken = True
             return first.item
 
-    def _open(self) -> ProbeLink:
+    def _open(self) -> ProbeSource:
         """The host's monitor if one answers, else a child of our own. Not the monitor again
         right after it went away: one that says hello and then hangs up would be attached to
         and lost in a tight loop."""
@@ -114,7 +114,7 @@ class FleetBackend:
                 return found
         from rocmtui.core.hostmonitor import ownchild
 
-        return ChildLink(ownchild.start(self.config.source))
+        return ChildSource(ownchild.start(self.config.source))
 
     def run_monitor(
         self,
@@ -128,7 +128,7 @@ class FleetBackend:
         needs); this thread only reads lines. While the child probes, a monitor that comes up
         is attached to (checked every `REATTACH_EVERY` seconds, between rounds) and the child
         ended.
-        `source_changed(kind, description)` hears of each link used. The link ending raises
+        `source_changed(kind, description)` hears of each feed used. The feed ending raises
         MonitorGone (the shared monitor: the caller starts again at once, on a child) or
         MonitorFailed (our child).
         """
@@ -136,36 +136,36 @@ class FleetBackend:
             with self._lock:
                 if self._stopped:
                     return
-                link = self._link
-                if link is None or not link.alive():
-                    link = self._link = self._open()
+                feed = self._feed
+                if feed is None or not feed.alive():
+                    feed = self._feed = self._open()
             if source_changed is not None:
-                source_changed(link.kind, link.describe())
-            items: Iterable[FleetSnapshot | str] = link.rounds()
+                source_changed(feed.kind, feed.describe())
+            items: Iterable[FleetSnapshot | str] = feed.rounds()
             first = self._first
-            if first is not None and first.link is link:
+            if first is not None and first.feed is feed:
                 first.done.wait()  # its reader owns the stream until the first line is read
                 with self._lock:
                     self._first = None
                 if first.item is not None and not first.taken:  # None: the output had ended
                     items = itertools.chain([first.item], items)
-            if not self._relay(link, items, publish):
+            if not self._relay(feed, items, publish):
                 return
             with self._lock:
-                if self._link is not link:  # swapped for the host's monitor: go on with it
+                if self._feed is not feed:  # swapped for the host's monitor: go on with it
                     continue
-            error = link.ended()
+            error = feed.ended()
             if isinstance(error, MonitorGone):
                 self._gone_at = time.monotonic()
             raise error
 
     def _relay(
         self,
-        link: ProbeLink,
+        feed: ProbeSource,
         items: Iterable[FleetSnapshot | str],
         publish: Callable[[FleetSnapshot], object],
     ) -> bool:
-        """Publish the link's rounds until it ends (True) or the console stops (False)."""
+        """Publish the feed's rounds until it ends (True) or the console stops (False)."""
         look_at = time.monotonic() + REATTACH_EVERY
         for item in items:
             if self._stopped:
@@ -173,29 +173,29 @@ class FleetBackend:
             if isinstance(item, str):
                 raise MonitorFailed(item)
             publish(item)
-            if link.kind == OWN and time.monotonic() >= look_at:
+            if feed.kind == OWN and time.monotonic() >= look_at:
                 look_at = time.monotonic() + REATTACH_EVERY
                 found = find_monitor(self.config)
                 if found is not None:
                     with self._lock:
-                        self._link = found
-                    link.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
+                        self._feed = found
+                    feed.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
                     return True
         return not self._stopped
 
     def refresh_now(self) -> None:
         """Ask for a round now (thread-safe, never blocks)."""
         with self._lock:
-            if self._link is not None:
-                self._link.poke()
+            if self._feed is not None:
+                self._feed.poke()
 
     def stop_monitor(self) -> None:
-        """End the link without waiting for it (safe on the event loop)."""
+        """End the feed without waiting for it (safe on the event loop)."""
         with self._lock:
             self._stopped = True
-            link = self._link
-        if link is not None:
-            link.close()
+            feed = self._feed
+        if feed is not None:
+            feed.close()
 
     # ------------------------------------------------------------------ bake file
 
@@ -258,10 +258,10 @@ class FleetBackend:
 
 
 class _FirstRound:
-    """Reads a link's first round in a daemon thread, while Textual starts."""
+    """Reads a feed's first round in a daemon thread, while Textual starts."""
 
-    def __init__(self, link: ProbeLink) -> None:
-        self.link = link
+    def __init__(self, feed: ProbeSource) -> None:
+        self.feed = feed
         self.item: FleetSnapshot | str | None = None  # None: the stream ended first
         self.taken = False
         self.done = threading.Event()
@@ -269,7 +269,7 @@ class _FirstRound:
 
     def _read(self) -> None:
         try:
-            self.item = next(iter(self.link.rounds()), None)
+            self.item = next(iter(self.feed.rounds()), None)
         except (OSError, ValueError) as exc:  # the stream was closed under it (stopping)
             self.item = f"fleet monitor: {exc}"
         finally:

@@ -2,10 +2,10 @@
 
 Both speak the same lines (rocmtui/core/hostmonitor/wire.py) and look the same to the relay
 (`FleetBackend.run_monitor`): `rounds()` blocks in a worker thread and yields each snapshot (a
-child's unreadable line as its error text), `poke()` asks for a round, `close()` ends the link
+child's unreadable line as its error text), `poke()` asks for a round, `close()` ends the source
 without waiting, and `ended()` says why the rounds stopped.
 
-`open_link` is what the console does first thing, before Textual is imported: attach to a
+`open_source` is what the console does first thing, before Textual is imported: attach to a
 running monitor for its fleet file (one flock check when none runs), else start its own child.
 Nothing here imports a probe library; an attached console never loads one.
 """
@@ -49,7 +49,7 @@ class MonitorGone(MonitorFailed):
     """The host's monitor went away or stopped answering: the console probes on its own."""
 
 
-class ProbeLink(Protocol):
+class ProbeSource(Protocol):
     """A source of fleet snapshots."""
 
     kind: str  # OWN or MONITOR
@@ -58,7 +58,7 @@ class ProbeLink(Protocol):
         """What it is, for the operator ("shared monitor (pid 4242)")."""
 
     def rounds(self) -> Iterator[FleetSnapshot | str]:
-        """Each round as it comes (blocks: a worker thread); ends with the link."""
+        """Each round as it comes (blocks: a worker thread); ends with the source."""
 
     def poke(self) -> None:
         """Ask for a round now; never blocks."""
@@ -76,7 +76,7 @@ class ProbeLink(Protocol):
         """End it, waiting up to `grace` seconds (a child is reaped)."""
 
 
-class ChildLink:
+class ChildSource:
     """The console's own monitor child (rocmtui.core.hostmonitor.ownchild), over its pipes."""
 
     kind = OWN
@@ -112,7 +112,7 @@ class ChildLink:
         ownchild.stop(self.child, grace)
 
 
-class SocketLink:
+class SocketSource:
     """A session with the host's monitor (rocmtui.core.hostmonitor)."""
 
     kind = MONITOR
@@ -157,15 +157,15 @@ class SocketLink:
         self.close()
 
 
-def find_monitor(config: FleetConfig) -> SocketLink | None:
+def find_monitor(config: FleetConfig) -> SocketSource | None:
     """A session with the fleet file's running monitor, if one answers within the deadline."""
     from rocmtui.core.hostmonitor.client import attach, idle_deadline
 
     conn = attach(config)
-    return None if conn is None else SocketLink(conn, idle_deadline(config))
+    return None if conn is None else SocketSource(conn, idle_deadline(config))
 
 
-def open_link(config_path: Path | str | None) -> ProbeLink:
+def open_source(config_path: Path | str | None) -> ProbeSource:
     """Attach to the fleet file's monitor, else start a child of our own (OSError when that
     cannot be started). A fleet file that does not load is the console's to report: then the
     child is started as before, and the console says what is wrong with the file."""
@@ -179,9 +179,9 @@ def open_link(config_path: Path | str | None) -> ProbeLink:
         found = find_monitor(config)
         if found is not None:
             return found
-    return ChildLink(ownchild.start(config_path))
+    return ChildSource(ownchild.start(config_path))
 
 
-def as_link(source: ProbeLink | subprocess.Popen[bytes]) -> ProbeLink:
-    """A link for a bare child process (what callers passed before links existed)."""
-    return ChildLink(source) if isinstance(source, subprocess.Popen) else source
+def as_source(source: ProbeSource | subprocess.Popen[bytes]) -> ProbeSource:
+    """A source for a bare child process (`rocmtui.cli.main` may hand one over)."""
+    return ChildSource(source) if isinstance(source, subprocess.Popen) else source
