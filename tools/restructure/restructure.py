@@ -7,15 +7,19 @@ tables below, in every text file git tracks (plus untracked, unignored ones): `f
 patch targets, `python -m` lines), file paths (`rocmtui/core/x.py`, `core/x.py`,
 `tests/test_x.py`), and `Path(__file__)` / `os.path.dirname(__file__)` depths in moved files.
 
-Idempotent: a module whose old file is gone is not moved again, and the rewrite of an old name
-that is also a new package's name (`rocmtui.core.config` -> the package `rocmtui/core/config/`)
-runs only while the old file is still in the tree. Other old names never occur in a moved
-tree, so rewriting them again changes nothing.
+Idempotent, and safe on a tree that gained files after the moves (a branch merged later that
+still imports the old paths): a module whose old file is gone is not moved again, and an old
+name that is also a new package's name (`rocmtui.core.config` -> the package
+`rocmtui/core/config/`) is decided per reference once its old file is gone: a submodule of the
+package stays, anything else (`from rocmtui.core.config import FleetConfig`) goes to the old
+module's new home (`config.fleetfile`). `NAMES` renames misleading names the same way in every
+file that imports them. This program's own folder is never rewritten.
 
-Tests: the files named in TESTS go where it says. A test file this program has never seen goes
-by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; mentions devfleet, blackbox, realparts,
-`require(`, `run_cli`, the job helpers, subprocess or dockerd -> fleet/; drives a Pilot
-(`run_test(`, `snap_compare`) -> pilot/; otherwise unit/ (pure, fast).
+Tests: the files named in TESTS go where it says; a helper module that is no test
+(`tests/x_support.py`, `tests/x.py`) goes to `tests/support/x.py`. A test file this program has
+never seen goes by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; mentions devfleet,
+blackbox, realparts, `require(`, `run_cli`, the job helpers, subprocess or dockerd -> fleet/;
+drives a Pilot (`run_test(`, `snap_compare`) -> pilot/; otherwise unit/ (pure, fast).
 """
 
 from __future__ import annotations
@@ -218,6 +222,13 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
         elif (tree / src).is_dir():
             moves.append((src, new.replace(".", "/")))
     tests = tree / "tests"
+    for path in sorted(tests.glob("*.py")):  # a helper added later: support/, named for its job
+        stem = path.stem
+        if stem.startswith("test_") or stem in ("conftest", "__init__") or f"tests.{stem}" in table:
+            continue
+        new = f"tests.support.{stem.removesuffix('_support')}"
+        table[f"tests.{stem}"] = new
+        moves.append((f"tests/{stem}.py", new.replace(".", "/") + ".py"))
     for path in sorted(tests.glob("test_*.py")):
         stem = path.stem
         if f"tests.{stem}" in table:
