@@ -17,9 +17,10 @@ file that imports them. This program's own folder is never rewritten.
 
 Tests: the files named in TESTS go where it says; a helper module that is no test
 (`tests/x_support.py`, `tests/x.py`) goes to `tests/support/x.py`. A test file this program has
-never seen goes by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; mentions devfleet,
+never seen goes by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; drives a Pilot
+(`run_test(`, `snap_compare`: a snapshot lives beside its test) -> pilot/; mentions devfleet,
 blackbox, realparts, `require(`, `run_cli`, the job helpers, subprocess or dockerd -> fleet/;
-drives a Pilot (`run_test(`, `snap_compare`) -> pilot/; otherwise unit/ (pure, fast).
+otherwise unit/ (pure, fast). Snapshots recorded since join `tests/pilot/__snapshots__/`.
 """
 
 from __future__ import annotations
@@ -177,14 +178,14 @@ def test_kind(text: str) -> str:
     """The folder of a test file this table does not name, from what it uses."""
     if "tmux" in text:
         return "e2e"
+    if "run_test(" in text or "snap_compare" in text:  # a snapshot's folder is the test's
+        return "pilot"
     if re.search(
         r"devfleet|blackbox|realparts|require\(|run_cli|test_jobs_support|support\.jobs|"
         r"subprocess|dockerd",
         text,
     ):
         return "fleet"
-    if "run_test(" in text or "snap_compare" in text:
-        return "pilot"
     return "unit"
 
 
@@ -220,7 +221,7 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
         if (tree / (src + ".py")).is_file():
             moves.append((src + ".py", new.replace(".", "/") + ".py"))
         elif (tree / src).is_dir():
-            moves.append((src, new.replace(".", "/")))
+            moves += dir_move(tree, src, new.replace(".", "/"))
     tests = tree / "tests"
     for path in sorted(tests.glob("*.py")):  # a helper added later: support/, named for its job
         stem = path.stem
@@ -246,7 +247,7 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
         table.setdefault(f"tests.{stem}", f"tests.fleet.{stem}")
     for old, new in DIR_MOVES.items():
         if (tree / old).is_dir():
-            moves.append((old, new))
+            moves += dir_move(tree, old, new)
     new_names = set(table.values())
     new_packages = {n.rsplit(".", 1)[0] for n in new_names}
     active = {old for old in table if old not in new_packages or (tree / mod_path(old)).is_file()}
@@ -269,6 +270,17 @@ def package_children(tree: Path, table: dict[str, str]) -> dict[str, set[str]]:
             kids |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
         out[old] = kids
     return out
+
+
+def dir_move(tree: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """A folder's move; once moved, what came since at the old place joins it file by file."""
+    if not (tree / new).is_dir():
+        return [(old, new)]
+    return [
+        (str(f.relative_to(tree)), f"{new}/{f.relative_to(tree / old)}")
+        for f in sorted((tree / old).rglob("*"))
+        if f.is_file() and "__pycache__" not in f.parts
+    ]
 
 
 KNOWN_FLEET = """test_bake_buildx test_bake_demo test_bake_files test_config_lookup test_matrix_plan
