@@ -105,6 +105,8 @@ def _images(record: object) -> list[str]:
 
 def _extras(record: object) -> dict[str, object]:
     """The JSON fields beside the record: each target's image, the loop, cache statistics."""
+    from msgspec import to_builtins
+
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
 
@@ -112,8 +114,8 @@ def _extras(record: object) -> dict[str, object]:
     check = read_push_check(record.job_dir)
     stats = read_cache_stats(record.job_dir)
     return {
-        "images": [i.to_json() for i in job_images(record.job_dir, record.target, record.arch)],
-        "registry": check.to_json() if check is not None else None,
+        "images": [to_builtins(i) for i in job_images(record.job_dir, record.target, record.arch)],
+        "registry": to_builtins(check) if check is not None else None,
         "sccache": stats.to_json() if stats is not None else None,
     }
 

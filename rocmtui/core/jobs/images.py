@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec import Struct
 
 from rocmtui.core.jobs.printed import printed_pushes, requested_targets
@@ -46,17 +47,6 @@ class JobImage(Struct, frozen=True):
     pushes: bool = False
     digest: str | None = None
     media_type: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "target": self.target,
-            "tags": list(self.tags),
-            "arch": self.arch,
-            "pushes": self.pushes,
-            "digest": self.digest,
-            "media_type": self.media_type,
-        }
 
 
 def targets_of(printed: Mapping[str, Any], push: bool) -> dict[str, dict[str, Any]]:
@@ -157,7 +147,7 @@ def read_push_check(job_dir: Path | str) -> PushCheck | None:
     if not isinstance(data, dict):
         return None
     try:
-        return PushCheck.from_json(data)
+        return msgspec.convert(data, PushCheck)
     except ValueError:
         return None
 
@@ -201,7 +191,7 @@ def record_afterwards(record: JobRecord, registry_url: str | None) -> None:
     if record.push and registry_url and record.state == JobState.SUCCEEDED:
         check = check_push(record, registry_url)  # first: the registry as the push left it
         if check is not None:
-            write_json_atomic(record.path / PUSH_CHECK_FILE, check.to_json())
+            write_json_atomic(record.path / PUSH_CHECK_FILE, msgspec.to_builtins(check))
     stats = scan_log(record.log_path)
     if stats is not None:
         write_json_atomic(record.path / CACHE_STATS_FILE, stats.to_json())

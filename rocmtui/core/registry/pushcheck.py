@@ -14,9 +14,8 @@ word per image and for the job:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -64,18 +63,6 @@ class ImageCheck(Struct, frozen=True):
     registry_kind: str | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "target": self.target,
-            "tag": self.tag,
-            "state": str(self.state),
-            "recorded": self.recorded,
-            "registry": self.registry,
-            "registry_kind": self.registry_kind,
-            "reason": self.reason,
-        }
-
 
 class PushCheck(Struct, frozen=True):
     """The closed loop for a whole job: its worst image's word, and every image's answer."""
@@ -99,34 +86,6 @@ class PushCheck(Struct, frozen=True):
         if self.state in (LoopState.NOT_FOUND, LoopState.MOVED):
             return f"{text} (recorded {short(worst.recorded)}, registry {short(worst.registry)})"
         return f"{text}: {worst.reason}" if worst.reason else text
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (what the job folder's registry.json holds)."""
-        return {
-            "state": str(self.state),
-            "checked_at": self.checked_at,
-            "images": [i.to_json() for i in self.images],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PushCheck:
-        """Read back `to_json`; ValueError on anything else."""
-        try:
-            images = tuple(
-                ImageCheck(
-                    target=str(i["target"]),
-                    tag=str(i["tag"]),
-                    state=LoopState(i["state"]),
-                    recorded=i.get("recorded"),
-                    registry=i.get("registry"),
-                    registry_kind=i.get("registry_kind"),
-                    reason=i.get("reason"),
-                )
-                for i in data["images"]
-            )
-            return cls(LoopState(data["state"]), float(data["checked_at"]), images)
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not a push check: {exc}") from None
 
 
 def short(digest: str | None) -> str:
