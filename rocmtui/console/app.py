@@ -103,8 +103,8 @@ class RocmTui(App[list[JobView]]):
 
         Textual (8.2) always counts the screen right under the top one, and passes its
         changes up as repaints of the top screen. With help (or the log panes) covering a log
-        that follows a fast build, every frame of the hidden log repainted the unchanged page
-        on top: 138 KB/s to the terminal for nothing. Screens under an opaque one now wait;
+        that follows a fast build, every frame of the hidden log would repaint the unchanged
+        page on top: 138 KB/s to the terminal for nothing. So screens under an opaque one wait;
         Textual lays a screen out again when it is resumed.
         """
         if self.screen.styles.background.a == 1:  # (one of rocmtui.console.textual_private.USES)

@@ -62,7 +62,7 @@ _TOKEN = (
 def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(`_UNSAFE`, `_TOKEN`) compiled, on first use: ~11M instructions that text which is all
     printable (names, states and reasons, most lines) never needs, nor the console's first
-    frame (issue 20)."""
+    frame."""
     return re.compile(_UNSAFE), re.compile(_TOKEN)
 
 
