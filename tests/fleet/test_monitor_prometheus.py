@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.fleet.test_jobs_fleet import quick
 from tests.support.jobs import bake, kill_job_leftovers, wait_for, write_config
+from tests.support.loopback import Handler, LoopbackHTTP, send
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
@@ -38,34 +37,27 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
 
 class WebhookSink:
-    """An HTTP server on loopback keeping every JSON body POSTed to it (Alertmanager's
+    """A loopback stand-in keeping every JSON body POSTed to it (Alertmanager's
     notifications)."""
 
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
-        sink = self
+        self._http = LoopbackHTTP(self._answer)
+        self.url = f"{self._http.url}/hook"
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                sink.bodies.append(json.loads(self.rfile.read(size)))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+    def _answer(self, handler: Handler) -> None:
+        if handler.command != "POST":
+            send(handler, 405, {}, b"")
+            return
+        size = int(handler.headers.get("Content-Length") or 0)
+        self.bodies.append(json.loads(handler.rfile.read(size)))
+        send(handler, 200, {}, b"")
 
     def alerts(self) -> list[dict[str, Any]]:
         return [alert for body in list(self.bodies) for alert in body.get("alerts", [])]
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._http.stop()
 
 
 def prometheus_config(monitor: ServiceHandle, alertmanager: ServiceHandle | None) -> str:

@@ -10,15 +10,14 @@ tag; `push_index` makes an OCI index (or a Docker manifest list) of such manifes
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
-import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rocmtui.core.registry.media import DOCKER_LIST, DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST
+from tests.support.loopback import Handler, LoopbackHTTP, send
 
 
 def _digest(data: bytes) -> str:
@@ -170,55 +169,35 @@ class StandInRegistry:
         body: bytes = b"",
         tags: Iterable[str] | None = None,
     ) -> None:
-        answer = (status, dict(headers or {}), body)
-        listed = sorted(tags) if tags is not None else None
+        self._fixed = (status, dict(headers or {}), body)
+        self._tags = sorted(tags) if tags is not None else None
         self.requests: list[tuple[str, str]] = []
-        seen = self.requests
+        self._http = LoopbackHTTP(self._answer)
+        self.port, self.url = self._http.port, self._http.url
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def _page(self) -> tuple[int, dict[str, str], bytes]:
-                url = urllib.parse.urlsplit(self.path)
-                query = urllib.parse.parse_qs(url.query)
-                n = int(query.get("n", ["100"])[0])
-                last = query.get("last", [""])[0]
-                rest = [t for t in listed or [] if t > last]
-                page, more = rest[:n], rest[n:]
-                extra = {"Content-Type": "application/json"}
-                if more:
-                    extra["Link"] = f'<{url.path}?n={n}&last={page[-1]}>; rel="next"'
-                name = url.path.removeprefix("/v2/").removesuffix("/tags/list")
-                return 200, extra, json.dumps({"name": name, "tags": page}).encode()
+    def _page(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        url = urllib.parse.urlsplit(path)
+        query = urllib.parse.parse_qs(url.query)
+        n = int(query.get("n", ["100"])[0])
+        last = query.get("last", [""])[0]
+        rest = [t for t in self._tags or [] if t > last]
+        page, more = rest[:n], rest[n:]
+        extra = {"Content-Type": "application/json"}
+        if more:
+            extra["Link"] = f'<{url.path}?n={n}&last={page[-1]}>; rel="next"'
+        name = url.path.removeprefix("/v2/").removesuffix("/tags/list")
+        return 200, extra, json.dumps({"name": name, "tags": page}).encode()
 
-            def _answer(self) -> None:
-                seen.append((self.command, self.path))
-                if listed is not None and "/tags/list" in self.path:
-                    code, extra, text = self._page()
-                else:
-                    code, extra, text = answer
-                self.send_response(code)
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(text)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(text)
-
-            do_GET = do_HEAD = _answer
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+    def _answer(self, handler: Handler) -> None:
+        self.requests.append((handler.command, handler.path))
+        if self._tags is not None and "/tags/list" in handler.path:
+            send(handler, *self._page(handler.path))
+        else:
+            send(handler, *self._fixed)
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._http.stop()
 
     def __enter__(self) -> StandInRegistry:
         return self
@@ -234,78 +213,51 @@ class FaultyProxy:
     registry can fail for some repositories while the rest of a matrix fills. Loopback only."""
 
     def __init__(self, real: str, faults: Mapping[str, str]) -> None:
-        self.stopping = threading.Event()
-        owner = self
+        self._real, self._faults = real, dict(faults)
+        self._http = LoopbackHTTP(self._answer)
+        self.stopping = self._http.stopping
+        self.port, self.url, self.address = self._http.port, self._http.url, self._http.address
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def _answer(self) -> None:
-                fault = next(
-                    (f for repo, f in faults.items() if self.path.startswith(f"/v2/{repo}/")), None
-                )
-                if fault == "401":
-                    challenge = 'Bearer realm="https://auth.example/token",service="zot"'
-                    self._send(401, {"WWW-Authenticate": challenge}, b"")
-                elif fault == "500":
-                    self._send(
-                        500,
-                        {"Content-Type": "application/json"},
-                        b'{"errors":[{"code":"UNKNOWN"}]}',
-                    )
-                elif fault == "drip":
-                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
-                    for byte in b"X-Slow: " + b"x" * 200:
-                        if owner.stopping.wait(0.3):
-                            return
-                        try:
-                            self.wfile.write(bytes([byte]))
-                            self.wfile.flush()
-                        except OSError:
-                            return
-                else:
-                    headers = {k: v for k, v in self.headers.items() if k.lower() in ("accept",)}
-                    status, answer, body = _request(self.command, real + self.path, None, headers)
-                    hop = ("connection", "transfer-encoding", "date", "server")
-                    keep = {k: v for k, v in answer.items() if k not in hop}
-                    if self.command != "HEAD":
-                        keep.pop("content-length", None)
-                    self._send(status, keep, body)
-
-            def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                if "content-length" not in headers:
-                    self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(body)
-
-            do_GET = do_HEAD = _answer
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.address = f"127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+    def _answer(self, handler: Handler) -> None:
+        path = handler.path
+        fault = next(
+            (f for repo, f in self._faults.items() if path.startswith(f"/v2/{repo}/")), None
+        )
+        if fault == "401":
+            challenge = 'Bearer realm="https://auth.example/token",service="zot"'
+            send(handler, 401, {"WWW-Authenticate": challenge}, b"")
+        elif fault == "500":
+            send(
+                handler,
+                500,
+                {"Content-Type": "application/json"},
+                b'{"errors":[{"code":"UNKNOWN"}]}',
+            )
+        elif fault == "drip":
+            handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for byte in b"X-Slow: " + b"x" * 200:
+                if self.stopping.wait(0.3):
+                    return
+                try:
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                except OSError:
+                    return
+        else:
+            headers = {k: v for k, v in handler.headers.items() if k.lower() in ("accept",)}
+            status, answer, body = _request(handler.command, self._real + path, None, headers)
+            hop = ("connection", "transfer-encoding", "date", "server")
+            keep = {k: v for k, v in answer.items() if k not in hop}
+            if handler.command != "HEAD":
+                keep.pop("content-length", None)
+            send(handler, status, keep, body)
 
     def stop(self) -> None:
         """Stop serving (dripping answers end)."""
-        self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._http.stop()
 
     def __enter__(self) -> FaultyProxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64  # the default 5 drops connections a client opens at once

@@ -8,10 +8,9 @@ JSON was expected), `hang` (accepts, never answers), `500`.
 
 from __future__ import annotations
 
-import http.server
-import threading
-import time
 from pathlib import Path
+
+from tests.support.loopback import Handler, LoopbackHTTP, send
 
 DATA = Path(__file__).parents[1] / "data" / "upstream"
 
@@ -22,49 +21,33 @@ class UpstreamStandIn:
     def __init__(self) -> None:
         self.faults: dict[str, str] = {}
         self.hits: list[str] = []
-        self._stop = threading.Event()
-        owner = self
+        self._http = LoopbackHTTP(self._answer)
+        self.port, self.url = self._http.port, self._http.url
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                owner.hits.append(path)
-                parts = path.strip("/").split("/")
-                if len(parts) == 3 and parts[0] == "pypi" and parts[2] == "json":
-                    name, file = parts[1], DATA / "pypi" / f"{parts[1]}.json"
-                elif len(parts) == 4 and parts[0] == "repos" and parts[3] == "releases":
-                    name = f"{parts[1]}/{parts[2]}"
-                    file = DATA / "github" / f"{parts[1]}__{parts[2]}.json"
-                else:
-                    name, file = "", Path("/nonexistent")
-                fault = owner.faults.get(name)
-                if fault == "hang":
-                    owner._stop.wait(30)
-                    return
-                if fault == "html":
-                    self._send(200, b"<!doctype html><title>Sign in</title>", "text/html")
-                elif fault == "500":
-                    self._send(500, b'{"message": "boom"}', "application/json")
-                elif file.is_file():
-                    self._send(200, file.read_bytes(), "application/json")
-                else:
-                    self._send(404, b'{"message": "Not Found"}', "application/json")
-
-            def _send(self, status: int, body: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+    def _answer(self, handler: Handler) -> None:
+        path = handler.path.split("?", 1)[0]
+        self.hits.append(path)
+        parts = path.strip("/").split("/")
+        if len(parts) == 3 and parts[0] == "pypi" and parts[2] == "json":
+            name, file = parts[1], DATA / "pypi" / f"{parts[1]}.json"
+        elif len(parts) == 4 and parts[0] == "repos" and parts[3] == "releases":
+            name = f"{parts[1]}/{parts[2]}"
+            file = DATA / "github" / f"{parts[1]}__{parts[2]}.json"
+        else:
+            name, file = "", Path("/nonexistent")
+        fault = self.faults.get(name)
+        json_type = {"Content-Type": "application/json"}
+        if fault == "hang":
+            self._http.stopping.wait(30)
+        elif fault == "html":
+            html = b"<!doctype html><title>Sign in</title>"
+            send(handler, 200, {"Content-Type": "text/html"}, html)
+        elif fault == "500":
+            send(handler, 500, json_type, b'{"message": "boom"}')
+        elif file.is_file():
+            send(handler, 200, json_type, file.read_bytes())
+        else:
+            send(handler, 404, json_type, b'{"message": "Not Found"}')
 
     def fleet_toml(self) -> str:
         """The `[upstream]` tables pointing at this stand-in, for every pin of the bake files."""
@@ -88,20 +71,11 @@ PYTHON_VERSION = "github:python/cpython"
 """
 
     def stop(self) -> None:
-        """Stop serving (a hanging handler is released)."""
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-        time.sleep(0)
+        """Stop serving (a hanging answer is released)."""
+        self._http.stop()
 
     def __enter__(self) -> UpstreamStandIn:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64  # the default 5 drops connections a client opens at once
