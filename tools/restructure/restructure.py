@@ -53,6 +53,7 @@ MODULES: dict[str, str] = {
     # doctor/
     "rocmtui.core.doctor": "rocmtui.core.doctor.checks",
     "rocmtui.core.doctor_fleet": "rocmtui.core.doctor.fleet",
+    "rocmtui.core.doctor_units": "rocmtui.core.doctor.units",  # i29's, when merged
     # progress/: what a build log says
     "rocmtui.core.progress": "rocmtui.core.progress.tracker",
     "rocmtui.core.progress_buildkit": "rocmtui.core.progress.buildkit",
