@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.logs.tail import at_path, replaced
 
 CHUNK_SIZE = 256 * 1024
 POLL_SECONDS = 0.1
@@ -81,10 +82,12 @@ class FileTail:
             return data
         # at the end of the file we hold: has the name moved on to a new file?
         try:
-            info = os.stat(self.path)
+            found, gone = at_path(self.path, self._fd)
         except OSError:
+            return b""
+        if gone:
             return b""  # removed, maybe about to be re-created: keep the old one for now
-        if (info.st_dev, info.st_ino) != self._ino:
+        if self._ino is None or replaced(found, self._ino):
             self._event("rotated")
             self.close()
             self._open()

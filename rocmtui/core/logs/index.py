@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
+from rocmtui.core.logs.tail import at_path, replaced
+
 MARK_EVERY = 64  # lines per mark: 8 bytes of index per 64 lines
 TAIL_BYTES = 64 * 1024  # what open() reads: enough for several screens of the last lines
 CHUNK_BYTES = 1 << 20  # scan_back reads: peak RSS grows with it (2 MB: VmHWM +2 MB, same speed)
@@ -228,7 +230,7 @@ class LineIndex:
             return Change.RESET
         end = seg.end
         if (
-            (st.st_dev, st.st_ino) != ident
+            replaced(st, ident)
             or st.st_size < end
             or (fp and os.pread(fd, len(fp), end - len(fp)) != fp)
         ):
@@ -257,14 +259,8 @@ class LineIndex:
 
     def stat(self) -> tuple[os.stat_result, bool]:
         """The file at the path, or the open file while the path is gone, and whether it is
-        gone (FileNotFoundError: gone, and nothing open)."""
-        try:
-            return os.stat(self.path), False
-        except FileNotFoundError:
-            fd = self.fileno()
-            if fd is None:
-                raise
-            return os.fstat(fd), True
+        gone (FileNotFoundError: gone, and nothing open): `logs.tail.at_path`."""
+        return at_path(self.path, self.fileno())
 
     def fileno(self) -> int | None:
         """The descriptor the index reads (a search of the same bytes uses it too)."""
