@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FLEET_DIR ?= $(CURDIR)/.fleet
 
-.PHONY: run test lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
+.PHONY: run test test-unit lint typecheck pytest system fleet-up fleet-down demo screenshots bench wheel clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,10 @@ pytest: $(STAMP) system
 
 test: lint typecheck pytest
 
+# the core units only (tests/unit/): no fleet, no system packages, well under a minute
+test-unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
 fleet-up: $(STAMP) system
 	$(BIN)/python -m devfleet up --dir $(FLEET_DIR) --bake-file $(CURDIR)/bake/demo.hcl
 
@@ -51,7 +55,7 @@ screenshots: $(STAMP) system
 bench: $(STAMP) system
 	$(BIN)/python bench/run.py
 
-# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/test_wheel.py builds
+# The wheel operators install (`pipx install dist/rocmtui-*.whl`); tests/e2e/test_wheel.py builds
 # and installs one into a fresh venv in CI.
 wheel: $(STAMP)
 	$(BIN)/pip wheel -q --no-deps -w dist .

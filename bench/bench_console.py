@@ -45,8 +45,8 @@ CONSOLE_FOLLOWING = """
 import sys, time
 from pathlib import Path
 from rocmtui.console.app import RocmTui
-from rocmtui.console.model import JobView
-from rocmtui.core.config import load_config
+from rocmtui.console.backend.model import JobView
+from rocmtui.core.config.fleetfile import load_config
 
 class Bench(RocmTui):
     def on_mount(self):  # Textual runs RocmTui.on_mount too (handlers run along the MRO)

@@ -37,8 +37,8 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rocmtui.core.bakefile import load_bake  # noqa: E402
-from rocmtui.core.config import load_config  # noqa: E402
+from rocmtui.core.bake.file import load_bake  # noqa: E402
+from rocmtui.core.config.fleetfile import load_config  # noqa: E402
 from rocmtui.core.jobs.command import node_environment  # noqa: E402
 from rocmtui.core.jobs.control import cancel_job, list_jobs  # noqa: E402
 from rocmtui.core.jobs.launch import launch_job  # noqa: E402

@@ -41,8 +41,8 @@ from common import Row, cache_dir, emit, median, p95, quick, row  # noqa: E402
 from follow import follow_once  # noqa: E402
 from tui import ControlClient, Tmux, proc_status  # noqa: E402
 
-from rocmtui.core.logsearch import SearchState, compile_query, search_file  # noqa: E402
-from rocmtui.core.logsearch_split import scan_split  # noqa: E402
+from rocmtui.core.logs.search import SearchState, compile_query, search_file  # noqa: E402
+from rocmtui.core.logs.search_split import scan_split  # noqa: E402
 
 MARKER = "BENCH-END-MARKER"
 TOOLONG = "toolong==1.5.0"
@@ -238,7 +238,7 @@ def figure_filter(log: Path, query: str, rounds: int) -> list[Row]:
             note=f"{note}; median of {len(counted)} filters ({spread})"),
         row(f"filter /{query}/: core search alone, s", core_s, median(grep), unit="s",
             anchor_name="grep -c",
-            note="rocmtui.core.logsearch.search_file in-process, one core"),
+            note="rocmtui.core.logs.search.search_file in-process, one core"),
         row(f"filter /{query}/: core search shared with its helper, s", shared_s, median(grep),
             unit="s", anchor_name="grep -c",
             note=f"logsearch_split.scan_split in-process, as the view runs it: 2 cores; "

@@ -27,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import gen_buildlog
 
-from rocmtui.core.progress import ProgressTracker
-from rocmtui.core.redact import Redactor
-from rocmtui.core.sanitize import (
+from rocmtui.core.progress.tracker import ProgressTracker
+from rocmtui.core.text.redact import Redactor
+from rocmtui.core.text.sanitize import (
     StreamDecoder,
     sanitize_line,
     sgr_line,

@@ -43,9 +43,9 @@ import common
 from tui import Pty
 
 from devfleet import DevFleet, start_fleet
-from rocmtui.core.config import FleetConfig, parse_config
-from rocmtui.core.monitor import Probers, probe_fleet
+from rocmtui.core.config.fleetfile import FleetConfig, parse_config
 from rocmtui.core.probes import HttpClients, NodeProber
+from rocmtui.core.probes.fleet import Probers, probe_fleet
 
 HELP_MARKER = b"remap any of them"
 DOWN_MARKER = "✗ down".encode()

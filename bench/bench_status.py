@@ -41,15 +41,15 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devfleet import DevFleet, HungTcpListener, HungUnixSocket, start_fleet
-from rocmtui.core.config import parse_config
-from rocmtui.core.monitor import FleetMonitor
+from rocmtui.core.config.fleetfile import parse_config
+from rocmtui.core.probes.fleet import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
 
 DEADLINE = 3.0  # the fleet file's default probe_deadline_seconds
 ONE_PROBE = """
 import asyncio, json, sys, time
 from pathlib import Path
-from rocmtui.core.config import parse_config
+from rocmtui.core.config.fleetfile import parse_config
 config = parse_config(Path(sys.argv[1]))
 if sys.argv[3] == "same-imports":  # what `rocmtui status` loads before it probes
     import rocmtui.cli.main

@@ -74,8 +74,8 @@ sys.stdin.read()
 LIVE = b"probed"  # the status line's word once a real round is on screen
 READY = b"rocmtui-bench-ready"  # the minimal app's Static
 MINIMAL_NAME = "Textual app mounting one Static"  # the anchor
-# what the monitor's first round imports (rocmtui.core.monitor brings asyncio)
-PROBE_LIBRARIES = "rocmtui.core.monitor,docker,httpx,psutil"
+# what the monitor's first round imports (rocmtui.core.probes.fleet brings asyncio)
+PROBE_LIBRARIES = "rocmtui.core.probes.fleet,docker,httpx,psutil"
 
 
 def monitor_argv(config: Path) -> list[str]:
@@ -176,7 +176,7 @@ class RunningMonitor:
     serves a snapshot."""
 
     def __init__(self, config: Path, env: dict[str, str]) -> None:
-        from rocmtui.core.config import load_config
+        from rocmtui.core.config.fleetfile import load_config
         from rocmtui.core.hostmonitor.client import MonitorConnection
         from rocmtui.core.hostmonitor.place import MonitorPlace
 

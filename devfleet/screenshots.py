@@ -44,8 +44,8 @@ def _demo_config(fleet_file: Path, out_dir: Path) -> Path:
 
 def _start_build(demo_config: Path) -> str:
     """A real, slow-enough demo build on a node in its own network namespace."""
-    from rocmtui.core.bakefile import load_bake
-    from rocmtui.core.config import load_config
+    from rocmtui.core.bake.file import load_bake
+    from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.launch import launch_job
 
     config = load_config(demo_config)
@@ -66,7 +66,7 @@ async def _shoot(fleet_file: Path, out: Path, job_id: str) -> list[Path]:
     from rocmtui.console.app import RocmTui
     from rocmtui.console.dialogs.bake import BakeDialog
     from rocmtui.console.intents import LogRequested
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
 
     app = RocmTui(load_config(fleet_file))
     saved: list[Path] = []
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             saved = asyncio.run(_shoot(fleet_file, args.out.resolve(), job_id))
         finally:
-            from rocmtui.core.config import load_config
+            from rocmtui.core.config.fleetfile import load_config
             from rocmtui.core.jobs.control import JobNotRunning, cancel_job
 
             with contextlib.suppress(JobNotRunning):

@@ -49,8 +49,8 @@ from devfleet import (
     stop_all_started,
     use_ledger,
 )
-from tests import realparts
-from tests.realparts import require
+from tests.support import realparts
+from tests.support.realparts import require
 
 #: Every part a test session starts is also recorded here, so a session killed hard (SIGKILL,
 #: OOM) is cleaned up by the next one; ledgers of sessions still running are left alone.
@@ -189,9 +189,9 @@ class _Stopper:
 def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
     """A fleet file for the session fleet and the demo bake file; at the end, every job of
     this test that still runs is cancelled and anything left of it killed."""
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.control import cancel_job, list_jobs
-    from tests.test_jobs_support import kill_job_leftovers, write_config
+    from tests.support.jobs import kill_job_leftovers, write_config
 
     require("docker-buildx")
     path = write_config(tmp_path, fleet)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 
 if TYPE_CHECKING:
-    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.bake.file import BakeFile
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,14 +74,14 @@ def load_bake_cached(path: Path) -> BakeFile:
     can write it). A file that fails to parse is never cached, so its error shows every time.
     """
     from rocmtui import __version__
-    from rocmtui.core.bakefile import load_bake
-    from rocmtui.core.bakefind import bake_bytes
+    from rocmtui.core.bake.file import load_bake
+    from rocmtui.core.bake.find import bake_bytes
 
     try:
         data = bake_bytes(path)  # a folder: every default file in it, each with its name
     except OSError:
         return load_bake(path)  # let the reader report it
-    import rocmtui.core.bakefile as reader
+    import rocmtui.core.bake.file as reader
 
     # the reader's own code is part of the key: a changed reader never sees an old result
     code = [
@@ -120,8 +120,8 @@ def _answer(args: argparse.Namespace, data: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
-    from rocmtui.core.bakefile import BakeError
-    from rocmtui.core.bakefind import check_found
+    from rocmtui.core.bake.file import BakeError
+    from rocmtui.core.bake.find import check_found
     from rocmtui.core.jobs.command import parse_overrides
     from rocmtui.core.jobs.launch import launch_job
     from rocmtui.core.jobs.refusals import (
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
         _answer(args, {"started": False, "error": str(exc)})
         return EXIT_USAGE
-    from rocmtui.core.jobs.logout import logout_risk
+    from rocmtui.core.jobs.linger import logout_risk
 
     if args.json:
         job = {k: v for k, v in record.to_json().items() if k != "command"}
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     risk = logout_risk()
     if risk:
         print(f"rocmtui bake: warning: {risk}", file=sys.stderr)
-    from rocmtui.core.bakefile import ARCH_VARIABLE
+    from rocmtui.core.bake.file import ARCH_VARIABLE
 
     if ARCH_VARIABLE not in bake.variables:  # said plainly: nothing chose an arch
         own = f"; recorded as {record.node}'s own {record.arch}" if record.arch else ""

@@ -75,7 +75,7 @@ def script(shell: str) -> str:
 
 def words(kind: str, config_path: str | None) -> Iterable[str]:
     """The words of `kind`; raises on any trouble (the caller prints nothing then)."""
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(config_path)
     if kind == "nodes":
@@ -83,7 +83,7 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
     if kind == "jobs":
         return job_ids(config)
     from rocmtui.cli.bake import load_bake_cached
-    from rocmtui.core.bakefind import check_found
+    from rocmtui.core.bake.find import check_found
 
     check_found(config)
     bake = load_bake_cached(config.bake_file)
@@ -100,7 +100,7 @@ def job_ids(config: object) -> list[str]:
     folder, never migrates the store, and gives up on a busy one after `STORE_TIMEOUT`."""
     import sqlite3
 
-    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.paths import state_dir
 
     assert isinstance(config, FleetConfig)

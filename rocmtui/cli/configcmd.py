@@ -43,14 +43,14 @@ def _file_keys(path: Any) -> set[str]:
         return set()
 
 
-def describe(args: argparse.Namespace) -> dict[str, Any]:
+def config_facts(args: argparse.Namespace) -> dict[str, Any]:
     """Everything `config` prints, as data (ConfigError for an unusable file in effect)."""
-    from rocmtui.core.config import ConfigError, parse_config
-    from rocmtui.core.configfind import lookup
+    from rocmtui.core.config.find import lookup
+    from rocmtui.core.config.fleetfile import ConfigError, parse_config
     from rocmtui.core.debuglog import DEBUG_LOG, debug_wanted, log_dir, monitor_log
     from rocmtui.core.jobs.locks import lock_dir
     from rocmtui.core.paths import state_dir
-    from rocmtui.core.redact import Redactor
+    from rocmtui.core.text.redact import Redactor
 
     found = lookup(getattr(args, "config", None))
     config = config_from(args)
@@ -97,7 +97,7 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
     settings["keys"] = {"value": dict(config.keys), "from": origin("keys")}
     settings["webdav"]["value"]["path"] = str(config.webdav.path) if config.webdav.path else None
     settings.update(_published_settings(config, hide, origin))
-    from rocmtui.core.bakefind import bake_files
+    from rocmtui.core.bake.find import bake_files
 
     env_state = "$ROCMTUI_STATE_DIR" if os.environ.get("ROCMTUI_STATE_DIR") else None
     state_from = env_state or (
@@ -121,7 +121,7 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
 
 def _published_settings(config: Any, hide: Any, origin: Any) -> dict[str, Any]:
     """`[variables]` (secret-named ones redacted), `[matrix]` and `[upstream]`."""
-    from rocmtui.core.redact import is_secret_name
+    from rocmtui.core.text.redact import is_secret_name
 
     up = config.upstream
     return {
@@ -155,9 +155,9 @@ def _published_settings(config: Any, hide: Any, origin: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print it."""
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
-    data = describe(args)
+    data = config_facts(args)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run every check; print the findings."""
     from rocmtui.cli.status import probe_budget
-    from rocmtui.core.doctor import (
+    from rocmtui.core.doctor.checks import (
         FAIL,
         OK,
         WARN,
@@ -60,11 +60,11 @@ def run(args: argparse.Namespace) -> int:
     tool_timeout = max(0.5, budget - 0.2)
 
     def fleet_file() -> list[Finding]:
-        from rocmtui.cli.configcmd import describe
+        from rocmtui.cli.configcmd import config_facts
 
         where = str(config.source) if config.source else "the built-in default"
         out = [Finding("fleet file", OK, f"{where} ({config.found_by})")]
-        for other in describe(args)["not_read"]:
+        for other in config_facts(args)["not_read"]:
             if "would not load" in other["verdict"]:
                 out.append(
                     Finding(
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump([_as_dict(f) for f in findings], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_UNHEALTHY if failed else EXIT_OK
-    from rocmtui.core.sanitize import color_wanted, sanitize_line
+    from rocmtui.core.text.sanitize import color_wanted, sanitize_line
 
     colour = color_wanted(sys.stdout)
     paint = {OK: "\x1b[32m", WARN: "\x1b[33m", FAIL: "\x1b[1;31m"}

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _info(record: object) -> str:
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     assert isinstance(record, JobRecord)
     text = _outcome(record)
@@ -85,8 +85,8 @@ def _images(record: object) -> list[str]:
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.sanitize import sanitize_line
     from rocmtui.core.states import LOOP_SYMBOLS
+    from rocmtui.core.text.sanitize import sanitize_line
 
     assert isinstance(record, JobRecord)
     images = job_images(record.job_dir, record.target, record.arch)
@@ -105,6 +105,8 @@ def _images(record: object) -> list[str]:
 
 def _extras(record: object) -> dict[str, object]:
     """The JSON fields beside the record: each target's image, the loop, cache statistics."""
+    from msgspec import to_builtins
+
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
     from rocmtui.core.jobs.store import JobRecord
 
@@ -112,8 +114,8 @@ def _extras(record: object) -> dict[str, object]:
     check = read_push_check(record.job_dir)
     stats = read_cache_stats(record.job_dir)
     return {
-        "images": [i.to_json() for i in job_images(record.job_dir, record.target, record.arch)],
-        "registry": check.to_json() if check is not None else None,
+        "images": [to_builtins(i) for i in job_images(record.job_dir, record.target, record.arch)],
+        "registry": to_builtins(check) if check is not None else None,
         "sccache": stats.to_json() if stats is not None else None,
     }
 
@@ -121,7 +123,7 @@ def _extras(record: object) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
     from rocmtui.core.jobs.control import list_jobs
-    from rocmtui.core.units import fmt_age, fmt_when
+    from rocmtui.core.text.units import fmt_age, fmt_when
 
     config = config_from(args)
     now = time.time()

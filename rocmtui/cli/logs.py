@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.core.jobs.control import get_job
     from rocmtui.core.jobs.follow import follow_job
     from rocmtui.core.jobs.store import JobStore
-    from rocmtui.core.sanitize import StreamDecoder, color_wanted
     from rocmtui.core.states import JobState
+    from rocmtui.core.text.sanitize import StreamDecoder, color_wanted
 
     config = config_from(args)
     store = JobStore.for_config(config)

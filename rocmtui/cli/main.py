@@ -21,8 +21,8 @@ from rocmtui import __version__
 if TYPE_CHECKING:  # the console starts its monitor before importing these (see main)
     from subprocess import Popen
 
-    from rocmtui.core.config import FleetConfig
-    from rocmtui.core.hostmonitor.links import ProbeLink
+    from rocmtui.core.config.fleetfile import FleetConfig
+    from rocmtui.core.hostmonitor.sources import ProbeSource
 
 EXIT_OK = 0
 EXIT_UNHEALTHY = 1
@@ -121,7 +121,7 @@ def apply_color(choice: str | None, env: MutableMapping[str, str] | None = None)
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
     """Load the fleet file the arguments point at (raises ConfigError)."""
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(getattr(args, "config", None))
     if getattr(args, "read_only", False) and not config.read_only:
@@ -238,7 +238,7 @@ def wants_console(argv: Sequence[str]) -> bool:
     return first_word(argv) is None and not {"-h", "--help", "--version"} & set(argv)
 
 
-def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
+def start_monitor(argv: Sequence[str]) -> ProbeSource | Popen[bytes] | None:
     """For the console (no subcommand, no --help or --version): open its source of rounds now.
 
     The host's monitor for the fleet file, when one runs: its latest snapshot comes at once and
@@ -251,19 +251,19 @@ def start_monitor(argv: Sequence[str]) -> ProbeLink | Popen[bytes] | None:
     """
     if not wants_console(argv):
         return None  # a command (known or not) or a question: no console, no probes
-    from rocmtui.core.hostmonitor.links import open_link
+    from rocmtui.core.hostmonitor.sources import open_source
 
     try:
-        return open_link(config_word(argv))
+        return open_source(config_word(argv))
     except OSError:
         return None
 
 
-def stop_link(link: ProbeLink | Popen[bytes]) -> None:
+def stop_source(source: ProbeSource | Popen[bytes]) -> None:
     """End what `start_monitor` opened (a child is reaped; a session just closed)."""
-    from rocmtui.core.hostmonitor.links import as_link
+    from rocmtui.core.hostmonitor.sources import as_source
 
-    as_link(link).stop(grace=1.0)
+    as_source(source).stop(grace=1.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -286,10 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     finally:
         if monitor is not None:
-            stop_link(monitor)
+            stop_source(monitor)
 
 
-def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
+def _run(words: list[str], monitor: ProbeSource | Popen[bytes] | None) -> int:
     """Parse `words` and run the console or the command they name."""
     command = chosen_command(words)
     listed = command is not None or bool({"-h", "--help"} & set(words))
@@ -300,7 +300,7 @@ def _run(words: list[str], monitor: ProbeLink | Popen[bytes] | None) -> int:
         sys.stdout.flush()  # pipe is caught (see main)
         raise
     # after parsing: --version and --help answer without the fleet file's modules (msgspec)
-    from rocmtui.core.config import ConfigError
+    from rocmtui.core.config.fleetfile import ConfigError
 
     apply_color(getattr(args, "color", None))
     if getattr(args, "debug", False) or os.environ.get("ROCMTUI_DEBUG") not in (None, "", "0"):

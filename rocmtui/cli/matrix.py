@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print the matrix."""
-    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bake.file import BakeError
     from rocmtui.core.matrix.report import compute_matrix
-    from rocmtui.core.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
     config = config_from(args)
     try:

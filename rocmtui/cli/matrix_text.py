@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from rocmtui.core.matrix.model import NEEDS_WORK, VERDICT_SYMBOLS, Cell, Matrix
+from rocmtui.core.text.sanitize import sanitize_line
 
 STYLES = {
     "published": "green",
@@ -20,12 +21,6 @@ STYLES = {
     "never built": "dim",
     "unknown": "yellow",
 }
-
-
-def _safe(text: object, limit: int = 200) -> str:
-    from rocmtui.core.sanitize import sanitize_line
-
-    return str(sanitize_line(str(text), limit))
 
 
 def cell_word(cell: Cell) -> str:
@@ -43,7 +38,7 @@ def cell_line(row: str, cell: Cell) -> str:
         text += f": {cell.reason}"
     if cell.job is not None and cell.verdict not in ("building", "failed"):
         text += f" (job {cell.job.id}: {cell.job.last_built()})"
-    return _safe(text, 300)
+    return sanitize_line(str(text), 300)
 
 
 def render(matrix: Matrix, width: int | None = None) -> None:
@@ -53,24 +48,25 @@ def render(matrix: Matrix, width: int | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from rocmtui.core.units import fmt_age, fmt_seconds
+    from rocmtui.core.text.units import fmt_age, fmt_seconds
     from rocmtui.core.webdavstore import describe_store
 
     console = Console(highlight=False, soft_wrap=False, width=width)
     if width is None and not console.is_terminal:
         console.width = 160
     age = fmt_age(time.time() - matrix.taken_at)
-    title = f"published — {_safe(matrix.bake_file)} · registry {_safe(matrix.registry)}"
+    bake_file, registry = (sanitize_line(str(x), 200) for x in (matrix.bake_file, matrix.registry))
+    title = f"published — {bake_file} · registry {registry}"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("target", no_wrap=True)
     for arch in matrix.arches:
-        table.add_column(_safe(arch, 20), no_wrap=True)
+        table.add_column(sanitize_line(str(arch), 20), no_wrap=True)
     for row in matrix.rows:
         cells = [
             Text(cell_word(c), style=STYLES.get(str(c.verdict), "") if c.applies else "dim")
             for c in row.cells
         ]
-        table.add_row(Text(_safe(row.name, 60), style="bold"), *cells)
+        table.add_row(Text(sanitize_line(str(row.name), 60), style="bold"), *cells)
     console.print(table)
     counts = ", ".join(f"{n} {word}" for word, n in sorted(matrix.counts().items()))
     cost = f"{matrix.requests} registry requests in {fmt_seconds(matrix.seconds)}"
@@ -83,6 +79,6 @@ def render(matrix: Matrix, width: int | None = None) -> None:
                 said = f"{row.name} {cell.arch}: ! {regression}"
                 console.print(Text(_safe(said, 300), style="red"))
     for error in matrix.errors:
-        console.print(Text(_safe(error, 300), style="red"))
+        console.print(Text(sanitize_line(str(error), 300), style="red"))
     if matrix.store is not None:
-        console.print(Text(_safe(describe_store(matrix.store), 300), style="dim"))
+        console.print(Text(sanitize_line(str(describe_store(matrix.store)), 300), style="dim"))

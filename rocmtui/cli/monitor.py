@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     """Monitor until a signal; say why in one line when it cannot start."""
     config = config_from(args)
     from rocmtui.core.hostmonitor.http import ListenError
-    from rocmtui.core.hostmonitor.service import AlreadyRunning, MonitorStartError, run
+    from rocmtui.core.hostmonitor.service import MonitorAlreadyRunning, MonitorStartError, run
 
     # our own events at INFO; the libraries' (httpx logs every request at INFO) only when
     # they warn: a probe every two seconds is not news for the journal
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     except ListenError as exc:
         print(f"rocmtui: {exc}", file=sys.stderr)
         return EXIT_USAGE if str(exc).startswith("--listen") else EXIT_UNHEALTHY
-    except (AlreadyRunning, MonitorStartError) as exc:
+    except (MonitorAlreadyRunning, MonitorStartError) as exc:
         print(f"rocmtui: {exc}", file=sys.stderr)
         return EXIT_UNHEALTHY
     return EXIT_OK

@@ -20,7 +20,7 @@ from msgspec.structs import replace
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
-from rocmtui.core.units import fmt_age, fmt_bytes, fmt_latency, fmt_seconds
+from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_latency, fmt_seconds
 
 if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` builds this
     # parser too, and must not pay for asyncio and the probe stack (~60 ms)
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` buil
     from rich.table import Table
     from rich.text import Text
 
-    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.hostmonitor.client import MonitorStatus
     from rocmtui.core.jobs.overlay import NodeJobOverlay
     from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
@@ -87,7 +87,7 @@ async def probe_and_ask(
 
     from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.hostmonitor.client import query
-    from rocmtui.core.monitor import Probers, probe_fleet
+    from rocmtui.core.probes.fleet import Probers, probe_fleet
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
     # builds started elsewhere: every node's BuildKit history asked once, now
@@ -111,7 +111,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
     build is stalled, even on a node that is down or not in this fleet file. The jobs come
     from the overlay's read of the store, the one the node states were laid from."""
-    from rocmtui.core.probes._common import one_line
+    from rocmtui.core.text.sanitize import one_line
 
     stalled = overlay.stalled_jobs()
     if overlay.error is not None:  # an unreadable job store is reported, not fatal

@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
-from rocmtui.core.bakefile import BakeError, load_bake
-from rocmtui.core.bakefind import check_found, shown
-from rocmtui.core.bakeprint import (
+from rocmtui.core.bake.file import BakeError, load_bake
+from rocmtui.core.bake.find import check_found, shown
+from rocmtui.core.bake.resolve import (
     BuildxMissing,
     EffectiveVariable,
     bake_environment,
@@ -30,6 +30,7 @@ from rocmtui.core.bakeprint import (
     resolved_variables,
     shell_overrides,
 )
+from rocmtui.core.text.sanitize import sanitize_line
 
 #: How long buildx may take to answer before `vars` gives up on it.
 RESOLVE_TIMEOUT = 15.0
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 note = f"not resolved: {exc.message}"
         rows = effective_variables(bake, env, resolved, from_fleet.keys() - own.keys())
     except BakeError as exc:
-        print(f"rocmtui: {_safe(str(exc))}", file=sys.stderr)
+        print(f"rocmtui: {sanitize_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         sys.stdout.write(json.dumps([to_json(v) for v in rows], indent=2) + "\n")
@@ -114,13 +115,6 @@ def to_json(v: EffectiveVariable) -> dict[str, Any]:
     }
 
 
-def _safe(text: str) -> str:
-    """Outside text made safe for a terminal (no control sequences, one line)."""
-    from rocmtui.core.sanitize import sanitize_line
-
-    return str(sanitize_line(text))
-
-
 def render(
     rows: list[EffectiveVariable], bake_file: str, note: str | None, width: int | None = None
 ) -> None:
@@ -134,7 +128,7 @@ def render(
     console = Console(highlight=False, soft_wrap=False, width=width)
     if width is None and not console.is_terminal:
         console.width = 160
-    title = f"bake variables — {_safe(bake_file)}"
+    title = f"bake variables — {sanitize_line(bake_file)}"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("variable", no_wrap=True)
     table.add_column("default (as written)", overflow="fold")
@@ -146,9 +140,9 @@ def render(
         elif v.value == "":
             value = Text('""', style="dim")
         else:
-            value = Text(_safe(v.value), style="" if v.source == "default" else "bold")
+            value = Text(sanitize_line(v.value), style="" if v.source == "default" else "bold")
         source = Text(v.source, style="dim" if v.source == "default" else "yellow")
-        table.add_row(Text(v.name), Text(_safe(v.default_source)), value, source)
+        table.add_row(Text(v.name), Text(sanitize_line(v.default_source)), value, source)
     console.print(table)
     if note:
         console.print(Text(note, style="dim"))

@@ -15,6 +15,7 @@ import json
 import sys
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+from rocmtui.core.text.sanitize import sanitize_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,15 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-def _safe(text: object, limit: int = 200) -> str:
-    from rocmtui.core.sanitize import sanitize_line
-
-    return str(sanitize_line(str(text), limit))
-
-
 def upstream_cell(row: object) -> str:
     """`2.16.0 (pre 2.17.0rc1)`, with the state when it is not a fresh answer."""
-    from rocmtui.core.units import fmt_age
+    from rocmtui.core.text.units import fmt_age
     from rocmtui.core.versions.report import VersionRow
 
     assert isinstance(row, VersionRow)
@@ -70,14 +65,14 @@ def registry_cell(row: object) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the version check."""
-    from rocmtui.core.bakefile import BakeError
+    from rocmtui.core.bake.file import BakeError
     from rocmtui.core.versions.report import compute_versions
 
     config = config_from(args)
     try:
         versions = compute_versions(config, fresh=args.fresh)
     except BakeError as exc:
-        print(f"rocmtui: {_safe(exc)}", file=sys.stderr)
+        print(f"rocmtui: {sanitize_line(str(exc), 200)}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         sys.stdout.write(json.dumps(versions.to_json(), indent=2) + "\n")
@@ -98,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
     styles = {"behind": "yellow", "newest": "green", "ahead": "cyan", "unknown": "dim"}
     for row in versions.rows:
         table.add_row(
-            Text(_safe(row.variable, 40), style="bold"),
-            Text(_safe(row.pinned or "?", 40)),
+            Text(sanitize_line(str(row.variable), 40), style="bold"),
+            Text(sanitize_line(str(row.pinned or "?"), 40)),
             Text(row.source, style="dim" if row.source == "default" else "yellow"),
-            Text(_safe(upstream_cell(row), 80)),
+            Text(sanitize_line(str(upstream_cell(row)), 80)),
             Text(row.compared, style=styles.get(row.compared, "")),
-            Text(_safe(registry_cell(row), 80)),
+            Text(sanitize_line(str(registry_cell(row)), 80)),
         )
     console.print(table)
     if not versions.upstream_configured:
@@ -116,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
     for row in versions.rows:
         if row.upstream.reason:
             console.print(
-                Text(_safe(f"{row.variable}: {row.upstream.reason}", 300), style="yellow")
+                Text(sanitize_line(f"{row.variable}: {row.upstream.reason}", 300), style="yellow")
             )
     for error in versions.errors:
-        console.print(Text(_safe(error, 300), style="red"))
+        console.print(Text(sanitize_line(str(error), 300), style="red"))
     console.print(Text(f"registry column read from {versions.registry_images} images", style="dim"))
     return EXIT_OK if versions.current else EXIT_UNHEALTHY

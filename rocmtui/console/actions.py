@@ -13,8 +13,11 @@ the views' workers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView, keep_running
+from rocmtui.console.backend.refresh import failure_text
+from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,
@@ -31,22 +34,48 @@ from rocmtui.console.intents import (
     RebuildRequested,
 )
 from rocmtui.console.messages import JobStarted
-from rocmtui.console.model import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
-from rocmtui.console.refresh_loops import describe
-from rocmtui.console.userthreads import run_on_own_thread
-from rocmtui.core.bakefind import describe as bake_named
+from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
-    from rocmtui.console.app import RocmTui
+    from textual.app import App
+
+    from rocmtui.console.backend.access import FleetBackend
+    from rocmtui.console.screens.fleet import FleetScreen
+    from rocmtui.console.screens.logs import LogsScreen
+    from rocmtui.console.screens.published import PublishedScreen
+    from rocmtui.core.config.fleetfile import FleetConfig
+
+
+class ConsoleState(Protocol):
+    """What the owner of intents reads of the App that holds it, declared here so that this
+    module never imports the App (the App imports it)."""
+
+    read_only: bool
+    live: bool
+    remember: bool
+    config: FleetConfig
+    keymap: dict[str, str]
+    backend: FleetBackend
+    fleet_screen: FleetScreen
+
+    @property
+    def logs_screen(self) -> LogsScreen: ...
+    @property
+    def open_logs_screen(self) -> LogsScreen | None: ...
+    @property
+    def open_published_screen(self) -> PublishedScreen | None: ...
+    @property
+    def published_screen(self) -> PublishedScreen: ...
 
 
 class ConsoleActions:
     """Carries out intents for the App that holds it (see the module doc)."""
 
-    def __init__(self, app: RocmTui) -> None:
-        self.app = app
+    def __init__(self, app: App[Any], console: ConsoleState) -> None:
+        self.app = app  # Textual's side: screens, workers, notifications, messages
+        self.console = console  # the same App, as the state this owner reads
         self._waiting: BakeRequest | None = None  # asked for before the bake file was read
         self._dialog_open = False  # a bake dialog is on the stack (one at a time)
 
@@ -63,23 +92,23 @@ class ConsoleActions:
         elif isinstance(intent, LogRequested):
             self.open_log(intent.job_id)
         elif isinstance(intent, LogsRequested):
-            self.app.push_screen(self.app.logs_screen)
+            self.app.push_screen(self.console.logs_screen)
         elif isinstance(intent, PublishedRequested):
-            self.app.push_screen(self.app.published_screen)
+            self.app.push_screen(self.console.published_screen)
         elif isinstance(intent, HistoryRequested):
-            self.app.push_screen(self.app.history_screen)
+            self.app.push_screen(self.console.history_screen)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):
             self.remember_layout(intent.layout)
         elif isinstance(intent, PanesChanged):
-            self.app.backend.watch_progress(intent.job_ids)
-            self.app.fleet_screen.poke_jobs()  # a new pane's progress comes from a round now
+            self.console.backend.watch_progress(intent.job_ids)
+            self.console.fleet_screen.poke_jobs()  # a new pane's progress comes from a round now
 
     def remember_layout(self, layout: PaneLayout) -> None:
         """Keep the log panes' layout in the per-user prefs file (on a thread: it writes)."""
         app = self.app
-        if app.remember:
+        if self.console.remember:
             from rocmtui.console import prefs
 
             def save() -> None:
@@ -96,14 +125,14 @@ class ConsoleActions:
         request while one is open, or while the bake file is still being read for an
         earlier one, adds nothing."""
         app = self.app
-        if app.read_only:
+        if self.console.read_only:
             app.notify("Read-only console: builds cannot be started here.", severity="warning")
             return
         if self._dialog_open:
             return
-        fleet = app.fleet_screen
+        fleet = self.console.fleet_screen
         data = fleet.data
-        if data.bake is None and app.live:
+        if data.bake is None and self.console.live:
             # the file is read lazily after start-up: read it now, open the dialog when it is in
             self._waiting = request
             fleet.load_bake()
@@ -124,7 +153,9 @@ class ConsoleActions:
         from rocmtui.console.dialogs.bake import BakeDialog
 
         self._dialog_open = True
-        dialog = BakeDialog(data, request, app.config, app.backend.plan, app.keymap)
+        dialog = BakeDialog(
+            data, request, self.console.config, self.console.backend.plan, self.console.keymap
+        )
         app.push_screen(dialog, self._dialog_closed)
 
     def _dialog_closed(self, plan: BakePlan | None) -> None:
@@ -140,8 +171,8 @@ class ConsoleActions:
 
     def launch(self, plan: BakePlan) -> None:
         """Start the plan through the core, on a thread of its own: never queued behind the
-        views' workers (see rocmtui.console.userthreads)."""
-        backend = self.app.backend
+        views' workers (see rocmtui.console.backend.userthreads)."""
+        backend = self.console.backend
 
         async def run() -> None:
             try:
@@ -150,7 +181,9 @@ class ConsoleActions:
                     lambda: backend.launch(plan, push_confirmed=plan.push), name="launch"
                 )
             except Exception as exc:
-                self.app.notify(describe(exc), title="Bake refused", severity="error", markup=False)
+                self.app.notify(
+                    failure_text(exc), title="Bake refused", severity="error", markup=False
+                )
                 return
             self.app.post_message(JobStarted(job))
 
@@ -164,7 +197,7 @@ class ConsoleActions:
             title="Build started",
             markup=False,
         )
-        self.app.fleet_screen.show_started(job)
+        self.console.fleet_screen.show_started(job)
         self.app.post_message(LogRequested(job.id))
 
     # ---------------------------------------------------------------- cancel
@@ -192,23 +225,23 @@ class ConsoleActions:
             f"({clean(job.id)})?"
         )
         self.app.push_screen(
-            ConfirmDialog(text, "Cancel the build", keymap=self.app.keymap), answered
+            ConfirmDialog(text, "Cancel the build", keymap=self.console.keymap), answered
         )
 
     def cancel(self, job_id: str) -> None:
         """Cancel through the core (it waits out the grace period) on a thread of its own."""
-        backend = self.app.backend
+        backend = self.console.backend
 
         async def run() -> None:
             try:
                 await run_on_own_thread(lambda: backend.cancel(job_id), name="cancel")
             except Exception as exc:
                 self.app.notify(
-                    describe(exc), title="Cancel failed", severity="error", markup=False
+                    failure_text(exc), title="Cancel failed", severity="error", markup=False
                 )
                 return
             self.app.notify(f"Job {clean(job_id)} cancelled.", markup=False)
-            self.app.fleet_screen.poke()
+            self.console.fleet_screen.poke()
 
         self.app.run_worker(run(), name="cancel", group="actions", exit_on_error=False)
 
@@ -216,11 +249,11 @@ class ConsoleActions:
 
     def open_log(self, job_id: str) -> None:
         """The job's pane among the log panes, brought forward, on show."""
-        job = next((j for j in self.app.fleet_screen.data.jobs if j.id == job_id), None)
+        job = next((j for j in self.console.fleet_screen.data.jobs if j.id == job_id), None)
         if job is None:
             self.app.notify("That job is not in the job store (yet).", severity="warning")
             return
-        logs = self.app.logs_screen
+        logs = self.console.logs_screen
         logs.open_job(job)
         if self.app.screen is not logs:
             self.app.push_screen(logs)
@@ -228,10 +261,10 @@ class ConsoleActions:
     def jobs_changed(self, jobs: tuple[JobView, ...], pushes_ended: bool) -> None:
         """Open panes take the new states and progress; a push that ended may have changed
         what the registry holds, so the published screen asks again."""
-        logs = self.app.open_logs_screen
+        logs = self.console.open_logs_screen
         if logs is not None:
             logs.update_jobs(jobs)
-        published = self.app.open_published_screen
+        published = self.console.open_published_screen
         if published is not None and pushes_ended:
             published.refresh_soon()
 
@@ -239,11 +272,11 @@ class ConsoleActions:
 
     def still_running(self) -> list[JobView]:
         """Builds that keep running after the console quits (they never belonged to it)."""
-        return keep_running(self.app.fleet_screen.data.jobs)
+        return keep_running(self.console.fleet_screen.data.jobs)
 
     def stop(self) -> None:
         """The console is quitting: the loops end and a published round in flight is killed."""
-        self.app.fleet_screen.stop_feeds()
-        published = self.app.open_published_screen
+        self.console.fleet_screen.stop_feeds()
+        published = self.console.open_published_screen
         if published is not None:
             published.stop_feed()

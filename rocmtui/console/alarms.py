@@ -21,10 +21,10 @@ from textual.app import App
 from textual.notifications import Notification, Notify
 
 from rocmtui.console import textual_private
-from rocmtui.console.model import JobView
+from rocmtui.console.backend.model import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_age
+from rocmtui.core.text.units import fmt_age
 
 NOTICE_SECONDS = 30  # a stall or a failure stays on screen this long (or until it clears)
 

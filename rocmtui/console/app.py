@@ -20,12 +20,12 @@ from textual.widget import Widget
 
 from rocmtui.console import keys, performance, stylesheets
 from rocmtui.console.actions import ConsoleActions
-from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.backend.model import JobView
 from rocmtui.console.intents import Intent
 from rocmtui.console.messages import BakeLoaded, JobStarted
-from rocmtui.console.model import JobView
 from rocmtui.console.screens.fleet import FleetScreen
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.console.screens.history import HistoryScreen
@@ -65,7 +65,7 @@ class RocmTui(App[list[JobView]]):
         self.live = live  # False: tests feed recorded snapshots, no probes run
         self.remember = live if remember is None else remember  # the per-user prefs file
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
-        self.actions = ConsoleActions(self)
+        self.actions = ConsoleActions(self, self)
         self.fleet_screen = FleetScreen(
             config, self.backend, clock=clock, live=live, read_only=self.read_only,
             keymap=self.keymap,
@@ -108,8 +108,8 @@ class RocmTui(App[list[JobView]]):
 
         Textual (8.2) always counts the screen right under the top one, and passes its
         changes up as repaints of the top screen. With help (or the log panes) covering a log
-        that follows a fast build, every frame of the hidden log repainted the unchanged page
-        on top: 138 KB/s to the terminal for nothing. Screens under an opaque one now wait;
+        that follows a fast build, every frame of the hidden log would repaint the unchanged
+        page on top: 138 KB/s to the terminal for nothing. So screens under an opaque one wait;
         Textual lays a screen out again when it is resumed.
         """
         if self.screen.styles.background.a == 1:  # (one of rocmtui.console.textual_private.USES)

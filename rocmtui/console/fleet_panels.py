@@ -22,7 +22,7 @@ from rocmtui.console.widgets.fleet import (
     VariablesPanel,
     WatchPanel,
 )
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
 LATER = ("services", "jobs", "variables")  # the panels mounted after the first frame
 P = TypeVar("P", bound=FleetPanel)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from rocmtui.console.model import BakePlan, BakeRequest, JobView
+from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView
 from rocmtui.console.prefs import PaneLayout
 
 

@@ -1,7 +1,8 @@
 """Outside text enters the screen only through here: sanitised, never markup, length-capped.
 
 Node names, reasons, tags, variable values, versions and server replies all come from outside
-the console. They are passed through the core's sanitiser (rocmtui.core.sanitize) and wrapped in
+the console. They are passed through the core's sanitiser (rocmtui.core.text.sanitize) and wrapped
+in
 rich `Text` objects, which are never parsed as markup, so `[/]` or an OSC 52 write in a variable
 value is just characters on screen.
 """
@@ -13,7 +14,7 @@ import unicodedata
 from rich.style import Style
 from rich.text import Text
 
-from rocmtui.core.sanitize import sanitize_line
+from rocmtui.core.text.sanitize import sanitize_line
 
 MAX_CELL = 400  # a cell never needs more; a 10 MB value must not reach the layout engine
 _BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}

@@ -100,7 +100,7 @@ def tune_malloc() -> Any:
     threshold to that size: from then on each read buffer of a followed log came from the heap
     and left it fragmented. A fixed threshold keeps such buffers on mmap, returned whole when
     freed. (Searches read in chunks below it, so theirs stay on the heap: see
-    core/logsearch.py's CHUNK.)
+    core/logs/search.py's CHUNK.)
 
     Figure: +1.1 MB of RSS after following 5,000,000 lines without it; bench/RESULTS.md ("RSS
     after following 5,000,000 lines"): 35.6 MB beside 34.8 MB after 100,000, +2.5%, with it

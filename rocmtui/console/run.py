@@ -7,8 +7,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from rocmtui.core.config import FleetConfig, load_config
-from rocmtui.core.hostmonitor.links import ProbeLink, as_link
+from rocmtui.core.config.fleetfile import FleetConfig, load_config
+from rocmtui.core.hostmonitor.sources import ProbeSource, as_source
 
 if TYPE_CHECKING:
     from rocmtui.console.app import RocmTui
@@ -25,21 +25,21 @@ def console_for(args: argparse.Namespace, config: FleetConfig | None = None) -> 
 
 
 def run_console(
-    args: argparse.Namespace, link: ProbeLink | subprocess.Popen[bytes] | None = None
+    args: argparse.Namespace, early: ProbeSource | subprocess.Popen[bytes] | None = None
 ) -> int:
     """Open the console on the fleet file the arguments name; print what keeps running.
 
-    `link` is where rounds come from, opened by `main` first thing (rocmtui.cli.main
+    `early` is where rounds come from, opened by `main` first thing (rocmtui.cli.main
     .start_monitor): the host's monitor, or a child of the console's own. Without one it is
     opened here, and closed again when the console ends."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
     from rocmtui.core import debuglog
 
     debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
-    from rocmtui.core.hostmonitor.links import open_link
+    from rocmtui.core.hostmonitor.sources import open_source
 
-    own = link is None
-    source = open_link(config.source) if link is None else as_link(link)
+    own = early is None
+    source = open_source(config.source) if early is None else as_source(early)
     try:
         app = console_for(args, config)
         app.backend.adopt_monitor(source)

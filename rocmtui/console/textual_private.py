@@ -3,7 +3,7 @@
 Textual (8.2 when written) keeps these names private; a minor release may rename or change any
 of them. Nothing else in rocmtui touches a `_name` of Textual's: it calls the functions here,
 or (where a private hook must be overridden in a subclass) names the hook in `USES`, so that
-`tests/test_textual_private.py` fails naming the one that changed, and what uses it, as soon
+`tests/unit/test_textual_private.py` fails naming the one that changed, and what uses it, as soon
 as a Textual upgrade changes it.
 """
 
@@ -76,7 +76,7 @@ USES: tuple[PrivateUse, ...] = (
         "textual.screen.Screen",
         "_compositor",
         "attribute",
-        "tests/blackbox.py renders the screen stack as text, as Textual's screenshot does",
+        "tests/support/blackbox.py renders the screen stack as text, as Textual's screenshot does",
     ),
     PrivateUse(
         "textual._compositor.Compositor",

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.paths import state_dir
 
 DEBUG_LOG = "rocmtui.log"
@@ -47,7 +47,7 @@ class _Redacting(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
-        from rocmtui.core.redact import Redactor
+        from rocmtui.core.text.redact import Redactor
 
         self.redactor = Redactor(os.environ)
 

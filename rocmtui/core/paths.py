@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
 
 def state_dir(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:

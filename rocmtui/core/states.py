@@ -72,7 +72,7 @@ JOB_SYMBOLS: dict[str, str] = {
     JobState.LOST: "?",
 }
 # The closed loop's word for a pushing job (does the registry hold what it pushed?): see
-# rocmtui.core.registry.loop.
+# rocmtui.core.registry.pushcheck.
 LOOP_SYMBOLS: dict[str, str] = {
     "in registry": "✓",
     "not found": "✗",

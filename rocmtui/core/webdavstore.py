@@ -83,7 +83,7 @@ def sample_store(
 
 def describe_store(sample: Any) -> str:
     """`sccache store 12.3G (45,000 objects), 120.0G free of 500.0G, sampled 4m ago`."""
-    from rocmtui.core.units import fmt_age, fmt_bytes
+    from rocmtui.core.text.units import fmt_age, fmt_bytes
 
     if not isinstance(sample, dict):
         return ""

@@ -1,4 +1,4 @@
-# One target per way a registry can answer a matrix (tests/test_matrix_faults.py): each tag names
+# One target per way a registry can answer a matrix (tests/fleet/test_matrix_faults.py): each tag names
 # a repository the test makes good, odd or failing; `badtag` resolves a tag the distribution spec
 # forbids and `elsewhere` one on another registry than the fleet's.
 

@@ -7,15 +7,20 @@ tables below, in every text file git tracks (plus untracked, unignored ones): `f
 patch targets, `python -m` lines), file paths (`rocmtui/core/x.py`, `core/x.py`,
 `tests/test_x.py`), and `Path(__file__)` / `os.path.dirname(__file__)` depths in moved files.
 
-Idempotent: a module whose old file is gone is not moved again, and the rewrite of an old name
-that is also a new package's name (`rocmtui.core.config` -> the package `rocmtui/core/config/`)
-runs only while the old file is still in the tree. Other old names never occur in a moved
-tree, so rewriting them again changes nothing.
+Idempotent, and safe on a tree that gained files after the moves (a branch merged later that
+still imports the old paths): a module whose old file is gone is not moved again, and an old
+name that is also a new package's name (`rocmtui.core.config` -> the package
+`rocmtui/core/config/`) is decided per reference once its old file is gone: a submodule of the
+package stays, anything else (`from rocmtui.core.config import FleetConfig`) goes to the old
+module's new home (`config.fleetfile`). `NAMES` renames misleading names the same way in every
+file that imports them. This program's own folder is never rewritten.
 
-Tests: the files named in TESTS go where it says. A test file this program has never seen goes
-by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; mentions devfleet, blackbox, realparts,
-`require(`, `run_cli`, the job helpers, subprocess or dockerd -> fleet/; drives a Pilot
-(`run_test(`, `snap_compare`) -> pilot/; otherwise unit/ (pure, fast).
+Tests: the files named in TESTS go where it says; a helper module that is no test
+(`tests/x_support.py`, `tests/x.py`) goes to `tests/support/x.py`. A test file this program has
+never seen goes by CONTENT RULE (see `test_kind`): mentions tmux -> e2e/; drives a Pilot
+(`run_test(`, `snap_compare`: a snapshot lives beside its test) -> pilot/; mentions devfleet,
+blackbox, realparts, `require(`, `run_cli`, the job helpers, subprocess or dockerd -> fleet/;
+otherwise unit/ (pure, fast). Snapshots recorded since join `tests/pilot/__snapshots__/`.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ MODULES: dict[str, str] = {
     # doctor/
     "rocmtui.core.doctor": "rocmtui.core.doctor.checks",
     "rocmtui.core.doctor_fleet": "rocmtui.core.doctor.fleet",
+    "rocmtui.core.doctor_units": "rocmtui.core.doctor.units",  # i29's, when merged
     # progress/: what a build log says
     "rocmtui.core.progress": "rocmtui.core.progress.tracker",
     "rocmtui.core.progress_buildkit": "rocmtui.core.progress.buildkit",
@@ -82,6 +88,27 @@ MODULES: dict[str, str] = {
     "rocmtui.console.matrix_loop": "rocmtui.console.backend.matrix_refresh",
     "rocmtui.console.matrix_child": "rocmtui.console.backend.matrix_child",
     "rocmtui.console.userthreads": "rocmtui.console.backend.userthreads",
+}
+
+# ---- names that mislead: (new module, old name) -> new name ------------------------------------
+# A file that imports the name from that module (or the module that defines it) has every
+# Python name token `old` renamed, but for attributes of other objects (`x.old`); strings and
+# comments are left alone, but for the dotted `module.old` (a patch target).
+NAMES: dict[tuple[str, str], str] = {
+    ("rocmtui.core.jobs.plan", "Plan"): "LaunchPlan",
+    ("rocmtui.core.matrix.plan", "Plan"): "MatrixPlan",
+    ("rocmtui.core.probes.failure", "Step"): "ReachStep",
+    ("rocmtui.core.hostmonitor.service", "AlreadyRunning"): "MonitorAlreadyRunning",
+    ("rocmtui.core.jobs.follow", "LogFollower"): "FileTail",
+    ("rocmtui.core.bake.find", "describe"): "bake_file_names",
+    ("rocmtui.console.backend.refresh", "describe"): "failure_text",
+    ("rocmtui.cli.configcmd", "describe"): "config_facts",
+    # "link" is a network link (jobs.linkwatch); where the snapshots come from is a source
+    ("rocmtui.core.hostmonitor.sources", "ProbeLink"): "ProbeSource",
+    ("rocmtui.core.hostmonitor.sources", "ChildLink"): "ChildSource",
+    ("rocmtui.core.hostmonitor.sources", "SocketLink"): "SocketSource",
+    ("rocmtui.core.hostmonitor.sources", "open_link"): "open_source",
+    ("rocmtui.core.hostmonitor.sources", "as_link"): "as_source",
 }
 
 # new packages' __init__ docstrings (written only when the __init__ does not exist yet); the
@@ -152,17 +179,19 @@ def test_kind(text: str) -> str:
     """The folder of a test file this table does not name, from what it uses."""
     if "tmux" in text:
         return "e2e"
+    if "run_test(" in text or "snap_compare" in text:  # a snapshot's folder is the test's
+        return "pilot"
     if re.search(
         r"devfleet|blackbox|realparts|require\(|run_cli|test_jobs_support|support\.jobs|"
         r"subprocess|dockerd",
         text,
     ):
         return "fleet"
-    if "run_test(" in text or "snap_compare" in text:
-        return "pilot"
     return "unit"
 
 
+# this program's own folder: its tables name the old modules on purpose
+SELF = "tools/restructure/"
 TEXT_SUFFIXES = {".py", ".toml", ".md", ".cfg", ".ini", ".txt", ".sh", ".yml", ".yaml", ".hcl"}
 TEXT_NAMES = {"Makefile", "run", "install-system"}
 
@@ -193,8 +222,15 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
         if (tree / (src + ".py")).is_file():
             moves.append((src + ".py", new.replace(".", "/") + ".py"))
         elif (tree / src).is_dir():
-            moves.append((src, new.replace(".", "/")))
+            moves += dir_move(tree, src, new.replace(".", "/"))
     tests = tree / "tests"
+    for path in sorted(tests.glob("*.py")):  # a helper added later: support/, named for its job
+        stem = path.stem
+        if stem.startswith("test_") or stem in ("conftest", "__init__") or f"tests.{stem}" in table:
+            continue
+        new = f"tests.support.{stem.removesuffix('_support')}"
+        table[f"tests.{stem}"] = new
+        moves.append((f"tests/{stem}.py", new.replace(".", "/") + ".py"))
     for path in sorted(tests.glob("test_*.py")):
         stem = path.stem
         if f"tests.{stem}" in table:
@@ -212,15 +248,40 @@ def plan_moves(tree: Path) -> tuple[dict[str, str], list[tuple[str, str]], set[s
         table.setdefault(f"tests.{stem}", f"tests.fleet.{stem}")
     for old, new in DIR_MOVES.items():
         if (tree / old).is_dir():
-            moves.append((old, new))
+            moves += dir_move(tree, old, new)
     new_names = set(table.values())
     new_packages = {n.rsplit(".", 1)[0] for n in new_names}
-    active = {
-        old
-        for old in table
-        if old not in new_packages or (tree / mod_path(old)).is_file()
-    }
+    active = {old for old in table if old not in new_packages or (tree / mod_path(old)).is_file()}
     return table, moves, active
+
+
+def package_children(tree: Path, table: dict[str, str]) -> dict[str, set[str]]:
+    """For each old name that is also a new package's name (`rocmtui.core.config`) and whose
+    old file is gone: the package's submodules (from the tree and from the table). A reference
+    to one of them is to the package; any other is to the old module's new home."""
+    new_packages = {n.rsplit(".", 1)[0] for n in table.values()}
+    out: dict[str, set[str]] = {}
+    for old in table:
+        if old not in new_packages or (tree / mod_path(old)).is_file():
+            continue
+        folder = tree / old.replace(".", "/")
+        kids = {n.rsplit(".", 1)[1] for n in table.values() if n.rsplit(".", 1)[0] == old}
+        if folder.is_dir():
+            kids |= {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+            kids |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        out[old] = kids
+    return out
+
+
+def dir_move(tree: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """A folder's move; once moved, what came since at the old place joins it file by file."""
+    if not (tree / new).is_dir():
+        return [(old, new)]
+    return [
+        (str(f.relative_to(tree)), f"{new}/{f.relative_to(tree / old)}")
+        for f in sorted((tree / old).rglob("*"))
+        if f.is_file() and "__pycache__" not in f.parts
+    ]
 
 
 KNOWN_FLEET = """test_bake_buildx test_bake_demo test_bake_files test_config_lookup test_matrix_plan
@@ -241,9 +302,14 @@ def dotted_regex(names: set[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.])({alts})(?![\w])")
 
 
-def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> str:
+def rewrite_from_imports(
+    text: str, table: dict[str, str], active: set[str], children: dict[str, set[str]]
+) -> str:
     """`from PKG import a, b as c` where PKG.a moved: one `from NEWPARENT import LEAF as a` line
-    for each moved name; the rest keep their statement."""
+    for each moved name; the rest keep their statement. Where PKG is an old module that is now a
+    package of the same name (`children`): `from PKG import x` of a name that is no submodule
+    comes from the old module's new home. Where PKG.a is such a package and the file reads
+    `a.x` of a name that is no submodule, `a` is the old module's new home."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -256,8 +322,13 @@ def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> 
         moved, kept = [], []
         for alias in node.names:
             full = f"{node.module}.{alias.name}"
+            local = alias.asname or alias.name
             if full in active and full in table:
                 moved.append((alias, table[full]))
+            elif full in children and _reads_old_module(text, local, children[full]):
+                moved.append((alias, table[full]))
+            elif node.module in children and alias.name not in children[node.module]:
+                moved.append((alias, f"{table[node.module]}.{alias.name}"))
             else:
                 kept.append(alias)
         if not moved:
@@ -279,10 +350,15 @@ def rewrite_from_imports(text: str, table: dict[str, str], active: set[str]) -> 
     return "".join(lines)
 
 
+def _reads_old_module(text: str, local: str, kids: set[str]) -> bool:
+    attrs = set(re.findall(rf"(?<![\w.]){re.escape(local)}\.(\w+)", text))
+    return bool(attrs - kids)
+
+
 def path_forms(table: dict[str, str], active: set[str]) -> list[tuple[re.Pattern[str], str]]:
     subs = []
     for old, new in table.items():
-        if old not in active:
+        if old not in active and not old.startswith("rocmtui."):  # `x.py` is never a package
             continue
         o, n = old.replace(".", "/"), new.replace(".", "/")
         if o.startswith("rocmtui/"):
@@ -301,7 +377,7 @@ def joined_moves(table: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
     for o, n in pairs:
         if not o.startswith("tests/"):
             continue
-        for suffix in ((".py",) if not o.endswith("snapshots") and "__" not in o else ("",)):
+        for suffix in (".py",) if not o.endswith("snapshots") and "__" not in o else ("",):
             old_parts = (o + suffix).split("/")
             new_parts = (n + suffix).split("/")
             rx = r"\s*/\s*".join(rf"([\"']){re.escape(p)}\{i + 1}" for i, p in enumerate(old_parts))
@@ -309,9 +385,28 @@ def joined_moves(table: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
     return out
 
 
-def rewrite_text(text: str, table: dict[str, str], active: set[str], is_py: bool) -> str:
+def rewrite_text(
+    text: str,
+    table: dict[str, str],
+    active: set[str],
+    is_py: bool,
+    children: dict[str, set[str]] | None = None,
+) -> str:
+    children = children or {}
     rx = dotted_regex(active)
     text = rx.sub(lambda m: table[m.group(1)], text)
+    if children:  # `rocmtui.core.config.X`: the package's X, or the old module's X
+        after = re.compile(r"\.(\w+)|\s+import\b")
+
+        def sub_child(m: re.Match[str]) -> str:
+            old = m.group(1)
+            nxt = after.match(text, m.end())
+            if nxt is None or nxt.group(1) is None:
+                # `from PKG import` (the statement pass decides) or the bare name (the package)
+                return old
+            return old if nxt.group(1) in children[old] else table[old]
+
+        text = dotted_regex(set(children)).sub(sub_child, text)
     for pattern, new in path_forms(table, active):
         text = pattern.sub(
             lambda m, new=new: (
@@ -326,13 +421,100 @@ def rewrite_text(text: str, table: dict[str, str], active: set[str], is_py: bool
     for old, new in RENAMED_TESTS.items():  # a renamed test named bare in prose
         text = re.sub(rf"(?<![\w/.]){old}(?!\w)", new, text)
     if is_py:  # after the dotted names: a statement it writes holds only new names
-        text = rewrite_from_imports(text, table, active)
+        text = rewrite_from_imports(text, table, active, children)
     return text
 
 
-PARENTS = re.compile(
-    r"Path\(__file__\)(\.resolve\(\))?((?:\.parent(?!s))+|\.parents\[(\d+)\])"
-)
+def fstring_edits(
+    tok: tokenize.TokenInfo, todo: dict[str, str]
+) -> list[tuple[tuple[int, int], str, str]]:
+    """The bare names to rename inside an f-string's `{...}` fields (one line only)."""
+    if tok.start[0] != tok.end[0]:
+        return []
+    out = []
+    body = re.sub(r"\{\{|\}\}", "__", tok.string)  # escaped braces are no fields
+    for field in re.finditer(r"\{[^{}]*\}", body):
+        for m in re.finditer(r"(?<![\w.])(\w+)(?!\w)", field.group()):
+            if m.group(1) in todo:
+                col = tok.start[1] + field.start() + m.start(1)
+                out.append(((tok.start[0], col), m.group(1), todo[m.group(1)]))
+    return out
+
+
+def script_edits(tok: tokenize.TokenInfo) -> list[tuple[tuple[int, int], str, str]]:
+    """In a string holding Python source (`python -c` in a test): the names it imports from a
+    module in `NAMES`, renamed wherever the string uses them bare."""
+    todo = {
+        old: new
+        for (where, old), new in NAMES.items()
+        for m in re.finditer(rf"from {re.escape(where)} import ([^\n]+)", tok.string)
+        if re.search(rf"(?<![\w.]){old}(?!\w)", m.group(1))
+    }
+    out = []
+    for m in re.finditer(r"(?<![\w.])(\w+)(?!\w)", tok.string):
+        if m.group(1) in todo:
+            before = tok.string[: m.start()]
+            row = tok.start[0] + before.count("\n")
+            col = (
+                m.start() - (before.rfind("\n") + 1) if "\n" in before else tok.start[1] + m.start()
+            )
+            out.append(((row, col), m.group(1), todo[m.group(1)]))
+    return out
+
+
+def rename_names(text: str, module: str | None) -> str:
+    """`NAMES` applied to one Python file (`module`: its own dotted name)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    todo: dict[str, str] = {  # names used bare in this file
+        old: new for (where, old), new in NAMES.items() if where == module
+    }
+    statements: list[tuple[int, int, dict[str, str]]] = []  # an import's own lines
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+            continue
+        here = {
+            a.name: NAMES[(node.module, a.name)]
+            for a in node.names
+            if (node.module, a.name) in NAMES
+        }
+        if here:
+            assert node.end_lineno is not None
+            statements.append((node.lineno, node.end_lineno, here))
+            todo.update(
+                {a.name: here[a.name] for a in node.names if a.name in here and not a.asname}
+            )
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[tuple[int, int], str, str]] = []
+    after_dot = False  # `x.old` is some other object's attribute
+    own = {old for (where, old) in NAMES if where == module}  # `__all__ = ["old"]`
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.NAME and not after_dot:
+            row = tok.start[0]
+            scope = next((m for a, b, m in statements if a <= row <= b), todo)
+            if tok.string in scope:
+                edits.append((tok.start, tok.string, scope[tok.string]))
+        elif tok.type == tokenize.STRING and tok.string[1:-1] in own and tok.string[0] in "\"'":
+            name = tok.string[1:-1]
+            edits.append(((tok.start[0], tok.start[1] + 1), name, todo[name]))
+        elif tok.type == tokenize.STRING and todo and re.match(r"(?i)[rb]?f", tok.string):
+            edits += fstring_edits(tok, todo)  # a 3.11 f-string is one token
+        elif tok.type == tokenize.STRING and " import " in tok.string:
+            edits += script_edits(tok)  # a script run by a test: its own imports decide
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            after_dot = tok.type == tokenize.OP and tok.string == "."
+    for (row, col), old, new in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[col + len(old) :]
+    out = "".join(lines)
+    for (where, old), new in NAMES.items():  # dotted: patch targets, `module.old` in prose
+        out = re.sub(rf"(?<![\w.]){re.escape(where)}\.{old}(?!\w)", f"{where}.{new}", out)
+    return out
+
+
+PARENTS = re.compile(r"Path\(__file__\)(\.resolve\(\))?((?:\.parent(?!s))+|\.parents\[(\d+)\])")
 DIRNAME = re.compile(r"((?:os\.path\.dirname\()+)(os\.path\.abspath\(__file__\))(\)+)")
 
 
@@ -407,8 +589,8 @@ def message() -> str:
     lines = [
         "moves only: core in packages by concern, the console's backend in a folder, tests by kind",
         "",
-        "Produced by a program; no hand edits: python3 restructure.py TREE (kept outside the repo",
-        "as d28-tools/restructure.py), which git-mv's each file and rewrites every import, dotted",
+        "Produced by a program; no hand edits: python3 tools/restructure/restructure.py TREE,",
+        "which git-mv's each file and rewrites every import, dotted",
         "module path, patch target, python -m line, file path and __file__ depth from this table,",
         "then sorts imports and formats the files it changed with the project's ruff.",
         "",
@@ -429,6 +611,7 @@ def main() -> int:
         return 0
     tree = Path(sys.argv[1]).resolve()
     table, moves, active = plan_moves(tree)
+    children = package_children(tree, table)
     dir_moves = {a: b for a, b in moves if (tree / a).is_dir()} | {
         a: b for a, b in DIR_MOVES.items()
     }
@@ -455,7 +638,7 @@ def main() -> int:
     changed_py: list[str] = []
     for path in tracked_files(tree):
         rel = str(path.relative_to(tree))
-        if rel.startswith((".venv", ".fleet", "screenshots/", "bench/results")):
+        if rel.startswith((".venv", ".fleet", "screenshots/", "bench/results", SELF)):
             continue
         if path.suffix not in TEXT_SUFFIXES and path.name not in TEXT_NAMES:
             continue
@@ -463,7 +646,10 @@ def main() -> int:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        new = rewrite_text(text, table, active, path.suffix == ".py")
+        new = rewrite_text(text, table, active, path.suffix == ".py", children)
+        if path.suffix == ".py":
+            module = rel[:-3].replace("/", ".") if rel.startswith("rocmtui/") else None
+            new = rename_names(new, module)
         if path.suffix == ".py" and rel in moved_files:
             new = fix_depths(new, moved_files[rel], rel, dir_moves)
         if path.suffix == ".py" and new != text:

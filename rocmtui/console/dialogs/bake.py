@@ -27,6 +27,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.model import BakePlan, BakeRequest, ConsoleData
+from rocmtui.console.backend.refresh import failure_text
+from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.dialogs.bake_choices import (
     arch_choices,
     arch_label,
@@ -40,13 +43,10 @@ from rocmtui.console.dialogs.bake_choices import (
     push_note,
 )
 from rocmtui.console.dialogs.confirm import ConfirmDialog
-from rocmtui.console.model import BakePlan, BakeRequest, ConsoleData
 from rocmtui.console.outside_text import clean
-from rocmtui.console.refresh_loops import describe
-from rocmtui.console.userthreads import run_on_own_thread
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 
-__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.model)
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.backend.model)
 
 MAX_RESOLVED_LINES = 400
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
@@ -246,7 +246,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             )
         except Exception as exc:
             plan = BakePlan(
-                target, arch, node, push, error=describe(exc), push_switch=push,
+                target, arch, node, push, error=failure_text(exc), push_switch=push,
                 overrides=overrides,
             )  # fmt: skip
         self.post_message(PlanResolved(plan, chosen))

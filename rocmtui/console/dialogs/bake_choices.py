@@ -8,13 +8,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
-from rocmtui.console.model import BakePlan, BakeView
+from rocmtui.console.backend.model import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
-from rocmtui.core.bakefind import describe as bake_named
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.find import bake_file_names as bake_named
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
-#: How the job store writes a secret it would not keep (rocmtui.core.redact's placeholder).
+#: How the job store writes a secret it would not keep (rocmtui.core.text.redact's placeholder).
 REDACTED = "<redacted:"
 
 

@@ -21,7 +21,17 @@ from textual.worker import Worker, WorkerState
 
 from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
-from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.backend.model import (
+    BakeRequest,
+    ConsoleData,
+    JobView,
+    last_job_on,
+    pushes_ended,
+    running_job_on,
+)
+from rocmtui.console.backend.refresh import Feeds, failure_text
+from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,
@@ -40,25 +50,15 @@ from rocmtui.console.messages import (
     PanelFailed,
     ProbeSourceChanged,
 )
-from rocmtui.console.model import (
-    BakeRequest,
-    ConsoleData,
-    JobView,
-    last_job_on,
-    pushes_ended,
-    running_job_on,
-)
 from rocmtui.console.outside_text import clean
-from rocmtui.console.refresh_loops import Feeds, describe
 from rocmtui.console.screens.catalog import CatalogScreen
-from rocmtui.console.userthreads import run_on_own_thread
 from rocmtui.console.widgets.common import Palette, StatusLine
 from rocmtui.console.widgets.fleet import (
     WatchPanel,
 )
 from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
-from rocmtui.core.config import FleetConfig
-from rocmtui.core.hostmonitor.links import MONITOR
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor.sources import MONITOR
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -352,7 +352,7 @@ class FleetScreen(CatalogScreen):
         if event.state != WorkerState.ERROR or worker.error is None:
             return
         panel = {"monitor": "nodes", "jobs": "jobs", "bake": "variables"}.get(worker.group)
-        reason = f"{worker.name}: {describe(worker.error)}"
+        reason = f"{worker.name}: {failure_text(worker.error)}"
         if panel:
             self.panel_fault(panel, reason)
         else:

@@ -23,20 +23,20 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.model import BakeRequest, JobView
 from rocmtui.console.intents import (
     CancelRequested,
     LayoutChanged,
     PanesChanged,
     RebuildRequested,
 )
-from rocmtui.console.model import BakeRequest, JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.logpane import LogPane
 from rocmtui.core.states import JOB_SYMBOLS
-from rocmtui.core.units import fmt_clock
+from rocmtui.core.text.units import fmt_clock
 
 
 def pane_id(job_id: str) -> str:

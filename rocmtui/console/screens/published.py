@@ -19,6 +19,14 @@ from textual.binding import BindingType
 from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.matrix_child import Published
+from rocmtui.console.backend.matrix_refresh import (
+    PUSH_SETTLE,
+    MatrixFeed,
+    PublishedRound,
+    PublishedUpdated,
+)
+from rocmtui.console.backend.model import BakeRequest
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
 from rocmtui.console.matrix_child import Published
@@ -30,9 +38,9 @@ from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.matrix import MatrixGrid, cell_detail, versions_rows
 from rocmtui.console.widgets.table import SnapshotTable
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.model import Cell, Row
-from rocmtui.core.units import fmt_age, fmt_seconds
+from rocmtui.core.text.units import fmt_age, fmt_seconds
 
 VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "", "Registry images")
 

@@ -14,8 +14,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 
-from rocmtui.console.intents import LogRequested
-from rocmtui.console.model import (
+from rocmtui.console.backend.model import (
     LATENCY_FLOOR,
     NODE_RANK,
     ConsoleData,
@@ -25,6 +24,7 @@ from rocmtui.console.model import (
     running_job_on,
     sparkline,
 )
+from rocmtui.console.intents import LogRequested
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.console.widgets.common import Palette, Panel, state_cell, waiting_cell
 from rocmtui.console.widgets.table import Fit, Row, SnapshotTable
@@ -37,7 +37,7 @@ from rocmtui.core.states import (
     JobState,
     NodeState,
 )
-from rocmtui.core.units import fmt_age, fmt_bytes, fmt_clock, fmt_latency, fmt_when
+from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock, fmt_latency, fmt_when
 
 if TYPE_CHECKING:  # made when a build is first watched (widgets/logpane.py)
     from rocmtui.console.widgets.logview import LogView

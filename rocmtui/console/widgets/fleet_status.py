@@ -14,15 +14,15 @@ import os
 from msgspec import Struct
 from rich.text import Text
 
-from rocmtui.console.model import JobView
+from rocmtui.console.backend.model import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
-from rocmtui.core.bakefind import bake_files
-from rocmtui.core.config import FleetConfig
-from rocmtui.core.hostmonitor.links import MONITOR
+from rocmtui.core.bake.find import bake_files
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor.sources import MONITOR
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_age
+from rocmtui.core.text.units import fmt_age
 
 
 class StatusFacts(Struct, frozen=True):

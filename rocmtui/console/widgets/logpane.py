@@ -17,13 +17,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 
-from rocmtui.console.model import JobView, StepView, fmt_counter
+from rocmtui.console.backend.model import JobView, StepView, fmt_counter
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.logview import LogView
 from rocmtui.core.states import JOB_SYMBOLS, LOOP_SYMBOLS, JobState
-from rocmtui.core.units import fmt_age, fmt_step_duration
+from rocmtui.core.text.units import fmt_age, fmt_step_duration
 
 STEP_SYMBOLS = {"done": "✓", "cached": "≡", "error": "✗", "canceled": "⊘", "running": "▶"}
 

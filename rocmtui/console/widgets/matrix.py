@@ -19,7 +19,7 @@ from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.table import HEADER, Row, SnapshotTable
 from rocmtui.core.matrix.model import VERDICT_SYMBOLS, Cell, Matrix
 from rocmtui.core.states import LOOP_SYMBOLS
-from rocmtui.core.units import fmt_age, fmt_when
+from rocmtui.core.text.units import fmt_age, fmt_when
 
 #: verdict -> the palette's severity for it
 VERDICT_LOOK = {
@@ -137,7 +137,7 @@ def _none(arch: str) -> Cell:
 
 
 def _bytes(n: int | None) -> str:
-    from rocmtui.core.units import fmt_bytes
+    from rocmtui.core.text.units import fmt_bytes
 
     return fmt_bytes(n)
 

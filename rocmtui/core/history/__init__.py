@@ -1,4 +1,4 @@
-"""Builds rocmtui did not start, from BuildKit's own build history (issue 26).
+"""Builds rocmtui did not start, from BuildKit's own build history.
 
 Builds started by rocm-bake's Makefile, cron, another host or another operator's rocmtui
 (plain `docker buildx bake`) are recorded by BuildKit on the node's builder. rocmtui reads

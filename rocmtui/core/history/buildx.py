@@ -22,9 +22,9 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig, NodeConfig
-from rocmtui.core.sanitize import sanitize_line
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.text.sanitize import sanitize_line
+from rocmtui.core.text.units import fmt_seconds
 
 LS_TIMEOUT = 10.0
 INSPECT_TIMEOUT = 15.0

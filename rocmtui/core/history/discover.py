@@ -48,7 +48,7 @@ from typing import Any
 from msgspec.structs import replace
 
 import rocmtui
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.history.buildx import (
     INSPECT_TIMEOUT,
     LS_TIMEOUT,
@@ -72,7 +72,7 @@ from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.paths import state_dir
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
-from rocmtui.core.units import fmt_utc_stamp
+from rocmtui.core.text.units import fmt_utc_stamp
 
 log = logging.getLogger(__name__)
 

@@ -141,7 +141,7 @@ class Follower:
         from rocmtui.core.history.parse import finished_state, outside_build
         from rocmtui.core.retry import backoff
         from rocmtui.core.states import JobState
-        from rocmtui.core.units import fmt_age
+        from rocmtui.core.text.units import fmt_age
 
         failures = 0
         unanswered_since: float | None = None

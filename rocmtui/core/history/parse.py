@@ -29,9 +29,9 @@ from rocmtui.core.history.record import (
     OutsideBuild,
 )
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
-from rocmtui.core.redact import Redactor, is_secret_name
-from rocmtui.core.sanitize import sanitize_line
 from rocmtui.core.states import JobState
+from rocmtui.core.text.redact import Redactor, is_secret_name
+from rocmtui.core.text.sanitize import sanitize_line
 
 NAME_MAX = 200
 VALUE_MAX = 400

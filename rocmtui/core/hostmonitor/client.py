@@ -15,7 +15,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.place import Holder, MonitorPlace, describe_holder
 from rocmtui.core.hostmonitor.wire import (
     MAX_LINE,
@@ -26,7 +26,7 @@ from rocmtui.core.hostmonitor.wire import (
     read_line,
 )
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.text.units import fmt_seconds
 
 CONNECT_DEADLINE = 1.0  # s for a monitor to accept a connection and say hello
 

@@ -13,7 +13,7 @@ import time
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.control import live_record, silent_seconds
 from rocmtui.core.jobs.images import read_cache_stats
 from rocmtui.core.jobs.store import JobStore

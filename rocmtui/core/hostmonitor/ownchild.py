@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: the console imports this module only to start the
     # child, and every millisecond before `start()` delays the first round (asyncio: ~70 ms)
-    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.snapshots import FleetSnapshot
 
 
@@ -87,7 +87,7 @@ def poke(child: subprocess.Popen[bytes]) -> None:
 async def _run(config: FleetConfig) -> None:
     import asyncio
 
-    from rocmtui.core.monitor import FleetMonitor
+    from rocmtui.core.probes.fleet import FleetMonitor
 
     loop = asyncio.get_running_loop()
     out = sys.stdout.buffer
@@ -139,7 +139,7 @@ def main(argv: Sequence[str]) -> int:
     import signal
 
     signal.signal(signal.SIGTERM, _terminated)
-    from rocmtui.core.config import load_config
+    from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(argv[0] if argv else None)
     from rocmtui.core import debuglog

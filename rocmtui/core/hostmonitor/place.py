@@ -11,19 +11,16 @@ a confusing error deep in `bind`, so `socket_path_problem` says so up front and 
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
-from rocmtui.core.units import fmt_clock
+from rocmtui.core.text.units import fmt_clock
 
 SUN_PATH_MAX = 107  # bytes of a unix socket path: sun_path is 108 with the terminating NUL
 BUILT_IN = "built-in default"
@@ -43,28 +40,6 @@ class Holder(Struct, frozen=True):
     socket: str | None
     metrics: str | None
     started_at: float | None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Holder:
-        """Tolerates missing or odd fields (another version wrote it, or a half-written one)."""
-
-        def number(key: str) -> int | None:
-            value = data.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-        def text(key: str) -> str | None:
-            value = data.get(key)
-            return value if isinstance(value, str) else None
-
-        started = data.get("started_at")
-        return cls(
-            pid=number("pid"),
-            start_time=number("start_time"),
-            fleet=text("fleet"),
-            socket=text("socket"),
-            metrics=text("metrics"),
-            started_at=float(started) if isinstance(started, int | float) else None,
-        )
 
 
 class MonitorPlace(Struct, frozen=True):
@@ -115,12 +90,9 @@ class MonitorPlace(Struct, frozen=True):
 
     def holder(self) -> Holder | None:
         """What the monitor holding the lock wrote there (None: unreadable or not yet)."""
-        try:
-            raw = self.lock.read_bytes()[:65536]
-            data = json.loads(raw) if raw else None
-        except (OSError, ValueError):
-            return None
-        return Holder.from_json(data) if isinstance(data, dict) else None
+        from rocmtui.core.jobs.locks import read_holder  # not on the attached console's way up
+
+        return read_holder(self.lock, Holder)
 
 
 def describe_holder(place: MonitorPlace, holder: Holder | None) -> str:
@@ -134,12 +106,3 @@ def describe_holder(place: MonitorPlace, holder: Holder | None) -> str:
     if holder.metrics:
         parts.append(f"metrics {holder.metrics}")
     return ", ".join(parts)
-
-
-def write_holder(fd: int, data: Mapping[str, Any]) -> None:
-    """Record who holds the lock, in the locked file itself."""
-    raw = json.dumps(dict(data), sort_keys=True).encode()
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, raw, 0)
-    with contextlib.suppress(OSError):
-        os.fsync(fd)

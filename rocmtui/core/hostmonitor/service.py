@@ -27,13 +27,13 @@ from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
-from rocmtui.core.hostmonitor.place import MonitorPlace, describe_holder, write_holder
+from rocmtui.core.hostmonitor.place import MonitorPlace, describe_holder
 from rocmtui.core.hostmonitor.server import SnapshotHub, bind_socket
 from rocmtui.core.hostmonitor.wire import PROTOCOL, Hello, snapshot_line
-from rocmtui.core.jobs.locks import try_lock
+from rocmtui.core.jobs.locks import try_lock, write_holder
 from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.monitor import FleetMonitor
+from rocmtui.core.probes.fleet import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
 
 log = logging.getLogger("rocmtui.monitor")
@@ -41,7 +41,7 @@ LOCK_MODE = 0o640
 POKE_INTERVAL = 1.0  # s: consoles' requests for a round closer together than this are one
 
 
-class AlreadyRunning(RuntimeError):
+class MonitorAlreadyRunning(RuntimeError):
     """Another monitor holds this fleet file's lock (the text names it)."""
 
 
@@ -114,7 +114,7 @@ class MonitorService:
 
     def claim(self) -> None:
         """Take the lock, bind the metrics address, make the socket (or raise, leaving
-        nothing behind: AlreadyRunning, MonitorStartError, ListenError)."""
+        nothing behind: MonitorAlreadyRunning, MonitorStartError, ListenError)."""
         problem = self.place.socket_path_problem()
         if problem:
             raise MonitorStartError(problem)
@@ -126,7 +126,9 @@ class MonitorService:
             raise MonitorStartError(f"cannot lock {describe(self.place.lock, exc)}") from None
         if fd is None:
             who = describe_holder(self.place, self.place.holder())
-            raise AlreadyRunning(f"a monitor for {self.place.fleet} is already running ({who})")
+            raise MonitorAlreadyRunning(
+                f"a monitor for {self.place.fleet} is already running ({who})"
+            )
         self._lock_fd = fd
         group = self.place.folder.stat().st_gid
         with contextlib.suppress(OSError):  # the state folder's group may read who holds it
@@ -149,7 +151,7 @@ class MonitorService:
             "version": __version__,
         }
         try:
-            write_holder(fd, holder)
+            write_holder(fd, holder, sync=True)
         except OSError as exc:  # a full state disk: the lock (the kernel's) holds all the same
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)  # never half a holder

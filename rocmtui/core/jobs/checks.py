@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.bake.file import ARCH_VARIABLE, BakeError, BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.printed import printed_pushes, printed_targets
 from rocmtui.core.jobs.refusals import LaunchError
 
@@ -175,7 +175,7 @@ def resolve_target(
     from `bakeprint.resolved_names`; any other bake failure is raised as bake reported it."""
     if target in bake.targets:
         return None
-    from rocmtui.core.bakeprint import BuildxMissing, bake_print, resolved_names
+    from rocmtui.core.bake.resolve import BuildxMissing, bake_print, resolved_names
 
     try:
         return bake_print(bake.path, [target], env, timeout)
@@ -200,7 +200,7 @@ def printed_view(
     """`bake --print TARGET` under `env` (the job's own environment), or `{}` when bake cannot
     answer: callers then fall back to what the bake file says (the build itself will fail and
     say why)."""
-    from rocmtui.core.bakeprint import BuildxMissing, bake_print
+    from rocmtui.core.bake.resolve import BuildxMissing, bake_print
 
     try:
         return bake_print(bake.path, [target], dict(env), timeout)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from rocmtui.core.bakefile import ARCH_VARIABLE
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.bake.file import ARCH_VARIABLE
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import pick_node
 from rocmtui.core.jobs.redaction import redact_argv
 from rocmtui.core.jobs.refusals import LaunchError
@@ -35,7 +35,7 @@ __all__ = [
 
 def bake_workdir(path: Path) -> Path:
     """Where bake runs: the bake file's folder (its context paths are relative to it)."""
-    from rocmtui.core.bakeprint import bake_workdir as project_rule
+    from rocmtui.core.bake.resolve import bake_workdir as project_rule
 
     return Path(project_rule(path))
 
@@ -49,7 +49,7 @@ def node_environment(
 ) -> dict[str, str]:
     """bake's whole environment for a job: the scrubbed launch environment (no variable the
     bake file declares, unless overridden explicitly) + overrides + arch + the node's engine."""
-    from rocmtui.core.bakeprint import bake_environment
+    from rocmtui.core.bake.resolve import bake_environment
 
     child = dict(bake_environment(env, {**overrides, ARCH_VARIABLE: arch}, bake_variables=declared))
     child[ARCH_VARIABLE] = arch
@@ -91,7 +91,7 @@ def build_argv(
     arg `ROCMTUI_JOB=<id>`: BuildKit's history record carries it from the build's first
     moment, so a build of rocmtui's own is never taken for one started elsewhere. No
     Dockerfile declares that ARG, so it enters no cache key, no image config and no tag."""
-    from rocmtui.core.bakefind import bake_files
+    from rocmtui.core.bake.find import bake_files
 
     argv = [docker, "buildx", "bake"]
     for f in bake_files(bake_file):  # a folder: its default files, one -f each, bake's order

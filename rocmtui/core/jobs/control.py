@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 from msgspec.structs import replace
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
 from rocmtui.core.jobs.outcome import ended_view, read_outcome, with_kept_outcome
@@ -35,7 +35,7 @@ from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
 from rocmtui.core.jobs.refusals import refuse_if_read_only
 from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_age, fmt_utc_clock
+from rocmtui.core.text.units import fmt_age, fmt_utc_clock
 
 DEFAULT_GRACE = 10.0
 EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is reused

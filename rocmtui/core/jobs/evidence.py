@@ -1,7 +1,7 @@
 """What a job's log and its processes say: the failed step's name, and stall evidence.
 
 Only the tail of a log is read (a PyTorch log runs to hundreds of MB). The step names come from
-the progress parser (`rocmtui.core.progress`) fed that tail; BuildKit's closing summary
+the progress parser (`rocmtui.core.progress.tracker`) fed that tail; BuildKit's closing summary
 (` > [stage 3/4] RUN ...:`) is the fallback when the step began before the tail. Text taken
 from the log is sanitised and shortened before it is stored or shown.
 
@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.config import NodeConfig
-from rocmtui.core.units import fmt_age
+from rocmtui.core.config.fleetfile import NodeConfig
+from rocmtui.core.text.units import fmt_age
 
 TAIL_BYTES = 4 * 1024 * 1024
 MAX_STEP_TEXT = 160
@@ -43,7 +43,7 @@ _CLIPPED_RE = re.compile(
 def _clean(text: str) -> str:
     """One safe, short line of display text from log content."""
     try:
-        from rocmtui.core.sanitize import sanitize_line
+        from rocmtui.core.text.sanitize import sanitize_line
 
         text = sanitize_line(text)
     except ImportError:  # pragma: no cover - the sanitiser is another module of the project
@@ -73,7 +73,7 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> tuple[list[str], float | N
 def _tracker_snapshot(lines: list[str], now: float) -> Any | None:
     """Feed lines to the project's progress parser; None if it is unavailable or fails."""
     try:
-        from rocmtui.core.progress import ProgressTracker
+        from rocmtui.core.progress.tracker import ProgressTracker
     except ImportError:  # pragma: no cover
         return None
     try:

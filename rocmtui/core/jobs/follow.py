@@ -1,6 +1,6 @@
 """Follow a job's log from any process: bounded reads, truncation and rotation survived.
 
-`LogFollower` reads a file by name in chunks of at most `chunk_size` bytes, so memory does not
+`FileTail` reads a file by name in chunks of at most `chunk_size` bytes, so memory does not
 grow with the log (lines are cut to size by the sanitiser's `StreamDecoder`). Like `tail -F`:
 - truncation (the file shrinks below what was read): start again from its beginning;
 - rotation (the name now points at another inode): read the old file to its end, then the
@@ -19,13 +19,14 @@ from pathlib import Path
 
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.logs.tail import at_path, replaced
 
 CHUNK_SIZE = 256 * 1024
 POLL_SECONDS = 0.1
 END_CHECK_SECONDS = 0.5
 
 
-class LogFollower:
+class FileTail:
     """Incremental reader of one log file by name (see the module doc)."""
 
     def __init__(
@@ -47,7 +48,7 @@ class LogFollower:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> LogFollower:
+    def __enter__(self) -> FileTail:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -81,10 +82,12 @@ class LogFollower:
             return data
         # at the end of the file we hold: has the name moved on to a new file?
         try:
-            info = os.stat(self.path)
+            found, gone = at_path(self.path, self._fd)
         except OSError:
+            return b""
+        if gone:
             return b""  # removed, maybe about to be re-created: keep the old one for now
-        if (info.st_dev, info.st_ino) != self._ino:
+        if self._ino is None or replaced(found, self._ino):
             self._event("rotated")
             self.close()
             self._open()
@@ -104,7 +107,7 @@ def follow_job(
     ends (outcome recorded, or its supervisor gone), then drain and stop."""
     ended = record.ended_at is not None or not follow
     last_check = time.monotonic()
-    with LogFollower(record.log_path, chunk_size, on_event) as reader:
+    with FileTail(record.log_path, chunk_size, on_event) as reader:
         while True:
             data = reader.read()
             if data:

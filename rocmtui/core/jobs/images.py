@@ -22,14 +22,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec import Struct
 
 from rocmtui.core.jobs.printed import printed_pushes, requested_targets
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.store import JobRecord
-    from rocmtui.core.registry.loop import PushCheck
-    from rocmtui.core.sccache import CacheStats
+    from rocmtui.core.progress.sccache import CacheStats
+    from rocmtui.core.registry.pushcheck import PushCheck
 
 TARGETS_FILE = "targets.json"
 PUSH_CHECK_FILE = "registry.json"
@@ -46,17 +47,6 @@ class JobImage(Struct, frozen=True):
     pushes: bool = False
     digest: str | None = None
     media_type: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "target": self.target,
-            "tags": list(self.tags),
-            "arch": self.arch,
-            "pushes": self.pushes,
-            "digest": self.digest,
-            "media_type": self.media_type,
-        }
 
 
 def targets_of(printed: Mapping[str, Any], push: bool) -> dict[str, dict[str, Any]]:
@@ -151,20 +141,20 @@ def job_images(
 
 def read_push_check(job_dir: Path | str) -> PushCheck | None:
     """The job's closed loop (None: it pushed nothing, or was not checked)."""
-    from rocmtui.core.registry.loop import PushCheck
+    from rocmtui.core.registry.pushcheck import PushCheck
 
     data = _read_json(Path(job_dir) / PUSH_CHECK_FILE)
     if not isinstance(data, dict):
         return None
     try:
-        return PushCheck.from_json(data)
+        return msgspec.convert(data, PushCheck)
     except ValueError:
         return None
 
 
 def read_cache_stats(job_dir: Path | str) -> CacheStats | None:
     """The job's compile cache statistics (None: its log reported none)."""
-    from rocmtui.core.sccache import CacheStats
+    from rocmtui.core.progress.sccache import CacheStats
 
     data = _read_json(Path(job_dir) / CACHE_STATS_FILE)
     if not isinstance(data, dict):
@@ -179,7 +169,7 @@ def check_push(
     record: JobRecord, registry_url: str, timeout: float = PUSH_CHECK_TIMEOUT
 ) -> PushCheck | None:
     """Ask the registry about every image the job pushed (see `registry.loop`)."""
-    from rocmtui.core.registry.loop import Pushed, check_pushed
+    from rocmtui.core.registry.pushcheck import Pushed, check_pushed
 
     pushed = [
         Pushed(image.target, tag, image.digest, image.media_type)
@@ -195,13 +185,13 @@ def record_afterwards(record: JobRecord, registry_url: str | None) -> None:
     the compile cache statistics from its log and, for a pushing job that succeeded, the
     closed loop. A failure here never changes the job's outcome."""
     from rocmtui.core.jobs.store import write_json_atomic
-    from rocmtui.core.sccache import scan_log
+    from rocmtui.core.progress.sccache import scan_log
     from rocmtui.core.states import JobState
 
     if record.push and registry_url and record.state == JobState.SUCCEEDED:
         check = check_push(record, registry_url)  # first: the registry as the push left it
         if check is not None:
-            write_json_atomic(record.path / PUSH_CHECK_FILE, check.to_json())
+            write_json_atomic(record.path / PUSH_CHECK_FILE, msgspec.to_builtins(check))
     stats = scan_log(record.log_path)
     if stats is not None:
         write_json_atomic(record.path / CACHE_STATS_FILE, stats.to_json())

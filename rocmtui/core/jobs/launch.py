@@ -1,7 +1,7 @@
-"""Start a bake job detached, in a straight line: resolve a Plan, take its slots, record, spawn.
+"""Start a bake job detached, in a straight line: resolve a plan, take its slots, record, spawn.
 
-`launch_job` (`rocmtui bake`) resolves a `Plan` (`plan.resolve_plan`) and starts it;
-`start_plan` starts a Plan already resolved — the one the console's bake dialog showed, so
+`launch_job` (`rocmtui bake`) resolves a `LaunchPlan` (`plan.resolve_plan`) and starts it;
+`start_plan` starts a LaunchPlan already resolved — the one the console's bake dialog showed, so
 what starts is exactly what was shown, with no second `bake --print`. Starting is four steps,
 each a function below:
 
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import rocmtui
-from rocmtui.core.bakefile import BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.command import bake_workdir, engine_assignments
 from rocmtui.core.jobs.images import write_targets
-from rocmtui.core.jobs.plan import Plan, resolve_plan
+from rocmtui.core.jobs.plan import LaunchPlan, resolve_plan
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
 from rocmtui.core.jobs.refusals import (
     AlreadyRunning,
@@ -49,7 +49,7 @@ from rocmtui.core.jobs.refusals import (
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_utc_stamp
+from rocmtui.core.text.units import fmt_utc_stamp
 
 SUPERVISOR_START_TIMEOUT = 30.0
 
@@ -88,7 +88,7 @@ def launch_job(
 
 def start_plan(
     config: FleetConfig,
-    plan: Plan,
+    plan: LaunchPlan,
     yes: bool = False,
     env: Mapping[str, str] | None = None,
     store: JobStore | None = None,
@@ -121,7 +121,7 @@ def start_plan(
 # -- 1. confirm -------------------------------------------------------------------------------
 
 
-def confirm(config: FleetConfig, plan: Plan, yes: bool) -> None:
+def confirm(config: FleetConfig, plan: LaunchPlan, yes: bool) -> None:
     """Refuse a start when the fleet is read-only, when the plan pushes and `yes` was not
     given, or when the docker config has no login for a registry it pushes to (read now: a
     `docker login` since the plan was resolved counts)."""
@@ -156,7 +156,7 @@ class Held:
                 os.close(fd)
 
 
-def take_slots(directory: Path, plan: Plan, store: JobStore) -> Held:
+def take_slots(directory: Path, plan: LaunchPlan, store: JobStore) -> Held:
     """Take the slot of every image the plan builds on its node, or none: AlreadyRunning names
     the first busy one and its holder. Never waits, so two launches cannot hold each other up."""
     what = f"{plan.target} for {plan.arch} on {plan.node.name}"
@@ -181,7 +181,7 @@ def _wait_holder(path: Path, store: JobStore) -> locks.SlotHolder | None:
     deadline = time.monotonic() + 2.0
     holder = None
     while time.monotonic() < deadline:
-        holder = locks.read_holder(path)
+        holder = locks.read_holder(path, locks.SlotHolder)
         if holder is not None and holder.job_id:
             try:
                 known = store.get(holder.job_id)
@@ -206,7 +206,7 @@ def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
 # -- 3. record the job ------------------------------------------------------------------------
 
 
-def record_job(store: JobStore, plan: Plan, env: Mapping[str, str], held: Held) -> JobRecord:
+def record_job(store: JobStore, plan: LaunchPlan, env: Mapping[str, str], held: Held) -> JobRecord:
     """The job's record (overrides and command redacted), its folder with the targets bake
     resolved, its lock and its log with a header; each slot then names the job as holder."""
     user, host = _who(env), socket.gethostname()
@@ -250,7 +250,7 @@ def record_job(store: JobStore, plan: Plan, env: Mapping[str, str], held: Held) 
         "state_dir": str(store.root),
     }
     for fd in held.slots:
-        locks.write_holder(fd, holder)
+        locks.write_holder(fd, holder, mode=0o666)  # others may take the slot later
     return record
 
 
@@ -263,7 +263,7 @@ def _who(env: Mapping[str, str]) -> str:
     return f"{name} (sudo from {sudo})" if sudo and sudo != name else name
 
 
-def _header(record: JobRecord, plan: Plan) -> bytes:
+def _header(record: JobRecord, plan: LaunchPlan) -> bytes:
     lines = [
         f"# rocmtui job {record.id}: {record.target} for {record.arch} on {record.node} "
         f"({plan.node.endpoint})",
@@ -273,7 +273,7 @@ def _header(record: JobRecord, plan: Plan) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "replace")
 
 
-def _docker(plan: Plan) -> str:
+def _docker(plan: LaunchPlan) -> str:
     """The docker CLI bake's environment finds first."""
     return shutil.which("docker", path=plan.child_env.get("PATH") or os.defpath) or "docker"
 
@@ -283,7 +283,7 @@ def _docker(plan: Plan) -> str:
 
 def spawn_supervisor(
     config: FleetConfig,
-    plan: Plan,
+    plan: LaunchPlan,
     record: JobRecord,
     store: JobStore,
     env: Mapping[str, str],

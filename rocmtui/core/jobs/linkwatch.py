@@ -34,7 +34,7 @@ from enum import Enum
 from rocmtui.core import tcpstate
 from rocmtui.core.jobs.procstat import descendants
 from rocmtui.core.jobs.store import JobStore, JobStoreError
-from rocmtui.core.units import fmt_age, fmt_utc_clock
+from rocmtui.core.text.units import fmt_age, fmt_utc_clock
 
 CHECK_PERIOD = 2.0  # seconds between two looks at the kernel's TCP table
 MIN_RETRANSMITS = 2  # retransmissions in a row before a connection counts as not answering

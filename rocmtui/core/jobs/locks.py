@@ -21,15 +21,18 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
 
 SYSTEM_LOCK_DIR = Path("/run/lock/rocmtui")
+HOLDER_BYTES = 65536  # a holder record is a few hundred bytes: read no more than this
+H = TypeVar("H", bound=Struct)
 
 
 def lock_dir(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -117,23 +120,6 @@ class SlotHolder(Struct, frozen=True):
     started_at: float | None
     state_dir: str | None
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SlotHolder:
-        """Build from the slot file's JSON, tolerating missing or odd fields."""
-
-        def text(key: str) -> str | None:
-            value = data.get(key)
-            return value if isinstance(value, str) else None
-
-        started = data.get("started_at")
-        return cls(
-            job_id=text("job_id"),
-            user=text("user"),
-            host=text("host"),
-            started_at=float(started) if isinstance(started, int | float) else None,
-            state_dir=text("state_dir"),
-        )
-
 
 def slot_path(directory: Path, node: str, endpoint: str, image: str) -> Path:
     """The lock file for building one image on one node (`image`: a key from
@@ -150,20 +136,37 @@ def take_slot(path: Path) -> int | None:
     return try_lock(path, 0o666)
 
 
-def write_holder(fd: int, holder: Mapping[str, Any]) -> None:
-    """Record who holds the slot, in the locked file itself (readers see it after a refusal)."""
+def write_holder(
+    fd: int, holder: Mapping[str, Any], *, mode: int | None = None, sync: bool = False
+) -> None:
+    """Record who holds the lock, in the locked file itself: one JSON object, keys sorted (a
+    refused taker reads it with `read_holder`). `mode`: the file's mode afterwards (a slot
+    other operators must be able to take later); `sync`: on disk before the call returns."""
     data = json.dumps(dict(holder), sort_keys=True).encode()
     os.ftruncate(fd, 0)
     os.pwrite(fd, data, 0)
     with contextlib.suppress(OSError):
-        os.fchmod(fd, 0o666)  # other operators must be able to take the slot later
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if sync:
+            os.fsync(fd)
 
 
-def read_holder(path: Path) -> SlotHolder | None:
-    """What the current holder wrote (None when unreadable or not written yet)."""
+def read_holder(path: Path, kind: type[H]) -> H | None:
+    """What the lock's holder wrote there, as a `kind` whose fields all take None (None when
+    unreadable or not written yet). A field missing or of another type reads as None: another
+    version may have written the file, or the writer may be half-way."""
     try:
-        raw = path.read_bytes()[:65536]
+        raw = path.read_bytes()[:HOLDER_BYTES]
         data = json.loads(raw) if raw else None
     except (OSError, ValueError):
         return None
-    return SlotHolder.from_json(data) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    values: dict[str, Any] = {}
+    for info in msgspec.structs.fields(kind):
+        try:
+            values[info.name] = msgspec.convert(data.get(info.name), info.type)
+        except msgspec.ValidationError:
+            values[info.name] = None
+    return kind(**values)

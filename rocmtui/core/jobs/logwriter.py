@@ -27,7 +27,7 @@ import os
 import time
 from pathlib import Path
 
-from rocmtui.core.units import fmt_utc_stamp
+from rocmtui.core.text.units import fmt_utc_stamp
 
 RETRY_SECONDS = 5.0
 TOUCH_SECONDS = 1.0

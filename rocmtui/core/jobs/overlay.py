@@ -13,7 +13,7 @@ import time
 
 from msgspec.structs import replace
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.snapshots import NodeSnapshot

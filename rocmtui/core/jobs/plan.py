@@ -1,4 +1,4 @@
-"""What a launch will do, decided once before anything starts: a `Plan`.
+"""What a launch will do, decided once before anything starts: a `LaunchPlan`.
 
 `resolve_plan` answers, for a name, arch, node, push switch and variables: the arch the build
 really has (a matrix name fixes its own), the node, bake's whole environment, `bake --print`
@@ -7,9 +7,9 @@ output is a registry), the registry hosts of the tags it would push and which of
 docker config has no login for, and the images it builds (its slots on the node). Whether a
 launch pushes is never decided anywhere else.
 
-The console's bake dialog shows a Plan and starts exactly that Plan (`launch.start_plan`);
+The console's bake dialog shows a LaunchPlan and starts exactly that plan (`launch.start_plan`);
 `rocmtui bake` resolves one and starts it at once (`launch.launch_job`). Nothing here starts
-anything: a Plan is data.
+anything: a LaunchPlan is data.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.bakefile import BakeError, BakeFile
-from rocmtui.core.config import FleetConfig, NodeConfig
+from rocmtui.core.bake.file import BakeError, BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import (
     RESOLVE_TIMEOUT,
     check_arch,
@@ -36,10 +36,10 @@ from rocmtui.core.jobs.printed import image_keys, pinned_arch
 from rocmtui.core.jobs.redaction import redact_argv
 from rocmtui.core.records import repr_without
 
-__all__ = ["Plan", "images", "resolve_plan"]
+__all__ = ["LaunchPlan", "images", "resolve_plan"]
 
 
-class Plan(Struct, frozen=True):
+class LaunchPlan(Struct, frozen=True):
     """A launch resolved but not started (see the module doc). `child_env` is bake's whole
     environment: never shown or stored as it is."""
 
@@ -97,11 +97,11 @@ def resolve_plan(
     push: bool,
     env: Mapping[str, str],
     overrides: Mapping[str, str],
-) -> Plan:
+) -> LaunchPlan:
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
-    from rocmtui.core.bakeprint import bake_print, fleet_variables
+    from rocmtui.core.bake.resolve import bake_print, fleet_variables
     from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
     # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
@@ -129,7 +129,7 @@ def resolve_plan(
     pushes = push or target_pushes(bake, target, printed or None)
     hosts = push_hosts(config, bake, target, child_env, printed) if pushes else set()
     missing = hosts - docker_config_hosts(child_env)
-    return Plan(
+    return LaunchPlan(
         target=target,
         arch=arch,
         node=node,

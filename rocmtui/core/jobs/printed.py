@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rocmtui.core.bakefile import ARCH_VARIABLE
+from rocmtui.core.bake.file import ARCH_VARIABLE
 
 _PUSH_OUTPUT = re.compile(r"(^|[\s,])(type=registry|push=true)\b")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from rocmtui.core.redact import Redactor
+from rocmtui.core.text.redact import Redactor
 
 
 def redact_mapping(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the console imports these errors on its way up; the locks only when used
-    from rocmtui.core.config import FleetConfig
+    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.jobs.locks import SlotHolder
 
 __all__ = [

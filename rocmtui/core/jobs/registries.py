@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from rocmtui.core.bakefile import BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.checks import printed_view
 from rocmtui.core.jobs.printed import printed_pushes, printed_targets
 

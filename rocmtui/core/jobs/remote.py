@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.config import FleetConfig, NodeConfig
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
 # about twice the timeout, so the supervisor's link watch, not ssh, decides when a build is lost
@@ -166,7 +166,7 @@ def confirm_stopped(
         try:
             busy = engine_busy(endpoint, min(5.0, max(1.0, deadline - time.monotonic())))
         except Exception as exc:
-            from rocmtui.core.probes._common import one_line
+            from rocmtui.core.text.sanitize import one_line
 
             return one_line(f"{node.name}'s engine not asked ({type(exc).__name__}: {exc})")
         if busy == 0:

@@ -48,7 +48,7 @@ from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
 from rocmtui.core.states import JobState
-from rocmtui.core.units import fmt_age
+from rocmtui.core.text.units import fmt_age
 
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1

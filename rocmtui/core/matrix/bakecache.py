@@ -13,8 +13,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from rocmtui.core.bakefile import BakeError, BakeFile, BakeTarget, BakeVariable, load_bake
-from rocmtui.core.bakefind import bake_bytes, bake_files
+from rocmtui.core.bake.file import BakeError, BakeFile, BakeTarget, BakeVariable, load_bake
+from rocmtui.core.bake.find import bake_bytes, bake_files
 
 VERSION = 1
 

@@ -45,22 +45,6 @@ class ImageFacts(Struct, frozen=True):
     size: int | None = None
     note: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """For the facts cache."""
-        return {
-            "labels": dict(self.labels),
-            "created": self.created,
-            "size": self.size,
-            "note": self.note,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> ImageFacts | None:
-        """From the facts cache (None for anything else)."""
-        if not isinstance(data, dict) or not isinstance(data.get("labels"), dict):
-            return None
-        return cls(data["labels"], data.get("created"), data.get("size"), data.get("note"))
-
 
 class TagAnswer(Struct, frozen=True):
     """The registry's answer for one tag."""
@@ -117,13 +101,15 @@ class _Facts:
         key = f"image-facts:{digest}@{platform}"
         if self.cache is not None:
             kept = self.cache.get(key)
-            facts = ImageFacts.from_json(kept[0]) if kept is not None else None
-            if facts is not None:
-                return facts
+            if kept is not None:
+                try:  # what `put` below wrote; anything else is read again
+                    return msgspec.convert(kept[0], ImageFacts)
+                except msgspec.ValidationError:
+                    pass
         facts = await _read_facts(client, repository, digest, platform, deadline_at)
         # a digest's facts never change; a failure to read them may (keep only what was read)
         if self.cache is not None and "not read" not in (facts.note or ""):
-            self.cache.put(key, facts.to_json())
+            self.cache.put(key, msgspec.to_builtins(facts))
         return facts
 
 

@@ -26,9 +26,9 @@ from msgspec import Struct
 
 from rocmtui.core.matrix.fill import ELSEWHERE, INVALID, TagAnswer
 from rocmtui.core.matrix.model import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
-from rocmtui.core.matrix.plan import PIN_PREFIX, Plan, PlannedCell
+from rocmtui.core.matrix.plan import PIN_PREFIX, MatrixPlan, PlannedCell
 from rocmtui.core.registry.client import Lookup
-from rocmtui.core.registry.loop import short
+from rocmtui.core.registry.pushcheck import short
 
 ACTIVE = frozenset({"running", "stalled"})
 BROKEN = frozenset({"failed", "lost"})
@@ -88,7 +88,7 @@ def seen_jobs(records: Iterable[Any]) -> list[SeenJob]:
 class JobIndex:
     """Jobs by the tags they built (and, for older jobs, by name and arch)."""
 
-    def __init__(self, jobs: Iterable[SeenJob], plan: Plan) -> None:
+    def __init__(self, jobs: Iterable[SeenJob], plan: MatrixPlan) -> None:
         self.plan = plan
         self.by_tag: dict[str, list[SeenJob]] = {}
         self.legacy: list[SeenJob] = []
@@ -240,7 +240,9 @@ def judge_cell(planned: PlannedCell, answer: TagAnswer, jobs: list[SeenJob]) -> 
     return done(Verdict.PUBLISHED, None)
 
 
-def judge(plan: Plan, answers: Mapping[str, TagAnswer], jobs: Iterable[SeenJob]) -> tuple[Row, ...]:
+def judge(
+    plan: MatrixPlan, answers: Mapping[str, TagAnswer], jobs: Iterable[SeenJob]
+) -> tuple[Row, ...]:
     """Every row's cells, one per arch of the plan (a cell the row lacks says so)."""
     index = JobIndex(jobs, plan)
     rows = []

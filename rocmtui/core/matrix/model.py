@@ -92,7 +92,7 @@ class CellJob(Struct, frozen=True):
         """`last built 2h ago on snoc-think, 41m, 87% of steps cached, succeeded` (with
         `, started elsewhere` for a build found in BuildKit's history); while it runs,
         `building on NODE for 5m`."""
-        from rocmtui.core.units import fmt_age
+        from rocmtui.core.text.units import fmt_age
 
         now = time.time() if now is None else now
         if self.ended_at is None:

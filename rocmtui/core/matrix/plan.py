@@ -28,8 +28,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeError, BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import ARCH_VARIABLE, BakeError, BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.printed import printed_pushes, printed_targets
 
 PIN_PREFIX = "rocm-bake.pin."
@@ -47,7 +47,7 @@ class PlannedCell(Struct, frozen=True):
     platform: str = "linux/amd64"
 
 
-class Plan(Struct, frozen=True):
+class MatrixPlan(Struct, frozen=True):
     """Rows (in bake-file order) × arches, with the groups each arch's print expanded."""
 
     arches: tuple[str, ...]
@@ -86,8 +86,8 @@ def cached_print(
 ) -> dict[str, Any]:
     """`bake --print NAMES` under `env`, from `cache` (a JsonCache) when the file's bytes and the
     environment are exactly those it was asked with."""
-    from rocmtui.core.bakefind import bake_bytes
-    from rocmtui.core.bakeprint import bake_print
+    from rocmtui.core.bake.find import bake_bytes
+    from rocmtui.core.bake.resolve import bake_print
 
     try:
         text = bake_bytes(bake.path)  # a folder: all its default files
@@ -207,7 +207,7 @@ def make_plan(
     *,
     cache: Any | None = None,
     timeout: float = PRINT_TIMEOUT,
-) -> Plan:
+) -> MatrixPlan:
     """Print every arch (in parallel) and make the rows. `launch_env(arch)` is the environment
     bake gets for a build of that arch. An arch bake refuses is an error of the plan, named;
     the other arches still fill."""
@@ -271,7 +271,7 @@ def make_plan(
             )
         planned.append((_order(bake, group), label, tuple(sorted(group)), cells))
     planned.sort(key=lambda p: p[0])
-    return Plan(
+    return MatrixPlan(
         arches=tuple(arches),
         rows=tuple((label, targets, cells) for _, label, targets, cells in planned),
         groups={arch: _groups(p) for arch, p in printed.items()},
@@ -283,7 +283,7 @@ def make_plan(
 def launch_environment(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Any:
     """`arch -> environment` for bake: what a build of that arch from this shell would get
     (the fleet file's variables, the shell's variables named like bake variables, the arch)."""
-    from rocmtui.core.bakeprint import bake_environment, fleet_variables, shell_overrides
+    from rocmtui.core.bake.resolve import bake_environment, fleet_variables, shell_overrides
 
     overrides = fleet_variables(config.variables, bake) | shell_overrides(bake, env)
     overrides.pop(ARCH_VARIABLE, None)

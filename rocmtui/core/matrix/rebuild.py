@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.model import Cell, Row
 
 

@@ -8,8 +8,8 @@ import os
 import time
 from collections.abc import Mapping
 
-from rocmtui.core.bakefile import BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.bakecache import load_bake_kept
 from rocmtui.core.matrix.fill import fill_tags
 from rocmtui.core.matrix.judge import judge, seen_jobs

@@ -1,6 +1,6 @@
 """Probes: engines and builders (docker SDK, buildx), the local host (psutil), the registry and
 WebDAV (httpx). Each returns an immutable snapshot within a hard deadline and never raises;
-`rocmtui.core.monitor` runs them all concurrently.
+`rocmtui.core.probes.fleet` runs them all concurrently.
 
 Modules load their heavy dependencies (docker, httpx, psutil) on first use, so importing this
 package is cheap.
@@ -8,7 +8,6 @@ package is cheap.
 
 from __future__ import annotations
 
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes._http import HttpClients
 from rocmtui.core.probes.builders import BuildxLs, buildkit_for_engine
 from rocmtui.core.probes.endpoints import Endpoint, EndpointError, resolve_endpoint
@@ -26,7 +25,6 @@ __all__ = [
     "HttpClients",
     "NodeProber",
     "buildkit_for_engine",
-    "one_line",
     "probe_node",
     "probe_registry",
     "probe_webdav",

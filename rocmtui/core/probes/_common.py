@@ -15,7 +15,6 @@ import _thread
 import asyncio
 import concurrent.futures
 import contextlib
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -23,16 +22,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
-
-# C0, DEL, C1 and the bidi controls that could reorder what an operator reads.
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
-REASON_MAX = 160
-
-
-def one_line(text: object, limit: int = REASON_MAX) -> str:
-    """`text` as one short line, safe for a terminal: control characters become spaces."""
-    flat = " ".join(_CONTROL_RE.sub(" ", str(text)).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class Stuck(Exception):

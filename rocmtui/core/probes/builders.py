@@ -31,11 +31,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmtui.core.config import NodeConfig
-from rocmtui.core.probes._common import one_line
+from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.probes.endpoints import Endpoint, docker_config_dir
 from rocmtui.core.snapshots import BuilderInfo
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 # dockerd 20.10 patch releases -> the BuildKit they embed (as the buildx docker driver names it)
 _MOBY_2010: tuple[tuple[int, int, str], ...] = (

@@ -17,7 +17,7 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import replace
 
-from rocmtui.core.config import NodeConfig
+from rocmtui.core.config.fleetfile import NodeConfig
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 

@@ -2,7 +2,7 @@
 
 `engine_failure` turns what the docker SDK (or the ssh child under it) raised into an
 `EngineError` whose reason an operator can act on and whose `step` says where reaching the
-engine stopped (`failure.Step`). A timeout says nothing by itself about where: `LinkSteps`
+engine stopped (`failure.ReachStep`). A timeout says nothing by itself about where: `LinkSteps`
 finds out, without a guess. For an ssh engine it reads the kernel's view of the node's kept
 connection (`tcpstate`: data out and unacknowledged means the link); for a tcp engine, every
 connection to its address, orphans included.
@@ -15,19 +15,19 @@ import socket
 import urllib.parse
 
 from rocmtui.core import tcpstate
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes.endpoints import Endpoint
-from rocmtui.core.probes.failure import Step, network_failure, tls_failure
-from rocmtui.core.probes.sshdial import SSHDialer
-from rocmtui.core.probes.sshmaster import SSHMasters
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.probes.failure import ReachStep, network_failure, tls_failure
+from rocmtui.core.probes.ssh.dial import SSHDialer
+from rocmtui.core.probes.ssh.master import SSHMasters
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 
 class EngineError(Exception):
     """The engine did not answer properly; `str()` is the one-line reason, `step` the step of
     reaching it that failed (None when not known)."""
 
-    def __init__(self, reason: str, step: Step | None = None, timed_out: bool = False) -> None:
+    def __init__(self, reason: str, step: ReachStep | None = None, timed_out: bool = False) -> None:
         super().__init__(reason)
         self.step = step
         self.timed_out = timed_out  # the client's own timeout: the link or the engine, to see
@@ -86,16 +86,16 @@ def engine_failure(
         said = dialer.failure()
         if said is not None:
             return EngineError(said.reason, said.step)
-        return EngineError(describe_error(exc, timeout), Step.ENGINE)
+        return EngineError(describe_error(exc, timeout), ReachStep.ENGINE)
     known = tls_failure(exc, host) or network_failure(exc, host)
     if known is not None:
         return EngineError(known.reason, known.step)
     reason = describe_error(exc, timeout)
     if "HTTP request to an HTTPS server" in reason or "Client sent an HTTP request" in reason:
         return EngineError(
-            f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
+            f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", ReachStep.AUTH
         )
-    step = Step.ENGINE if reason.startswith("engine error") else None
+    step = ReachStep.ENGINE if reason.startswith("engine error") else None
     return EngineError(reason, step, timed_out=reason.startswith("no answer in"))
 
 
@@ -106,23 +106,25 @@ class LinkSteps:
         self.masters = masters
         self._addresses: dict[str, tuple[str, int] | None] = {}  # tcp URL -> resolved address
 
-    def after_timeout(self, endpoint: Endpoint, dialer: SSHDialer | None) -> Step:
+    def after_timeout(self, endpoint: Endpoint, dialer: SSHDialer | None) -> ReachStep:
         """After a timeout: `connect` when our connection to the engine's host has data out
         unacknowledged (the link), else `engine` (connected, and the engine is silent)."""
         if dialer is not None:
             pid = dialer.master_pid or self.masters.pid_of(dialer.target, dialer.ssh_config)
             if pid is None:
-                return Step.CONNECT
+                return ReachStep.CONNECT
             view = tcpstate.link_view([pid])
         else:
             address = self._addresses.get(endpoint.base_url)
             if address is None:
-                return Step.CONNECT if endpoint.transport in ("tls", "tcp") else Step.ENGINE
+                return (
+                    ReachStep.CONNECT if endpoint.transport in ("tls", "tcp") else ReachStep.ENGINE
+                )
             # every connection to the engine, whoever holds it: one the client has closed on
             # its own timeout lingers as an orphan still retransmitting when the link is dead,
             # where an idle pooled socket of ours would say nothing
             view = tcpstate.link_view(None, remote=address)
-        return Step.CONNECT if view is None or view.down else Step.ENGINE
+        return ReachStep.CONNECT if view is None or view.down else ReachStep.ENGINE
 
     def remember_address(self, endpoint: Endpoint) -> None:
         """Resolve a tcp:// engine's address once (in the probe thread: it may ask DNS)."""

@@ -35,7 +35,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from rocmtui.core.probes._common import Stuck, ThreadGate, one_line, remaining
+from rocmtui.core.probes._common import Stuck, ThreadGate, remaining
 from rocmtui.core.probes.api_versions import (
     FIRST_CONTACT,
     ApiTooOld,
@@ -44,10 +44,11 @@ from rocmtui.core.probes.api_versions import (
 )
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
-from rocmtui.core.probes.failure import ReachError, Step
-from rocmtui.core.probes.sshdial import SSHDialer
-from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST, SSHMasters
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.probes.failure import ReachError, ReachStep
+from rocmtui.core.probes.ssh.dial import SSHDialer
+from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST, SSHMasters
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 STATIC_TTL = 600.0
 
@@ -98,7 +99,7 @@ def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any
     import docker.tls
 
     if dialer is not None:
-        from rocmtui.core.probes.sshadapter import SSH_BASE_URL, SSHDialAdapter
+        from rocmtui.core.probes.ssh.adapter import SSH_BASE_URL, SSHDialAdapter
 
         # A unix base URL makes the SDK build no ssh transport of its own (paramiko).
         client = docker.DockerClient(
@@ -158,17 +159,17 @@ def _ask_live(
         latency = time.perf_counter() - started
         if ping.status_code == 400 and "HTTPS server" in ping.text:
             raise EngineError(
-                f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", Step.AUTH
+                f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", ReachStep.AUTH
             )
         if ping.status_code != 200 or ping.text.strip() != "OK":
             raise EngineError(
-                one_line(f"engine answered /_ping with HTTP {ping.status_code}"), Step.ENGINE
+                one_line(f"engine answered /_ping with HTTP {ping.status_code}"), ReachStep.ENGINE
             )
         newest = _str(ping.headers.get("Api-Version"))
         try:
             used = negotiate(newest, minimum)
         except ApiTooOld as exc:
-            raise EngineError(str(exc), Step.ENGINE) from None
+            raise EngineError(str(exc), ReachStep.ENGINE) from None
         api._version = used
         running: int | None = None
         if containers:
@@ -271,7 +272,7 @@ class EngineProber:
                 if dialer is not None:
                     dialer.reap()
                 raise EngineError(
-                    one_line(f"cannot make a docker client: {exc}"), Step.CONFIG
+                    one_line(f"cannot make a docker client: {exc}"), ReachStep.CONFIG
                 ) from None
             try:
                 result = call(client, dialer)

@@ -17,10 +17,10 @@ import socket
 import ssl
 from enum import StrEnum
 
-from rocmtui.core.probes._common import one_line
+from rocmtui.core.text.sanitize import one_line
 
 
-class Step(StrEnum):
+class ReachStep(StrEnum):
     """The step of reaching an engine that failed (shown on screen and in JSON)."""
 
     DNS = "dns"
@@ -34,61 +34,61 @@ class Step(StrEnum):
 class ReachError(Exception):
     """Reaching the engine failed at `step`; `str()` is the one-line reason."""
 
-    def __init__(self, step: Step | None, reason: str) -> None:
+    def __init__(self, step: ReachStep | None, reason: str) -> None:
         super().__init__(reason)
         self.step = step
         self.reason = reason
 
 
 # ssh's own words (OpenSSH 9.x), most specific first; `{host}` is filled in.
-_SSH_RULES: tuple[tuple[re.Pattern[str], Step, str], ...] = tuple(
+_SSH_RULES: tuple[tuple[re.Pattern[str], ReachStep, str], ...] = tuple(
     (re.compile(pattern, re.I), step, words)
     for pattern, step, words in (
         (
             r"Could not resolve hostname|Name or service not known|name resolution|"
             r"No address associated",
-            Step.DNS,
+            ReachStep.DNS,
             "cannot resolve {host}",
         ),
         (
             r"REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed",
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             "host key of {host} CHANGED: not accepted; if the host was reinstalled, "
             "check its new key, then replace the old one in known_hosts",
         ),
         (
             r"No \S+ host key is known for|Host key verification failed",
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             "host key of {host} unknown: not accepted without a person; check it and add it "
             "to known_hosts (e.g. `ssh {host}` once)",
         ),
         (
             r"Permission denied \(|Too many authentication failures|no matching host key type|"
             r"Authentication failed",
-            Step.AUTH,
+            ReachStep.AUTH,
             "login refused by {host}: {said}",
         ),
         (
             r"docker: (?:command )?not found|docker: No such file",
-            Step.ENGINE,
+            ReachStep.ENGINE,
             "docker is not installed (or not on PATH) on {host}",
         ),
         (
             r"Cannot connect to the Docker daemon|failed to open the raw stream connection|"
             r"dial unix .*(?:no such file|connection refused)",
-            Step.ENGINE,
+            ReachStep.ENGINE,
             "the engine on {host} is not running: {said}",
         ),
         (
             r"permission denied while trying to connect to the Docker daemon",
-            Step.ENGINE,
+            ReachStep.ENGINE,
             "the ssh user on {host} may not use its engine (not in the docker group?)",
         ),
         (
             r"Connection timed out|Connection refused|No route to host|Network is unreachable|"
             r"kex_exchange_identification|Connection closed by|Connection reset|"
             r"not responding|banner exchange|Broken pipe|read from master failed",
-            Step.CONNECT,
+            ReachStep.CONNECT,
             "{said}",
         ),
     )
@@ -109,7 +109,7 @@ def ssh_failure(text: str, host: str, returncode: int | None = None) -> ReachErr
         if pattern.search(text):
             return ReachError(step, one_line(words.format(host=host, said=said)))
     if returncode == 127:
-        return ReachError(Step.ENGINE, one_line(f"docker is not installed on {host}"))
+        return ReachError(ReachStep.ENGINE, one_line(f"docker is not installed on {host}"))
     if said:
         return ReachError(None, one_line(f"ssh: {said}"))
     return ReachError(None, f"ssh to {host} exited {returncode}")
@@ -140,13 +140,15 @@ _TLS_PEER_REFUSED = re.compile(
 
 def _tls_words(text: str, host: str) -> ReachError | None:
     if "certificate has expired" in text:
-        return ReachError(Step.HOST_KEY, f"the engine's TLS certificate has expired ({host})")
+        return ReachError(ReachStep.HOST_KEY, f"the engine's TLS certificate has expired ({host})")
     if "not yet valid" in text:
-        return ReachError(Step.HOST_KEY, f"the engine's TLS certificate is not valid yet ({host})")
+        return ReachError(
+            ReachStep.HOST_KEY, f"the engine's TLS certificate is not valid yet ({host})"
+        )
     m = re.search(r"(?:Hostname|IP address) mismatch, certificate is not valid for '([^']*)'", text)
     if m:
         return ReachError(
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             one_line(
                 f"the engine's TLS certificate is not for {m.group(1)}: it names another host"
             ),
@@ -155,18 +157,18 @@ def _tls_words(text: str, host: str) -> ReachError | None:
         "alert" not in text
     ):
         return ReachError(
-            Step.HOST_KEY,
+            ReachStep.HOST_KEY,
             one_line(f"the engine's TLS certificate ({host}) is not signed by tls_ca"),
         )
     alert = _TLS_PEER_REFUSED.search(text)
     if alert:
         return ReachError(
-            Step.AUTH,
+            ReachStep.AUTH,
             one_line(f"the engine refused our client certificate ({alert.group(0)})"),
         )
     if "wrong version number" in text or "record layer failure" in text:
         return ReachError(
-            Step.ENGINE, one_line(f"{host} does not speak TLS there (a plain engine?)")
+            ReachStep.ENGINE, one_line(f"{host} does not speak TLS there (a plain engine?)")
         )
     return None
 
@@ -181,7 +183,7 @@ def tls_failure(exc: BaseException, host: str) -> ReachError | None:
         if isinstance(item, ssl.SSLCertVerificationError):
             text = f"{item.verify_message or ''} {item}"
             return _tls_words(text, host) or ReachError(
-                Step.HOST_KEY, one_line(f"the engine's TLS certificate: {item.verify_message}")
+                ReachStep.HOST_KEY, one_line(f"the engine's TLS certificate: {item.verify_message}")
             )
         if isinstance(item, ssl.SSLError):
             return _tls_words(str(item), host) or ReachError(None, one_line(f"TLS: {item}"))
@@ -204,11 +206,11 @@ def network_failure(exc: BaseException, host: str) -> ReachError | None:
     """A name that does not resolve, or a connection that cannot be made, in `exc`'s chain."""
     for item in _chain(exc):
         if isinstance(item, socket.gaierror):
-            return ReachError(Step.DNS, one_line(f"cannot resolve {host}: {item.strerror}"))
+            return ReachError(ReachStep.DNS, one_line(f"cannot resolve {host}: {item.strerror}"))
     for item in _chain(exc):
         if isinstance(item, OSError) and item.errno in _CONNECT_ERRNOS:
-            return ReachError(Step.CONNECT, f"{_CONNECT_ERRNOS[item.errno]} ({host})")
+            return ReachError(ReachStep.CONNECT, f"{_CONNECT_ERRNOS[item.errno]} ({host})")
     text = " ".join(str(item) for item in _chain(exc))
     if "Name or service not known" in text or "Temporary failure in name resolution" in text:
-        return ReachError(Step.DNS, one_line(f"cannot resolve {host}"))
+        return ReachError(ReachStep.DNS, one_line(f"cannot resolve {host}"))
     return None

@@ -15,18 +15,19 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from rocmtui.core.config import NodeConfig
-from rocmtui.core.probes._common import ThreadGate, one_line, remaining
+from rocmtui.core.config.fleetfile import NodeConfig
+from rocmtui.core.probes._common import ThreadGate, remaining
 from rocmtui.core.probes.api_versions import note as api_note
 from rocmtui.core.probes.builders import BROKEN_BUILDER_STATUSES, BuildxLs, engine_builder
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
 from rocmtui.core.probes.engine_fail import EngineError
 from rocmtui.core.probes.engine_prober import EngineFacts, EngineProber
-from rocmtui.core.probes.failure import Step
+from rocmtui.core.probes.failure import ReachStep
 from rocmtui.core.probes.host import HostProber
-from rocmtui.core.probes.sshmaster import DEFAULT_PERSIST
+from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST
 from rocmtui.core.snapshots import BuilderInfo, HostStats, NodeSnapshot
 from rocmtui.core.states import NodeState
+from rocmtui.core.text.sanitize import one_line
 
 
 class NodeProber:
@@ -74,7 +75,7 @@ class NodeProber:
             endpoint = resolve_endpoint(node, env)
         except EndpointError as exc:
             return _snapshot(
-                node, now, previous, NodeState.UNKNOWN, one_line(exc), step=Step.CONFIG
+                node, now, previous, NodeState.UNKNOWN, one_line(exc), step=ReachStep.CONFIG
             )
         via = endpoint.via
 
@@ -120,7 +121,7 @@ class NodeProber:
         state = NodeState.OK
         if builder is not None and builder.status in BROKEN_BUILDER_STATUSES:
             state, reason = NodeState.DOWN, one_line(f"builder {builder.name}: {builder.error}")
-            step = Step.ENGINE
+            step = ReachStep.ENGINE
         return _snapshot(node, now, previous, state, reason, facts, builder, host, via, step)
 
     def close(self) -> None:

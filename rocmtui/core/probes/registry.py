@@ -17,12 +17,13 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from rocmtui.core.probes._common import one_line, remaining
+from rocmtui.core.probes._common import remaining
 from rocmtui.core.probes._http import Fetched, FetchError, HttpClients, fetch
 from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
-from rocmtui.core.units import fmt_latency
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_latency
 
 if TYPE_CHECKING:
     import httpx

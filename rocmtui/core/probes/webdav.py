@@ -9,12 +9,12 @@ server is up but cannot list (nginx without dav-ext), which is `degraded` and sa
 
 from __future__ import annotations
 
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.probes._http import FetchError, HttpClients, fetch
 from rocmtui.core.probes._service import SLOW_SECONDS, ServiceProbe
 from rocmtui.core.snapshots import ServiceSnapshot
 from rocmtui.core.states import ServiceState
-from rocmtui.core.units import fmt_latency
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_latency
 
 MISCONFIGURED = "misconfigured: PROPFIND not allowed (dav-ext module missing?)"
 _PROPFIND_BODY = (

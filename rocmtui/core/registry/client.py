@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
 from rocmtui.core.registry.refs import DIGEST_RE
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 if TYPE_CHECKING:
     import httpx

@@ -14,11 +14,11 @@ import ssl
 import threading
 import urllib.parse
 
-from rocmtui.core.probes._common import one_line
 from rocmtui.core.registry.client import Lookup, ManifestAnswer, challenge_reason
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
 from rocmtui.core.registry.refs import DIGEST_RE
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 
 def head_manifest(base_url: str, repository: str, reference: str, timeout: float) -> ManifestAnswer:

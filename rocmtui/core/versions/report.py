@@ -17,8 +17,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from rocmtui.core.bakefile import ARCH_VARIABLE, BakeFile
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.model import Matrix
 from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
 from rocmtui.core.versions.upstream import UpstreamAnswer, ask_upstream, compare, registry_pins
@@ -123,8 +123,8 @@ def compute_versions(
 ) -> Versions:
     """The version check. `matrix` (the registry's side) is computed when not given. Raises
     BakeError when the bake file cannot be read; upstream and registry troubles are states."""
-    from rocmtui.core.bakefile import BakeError
-    from rocmtui.core.bakeprint import BuildxMissing, fleet_variables, resolved_variables
+    from rocmtui.core.bake.file import BakeError
+    from rocmtui.core.bake.resolve import BuildxMissing, fleet_variables, resolved_variables
 
     env = os.environ if env is None else env
     if bake is None:

@@ -28,9 +28,9 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from rocmtui.core.config_tables import UpstreamConfig, UpstreamPin
-from rocmtui.core.probes._common import one_line
-from rocmtui.core.units import fmt_seconds
+from rocmtui.core.config.tables import UpstreamConfig, UpstreamPin
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_seconds
 
 MAX_BODY = 64 << 20  # a PyPI JSON answer for a big project runs to megabytes
 KEEP_RELEASES = 40

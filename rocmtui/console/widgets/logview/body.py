@@ -29,7 +29,7 @@ from rocmtui.console import textual_private
 from rocmtui.console.widgets.logview import messages as msgs
 from rocmtui.console.widgets.logview.render import LineRenderer, LineStyles
 from rocmtui.console.widgets.logview.selection import Selection
-from rocmtui.core.logindex import LineIndex
+from rocmtui.core.logs.index import LineIndex
 
 
 class LogBody(ScrollView, can_focus=True):

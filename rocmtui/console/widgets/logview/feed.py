@@ -24,7 +24,7 @@ from rocmtui.console.widgets.logview.follower import (
 )
 from rocmtui.console.widgets.logview.search import SearchController
 from rocmtui.console.widgets.logview.watcher import LogWatcher
-from rocmtui.core.logindex import Change, LineIndex
+from rocmtui.core.logs.index import Change, LineIndex
 
 Notify = Callable[[LogFollower, FollowerEvent], None]
 

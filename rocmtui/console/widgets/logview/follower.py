@@ -28,7 +28,7 @@ from msgspec import Struct
 
 from rocmtui.console.performance import release_freed_memory
 from rocmtui.console.widgets.logview.watcher import LogWatcher
-from rocmtui.core.logindex import Change, LineIndex
+from rocmtui.core.logs.index import Change, LineIndex
 
 # How often a followed file is looked at: at most 20 reads (and frames) a second however fast
 # it grows, and a read waits for the last to be on screen. The newest line on screen is then at

@@ -2,8 +2,9 @@
 and the ones its own threads send it.
 
 Each public message carries the `LogView` that sent it, so a screen with several log panes knows
-which. The internal ones (`Followed`, `Searched`, `Update`) carry what a thread found to the
-event loop; they are stopped by the view and never reach its parent.
+which; typed as a `Widget`, because the view imports this module. The internal ones
+(`Followed`, `Searched`, `Update`) carry what a thread found to the event loop; they are stopped
+by the view and never reach its parent.
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual.message import Message
+from textual.widget import Widget
 
 from rocmtui.console.widgets.logview.follower import FollowerEvent, LogFollower
 
 if TYPE_CHECKING:
     from rocmtui.console.widgets.logview.search import Search
-    from rocmtui.console.widgets.logview.view import LogView
 
 
 class Progress(Message, namespace="log_view"):
     """A background task moved on: `task` is "index", "find" or "filter"; done of total."""
 
-    def __init__(self, log_view: LogView, task: str, done: int, total: int) -> None:
+    def __init__(self, log_view: Widget, task: str, done: int, total: int) -> None:
         super().__init__()
         self.log_view, self.task, self.done, self.total = log_view, task, done, total
 
@@ -35,7 +36,7 @@ class FindChanged(Message, namespace="log_view"):
     """Find results: `matches` lines so far; `current` is the 1-based match landed on."""
 
     def __init__(
-        self, log_view: LogView, text: str | None, matches: int, current: int | None, done: bool
+        self, log_view: Widget, text: str | None, matches: int, current: int | None, done: bool
     ) -> None:
         super().__init__()
         self.log_view, self.text, self.matches = log_view, text, matches
@@ -46,7 +47,7 @@ class FilterChanged(Message, namespace="log_view"):
     """Filter results: `lines` shown so far (`invert`: lines that do not match)."""
 
     def __init__(
-        self, log_view: LogView, text: str | None, invert: bool, lines: int, done: bool
+        self, log_view: Widget, text: str | None, invert: bool, lines: int, done: bool
     ) -> None:
         super().__init__()
         self.log_view, self.text, self.invert = log_view, text, invert
@@ -56,7 +57,7 @@ class FilterChanged(Message, namespace="log_view"):
 class FollowChanged(Message, namespace="log_view"):
     """Follow mode went on or off."""
 
-    def __init__(self, log_view: LogView, follow: bool) -> None:
+    def __init__(self, log_view: Widget, follow: bool) -> None:
         super().__init__()
         self.log_view, self.follow = log_view, follow
 
@@ -64,7 +65,7 @@ class FollowChanged(Message, namespace="log_view"):
 class FileReset(Message, namespace="log_view"):
     """The file was truncated, rewritten or replaced (`reason`), or could not be read."""
 
-    def __init__(self, log_view: LogView, reason: str) -> None:
+    def __init__(self, log_view: Widget, reason: str) -> None:
         super().__init__()
         self.log_view, self.reason = log_view, reason
 
@@ -72,7 +73,7 @@ class FileReset(Message, namespace="log_view"):
 class Copied(Message, namespace="log_view"):
     """Lines went to the clipboard (OSC 52)."""
 
-    def __init__(self, log_view: LogView, lines: int, chars: int) -> None:
+    def __init__(self, log_view: Widget, lines: int, chars: int) -> None:
         super().__init__()
         self.log_view, self.lines, self.chars = log_view, lines, chars
 

@@ -27,9 +27,9 @@ from rich.text import Text
 from textual.strip import Strip
 
 from rocmtui.console.widgets.logview.cache import LineCache
-from rocmtui.core.logindex import LineIndex
-from rocmtui.core.progress_ninja import ERROR_LINE
-from rocmtui.core.sanitize import styled_line
+from rocmtui.core.logs.index import LineIndex
+from rocmtui.core.progress.ninja import ERROR_LINE
+from rocmtui.core.text.sanitize import styled_line
 
 DISPLAY_CAP = 16384  # bytes of one line read for the screen; the rest is counted, not read
 MAX_READ_ON_LOOP = 1 << 20  # a block of lines bigger than this is read in a worker

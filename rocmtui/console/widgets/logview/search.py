@@ -21,9 +21,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rocmtui.core.logindex import LineIndex
-from rocmtui.core.logsearch import SearchState, scan
-from rocmtui.core.logsearch_split import scan_split
+from rocmtui.core.logs.index import LineIndex
+from rocmtui.core.logs.search import SearchState, scan
+from rocmtui.core.logs.search_split import scan_split
 
 PROGRESS_EVERY = 0.3  # a search's partial results repaint the rows: not too often, it slows it
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocmtui.core.logindex import LineIndex
-from rocmtui.core.sanitize import sanitize_line
+from rocmtui.core.logs.index import LineIndex
+from rocmtui.core.text.sanitize import sanitize_line
 
 COPY_MAX_LINES = 10_000
 COPY_MAX_CHARS = 4 << 20

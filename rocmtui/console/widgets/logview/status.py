@@ -16,7 +16,7 @@ from msgspec import Struct
 from rocmtui.console.widgets.logview.body import LogBody
 from rocmtui.console.widgets.logview.feed import LogFeed
 from rocmtui.console.widgets.logview.search import Search, SearchController
-from rocmtui.core.sanitize import sanitize_line
+from rocmtui.core.text.sanitize import sanitize_line
 
 
 class SearchFacts(Struct, frozen=True):

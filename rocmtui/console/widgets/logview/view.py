@@ -42,9 +42,9 @@ from rocmtui.console.widgets.logview.search import Search, SearchController
 from rocmtui.console.widgets.logview.selection import copy_text
 from rocmtui.console.widgets.logview.status import gather, status_line
 from rocmtui.console.widgets.logview.watcher import LogWatcher
-from rocmtui.core.logindex import LineIndex
-from rocmtui.core.logsearch import compile_query
-from rocmtui.core.progress_ninja import ERROR_LINE
+from rocmtui.core.logs.index import LineIndex
+from rocmtui.core.logs.search import compile_query
+from rocmtui.core.progress.ninja import ERROR_LINE
 
 
 class LogView(Vertical):

@@ -1,9 +1,9 @@
 """One thread that serves every followed log file of the process.
 
-Following a file used to hold one thread of asyncio's default pool for as long as its pane was
-open; the pool has min(32, cores + 4) threads (6 on 2 cores), so five open panes starved every
-other worker of the console (issue 17). A `LogWatcher` (toolong's watcher.py shape) is one
-daemon thread for all of them: it gives each `LogFollower` a bounded turn (open, a slice of the
+A thread of asyncio's default pool per followed file would be held for as long as its pane is
+open; the pool has min(32, cores + 4) threads (6 on 2 cores), so five open panes would starve
+every other worker of the console. A `LogWatcher` (toolong's watcher.py shape) is one daemon
+thread for all of them: it gives each `LogFollower` a bounded turn (open, a slice of the
 backward scan, a read of what was appended), then sleeps until the next follower is due or one
 of them wakes it. It starts with its first follower and ends when the last one stopped, so an
 app that closed its panes holds no thread at all.

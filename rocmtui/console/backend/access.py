@@ -1,0 +1,296 @@
+"""The console's only door to the core: blocking calls, run by the screen in named workers.
+
+Every method here may block (probes, the job store, `bake --print`); none may be called on the
+event loop. Results come back as the frozen views of `rocmtui.console.backend.model`, so the widgets
+never
+depend on the exact shape of the core's records. Read-only mode is the core's rule: a read-only
+backend hands the core a read-only fleet config, and the core's launch and cancel refuse, as
+they do for `rocmtui --read-only bake`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from rocmtui.console.backend import adapters as core_adapters
+from rocmtui.console.backend.jobextras import JobExtras
+from rocmtui.console.backend.model import BakePlan, BakeView, JobView
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor.sources import (
+    OWN,
+    ChildSource,
+    MonitorFailed,
+    MonitorGone,
+    ProbeSource,
+    as_source,
+    find_monitor,
+)
+from rocmtui.core.jobs.refusals import ReadOnlyRefused
+from rocmtui.core.snapshots import FleetSnapshot
+
+if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
+    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.history.costestimate import CostEstimates
+
+REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
+ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
+__all__ = ["FleetBackend", "MonitorFailed", "MonitorGone", "ReadOnlyError"]
+
+
+class FleetBackend:
+    """Blocking access to probes, the bake file, and jobs for one fleet file."""
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        read_only: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.read_only = read_only
+        self.env = dict(os.environ if env is None else env)
+        self._feed: ProbeSource | None = None
+        self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
+        self._first: _FirstRound | None = None
+        self._watched: frozenset[str] = frozenset()
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._progress = core_adapters.ProgressCache()
+        self._extras = JobExtras()
+        self._bake: BakeFile | None = None
+        self._estimates: CostEstimates | None = None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the core refuses this backend's launches and cancels."""
+        return self.config.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        if value and not self.config.read_only:
+            self.config = replace(self.config, read_only=True)
+
+    # ------------------------------------------------------------------ fleet probes
+
+    def adopt_monitor(self, source: ProbeSource | subprocess.Popen[bytes]) -> None:
+        """Use a feed opened early (before Textual was imported: the host's monitor, or a
+        child of our own), and start reading its first round now, so that the first frame can
+        show it (`take_first_round`)."""
+        feed = as_source(source)
+        self._feed = feed
+        self._first = _FirstRound(feed)
+
+    @property
+    def source(self) -> str:
+        """Where rounds come from now: `sources.MONITOR`, `sources.OWN`, or "" before any."""
+        feed = self._feed
+        return feed.kind if feed is not None else ""
+
+    def take_first_round(self) -> FleetSnapshot | None:
+        """The adopted feed's first round if it has already come (never waits); a round
+        taken here is not relayed again by `run_monitor`."""
+        with self._lock:
+            first = self._first
+            if first is None or not first.done.is_set():
+                return None
+            if not isinstance(first.item, FleetSnapshot):
+                return None
+            first.taken = True
+            return first.item
+
+    def _open(self) -> ProbeSource:
+        """The host's monitor if one answers, else a child of our own. Not the monitor again
+        right after it went away: one that says hello and then hangs up would be attached to
+        and lost in a tight loop."""
+        if time.monotonic() - self._gone_at >= REATTACH_EVERY:
+            found = find_monitor(self.config)
+            if found is not None:
+                return found
+        from rocmtui.core.hostmonitor import ownchild
+
+        return ChildSource(ownchild.start(self.config.source))
+
+    def run_monitor(
+        self,
+        publish: Callable[[FleetSnapshot], object],
+        source_changed: Callable[[str, str], object] | None = None,
+    ) -> None:
+        """Relay rounds until `stop_monitor()`; blocks (a worker thread).
+
+        From the host's monitor when one runs for this fleet file, else from a child of our
+        own (rocmtui.core.hostmonitor.ownchild: probing never holds the GIL the event loop
+        needs); this thread only reads lines. While the child probes, a monitor that comes up
+        is attached to (checked every `REATTACH_EVERY` seconds, between rounds) and the child
+        ended.
+        `source_changed(kind, description)` hears of each feed used. The feed ending raises
+        MonitorGone (the shared monitor: the caller starts again at once, on a child) or
+        MonitorFailed (our child).
+        """
+        while True:
+            with self._lock:
+                if self._stopped:
+                    return
+                feed = self._feed
+                if feed is None or not feed.alive():
+                    feed = self._feed = self._open()
+            if source_changed is not None:
+                source_changed(feed.kind, feed.describe())
+            items: Iterable[FleetSnapshot | str] = feed.rounds()
+            first = self._first
+            if first is not None and first.feed is feed:
+                first.done.wait()  # its reader owns the stream until the first line is read
+                with self._lock:
+                    self._first = None
+                if first.item is not None and not first.taken:  # None: the output had ended
+                    items = itertools.chain([first.item], items)
+            if not self._relay(feed, items, publish):
+                return
+            with self._lock:
+                if self._feed is not feed:  # swapped for the host's monitor: go on with it
+                    continue
+            error = feed.ended()
+            if isinstance(error, MonitorGone):
+                self._gone_at = time.monotonic()
+            raise error
+
+    def _relay(
+        self,
+        feed: ProbeSource,
+        items: Iterable[FleetSnapshot | str],
+        publish: Callable[[FleetSnapshot], object],
+    ) -> bool:
+        """Publish the feed's rounds until it ends (True) or the console stops (False)."""
+        look_at = time.monotonic() + REATTACH_EVERY
+        for item in items:
+            if self._stopped:
+                return False
+            if isinstance(item, str):
+                raise MonitorFailed(item)
+            publish(item)
+            if feed.kind == OWN and time.monotonic() >= look_at:
+                look_at = time.monotonic() + REATTACH_EVERY
+                found = find_monitor(self.config)
+                if found is not None:
+                    with self._lock:
+                        self._feed = found
+                    feed.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
+                    return True
+        return not self._stopped
+
+    def refresh_now(self) -> None:
+        """Ask for a round now (thread-safe, never blocks)."""
+        with self._lock:
+            if self._feed is not None:
+                self._feed.poke()
+
+    def stop_monitor(self) -> None:
+        """End the feed without waiting for it (safe on the event loop)."""
+        with self._lock:
+            self._stopped = True
+            feed = self._feed
+        if feed is not None:
+            feed.close()
+
+    # ------------------------------------------------------------------ bake file
+
+    def load_bake(self) -> BakeView:
+        """Targets, arches and the effective variables (resolved by bake, with their sources)."""
+        from rocmtui.core.bake.file import load_bake
+        from rocmtui.core.bake.find import check_found
+
+        check_found(self.config)
+        bake = load_bake(self.config.bake_file)
+        self._bake = bake
+        return core_adapters.bake_view(self.config, bake, self.env)
+
+    def plan(
+        self,
+        target: str,
+        arch: str | None,
+        node: str,
+        push: bool,
+        overrides: Mapping[str, str] | None = None,
+    ) -> BakePlan:
+        """What a launch of this choice does (the core's decisions), the exact command, and
+        what `bake --print` resolves with that environment."""
+        made = core_adapters.plan(
+            self.config, self.bake(), target, arch, node, push, self.env, overrides
+        )
+        from rocmtui.core.jobs.store import JobStoreError
+
+        try:
+            said = self.estimates().before_start(made.target, made.arch, made.node)
+        except JobStoreError:
+            return made
+        return replace(made, estimate=said)
+
+    def estimates(self) -> CostEstimates:
+        """What builds cost, from the job store's history (made when first asked)."""
+        if self._estimates is None:
+            from rocmtui.core.history.costestimate import CostEstimates
+            from rocmtui.core.jobs.store import JobStore
+
+            store = JobStore.for_config(self.config)
+            self._estimates = CostEstimates(store, self.config.history_retention_days)
+        return self._estimates
+
+    def bake(self) -> BakeFile:
+        """The loaded bake file (loaded now if the panel has not done it yet)."""
+        if self._bake is None:
+            from rocmtui.core.bake.file import load_bake
+            from rocmtui.core.bake.find import check_found
+
+            check_found(self.config)
+            self._bake = load_bake(self.config.bake_file)
+        return self._bake
+
+    # ------------------------------------------------------------------ jobs
+
+    def jobs(self, now: float | None = None) -> tuple[JobView, ...]:
+        """Recent and running jobs of every operator, with progress for the active ones and
+        the watched ones (`watch_progress`)."""
+        now = time.time() if now is None else now
+        return core_adapters.list_jobs(
+            self.config, self._progress, now, self._watched, self._extras, self._bake,
+            self.estimates(),
+        )  # fmt: skip
+
+    def watch_progress(self, job_ids: Iterable[str]) -> None:
+        """Jobs whose progress is wanted whether or not they still run (open log panes)."""
+        self._watched = frozenset(job_ids)  # one assignment: safe beside the jobs thread
+
+    def launch(self, plan: BakePlan, push_confirmed: bool = False) -> JobView:
+        """Start a resolved plan detached through the core (which refuses it when read-only,
+        and a push the operator did not confirm)."""
+        return core_adapters.launch(self.config, self.bake(), plan, self.env, push_confirmed)
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel a job through the core (which refuses it when read-only)."""
+        core_adapters.cancel(self.config, job_id)
+
+
+class _FirstRound:
+    """Reads a feed's first round in a daemon thread, while Textual starts."""
+
+    def __init__(self, feed: ProbeSource) -> None:
+        self.feed = feed
+        self.item: FleetSnapshot | str | None = None  # None: the stream ended first
+        self.taken = False
+        self.done = threading.Event()
+        threading.Thread(target=self._read, name="first-round", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            self.item = next(iter(self.feed.rounds()), None)
+        except (OSError, ValueError) as exc:  # the stream was closed under it (stopping)
+            self.item = f"fleet monitor: {exc}"
+        finally:
+            self.done.set()

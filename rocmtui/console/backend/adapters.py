@@ -1,0 +1,411 @@
+"""Adapters from the core's records to the console's frozen views (blocking; called by workers).
+
+This is where the console meets the core's exact names. What the console shows is what it
+starts: the variables panel resolves values under the environment a launch from this console
+uses (a scrubbed environment plus the operator's variables named like bake variables, passed as
+explicit overrides), and the bake dialog prints and launches with exactly that environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from rocmtui.console.backend.model import (
+    BakePlan,
+    BakeView,
+    JobView,
+    ProgressView,
+    StepView,
+    VariableView,
+)
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.states import JobState
+
+if TYPE_CHECKING:  # imported when first used, not at start-up (the console's first frame
+    # needs none of them: the bake file and the progress parser are read by the workers)
+    from rocmtui.console.jobextras import JobExtras
+    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.history.costestimate import CostEstimates
+    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.progress.tracker import JobProgress, ProgressTracker, Step
+
+MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
+PRINT_TIMEOUT = 20.0
+
+
+def env_overrides(
+    bake: BakeFile, env: Mapping[str, str], fleet: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The operator's variables named like bake variables, over the fleet file's `[variables]`
+    (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bake.file import ARCH_VARIABLE
+    from rocmtui.core.bake.resolve import fleet_variables, shell_overrides
+
+    found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
+    found.pop(ARCH_VARIABLE, None)
+    return found
+
+
+# ---------------------------------------------------------------------------- bake file
+
+
+def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> BakeView:
+    """Targets, arches and every variable's effective value, resolved by bake itself."""
+    from rocmtui.core.bake import resolve as bakeprint
+    from rocmtui.core.bake.file import ARCH_VARIABLE
+
+    overrides = env_overrides(bake, env, config.variables)
+    launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
+    from_fleet = bakeprint.fleet_variables(config.variables, bake).keys() - env.keys()
+    error = None
+    try:
+        resolved = bakeprint.resolved_variables(
+            bake.path, bake.variables, launch_env, timeout=PRINT_TIMEOUT
+        )
+    except Exception as exc:  # buildx missing or slow: static values, and say so
+        resolved = None
+        error = f"values not resolved by bake ({type(exc).__name__}: {exc}); showing defaults"
+    variables = bakeprint.effective_variables(bake, launch_env, resolved, from_fleet)
+    views = tuple(
+        VariableView(
+            name=v.name,
+            value=v.value if v.value is not None else (v.default_source or "?"),
+            default=v.default if v.default is not None else v.default_source,
+            source={bakeprint.SOURCE_ENVIRONMENT: "env", bakeprint.SOURCE_FLEET: "fleet"}.get(
+                v.source, "default"
+            ),
+            secret=v.secret,
+        )
+        for v in variables
+    )
+    from rocmtui.core.jobs.checks import default_arch
+
+    return BakeView(
+        path=bake.path,
+        targets=buildable_names(bake, launch_env),
+        pushing_targets=bake.pushing_targets,
+        arches=bake.arches,
+        variables=views,
+        error=error,
+        default_arch=default_arch(bake),
+        declares_arch=ARCH_VARIABLE in bake.variables,
+    )
+
+
+def buildable_names(bake: BakeFile, launch_env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every name `rocmtui bake` takes, as the dialog offers them: the file's targets in its
+    order, then groups (a matrix block's label is one), then the names its matrices make
+    (`pytorch-gfx1201`), as bake resolves them; names starting with `_` are bases, not builds.
+    Without buildx, the names written in the file."""
+    from rocmtui.core.bake import resolve as bakeprint
+
+    plain = [n for n, t in bake.targets.items() if not t.matrix]
+    groups = sorted({*bake.groups, *(n for n, t in bake.targets.items() if t.matrix)})
+    try:
+        made = bakeprint.resolved_names(bake, launch_env, timeout=PRINT_TIMEOUT)
+    except Exception:  # buildx missing or slow: what the file says is still right
+        made = frozenset()
+    generated = sorted(made - set(plain) - set(groups))
+    names = dict.fromkeys(n for n in (*plain, *groups, *generated) if not n.startswith("_"))
+    return tuple(names)
+
+
+def plan(
+    config: FleetConfig,
+    bake: BakeFile,
+    target: str,
+    arch: str | None,
+    node: str,
+    push: bool,
+    env: Mapping[str, str],
+    overrides: Mapping[str, str] | None = None,
+) -> BakePlan:
+    """What a launch of this choice will do: the core's `LaunchPlan` (arch, push, the registries it
+    pushes to, `bake --print` under the job's environment), kept in the view so that Start
+    launches exactly it, with the command and the printed lines that differ from the
+    defaults marked. `overrides` (the dialog's variables) go over the operator's environment
+    overrides."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rocmtui.core.bake import resolve as bakeprint
+    from rocmtui.core.bake.file import BakeError
+    from rocmtui.core.jobs.plan import resolve_plan
+    from rocmtui.core.text.redact import Redactor, is_secret_name
+
+    chosen = dict(overrides or {})
+    applied = {**env_overrides(bake, env, config.variables), **chosen}
+    default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
+    # the defaults' print (what the marks compare against) runs beside the launch's own: two
+    # bake processes at once, not one after the other, before the operator sees the plan
+    with ThreadPoolExecutor(1, thread_name_prefix="bake-print-defaults") as beside:
+        defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
+        preview = resolve_plan(config, bake, target, arch, node, push, env, applied)
+        try:
+            base = set(_print_lines(defaults.result()))
+        except BakeError:  # nothing to compare with: nothing marked
+            base = set(_print_lines(preview.printed))
+    command = tuple(preview.command(env))
+    # secrets by name and by value: the environment's, and a secret-named variable set here
+    redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
+    resolved = _print_lines(preview.printed)
+    changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
+    return BakePlan(
+        target=target,
+        arch=preview.arch,
+        node=preview.node.name,
+        push=preview.pushes,
+        command=command,
+        resolved=tuple(redactor.redact_text(line) for line in resolved),
+        changed=changed,
+        error=preview.print_error,
+        push_switch=push,
+        overrides=tuple(sorted(chosen.items())),
+        push_hosts=preview.push_hosts,
+        missing_logins=preview.missing_logins,
+        arch_pinned=preview.pinned,
+        ready=preview.ready,
+        core_plan=preview,
+    )
+
+
+def _print_lines(printed: object) -> list[str]:
+    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
+    target definitions, since the group bake adds for the command line says nothing new."""
+    if isinstance(printed, dict) and "target" in printed:
+        printed = {"target": printed["target"]}
+    text = json.dumps(printed, indent=2, sort_keys=True, default=str)
+    lines: list[str] = text.splitlines()
+    return lines
+
+
+# ---------------------------------------------------------------------------- jobs
+
+
+class ProgressCache:
+    """Per-job progress trackers, fed incrementally with each log's new lines.
+
+    The tracker keeps counters, not lines, and each round reads only what was appended (at
+    most MAX_PROGRESS_READ bytes), so following a long build costs little and memory is flat.
+    """
+
+    def __init__(self) -> None:
+        self._trackers: dict[str, tuple[ProgressTracker | None, int]] = {}
+
+    def progress(
+        self,
+        job_id: str,
+        target: str,
+        log_path: Path | None,
+        now: float,
+        succeeded: bool | None = None,
+    ) -> ProgressView | None:
+        """Feed the job's new log lines to its tracker and return the current progress
+        (`succeeded`: how the build ended, None while it runs; an ended build runs no step)."""
+        from rocmtui.core.progress.tracker import ProgressTracker
+
+        if log_path is None:
+            return None
+        tracker, offset = self._trackers.get(job_id, (None, 0))
+        try:
+            info = os.stat(log_path)
+        except OSError:
+            return None
+        if tracker is None or info.st_size < offset:  # new, or truncated/replaced: start over
+            tracker, offset = ProgressTracker(targets=(target,)), 0
+        if info.st_size > offset:
+            try:
+                with open(log_path, "rb") as fh:
+                    fh.seek(offset)
+                    chunk = fh.read(MAX_PROGRESS_READ)
+            except OSError:
+                chunk = b""
+            cut = chunk.rfind(b"\n") + 1  # whole lines only; split on \n alone (a bare \r
+            if cut:  # may sit inside a BuildKit line)
+                tracker.feed(chunk[:cut].decode("utf-8", "replace").split("\n")[:-1], now)
+                offset += cut
+        self._trackers[job_id] = (tracker, offset)
+        # the silence is the log's age, as the core's stall check reads it: every panel and
+        # every console shows the same silence, rate and ETA for one log
+        silence = max(0.0, now - info.st_mtime)
+        snapshot = tracker.snapshot(now, silence=silence, succeeded=succeeded)
+        return progress_view(snapshot, info.st_mtime)
+
+    def forget_except(self, keep: Iterable[str]) -> None:
+        """Drop trackers of jobs no longer followed (memory stays bounded)."""
+        wanted = set(keep)
+        for job_id in list(self._trackers):
+            if job_id not in wanted:
+                del self._trackers[job_id]
+
+
+def _step_label(step: Step) -> str:
+    return f"#{step.number} {step.title or step.name}"
+
+
+def progress_view(progress: JobProgress, log_mtime: float | None = None) -> ProgressView:
+    """The core's JobProgress as a ProgressView. The last output is the log's mtime (what the
+    stall check reads), not when this console happened to read the lines."""
+    steps = tuple(
+        StepView(
+            number=f"#{s.number}",
+            name=str(s.title or s.name),
+            status=str(s.status),
+            duration=s.duration
+            if s.duration is not None
+            else (s.ended - s.started if s.ended is not None and s.started is not None else None),
+            first_line=s.first_line,
+        )
+        for s in progress.steps
+        if not s.internal or s.status == "error"
+    )
+    ninja = progress.ninja
+    last = log_mtime if log_mtime is not None else progress.last_output
+    return ProgressView(
+        step=_step_label(progress.current) if progress.current is not None else None,
+        steps_done=int(progress.steps_done),
+        steps_total=int(progress.steps_total),
+        cached=int(progress.steps_cached),
+        ninja_done=ninja.done if ninja else None,
+        ninja_total=ninja.total if ninja else None,
+        rate=ninja.rate if ninja else None,
+        eta=ninja.eta_seconds if ninja else None,
+        last_output_at=last,
+        error_step=_step_label(progress.error_step) if progress.error_step is not None else None,
+        steps=steps,
+    )
+
+
+def job_view(
+    record: JobRecord, progress: ProgressView | None, bake: BakeFile | None = None
+) -> JobView:
+    """The core's JobRecord as a JobView: when the core renames a field, this changes (and
+    mypy says so here). A build started elsewhere carries what `r` relaunches for it (the
+    core's `rebuild_request`: its build args that differ from the bake file's defaults; none
+    until the bake file is read)."""
+    overrides = tuple(sorted((record.overrides or {}).items()))
+    target, push = record.target, record.push
+    arch: str | None = record.arch
+    if record.outside is not None:
+        from rocmtui.core.history.rebuild import rebuild_request
+
+        again = rebuild_request(record, bake)
+        target, arch, push = again.target, again.arch, again.push
+        if not record.outside.target:  # not inspected yet: its record id is no target
+            target = "?"
+        overrides = again.overrides if bake is not None else ()
+    return JobView(
+        id=record.id,
+        target=target,
+        arch=arch,
+        node=record.node,
+        state=record.state,
+        started_at=record.started_at,
+        user=record.user or "",
+        ended_at=record.ended_at,
+        log_path=record.log_path,
+        exit_code=record.exit_code,
+        digest=record.digest,
+        push=push,
+        evidence=record.evidence,
+        error_step=record.error_step,
+        message=record.message,
+        progress=progress,
+        overrides=overrides,
+        link_down_since=record.link_down_since,
+        outside=record.outside,
+    )
+
+
+def list_jobs(
+    config: FleetConfig,
+    cache: ProgressCache,
+    now: float,
+    watched: frozenset[str] = frozenset(),
+    extras: JobExtras | None = None,
+    bake: BakeFile | None = None,
+    estimates: CostEstimates | None = None,
+) -> tuple[JobView, ...]:
+    """Every job in the store (newest first, live state) with progress for the active ones
+    and for the `watched` ones (a log pane is open: its step outline needs the steps of a
+    finished build too)."""
+    from rocmtui.core.jobs.control import list_jobs as core_list_jobs
+
+    views = []
+    followed: list[str] = []
+    for record in core_list_jobs(config, limit=100, with_evidence=True):
+        view = job_view(record, None, bake)
+        if view.active or view.id in watched:
+            followed.append(view.id)
+            ended = None  # still running, or lost (the engine may still be building)
+            if view.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+                ended = view.state == JobState.SUCCEEDED
+            progress = cache.progress(view.id, view.target, view.log_path, now, ended)
+            if progress is not None and view.state == JobState.STALLED:
+                progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
+            view = job_view(record, progress, bake)
+        if extras is not None:  # the registry's word on a push, cache statistics, images
+            view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
+        if estimates is not None and view.active:
+            eta = view.progress.eta if view.progress is not None else None
+            view = replace(view, estimate=running_estimate(estimates, record, now, eta))
+        views.append(view)
+    cache.forget_except(followed)
+    return tuple(views)
+
+
+def running_estimate(
+    estimates: CostEstimates, record: JobRecord, now: float, eta: float | None = None
+) -> str | None:
+    """A running build's `≈ 2h10m, warm as last time` (or its overtime flag); None when the
+    history cannot be read (the row says nothing rather than fail the jobs round)."""
+    from rocmtui.core.jobs.store import JobStoreError
+
+    try:
+        return estimates.running(
+            record.target, record.arch, record.node, record.duration(now), now, eta
+        )
+    except JobStoreError:
+        return None
+
+
+def launch(
+    config: FleetConfig,
+    bake: BakeFile,
+    plan: BakePlan,
+    env: Mapping[str, str],
+    push_confirmed: bool,
+) -> JobView:
+    """Start the plan the dialog showed through the core, which refuses what it must
+    (read-only, locks, login): exactly the core's Plan it holds, never resolved again.
+    `push_confirmed` is the operator's answer to the push question: a plan that pushes
+    without it is refused, never pushed unasked. A view with no core Plan (one recorded for a
+    test) is resolved and started by name."""
+    from rocmtui.core.jobs.launch import launch_job, start_plan
+
+    if plan.core_plan is not None:
+        return job_view(start_plan(config, plan.core_plan, yes=push_confirmed, env=env), None)
+    record = launch_job(
+        config,
+        bake,
+        target=plan.target,
+        arch=plan.arch,
+        node_name=plan.node,
+        push=plan.push_switch,
+        yes=push_confirmed,
+        env=env,
+        overrides={**env_overrides(bake, env, config.variables), **dict(plan.overrides)},
+    )
+    return job_view(record, None)
+
+
+def cancel(config: FleetConfig, job_id: str) -> None:
+    """Cancel a job through the core (SIGTERM to its group, SIGKILL after the grace period)."""
+    from rocmtui.core.jobs.control import cancel_job
+
+    cancel_job(config, job_id)

@@ -1,0 +1,408 @@
+"""The fleet monitor: one probe round = every node and both services, concurrently.
+
+`probe_fleet(config)` runs one round and returns a `FleetSnapshot`; the whole round is
+bounded by `config.probe_deadline_seconds` plus `ROUND_MARGIN`, whatever any target does.
+`FleetMonitor` runs rounds every `refresh_seconds` for the console and publishes each
+snapshot to a callback; it never imports Textual (the console and the CLI share it).
+
+Node states from probes are `ok`, `down` or `unknown`. `building` and `stalled` come from
+the jobs, not from the engines: pass `node_overlay`, a function that receives each probed
+`NodeSnapshot` and returns it, or a copy made with `replace(snap, state=...)`.
+It runs on the event loop for every node of every round, so it must be quick and must not
+block; if it raises, the probed snapshot is kept as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from msgspec.structs import replace
+
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.paths import state_dir
+from rocmtui.core.probes import (
+    DEFAULT_NODE_PROBER,
+    BuildxLs,
+    HttpClients,
+    NodeProber,
+    probe_registry,
+    probe_webdav,
+)
+from rocmtui.core.retry import backoff
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
+from rocmtui.core.states import NodeState, ServiceState
+from rocmtui.core.text.sanitize import one_line
+
+if TYPE_CHECKING:
+    from rocmtui.core.history.discover import HistoryWatch
+
+T = TypeVar("T", NodeSnapshot, ServiceSnapshot)
+NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
+Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
+
+ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
+BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
+INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Probers:
+    """The long-lived state behind probes: stuck threads, buildx cache, HTTP clients."""
+
+    nodes: NodeProber = field(default_factory=lambda: DEFAULT_NODE_PROBER)
+    http: HttpClients | None = None  # None: fresh clients each round (one-shot callers)
+    # BuildKit's build history on each node (builds started elsewhere); None: not watched
+    history: HistoryWatch | None = None
+    # a one-shot caller (`status`): every node's history is asked now and waited for
+    history_now: bool = False
+
+
+async def _node(
+    probers: Probers,
+    node: NodeConfig,
+    deadline: float,
+    previous: NodeSnapshot | None,
+    now: float,
+    disk: Path,
+) -> NodeSnapshot:
+    """One node's probe, then (when watched) its build history, within the round's bounds."""
+    started = time.monotonic()
+    snap = await probers.nodes.probe(
+        node, deadline=deadline, previous=previous, now=now, disk_path=disk
+    )
+    watch = probers.history
+    if watch is None:
+        return snap
+    left = max(0.0, deadline - (time.monotonic() - started))
+    try:
+        if probers.history_now:
+            return await asyncio.wait_for(watch.ask(node, snap), left)
+        return await watch.watch(node, snap, wait=min(left, 1.5))
+    except TimeoutError:
+        return snap
+    except Exception:
+        log.exception("build history of %s", node.name)
+        return snap
+
+
+async def _service(
+    kind: str,
+    url: str,
+    deadline: float,
+    previous: ServiceSnapshot | None,
+    now: float,
+    http: HttpClients | None,
+) -> ServiceSnapshot:
+    probe = probe_registry if kind == "registry" else probe_webdav
+    return await probe(url, deadline=deadline, previous=previous, now=now, clients=http)
+
+
+def _overlay(snapshot: NodeSnapshot, overlay: NodeOverlay | None) -> NodeSnapshot:
+    if overlay is None:
+        return snapshot
+    try:
+        return overlay(snapshot)
+    except Exception:
+        log.exception("node overlay failed for %s", snapshot.name)
+        return snapshot
+
+
+async def probe_fleet(
+    config: FleetConfig,
+    *,
+    now: float | None = None,
+    previous: FleetSnapshot | None = None,
+    node_overlay: NodeOverlay | None = None,
+    probers: Probers | None = None,
+    skip: frozenset[str] = frozenset(),
+    deadline: float | None = None,
+    interim: Publish | None = None,
+) -> FleetSnapshot:
+    """One probe round of the whole fleet, bounded by the probe deadline plus a margin.
+
+    `deadline` overrides `config.probe_deadline_seconds` (the CLI passes what is left of
+    the deadline after its own start-up).
+
+    `previous` carries `last_ok_at` / `down_since` over. Targets named in `skip` (node
+    names, "registry", "webdav") are not probed; their `previous` snapshot is reused as is
+    (its age shows how old it is). `node_overlay` is the jobs hook described in the module
+    docstring.
+
+    `interim`, if given, receives a snapshot `INTERIM_AFTER` seconds into a round that is
+    still waiting on some targets (a hung engine holds a round until the deadline): what has
+    answered, and for the rest (`FleetSnapshot.probing`) their last verdict, kept as it was,
+    or a placeholder for one that never answered (named in `pending` too). So one slow node
+    never hides the others, not even in the console's first round, and never loses its verdict
+    while it is asked again.
+    """
+    now = time.time() if now is None else now
+    started = time.monotonic()
+    probers = probers or Probers()
+    deadline = config.probe_deadline_seconds if deadline is None else deadline
+    disk = state_dir(config)
+    probers.nodes.host.prime()
+    prev_nodes = {n.name: n for n in previous.nodes} if previous else {}
+
+    tasks: dict[str, asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot]] = {}
+    for node in config.nodes:
+        if node.name in skip and node.name in prev_nodes:
+            continue
+        tasks[f"node:{node.name}"] = asyncio.ensure_future(
+            _node(probers, node, deadline, prev_nodes.get(node.name), now, disk)
+        )
+    services = (("registry", config.registry.url), ("webdav", config.webdav.url))
+    for kind, url in services:
+        old = getattr(previous, kind) if previous else None
+        if kind in skip and old is not None:
+            continue
+        tasks[kind] = asyncio.ensure_future(_service(kind, url, deadline, old, now, probers.http))
+
+    def assemble(waiting: bool) -> FleetSnapshot:
+        """The round's snapshot; `waiting`: an interim one, unfinished probes still run."""
+        probing: list[str] = []  # still being asked (an interim snapshot)
+        pending: list[str] = []  # ... with no verdict to show meanwhile
+
+        def pick(key: str, name: str, old: T | None) -> T | None:
+            """A target's answer; else, when it was skipped or (in an interim snapshot) is
+            still being probed, its last verdict; else None (a placeholder is due)."""
+            task = tasks.get(key)
+            asking = waiting and task is not None and not task.done()
+            if asking:
+                probing.append(name)
+                if old is None:
+                    pending.append(name)
+            if task is not None and task.done() and not task.cancelled() and not task.exception():
+                return cast("T", task.result())
+            return old if name in skip or asking else None
+
+        def why(name: str) -> str:  # a placeholder's reason
+            return "no answer yet" if name in pending else "probe round overran"
+
+        nodes: list[NodeSnapshot] = []
+        for node in config.nodes:  # task keys are prefixed: a node may be called "registry"
+            snap = pick(f"node:{node.name}", node.name, prev_nodes.get(node.name))
+            if snap is None:
+                state = NodeState.UNKNOWN if node.name in pending else NodeState.DOWN
+                endpoint = one_line(node.endpoint, 120)
+                snap = NodeSnapshot(
+                    node.name, node.gfx, endpoint, state, now, reason=why(node.name)
+                )
+            nodes.append(_overlay(snap, node_overlay))
+        svc: dict[str, ServiceSnapshot] = {}
+        for kind, url in services:
+            answer = pick(kind, kind, getattr(previous, kind) if previous else None)
+            if answer is None:
+                answer = ServiceSnapshot(kind, url, ServiceState.DOWN, now, reason=why(kind))
+            svc[kind] = answer
+        return FleetSnapshot(
+            taken_at=now,
+            nodes=tuple(nodes),
+            registry=svc["registry"],
+            webdav=svc["webdav"],
+            duration=time.monotonic() - started,
+            pending=tuple(pending),
+            probing=tuple(probing),
+        )
+
+    limit = deadline + ROUND_MARGIN
+    if tasks and interim is not None and limit > INTERIM_AFTER:
+        _, late = await asyncio.wait(tasks.values(), timeout=INTERIM_AFTER)
+        if late:
+            await _deliver(interim, assemble(waiting=True))
+    if tasks:
+        left = limit - (time.monotonic() - started)
+        _, late = await asyncio.wait(tasks.values(), timeout=max(0.0, left))
+        for task in late:  # each probe bounds itself; this is the belt to those braces
+            task.cancel()
+    return assemble(waiting=False)
+
+
+async def _deliver(publish: Publish, snapshot: FleetSnapshot) -> None:
+    """Hand a snapshot to a plain or coroutine `publish`; an exception in it is logged."""
+    try:
+        outcome = publish(snapshot)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        log.exception("publishing a fleet snapshot failed")
+
+
+def _history_watch(config: FleetConfig, seconds: float | None) -> HistoryWatch:
+    from rocmtui.core.history.discover import HISTORY_INTERVAL, HistoryWatch
+
+    return HistoryWatch(config, interval=HISTORY_INTERVAL if seconds is None else seconds)
+
+
+@dataclass
+class _Backoff:
+    failures: int = 0
+    next_at: float = 0.0  # monotonic
+
+
+class FleetMonitor:
+    """Probes the fleet every `refresh_seconds` and publishes each `FleetSnapshot`.
+
+    Rounds never overlap: a tick that comes while a round is still running is dropped. A
+    target that keeps failing is probed less often (`retry.backoff`: after n failures in a
+    row, every `refresh_seconds * 2**(n-1)` seconds, at most 30); in between, its last
+    snapshot is republished with its growing age. `publish` may be a plain function or a
+    coroutine function; an exception in it is logged and does not stop the monitor.
+    It leaves each engine's running containers uncounted unless `count_containers`.
+    """
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        publish: Publish,
+        *,
+        node_overlay: NodeOverlay | None = None,
+        builder_refresh_seconds: float = BUILDER_REFRESH,
+        count_containers: bool = False,
+        history: bool = True,
+        history_seconds: float | None = None,
+    ) -> None:
+        """`history`: watch each node's BuildKit history for builds started elsewhere (one
+        `history ls` per node every `history_seconds`, default
+        `history.discover.HISTORY_INTERVAL`, and at once when a build process appears on
+        this host)."""
+        self.config = config
+        self.publish = publish
+        self.node_overlay = node_overlay
+        self.probers = Probers(
+            # no running-container count: no screen shows it, and asking for it was one more
+            # docker SDK request per node and round (a sixth of an idle monitor's samples)
+            nodes=NodeProber(
+                builders=BuildxLs(refresh_seconds=builder_refresh_seconds),
+                count_containers=count_containers,
+                # the kept ssh connection outlives a crashed console this long at most, and
+                # never lapses between two rounds
+                ssh_persist=max(60.0, 3 * config.refresh_seconds),
+            ),
+            http=HttpClients(),
+            history=(
+                _history_watch(config, history_seconds)
+                if history and config.watch_history
+                else None
+            ),
+        )
+        self.latest: FleetSnapshot | None = None
+        self.rounds = 0
+        self.dropped = 0  # ticks skipped because a round was still running
+        self.failed_rounds = 0  # rounds that raised (a bug): logged, and the next one runs
+        self._backoff: dict[str, _Backoff] = {}
+        self._wake = asyncio.Event()
+        self._running = False
+        self._round_lock = asyncio.Lock()
+
+    def request_refresh(self) -> None:
+        """Run a round as soon as the current one (if any) is done."""
+        self._wake.set()
+
+    def _skip(self) -> frozenset[str]:
+        now = time.monotonic()
+        return frozenset(k for k, b in self._backoff.items() if b.failures and b.next_at > now)
+
+    def _record(self, snapshot: FleetSnapshot, skipped: frozenset[str], started: float) -> None:
+        outcomes = [(n.name, n.state is not NodeState.DOWN) for n in snapshot.nodes]
+        outcomes += [
+            ("registry", snapshot.registry.state is not ServiceState.DOWN),
+            ("webdav", snapshot.webdav.state is not ServiceState.DOWN),
+        ]
+        for key, good in outcomes:
+            if key in skipped:
+                continue
+            failing = self._backoff.setdefault(key, _Backoff())
+            if good:
+                failing.failures = 0
+            else:
+                failing.failures += 1
+                delay = backoff(self.config.refresh_seconds, failing.failures)
+                # from the round's start, so a delay of one period means "the next round"
+                failing.next_at = started + delay - 0.05
+
+    async def round(self) -> FleetSnapshot:
+        """Run one round now (waiting for a running one first) and publish it."""
+        async with self._round_lock:
+            started = time.monotonic()
+            skipped = self._skip()
+            snapshot = await probe_fleet(
+                self.config,
+                previous=self.latest,
+                node_overlay=self.node_overlay,
+                probers=self.probers,
+                skip=skipped,
+                interim=self.publish,
+            )
+            self._record(snapshot, skipped, started)
+            if self.failed_rounds:
+                snapshot = replace(snapshot, failed_rounds=self.failed_rounds)
+            self.latest = snapshot
+            self.rounds += 1
+        await _deliver(self.publish, snapshot)
+        return snapshot
+
+    async def run(self) -> None:
+        """Probe until `stop()` (or cancellation); the first round starts at once."""
+        self._running = True
+        period = self.config.refresh_seconds
+        try:
+            while self._running:
+                started = time.monotonic()
+                try:
+                    await self.round()
+                except Exception:  # a bug in one round must not end hours of monitoring
+                    self.failed_rounds += 1
+                    log.exception("probe round failed")
+                    await self._publish_failure()
+                elapsed = time.monotonic() - started
+                missed = int(elapsed // period)
+                self.dropped += missed
+                wait = period * (missed + 1) - elapsed
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+        finally:
+            self._running = False
+            if self.probers.http is not None:
+                await self.probers.http.aclose()
+            # `ssh -O exit` for each kept connection: a few ms each, off the loop
+            await asyncio.get_running_loop().run_in_executor(None, self.probers.nodes.close)
+
+    async def _publish_failure(self) -> None:
+        """Say that a round raised: the last snapshot again (its age shows) with the count, or
+        before any round came, every target `unknown` with the reason."""
+        latest = self.latest
+        if latest is None:
+            now = time.time()
+            why = "probe round failed (see the monitor's log)"
+            latest = FleetSnapshot(
+                taken_at=now,
+                nodes=tuple(
+                    NodeSnapshot(
+                        n.name, n.gfx, one_line(n.endpoint, 120), NodeState.UNKNOWN, now, why
+                    )
+                    for n in self.config.nodes
+                ),
+                registry=ServiceSnapshot(
+                    "registry", self.config.registry.url, ServiceState.DOWN, now, why
+                ),
+                webdav=ServiceSnapshot(
+                    "webdav", self.config.webdav.url, ServiceState.DOWN, now, why
+                ),
+            )
+        await _deliver(self.publish, replace(latest, failed_rounds=self.failed_rounds))
+
+    def stop(self) -> None:
+        """Ask `run()` to return after the current round."""
+        self._running = False
+        self._wake.set()

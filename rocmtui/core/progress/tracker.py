@@ -1,0 +1,425 @@
+"""A build's progress from its log: BuildKit steps and ninja counters, fed line by line.
+
+`ProgressTracker` reads `docker buildx bake` output in either `--progress=plain` or
+`--progress=rawjson` form (detected per line; formats in `progress_buildkit`) and keeps
+per-step counters, never the lines themselves, so memory does not grow with the log.
+`snapshot()` returns a frozen `JobProgress` for the screen and the CLI.
+
+The tracker only *describes*: whether a job succeeded or failed comes from its exit code and
+metadata (HAZARDS.md), never from text in the log -- a `RUN echo "#9 DONE"` is output of the
+step that ran it. What it can add is the name of the step that failed and its first error line.
+
+Lines must be split on `\\n` only (open files with `newline="\\n"`): BuildKit output may carry
+a bare `\\r` inside a line. Times are the caller's clock (`now`); build output times (seconds
+since the step started, or rawjson timestamps) are mapped onto that clock per step, so a
+replayed log still gives the build's real compile rate. Strings in the model that came from
+the log (names, errors) are already sanitised.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+from rocmtui.core.progress.buildkit import (
+    BUILDER_LINE,
+    PLAIN_DONE,
+    PLAIN_LINE,
+    JsonObjectAssembler,
+    StepName,
+    decode_log_data,
+    iso_seconds,
+    items,
+    parse_step_name,
+)
+from rocmtui.core.progress.model import (
+    FINISHED,
+    JobProgress,
+    Step,
+    StepStatus,
+    TargetProgress,
+    target_progress,
+)
+from rocmtui.core.progress.ninja import (
+    ERROR_LINE,
+    NINJA_STATUS,
+    NinjaCounter,
+    NinjaProgress,
+    WindowRate,
+)
+
+__all__ = [
+    "FINISHED",
+    "JobProgress",
+    "NinjaProgress",
+    "ProgressTracker",
+    "Step",
+    "StepStatus",
+    "TargetProgress",
+    "parse_log_file",
+]
+from rocmtui.core.text.sanitize import sanitize_line
+
+_MAX_PARTIAL = 65536
+_MAX_TEXT = 1024
+
+
+class _StepState:
+    """Mutable per-step counters behind a frozen `Step`."""
+
+    __slots__ = (
+        "anchor", "duration", "ended", "error", "first_error", "first_line", "id", "last_line",
+        "last_seen", "line_count", "name", "ninja", "number", "output_lines", "parsed", "started",
+        "status", "tail", "targets",
+    )  # fmt: skip
+
+    def __init__(self, number: int, ident: str, name: str, parsed: StepName, now: float) -> None:
+        self.number = number
+        self.id = ident
+        self.name = name
+        self.parsed = parsed
+        self.status = StepStatus.RUNNING
+        self.started: float | None = now
+        self.ended: float | None = None
+        self.duration: float | None = None
+        self.first_line: int | None = None
+        self.last_line: int | None = None
+        self.line_count = 0
+        self.output_lines = 0
+        self.error: str | None = None
+        self.first_error: str | None = None
+        self.tail: deque[str] | None = None
+        self.ninja: NinjaCounter | None = None
+        self.anchor: float | None = None
+        self.last_seen = now
+        self.targets: list[str] = [parsed.target] if parsed.target else []
+
+
+class ProgressTracker:
+    """Incremental parser of one build log into a `JobProgress` (see the module doc).
+
+    `targets` seeds the names bake will prefix steps with, which settles whether `[x 2/4]`
+    names a target or a Dockerfile stage before `[x internal]` has been seen. Malformed input
+    never raises: unusable content is counted in `malformed`, and a parser bug is caught and
+    counted in `internal_errors` rather than taking a screen down.
+    """
+
+    def __init__(
+        self, targets: Iterable[str] = (), *, window: float = 60.0, tail_lines: int = 5
+    ) -> None:
+        """`window` seconds for rates; `tail_lines` of output kept per running step."""
+        self._known_targets: set[str] = set(targets)
+        self._window = window
+        self._tail_lines = tail_lines
+        self._steps: dict[int, _StepState] = {}
+        self._by_digest: dict[str, _StepState] = {}
+        self._json = JsonObjectAssembler()
+        self._partials: dict[str, bytes] = {}
+        self._format = "unknown"
+        self._prev_blank = True
+        self._current: _StepState | None = None
+        self._ninja: NinjaCounter | None = None
+        self._error_step: _StepState | None = None
+        self._final_error: str | None = None
+        self._builder: str | None = None
+        self._line_rate = WindowRate(window)
+        self._last_now: float | None = None
+        self.lines = 0
+        #: Lines or objects of a known shape with unusable content (ignored).
+        self.malformed = 0
+        #: Lines that raised inside the parser (a bug; counted instead of raised).
+        self.internal_errors = 0
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def feed(self, lines: Iterable[str], now: float) -> None:
+        """Feed many lines seen at the same moment."""
+        for line in lines:
+            self.feed_line(line, now)
+
+    def feed_line(self, line: str, now: float) -> None:
+        """Feed one line (its trailing newline optional) seen at tracker time `now`."""
+        lineno = self.lines
+        self.lines = lineno + 1
+        self._last_now = now
+        self._line_rate.add(now, lineno + 1)
+        line = line.rstrip("\r\n")  # also a log captured through a pty (CR LF endings)
+        try:
+            self._feed(line, now, lineno)
+        except Exception:  # a progress display must never take the console down
+            self.internal_errors += 1
+
+    def _feed(self, line: str, now: float, lineno: int) -> None:
+        if not line:
+            self._prev_blank = True
+            return
+        if line[0] == "{" or self._json.inside:
+            obj = self._json.feed(line)
+            if obj is not None:
+                if isinstance(obj, dict):
+                    self._format = "rawjson"
+                    self._on_json(obj, now, lineno)
+                return
+        m = PLAIN_LINE.match(line)
+        blank_before = self._prev_blank
+        self._prev_blank = False
+        if m is None:
+            if line.startswith("ERROR: "):
+                self._final_error = sanitize_line(line[7:], _MAX_TEXT)
+            return
+        number = int(m.group(1))
+        rest = line[m.end() :]
+        if number == 0:
+            if bm := BUILDER_LINE.search(rest):
+                self._builder = sanitize_line(bm.group(1), 200)
+            return
+        if self._format == "unknown":
+            self._format = "plain"
+        step = self._steps.get(number)
+        seconds = m.group(2)
+        if seconds is not None:  # build output: text of this step, whatever it says
+            if step is None:  # the log was cut above this step's header
+                step = self._new_step(number, str(number), f"#{number}", now)
+            self._touch(step, lineno, now)
+            rel = float(seconds)
+            if step.anchor is None:
+                step.anchor = now - rel
+            self._output(step, rest, step.anchor + rel, now)
+            return
+        keyword = rest in ("CACHED", "CANCELED", "...") or rest.startswith(("DONE ", "ERROR:"))
+        if step is None:
+            step = self._new_step(number, str(number), f"#{number}" if keyword else rest, now)
+        self._touch(step, lineno, now)
+        if rest == "CACHED":
+            self._finish(step, StepStatus.CACHED, now)
+        elif rest == "CANCELED":
+            self._finish(step, StepStatus.CANCELED, now)
+        elif rest.startswith("DONE "):
+            dm = PLAIN_DONE.match(rest)
+            self._finish(step, StepStatus.DONE, now, float(dm.group(1)) if dm else None)
+        elif rest.startswith("ERROR:"):
+            self._finish(step, StepStatus.ERROR, now, error=rest[6:].strip())
+        elif blank_before and rest != "...":
+            self._rename(step, rest)  # the header again, as a paused step resumes
+
+    def _new_step(self, number: int, ident: str, name: str, now: float) -> _StepState:
+        clean = sanitize_line(name, 512)
+        step = _StepState(number, ident, clean, parse_step_name(clean, self._known_targets), now)
+        if self._tail_lines:
+            step.tail = deque(maxlen=self._tail_lines)
+        self._steps[number] = step
+        return step
+
+    def _rename(self, step: _StepState, name: str) -> None:
+        """A vertex printed under another name: bake merged identical vertices of targets."""
+        if name == step.name:
+            return
+        parsed = parse_step_name(sanitize_line(name, 512), self._known_targets)
+        if parsed.target and parsed.target not in step.targets:
+            step.targets.append(parsed.target)
+
+    def _touch(self, step: _StepState, lineno: int, now: float) -> None:
+        if step.first_line is None:
+            step.first_line = lineno
+        step.last_line = lineno
+        step.line_count += 1
+        step.last_seen = now
+        self._current = step
+
+    def _output(self, step: _StepState, text: str, t: float, now: float) -> None:
+        step.output_lines += 1
+        if step.tail is not None:
+            step.tail.append(text)
+        if (
+            step.first_error is None
+            and ("rror" in text or "FAILED" in text)
+            and ERROR_LINE.search(text)
+        ):
+            step.first_error = sanitize_line(text, _MAX_TEXT)
+        if text[:1] == "[" and (nm := NINJA_STATUS.match(text)):
+            counter = step.ninja
+            if counter is None:
+                counter = step.ninja = NinjaCounter(step.number, self._window)
+            counter.update(int(nm.group(1)), int(nm.group(2)), t, now)
+            self._ninja = counter
+
+    def _finish(
+        self,
+        step: _StepState,
+        status: StepStatus,
+        now: float,
+        duration: float | None = None,
+        error: str | None = None,
+    ) -> None:
+        step.status = status
+        step.ended = now
+        if duration is not None:
+            step.duration = duration
+        elif step.started is not None:
+            step.duration = max(0.0, now - step.started)
+        if error:
+            step.error = sanitize_line(error, _MAX_TEXT)
+        if status is StepStatus.ERROR:
+            if self._error_step is None:
+                self._error_step = step
+        else:
+            step.tail = None  # only a failed step's last lines are worth keeping
+
+    # -- rawjson -------------------------------------------------------------------------------
+
+    def _on_json(self, obj: dict[str, Any], now: float, lineno: int) -> None:
+        for vertex in items(obj, "vertexes"):
+            self._on_vertex(vertex, now, lineno)
+        for log in items(obj, "logs"):
+            self._on_log(log, now, lineno)
+        for status in items(obj, "statuses"):
+            step = self._by_digest.get(str(status.get("vertex")))
+            if step is not None:
+                self._touch(step, lineno, now)
+
+    def _vertex_step(self, digest: str, name: str, now: float) -> _StepState:
+        step = self._by_digest.get(digest)
+        if step is None:
+            step = self._new_step(len(self._by_digest) + 1, digest, name, now)
+            step.status = StepStatus.PENDING
+            step.started = None
+            self._by_digest[digest] = step
+        return step
+
+    def _on_vertex(self, vertex: dict[str, Any], now: float, lineno: int) -> None:
+        digest = vertex.get("digest")
+        if not isinstance(digest, str):
+            self.malformed += 1
+            return
+        name = vertex.get("name")
+        step = self._vertex_step(digest, name if isinstance(name, str) else digest[:19], now)
+        self._touch(step, lineno, now)
+        started = iso_seconds(vertex.get("started"))
+        completed = iso_seconds(vertex.get("completed"))
+        duration = completed - started if started is not None and completed is not None else None
+        error = vertex.get("error")
+        if started is not None and step.started is None:
+            step.started = now
+        if completed is not None:
+            self._flush_partial(digest, step, now)
+        if vertex.get("cached"):
+            self._finish(step, StepStatus.CACHED, now, duration)
+        elif isinstance(error, str) and error:
+            canceled = "context canceled" in error or error.strip() == "canceled"
+            status = StepStatus.CANCELED if canceled else StepStatus.ERROR
+            self._finish(step, status, now, duration, error)
+        elif completed is not None:
+            self._finish(step, StepStatus.DONE, now, duration)
+        elif started is not None:
+            step.status = StepStatus.RUNNING  # also a vertex that runs again
+            step.ended = None
+
+    def _on_log(self, log: dict[str, Any], now: float, lineno: int) -> None:
+        digest = str(log.get("vertex"))
+        step = self._vertex_step(digest, digest[:19], now)
+        self._touch(step, lineno, now)
+        ts = iso_seconds(log.get("timestamp"))
+        if ts is None:
+            t = now
+        else:
+            if step.anchor is None:
+                step.anchor = now - ts
+            t = step.anchor + ts
+        data = self._partials.pop(digest, b"") + decode_log_data(log.get("data"))
+        parts = data.split(b"\n")
+        rest = parts.pop()
+        if rest:
+            self._partials[digest] = rest[:_MAX_PARTIAL]
+        for raw in parts:
+            self._output(step, raw.decode("utf-8", "replace").removesuffix("\r"), t, now)
+
+    def _flush_partial(self, digest: str, step: _StepState, now: float) -> None:
+        rest = self._partials.pop(digest, b"")
+        if rest:
+            self._output(step, rest.decode("utf-8", "replace"), now, now)
+
+    # -- snapshot ------------------------------------------------------------------------------
+
+    def snapshot(
+        self,
+        now: float | None = None,
+        *,
+        silence: float | None = None,
+        succeeded: bool | None = None,
+    ) -> JobProgress:
+        """The progress so far. With `now`, rates include the silence since the last line fed;
+        with `silence` (the log's age, as the stall check reads it) the compile rate is over the
+        build's own times, so every reader of one log gets one rate and ETA.
+
+        `succeeded` is the build's end when it has ended (None while it runs). An ended build
+        runs no step, whatever lines the log lacks: BuildKit may leave a vertex's `DONE` out
+        (a progress writer closed first, a log cut short), and an outline must never show a
+        finished build still working. Such a step reads as done after a success, and as
+        cancelled after a failure or a cancel (it was cut off, it did not fail)."""
+        clock = now if now is not None else self._last_now
+        counter, ninja = self._ninja, None
+        if counter is not None:
+            ninja = counter.snapshot(clock) if silence is None else counter.snapshot_after(silence)
+        states = sorted(self._steps.values(), key=lambda s: s.number)
+        steps = {s.number: _freeze(s, clock) for s in states}
+        if succeeded is not None:
+            settled = StepStatus.DONE if succeeded else StepStatus.CANCELED
+            for number, step in steps.items():
+                if step.status in (StepStatus.RUNNING, StepStatus.PENDING):
+                    steps[number] = replace(step, status=settled, error_tail=())
+        targets = target_progress(list(steps.values()), {s.number: s.last_seen for s in states})
+        current = self._current
+        if succeeded is not None:
+            current = None
+        elif current is None or current.status is not StepStatus.RUNNING:
+            running = [s for s in states if s.status is StepStatus.RUNNING]
+            current = max(running, key=lambda s: s.last_seen) if running else None
+        error_step = steps[self._error_step.number] if self._error_step else None
+        error_line = None
+        if error_step is not None:
+            error_line = error_step.first_error_line or error_step.error
+        return JobProgress(
+            format=self._format,
+            steps=tuple(steps.values()),
+            targets=targets,
+            current=steps[current.number] if current else None,
+            steps_done=sum(t.steps_done for t in targets),
+            steps_total=sum(t.steps_total for t in targets),
+            steps_cached=sum(1 for s in states if s.status is StepStatus.CACHED),
+            ninja=ninja,
+            lines=self.lines,
+            line_rate=self._line_rate.rate(clock),
+            last_output=self._last_now,
+            error_step=error_step,
+            error_line=error_line,
+            final_error=self._final_error,
+            builder=self._builder,
+        )
+
+
+def _freeze(s: _StepState, clock: float | None) -> Step:
+    p = s.parsed
+    tail: tuple[str, ...] = ()
+    if s.tail and s.status in (StepStatus.ERROR, StepStatus.RUNNING):
+        tail = tuple(sanitize_line(line, _MAX_TEXT) for line in s.tail)
+    return Step(
+        number=s.number, id=s.id, name=s.name, title=p.title, target=p.target, stage=p.stage,
+        index=p.index, total=p.total, internal=p.internal, status=s.status, started=s.started,
+        ended=s.ended, duration=s.duration, first_line=s.first_line, last_line=s.last_line,
+        line_count=s.line_count, output_lines=s.output_lines, error=s.error,
+        first_error_line=s.first_error, error_tail=tail,
+        ninja=s.ninja.snapshot(clock) if s.ninja else None, targets=tuple(s.targets),
+    )  # fmt: skip
+
+
+def parse_log_file(path: str | Path, targets: Iterable[str] = (), now: float = 0.0) -> JobProgress:
+    """Progress of a whole log file (a finished build, or a test); lines split on `\\n` only."""
+    tracker = ProgressTracker(targets)
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+        for line in fh:
+            tracker.feed_line(line, now)
+    return tracker.snapshot()

@@ -1,0 +1,1 @@
+"""End-to-end: the console in tmux, the wheel, the monitor on the real fleet."""

@@ -1,0 +1,1 @@
+"""Tests against real parts: dockerd, buildx, the registry, nginx, the CLI as a process."""

@@ -1,0 +1,533 @@
+"""Builds started elsewhere, for real: a current engine (containerd 2.1 + dockerd 28.5 of
+today's engines, in a network namespace of its own), plain `docker buildx bake` of the demo
+targets on it, and rocmtui's discovery, follower, store, status and cancel against it.
+
+The engine is devfleet's CURRENT_ENGINE, in a network namespace of its own, stopped by pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from devfleet import EngineHandle, processes, start_engine
+from devfleet.dockerd import CURRENT_ENGINE
+from rocmtui.core.config.fleetfile import FleetConfig, load_config
+from rocmtui.core.history.discover import HistoryWatch
+from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
+from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.states import JobState, NodeState
+from tests.support.realparts import require
+
+pytestmark = pytest.mark.fleet
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "bake" / "demo.hcl"
+
+
+@pytest.fixture(scope="module")
+def current_engine(
+    tmp_path_factory: pytest.TempPathFactory, base_tar: Path
+) -> Iterator[EngineHandle]:
+    """Today's engine (devfleet's CURRENT_ENGINE: dockerd 28.5 with its own containerd 2.1)
+    in a network namespace of its own, rocm-base:local imported; stopped at the module's end."""
+    require("current-engine", "netns", "busybox", "docker-buildx")
+    engine = start_engine(
+        tmp_path_factory.mktemp("current"), "cur", True, "gfx1201",
+        base_tar=base_tar, kind=CURRENT_ENGINE,
+    )  # fmt: skip
+    try:
+        yield engine
+    finally:
+        engine.stop()
+
+
+@pytest.fixture(autouse=True)
+def _followers_stopped(tmp_path: Path) -> Iterator[None]:
+    """Every follower (and its history stream) this test's state folder started, stopped by
+    pid at the end, should one still run."""
+    yield
+    import signal
+
+    for pid in processes.pids_mentioning(str(tmp_path)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def write_fleet(
+    tmp_path: Path, nodes: dict[str, str], stall: float = 900, link_timeout: float = 120
+) -> Path:
+    """A fleet file naming `nodes` (name -> DOCKER_HOST), the demo bake file, no services."""
+    lines = [
+        f'bake_file = "{DEMO}"',
+        "refresh_seconds = 2.0",
+        f"stall_after_seconds = {stall}",
+        f"link_timeout_seconds = {link_timeout}",
+        '[registry]\nurl = "http://127.0.0.1:9"',
+        '[webdav]\nurl = "http://127.0.0.1:9/"',
+    ]
+    for name, host in nodes.items():
+        lines.append(f'[[nodes]]\nname = "{name}"\ndocker_host = "{host}"\ngfx = "gfx1201"')
+    path = tmp_path / "rocmtui.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def plain_bake(
+    engine: EngineHandle,
+    tmp_path: Path,
+    target: str = "demo-pytorch",
+    sets: tuple[str, ...] = (),
+    **env: str,
+) -> subprocess.Popen[bytes]:
+    """`docker buildx bake` as rocm-bake's Makefile runs it: no rocmtui anywhere."""
+    child = processes.child_env(
+        {
+            "DOCKER_HOST": engine.docker_host,
+            "GFX_ARCH": "gfx1201",
+            "DEMO_NONCE": str(time.time_ns()),
+            **env,
+        }
+    )
+    return processes.spawn(
+        [
+            "docker",
+            "buildx",
+            "bake",
+            "-f",
+            str(DEMO),
+            "--progress=plain",
+            *(w for s in sets for w in ("--set", s)),
+            "--",
+            target,
+        ],
+        tmp_path / f"bake-{target}.log",
+        env=child,
+        cwd=DEMO.parent,
+    )
+
+
+NOTES: dict[str, str | None] = {}
+
+
+def discover(config: FleetConfig) -> None:
+    """One round of discovery as a one-shot `status` makes it (each node's state and history
+    note kept in NOTES, for a failure's message)."""
+    watch = HistoryWatch(config, interval=0, local=None)
+    probers = Probers(history=watch, history_now=True)
+
+    async def round_and_settle() -> FleetSnapshot:
+        snap = await probe_fleet(config, probers=probers)
+        await watch.settle(15.0)
+        return snap
+
+    snap = asyncio.run(round_and_settle())
+    NOTES.update({n.name: f"{n.state} {n.reason} {n.history_note}" for n in snap.nodes})
+
+
+def wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
+    return processes.wait_for(check, timeout, what)
+
+
+def outside_jobs(config: FleetConfig) -> list[JobRecord]:
+    return [j for j in list_jobs(config, limit=None) if j.started_elsewhere]
+
+
+def test_a_plain_bake_is_a_running_outside_job_whose_log_grows_and_ends(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    # a secret-like build arg, and one holding an OSC 52 clipboard write and a title change
+    sets = ("*.args.HF_TOKEN=hf_s3cr3t_value", "*.args.NOTE=\x1b]52;c;aGk=\x07\x1b]0;owned\x07ok")
+    bake = plain_bake(current_engine, tmp_path, sets=sets, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+    try:
+        # as soon as BuildKit lists it Running, one discovery makes it a job
+        def found() -> list[JobRecord]:
+            discover(config)
+            return [j for j in outside_jobs(config) if j.state is JobState.RUNNING]
+
+        (job,) = wait_for(found, 60, "the outside build as a running job")  # type: ignore[misc]
+        assert job.target == "demo-pytorch"
+        assert job.arch == "gfx1201"
+        assert job.node == "cur"
+        assert job.outside is not None and job.outside.name == "bake/demo (demo-pytorch)"
+        assert job.outside.inspected and job.outside.vcs_revision
+        # the node reads `building` through the same overlay as rocmtui's own jobs
+        from rocmtui.core.jobs.overlay import NodeJobOverlay
+
+        snap = asyncio.run(probe_fleet(config, node_overlay=NodeJobOverlay(config)))
+        assert snap.nodes[0].state is NodeState.BUILDING
+        # its log grows while it runs (the follower copies history logs)
+        size = job.log_path.stat().st_size
+        wait_for(lambda: job.log_path.stat().st_size > size + 2000, 60, "the log to grow")
+        assert "[1/60]" in job.log_path.read_text() or "Building HIP" in job.log_path.read_text()
+        # cancel says plainly who can cancel it
+        with pytest.raises(StartedElsewhere, match="only the client that started it"):
+            cancel_job(config, job.id)
+        assert bake.wait(120) == 0
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its outcome"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state is JobState.SUCCEEDED
+        assert ended.outside is not None and ended.outside.status == "completed"
+        assert ended.outside.total_steps and ended.outside.cached_percent is not None
+        assert "succeeded after" in ended.log_path.read_text()
+        # the secret build arg never reaches the record
+        text = json.dumps(ended.to_json())
+        assert "hf_s3cr3t_value" not in text and "<redacted:HF_TOKEN>" in text
+        assert ended.outside.build_args["NOTE"].endswith("ok")
+        assert not any(c in ended.outside.build_args["NOTE"] for c in "\x1b\x07")
+        # discovered again: still one job for that build
+        discover(config)
+        assert [j.id for j in outside_jobs(config)].count(job.id) == 1
+        assert len(outside_jobs(config)) == 1
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_rocmtui_build_is_not_doubled(current_engine: EngineHandle, tmp_path: Path) -> None:
+    from rocmtui.core.bake.file import load_bake
+    from rocmtui.core.jobs.launch import launch_job
+
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    bake = load_bake(DEMO)
+    own = launch_job(
+        config, bake, "demo-pytorch", "gfx1201", "cur",
+        overrides={"DEMO_STEPS": "40", "DEMO_SLEEP": "0.1", "DEMO_NONCE": str(time.time_ns())},
+    )  # fmt: skip
+    assert any(w.endswith(f"ROCMTUI_JOB={own.id}") for w in own.command)
+    # discovered while it runs: tied by its ROCMTUI_JOB build arg, never a second job
+    store = JobStore.for_config(config)
+
+    def tied() -> bool:
+        discover(config)
+        return own.id in store.known_refs().values()
+
+    wait_for(tied, 60, "the own build tied to its history record")
+
+    def doubles() -> list[JobRecord]:  # earlier tests' builds on this engine are outside jobs
+        return [j for j in outside_jobs(config) if j.started_at >= own.started_at - 1]
+
+    assert doubles() == []
+    done = wait_for(
+        lambda: (j := get_job(own.id, config)).ended_at is not None and j, 120, "its end"
+    )
+    assert isinstance(done, JobRecord) and done.state is JobState.SUCCEEDED
+    assert done.buildkit_ref and done.buildkit_ref in store.known_refs()
+    discover(config)
+    assert doubles() == []
+
+
+def test_an_old_engine_says_once_that_it_keeps_no_history(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    old = engine_factory("old", import_base=False)
+    config = load_config(write_fleet(tmp_path, {"old": old.docker_host}))
+    watch = HistoryWatch(config, interval=0, local=None)
+    snap = asyncio.run(probe_fleet(config, probers=Probers(history=watch, history_now=True)))
+    note = snap.nodes[0].history_note
+    assert snap.nodes[0].state is NodeState.OK
+    assert note and "not visible here" in note and "20.10" in note
+    assert watch.runs == 0  # known by its version: no buildx process at all
+
+
+def _running_outside(config: FleetConfig) -> JobRecord:
+    def found() -> list[JobRecord]:
+        discover(config)
+        return [j for j in outside_jobs(config) if j.state in (JobState.RUNNING, JobState.STALLED)]
+
+    (job,) = wait_for(found, 60, "the outside build as a running job")  # type: ignore[misc]
+    assert isinstance(job, JobRecord)
+    return job
+
+
+def test_a_silent_outside_build_is_stalled_and_status_exits_1(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    from tests.support.jobs import run_cli
+
+    path = write_fleet(tmp_path, {"cur": current_engine.docker_host}, stall=3)
+    config = load_config(path)
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="6", DEMO_SILENT_SECONDS="60")
+    try:
+        job = _running_outside(config)
+
+        def stalled() -> dict[str, object] | None:
+            out = run_cli(path, "status", "--json")
+            data = json.loads(out.stdout)
+            builds = [b for b in data["builds"] if b["id"] == job.id]
+            if out.returncode == 1 and builds and builds[0]["state"] == "stalled":
+                return data
+            return None
+
+        data = wait_for(stalled, 60, "status to say the outside build is stalled")
+        assert isinstance(data, dict)
+        (build,) = [b for b in data["builds"] if b["id"] == job.id]
+        assert build["started_elsewhere"] is True and build["outside"]["ref"] == job.buildkit_ref
+        assert any("stalled" in p for p in data["problems"])
+        assert data["nodes"][0]["state"] == "stalled"
+        # its client goes (Ctrl-C on the Makefile): BuildKit cancels it, a cancel reads Error
+        os.killpg(bake.pid, signal.SIGINT)
+        bake.wait(60)
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its end"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state in (JobState.CANCELLED, JobState.FAILED)
+        assert ended.outside is not None and ended.outside.status == "error"
+        assert ended.message  # BuildKit's error, one sanitised line
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_history_stream_that_dies_is_followed_again(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    # long enough that the stream is still running when it is killed, even when discovery is
+    # slow on a loaded machine: a stream that ends with the build is not followed again
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="200", DEMO_SLEEP="0.2")
+    try:
+        job = _running_outside(config)
+        assert job.buildkit_ref
+        ref = job.buildkit_ref
+
+        def streams() -> list[int]:
+            out = []
+            for pid in processes.pids_mentioning(ref):
+                with contextlib.suppress(OSError):
+                    if b"logs" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        out.append(pid)
+            return out
+
+        first = wait_for(streams, 30, "the follower's history stream")
+        assert isinstance(first, list)
+        for pid in first:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: "following its output again" in job.log_path.read_text(), 30,
+                 "the follower to say it follows again")  # fmt: skip
+        assert bake.wait(300) == 0
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 60, "its outcome"
+        )
+        assert isinstance(ended, JobRecord) and ended.state is JobState.SUCCEEDED
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_an_engine_gone_mid_build_ends_the_job_lost_with_the_reason(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    engine = engine_factory("gone", kind=CURRENT_ENGINE)
+    config = load_config(write_fleet(tmp_path, {"gone": engine.docker_host}, link_timeout=5))
+    bake = plain_bake(engine, tmp_path, DEMO_STEPS="200", DEMO_SLEEP="0.2")
+    try:
+        job = _running_outside(config)
+        engine.stop(grace=5.0)
+        ended = wait_for(
+            lambda: (j := get_job(job.id, config)).ended_at is not None and j, 90, "its end"
+        )
+        assert isinstance(ended, JobRecord)
+        assert ended.state is JobState.LOST
+        assert ended.message and ("did not answer" in ended.message or "no longer" in ended.message)
+        assert "\x1b" not in ended.message
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_builder_whose_history_api_errors_gives_a_note_not_an_error(
+    engine_factory: Callable[..., EngineHandle], tmp_path: Path
+) -> None:
+    from msgspec.structs import replace
+
+    old = engine_factory("old", import_base=False)
+    config = load_config(write_fleet(tmp_path, {"old": old.docker_host}))
+    snap = asyncio.run(probe_fleet(config)).nodes[0]
+    assert snap.state is NodeState.OK
+    # said to be of today, so buildx really asks its (missing) history API
+    posing = replace(snap, engine_version="28.5.2")
+    watch = HistoryWatch(config, interval=0, local=None)
+    noted = asyncio.run(watch.ask(config.nodes[0], posing))
+    assert watch.runs == 1
+    assert noted.state is NodeState.OK
+    assert noted.history_note and "not visible here" in noted.history_note
+    assert outside_jobs(config) == []
+
+
+def test_the_monitor_shows_a_build_started_on_this_host_without_waiting_its_interval(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    """A long history interval: only the sign of a new build process here can make the
+    monitor look, so the node reads `building` from that sign alone."""
+    from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.probes.fleet import FleetMonitor
+
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    states: list[NodeState] = []
+
+    def publish(snap: FleetSnapshot) -> None:
+        states.append(snap.nodes[0].state)
+
+    async def main() -> list[NodeState]:
+        overlay = NodeJobOverlay(config, max_age=0)
+        monitor = FleetMonitor(config, publish, node_overlay=overlay, history_seconds=3600)
+        task = asyncio.ensure_future(monitor.run())
+        try:
+            deadline = time.monotonic() + 30
+            while monitor.rounds < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert monitor.probers.history is not None
+            asked = monitor.probers.history.runs
+            bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="60", DEMO_SLEEP="0.2")
+            try:
+                deadline = time.monotonic() + 60
+                while NodeState.BUILDING not in states and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                assert monitor.probers.history.runs > asked  # the sign made it look
+            finally:
+                await asyncio.to_thread(bake.wait, 120)
+            return states
+        finally:
+            monitor.stop()
+            await task
+
+    seen = asyncio.run(main())
+    assert NodeState.BUILDING in seen
+
+
+@pytest.mark.slow
+def test_a_plain_bake_on_a_remote_node_is_seen_through_its_own_connection(
+    config: Path, tmp_path: Path
+) -> None:
+    """The dev fleet's ssh node: plain `docker buildx bake` run with the environment an
+    operator's make would have (reaching the node as rocmtui's own launches do), and
+    rocmtui's discovery and follower reaching it the same way."""
+    from rocmtui.core.history.buildx import history_environment
+
+    node_name = "snoc-think"  # ssh://ci@snoc-think, today's engine (minimum API 1.44)
+    loaded = load_config(config)
+    node = loaded.node(node_name)
+    assert node is not None
+    env = history_environment(node, loaded, os.environ, tmp_path / "operator")
+    env.update(GFX_ARCH="gfx1201", DEMO_NONCE=str(time.time_ns()), DEMO_STEPS="40",
+               DEMO_SLEEP="0.2")  # fmt: skip
+    bake = processes.spawn(
+        ["docker", "buildx", "bake", "-f", str(DEMO), "--progress=plain", "--", "demo-pytorch"],
+        tmp_path / "bake.log",
+        env=env,
+        cwd=DEMO.parent,
+    )
+    try:
+
+        def found() -> list[JobRecord]:
+            discover(loaded)
+            return [
+                j
+                for j in outside_jobs(loaded)
+                if j.node == node_name and j.state is JobState.RUNNING
+            ]
+
+        try:
+            (job,) = wait_for(found, 90, f"the outside build on {node_name}")  # type: ignore[misc]
+        except Exception as exc:
+            tail = (tmp_path / "bake.log").read_text()[-1500:]
+            raise AssertionError(f"{exc}; nodes: {NOTES}; bake: {tail}") from exc
+        assert job.target == "demo-pytorch" and job.arch == "gfx1201"
+        # the TLS node (tcp:// with certificates) is the fleet's 20.10 engine: its note
+        assert "not visible here" in str(NOTES.get("snoc-gaming"))
+        assert bake.wait(180) == 0, (tmp_path / "bake.log").read_text()[-2000:]
+        ended = wait_for(
+            lambda: (j := get_job(job.id, loaded)).ended_at is not None and j, 90, "its outcome"
+        )
+        assert isinstance(ended, JobRecord) and ended.state is JobState.SUCCEEDED
+        assert "Building HIP" in ended.log_path.read_text()
+    finally:
+        if bake.poll() is None:
+            bake.kill()
+            bake.wait()
+
+
+def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
+    current_engine: EngineHandle, tmp_path: Path
+) -> None:
+    """Issue 27: on a loaded machine `history inspect` timed out, and a rocmtui build became a
+    second, "started elsewhere" job (its node row then offered that double, which cannot be
+    cancelled). Stand-in for the timeout: a `docker` first on discovery's PATH whose `buildx
+    history inspect` fails at once (no answer, as a timeout gives); every other call is the
+    real docker's."""
+    import shutil
+
+    from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.history.discover import INSPECT_TRIES
+    from rocmtui.core.jobs.launch import launch_job
+
+    bindir = tmp_path / "bin-inspect-fails"
+    bindir.mkdir()
+    real = shutil.which("docker")
+    assert real is not None
+    stand_in = bindir / "docker"
+    stand_in.write_text(
+        '#!/bin/sh\nif [ "$1 $2 $3" = "buildx history inspect" ]; then\n'
+        '  echo "stand-in: history inspect timed out" >&2; exit 1\nfi\n'
+        f'exec {real} "$@"\n'
+    )
+    stand_in.chmod(0o755)
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    own = launch_job(
+        config, load_bake(DEMO), "demo-pytorch", "gfx1201", "cur",
+        overrides={"DEMO_STEPS": "300", "DEMO_SLEEP": "0.1", "DEMO_NONCE": str(time.time_ns())},
+    )  # fmt: skip
+    store = JobStore.for_config(config)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    failing = HistoryWatch(config, interval=0, local=None, env=env, spawn=False)
+
+    def failing_round() -> None:
+        probers = Probers(history=failing, history_now=True)
+
+        async def round_and_settle() -> None:
+            await probe_fleet(config, probers=probers)
+            await failing.settle(15.0)
+
+        asyncio.run(round_and_settle())
+
+    def doubles() -> list[JobRecord]:
+        return [j for j in outside_jobs(config) if j.started_at >= own.started_at - 1]
+
+    try:
+        wait_for(lambda: failing_round() or failing.inspect_failures, 60, "a failed inspect of it")
+        for _ in range(INSPECT_TRIES - 2):
+            failing_round()
+        assert max(failing.inspect_failures.values()) == INSPECT_TRIES - 1
+        assert doubles() == []  # not made a job while whose build it is is unknown
+        assert own.id not in store.known_refs().values()
+
+        def tied() -> bool:
+            discover(config)  # inspect answers again
+            return own.id in store.known_refs().values()
+
+        wait_for(tied, 60, "the own build tied to its history record")
+        assert doubles() == []
+    finally:
+        with contextlib.suppress(Exception):
+            cancel_job(config, own.id, grace=2.0)

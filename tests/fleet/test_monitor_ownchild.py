@@ -1,0 +1,108 @@
+"""The monitor process's wire format: a FleetSnapshot survives to_json -> JSON line -> decode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from devfleet import DevFleet
+from rocmtui.console.app import RocmTui
+from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.screens.fleet import FleetScreen
+from rocmtui.console.widgets.common import StatusLine
+from rocmtui.core.config.fleetfile import load_config
+from rocmtui.core.hostmonitor import ownchild
+from rocmtui.core.hostmonitor.ownchild import decode
+from rocmtui.core.snapshots import FleetSnapshot
+from tests.support.snapshots import recorded
+
+
+def test_a_snapshot_survives_the_pipe() -> None:
+    for snap in (recorded.fleet(), recorded.fleet(think_down=True)):
+        line = json.dumps(snap.to_json(now=recorded.NOW))
+        assert decode(json.loads(line)) == snap
+
+
+def test_unknown_fields_from_a_newer_core_are_ignored() -> None:
+    data = recorded.fleet().to_json(now=recorded.NOW)
+    data["nodes"][0]["something_new"] = 1
+    data["registry"]["also_new"] = "x"
+    assert decode(data).nodes[0].name == "snoc-strix"
+
+
+@pytest.mark.fleet
+def test_the_monitor_child_rounds_on_request_and_ends_with_its_input(fleet: DevFleet) -> None:
+    """Real probes of the real fleet through the child: a round on start, one more per line
+    written to it, and it ends when its input ends (the console closed or died)."""
+    child = ownchild.start(fleet.config_path)
+    try:
+        rounds = ownchild.rounds(child)
+        first = next(rounds)
+        assert isinstance(first, FleetSnapshot)
+        assert {n.name for n in first.nodes} == {"snoc-strix", "snoc-think", "snoc-gaming"}
+        ownchild.poke(child)
+        second = next(rounds)
+        assert isinstance(second, FleetSnapshot) and second.taken_at > first.taken_at
+        assert child.stdin is not None
+        child.stdin.close()
+        assert child.wait(timeout=15) == 0
+    finally:
+        ownchild.stop(child, grace=1.0)
+
+
+@pytest.mark.fleet
+def test_the_monitor_child_ends_when_its_input_is_not_a_pipe(fleet: DevFleet) -> None:
+    """Started by hand with stdin at /dev/null it does one round and ends (it used to wait
+    forever: the event loop cannot watch /dev/null)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rocmtui.core.hostmonitor.ownchild", str(fleet.config_path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 1
+    assert isinstance(decode(json.loads(done.stdout)), FleetSnapshot)
+
+
+@pytest.mark.fleet
+async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
+    fleet: DevFleet,
+) -> None:
+    """The console adopts a child started before Textual; a round it has already sent is on
+    the screen when the screen mounts, and is not shown a second time when the relay starts."""
+    config = load_config(fleet.config_path)
+    backend = FleetBackend(config)
+    child = ownchild.start(config.source)
+    backend.adopt_monitor(child)
+    first = backend._first
+    assert first is not None and first.done.wait(30), "the child sent no round in 30 s"
+    app = RocmTui(config, backend=backend)
+    try:
+        await watch_the_first_frame(app, first.item)
+    finally:
+        ownchild.stop(child, grace=1.0)
+
+
+async def watch_the_first_frame(app: RocmTui, item: object) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        shown = screen.data.fleet
+        # before any message was handled: that round, or a later one the child sent while
+        # Textual started (a first round with an ssh node comes in two: what answered half a
+        # second in, then the whole round)
+        assert isinstance(item, FleetSnapshot)
+        assert shown is not None and (shown is item or shown.taken_at >= item.taken_at)
+        assert "probed" in str(screen.query_one("#statusbar", StatusLine).render())
+        app.backend.refresh_now()
+        for _ in range(150):  # the next round comes through the relay
+            await pilot.pause(0.1)
+            if screen.data.fleet is not None and screen.data.fleet.taken_at > shown.taken_at:
+                break
+        assert screen.data.fleet is not None and screen.data.fleet.taken_at > shown.taken_at
+        # one latency sample per round: the first round was not relayed a second time
+        assert [len(v) for v in screen.history.values()] == [2, 2]

@@ -1,0 +1,1 @@
+"""The console driven by Textual's Pilot, and SVG snapshots."""

@@ -1,0 +1,1 @@
+"""Helpers that hold no tests: black-box drivers, real parts, stand-ins."""

@@ -1,0 +1,1 @@
+"""Core units: pure and fast (`make test-unit`)."""
