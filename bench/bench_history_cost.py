@@ -3,7 +3,7 @@
     python bench/bench_history_cost.py [--quick]
 
 A state folder holds 10,000 finished builds (jobs and their cost-book rows, as a long-lived
-fleet's store would: tests/history_support's recorded shapes, four targets × two arches × two
+fleet's store would: tests/support/history's recorded shapes, four targets × two arches × two
 nodes under the four conditions) and one running build whose log a writer process appends
 ninja lines to (5,000 lines/s) while holding its lock, so the console follows it. Then:
 
@@ -72,7 +72,7 @@ def make_store(state: Path) -> Path:
     """10,000 finished jobs with their cost rows, and the schema of this tree."""
     from rocmtui.core.history.costbook import CostBook
     from rocmtui.core.jobs.store import JobStore
-    from tests.history_support import recorded_rows
+    from tests.support.history import recorded_rows
 
     store = JobStore(state)
     store.list()  # makes the database at this tree's schema

@@ -39,7 +39,7 @@ from bench_console import base_env
 from bench_monitor import engine_sockets, proxied
 
 from devfleet import CountingProxy, start_monitor
-from tests.serve_support import CHROMIUM, PageScreen, ServeProcess
+from tests.support.serve import CHROMIUM, PageScreen, ServeProcess
 
 NODES = ("snoc-strix", "snoc-think", "snoc-gaming")
 LATENCY_JS = """

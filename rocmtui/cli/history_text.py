@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rocmtui.core.history.cost import CONDITIONS
 from rocmtui.core.history.costreport import HistoryReport
-from rocmtui.core.sanitize import sanitize_line
-from rocmtui.core.units import fmt_age, fmt_when
+from rocmtui.core.text.sanitize import sanitize_line
+from rocmtui.core.text.units import fmt_age, fmt_when
 
 SHOWN_BUILDS = 200  # the newest; --json and --csv give every one
 

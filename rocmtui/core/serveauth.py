@@ -24,7 +24,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from rocmtui.core.config_tables import SCRYPT_HASH as _HASH
+from rocmtui.core.config.tables import SCRYPT_HASH as _HASH
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 TOKEN_FILE = "serve-token"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.place import MonitorPlace
 from rocmtui.core.serveauth import Listen, ServeToken, tunnel_hint
 from rocmtui.serve.server import ConsoleServer, ServeSettings

@@ -478,7 +478,7 @@ def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
     real docker's."""
     import shutil
 
-    from rocmtui.core.bakefile import load_bake
+    from rocmtui.core.bake.file import load_bake
     from rocmtui.core.history.discover import INSPECT_TRIES
     from rocmtui.core.jobs.launch import launch_job
 

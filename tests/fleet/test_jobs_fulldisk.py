@@ -27,8 +27,8 @@ import pytest
 from devfleet import DevFleet
 from rocmtui.core.jobs.procstat import proc_stat
 from rocmtui.core.jobs.store import JobStore
-from tests.realparts import require
-from tests.test_jobs_support import bake, kill_job_leftovers, run_cli, wait_for, write_config
+from tests.support.jobs import bake, kill_job_leftovers, run_cli, wait_for, write_config
+from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 SIZE = 4 * 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and some log

@@ -37,7 +37,7 @@ from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
-    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.history.costestimate import CostEstimates
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own

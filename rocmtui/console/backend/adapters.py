@@ -29,8 +29,8 @@ from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # imported when first used, not at start-up (the console's first frame
     # needs none of them: the bake file and the progress parser are read by the workers)
-    from rocmtui.console.jobextras import JobExtras
-    from rocmtui.core.bakefile import BakeFile
+    from rocmtui.console.backend.jobextras import JobExtras
+    from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.history.costestimate import CostEstimates
     from rocmtui.core.jobs.store import JobRecord
     from rocmtui.core.progress.tracker import JobProgress, ProgressTracker, Step

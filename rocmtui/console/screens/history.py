@@ -31,10 +31,10 @@ from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.costplots import DurationPlot, SpreadPlot
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.table import Fit, SnapshotTable
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.history.cost import CONDITIONS, Condition
 from rocmtui.core.history.costreport import GroupReport, HistoryReport
-from rocmtui.core.units import fmt_age, fmt_when
+from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
 RESUME_STALE = 15.0  # shown again after this long: read again (not after every dialog)

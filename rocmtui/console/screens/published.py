@@ -29,9 +29,6 @@ from rocmtui.console.backend.matrix_refresh import (
 from rocmtui.console.backend.model import BakeRequest
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
-from rocmtui.console.matrix_child import Published
-from rocmtui.console.matrix_loop import PUSH_SETTLE, MatrixFeed, PublishedRound, PublishedUpdated
-from rocmtui.console.model import BakeRequest
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine

@@ -177,7 +177,7 @@ def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
     def fail(message: str, name: str) -> Exception:
         if own_table:
             return v.fail(message, f"serve.users.{name}", "serve.users")
-        from rocmtui.core.config import ConfigError  # it imports this module
+        from rocmtui.core.config.fleetfile import ConfigError
 
         return ConfigError(message, v.path, v.line_of("users", "serve"), f"serve.users.{name}")
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct
 
-from rocmtui.core.units import fmt_age
+from rocmtui.core.text.units import fmt_age
 
 #: A build with at least this share of its steps cached (but not all) is `hot`.
 HOT_MIN_CACHED_SHARE = 0.5

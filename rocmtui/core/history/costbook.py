@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from rocmtui.core.config import DEFAULT_RETENTION_DAYS
+from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
 from rocmtui.core.history.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.store import JobRecord, JobStore, _row_to_record
 from rocmtui.core.states import JobState
@@ -87,7 +87,7 @@ def evidence_of(record: JobRecord) -> BuildEvidence:
     """A finished job's cache evidence from its folder (and BuildKit's counts)."""
     from rocmtui.core.history.steps import scan_steps
     from rocmtui.core.jobs.images import read_cache_stats
-    from rocmtui.core.sccache import scan_log
+    from rocmtui.core.progress.sccache import scan_log
 
     steps = scan_steps(record.log_path)
     total = cached = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from rocmtui.core.config import DEFAULT_RETENTION_DAYS
+from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
 from rocmtui.core.history.cost import OVERTIME_FACTOR, CostPoint, estimate, overtime_limit
 from rocmtui.core.history.costbook import CostBook, CostFilter
 from rocmtui.core.jobs.store import JobStore
@@ -56,7 +56,7 @@ class CostEstimates:
     def before_start(self, target: str, arch: str, node: str, now: float | None = None) -> str:
         """For the bake dialog: `last such build ≈ 2h10m, warm as last time (p90 2h40m)`, or
         that there is none to go by."""
-        from rocmtui.core.units import fmt_age
+        from rocmtui.core.text.units import fmt_age
 
         found = estimate(self.points(target, arch, node, now))
         if found is None:
@@ -76,7 +76,7 @@ class CostEstimates:
         condition of the last such build); past p90 × 1.5 of the slowest condition seen,
         `! far past usual (5h54m at most)` instead; and when the ninja ETA (`eta`, seconds
         left) would end it past that, `! ETA past usual (...)` (None: nothing to go by)."""
-        from rocmtui.core.units import fmt_age
+        from rocmtui.core.text.units import fmt_age
 
         points = self.points(target, arch, node, now)
         limit = overtime_limit(points)

@@ -204,7 +204,7 @@ class HistoryReport(Struct, frozen=True):
 
     def to_csv(self) -> str:
         """One line per build (`CSV_FIELDS`), for spreadsheets; times as UTC ISO stamps."""
-        from rocmtui.core.units import fmt_utc_stamp
+        from rocmtui.core.text.units import fmt_utc_stamp
 
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

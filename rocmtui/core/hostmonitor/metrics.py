@@ -21,7 +21,7 @@ from prometheus_client import ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.costmetrics import DurationHistogram, duration_family
 from rocmtui.core.hostmonitor.jobsview import JobsView
 from rocmtui.core.jobs.overlay import state_with_jobs

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from rocmtui import __version__
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.diskroom import describe
 from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen

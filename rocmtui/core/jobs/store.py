@@ -31,7 +31,7 @@ import msgspec
 from msgspec import Struct, to_builtins
 from msgspec.structs import fields, replace
 
-from rocmtui.core.config import FleetConfig
+from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.diskroom import condition, describe
 from rocmtui.core.history.costschema import COSTS_INDEXES, COSTS_TABLE
 from rocmtui.core.history.record import OutsideBuild

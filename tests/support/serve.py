@@ -224,7 +224,7 @@ def browser(playwright: Any) -> Any:
 
 def playwright_session() -> Iterator[Any]:
     """Playwright's driver for one test (stopped at the end, with every browser it ran)."""
-    from tests.realparts import require
+    from tests.support.realparts import require
 
     require("chromium")
     from playwright.sync_api import sync_playwright

@@ -12,9 +12,9 @@ import pytest
 
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.jobs.store import JobStore
-from tests.history_support import recorded_rows
-from tests.test_cli_exit_codes import readme_codes
-from tests.test_jobs_support import run_cli
+from tests.fleet.test_cli_exit_codes import readme_codes
+from tests.support.history import recorded_rows
+from tests.support.jobs import run_cli
 
 BUILD_KEYS = {
     "job_id", "target", "arch", "node", "started_at", "ended_at", "duration", "outcome",
@@ -46,7 +46,7 @@ def test_json_is_the_documented_shape(tmp_path: Path) -> None:
     assert set(group) == GROUP_KEYS
     assert set(group["conditions"]["warm"]) == {"count", "median", "p90", "last"}
     assert group["estimate"]["text"].startswith("≈ ")
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     for key in BUILD_KEYS | GROUP_KEYS:
         assert f"`{key}`" in readme, key  # every field is documented
 

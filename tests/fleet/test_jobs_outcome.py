@@ -34,9 +34,9 @@ from rocmtui.core.jobs.outcome import NOT_IN_STORE, OutcomeSlot, read_outcome
 from rocmtui.core.jobs.procstat import proc_stat, start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from tests.realparts import require
-from tests.test_jobs_fulldisk import fill, free_bytes
-from tests.test_jobs_support import wait_for
+from tests.fleet.test_jobs_fulldisk import fill, free_bytes
+from tests.support.jobs import wait_for
+from tests.support.realparts import require
 
 SIZE = 2 * 1024 * 1024
 

@@ -11,18 +11,18 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from rocmtui.console.core_access import FleetBackend
+from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.messages import JobsUpdated
-from rocmtui.core.config import load_config
+from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.history.costestimate import CostEstimates
 from rocmtui.core.jobs.store import JobRecord, JobStore
-from tests.blackbox import screen_text, until_text
-from tests.history_support import recorded_rows
-from tests.snapshots import recorded
-from tests.snapshots.harness import feed, post_feed, recorded_app
-from tests.test_app_snapshots import PLAN
-from tests.test_jobs_store import hold_lock
+from tests.fleet.test_jobs_store import hold_lock
+from tests.pilot.test_app_snapshots import PLAN
+from tests.support.blackbox import screen_text, until_text
+from tests.support.history import recorded_rows
+from tests.support.snapshots import recorded
+from tests.support.snapshots.harness import feed, post_feed, recorded_app
 
 GROUP = ("pytorch", "gfx1201", "snoc-think")
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.config import ConfigError, load_config
+from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.history.costbook import SETTLE_SECONDS, CostBook, CostFilter
 from rocmtui.core.history.costreport import HistoryReport
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.store import SCHEMA_VERSION, JobRecord, JobStore
 from rocmtui.core.states import JobState
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 DAY = 86400.0
 NOW = 1_765_000_000.0
 

@@ -24,9 +24,9 @@ import pytest
 from rocmtui.console import prefs
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from tests.realparts import require
-from tests.test_jobs_fulldisk import fill, free_bytes
-from tests.test_jobs_support import offline_config, rocmtui_argv, wait_for
+from tests.fleet.test_jobs_fulldisk import fill, free_bytes
+from tests.support.jobs import offline_config, rocmtui_argv, wait_for
+from tests.support.realparts import require
 
 SIZE = 1024 * 1024
 

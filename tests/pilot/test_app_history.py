@@ -13,9 +13,9 @@ from textual.pilot import Pilot
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.history import HistoryScreen
 from rocmtui.core.history.costreport import HistoryReport
-from tests.blackbox import screen_text
-from tests.history_support import T0, recorded_rows
-from tests.snapshots.harness import feed, recorded_app
+from tests.support.blackbox import screen_text
+from tests.support.history import T0, recorded_rows
+from tests.support.snapshots.harness import feed, recorded_app
 
 NOW = T0 + 240 * 2400.0 + 3600.0  # an hour after the last recorded build started
 

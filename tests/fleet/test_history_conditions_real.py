@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from devfleet import DevFleet
-from tests.realparts import require
-from tests.test_jobs_support import bake, job_json, run_cli, wait_for, wait_state
+from tests.support.jobs import bake, job_json, run_cli, wait_for, wait_state
+from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet]
 NODE = "snoc-gaming"

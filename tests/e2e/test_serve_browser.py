@@ -4,7 +4,7 @@ Python API, against the real dev fleet (three engines, registry, WebDAV).
 Why Playwright pointed at Debian's chromium: it speaks CDP to the browser the machine already
 has (no webdriver binary of a matching version to keep, nothing downloaded), types real key
 events into the page, sees the page's websocket frames (what xterm.js draws from: read back
-as text by tests/serve_support.PageScreen) and takes screenshots. Every screenshot is written
+as text by tests/support/serve.PageScreen) and takes screenshots. Every screenshot is written
 under the test's folder; the README's is one of them, looked at and kept in screenshots/.
 """
 
@@ -22,9 +22,9 @@ import psutil
 import pytest
 
 from devfleet import DevFleet
-from tests.serve_support import PageScreen, ServeProcess, browser, chromium_pids, playwright_session
-from tests.test_e2e_tmux import cli, console_env, fleet_file, job_json
-from tests.test_jobs_support import wait_for
+from tests.e2e.test_e2e_tmux import cli, console_env, fleet_file, job_json
+from tests.support.jobs import wait_for
+from tests.support.serve import PageScreen, ServeProcess, browser, chromium_pids, playwright_session
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 NODES = ("snoc-strix", "snoc-think", "snoc-gaming")

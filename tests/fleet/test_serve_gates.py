@@ -17,7 +17,7 @@ import aiohttp
 import psutil
 import pytest
 
-from rocmtui.core.config import ConfigError, load_config
+from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.serveauth import (
     Listen,
     ServeToken,
@@ -28,9 +28,9 @@ from rocmtui.core.serveauth import (
     parse_listen,
     password_matches,
 )
-from tests.realparts import require
-from tests.serve_support import ServeProcess
-from tests.test_jobs_support import engineless_fleet, wait_for
+from tests.support.jobs import engineless_fleet, wait_for
+from tests.support.realparts import require
+from tests.support.serve import ServeProcess
 
 
 def test_listen_addresses_and_which_binds_need_tls() -> None:

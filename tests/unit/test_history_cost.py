@@ -20,7 +20,7 @@ from rocmtui.core.history.cost import (
 )
 from rocmtui.core.history.steps import StepScanner, scan_steps
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 H = 3600.0
 
 
@@ -142,7 +142,7 @@ def test_a_build_far_past_its_slowest_usual_time_is_flagged() -> None:
 def test_real_sccache_recordings_decide_warm_from_cold(recording: str, condition: str) -> None:
     """Debian's sccache 0.4 on local disk, recorded (tests/data/sccache): the WebDAV store it
     cannot talk to answers the same statistics."""
-    from rocmtui.core.sccache import StatsScanner
+    from rocmtui.core.progress.sccache import StatsScanner
 
     scanner = StatsScanner()
     for line in (DATA / "sccache" / recording).read_text().splitlines():

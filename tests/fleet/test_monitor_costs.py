@@ -8,13 +8,13 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from devfleet import start_monitor
-from rocmtui.core.config import load_config
+from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.hostmonitor.costmetrics import BUCKETS, NAME, histograms
 from rocmtui.core.jobs.store import JobStore
-from tests.history_support import recorded_rows
-from tests.test_jobs_support import engineless_fleet, wait_for
-from tests.test_monitor_host import scrape
+from tests.fleet.test_monitor_host import scrape
+from tests.support.history import recorded_rows
+from tests.support.jobs import engineless_fleet, wait_for
 
 
 def test_the_histogram_counts_each_condition_per_target_and_arch() -> None:

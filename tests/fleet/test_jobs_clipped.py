@@ -16,10 +16,10 @@ import pytest
 
 from devfleet import EngineHandle
 from devfleet.dockerd import EngineKind
-from rocmtui.core.config import load_config
+from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
 from rocmtui.core.jobs.evidence import clipped_limit, stall_evidence
-from tests.test_jobs_support import bake, wait_state
+from tests.support.jobs import bake, wait_state
 
 # captured from dockerd 28.5.2's BuildKit (`--progress=plain`) on this machine
 RATE_CLIP = "#8 0.479 [output clipped, log limit 200KiB/s reached]"
@@ -56,7 +56,7 @@ def test_a_real_clipped_build_that_goes_silent_is_stalled_with_the_reason(
             "current-clip-16k", current=True, extra_env=(("BUILDKIT_STEP_LOG_MAX_SIZE", "16384"),)
         )
     )
-    demo = Path(__file__).resolve().parent.parent / "bake" / "demo.hcl"
+    demo = Path(__file__).resolve().parents[2] / "bake" / "demo.hcl"
     config = tmp_path / "rocmtui.toml"
     config.write_text(
         f"bake_file = {json.dumps(str(demo))}\n"

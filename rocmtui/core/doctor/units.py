@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rocmtui.core.doctor import FAIL, OK, WARN, Finding
+from rocmtui.core.doctor.checks import FAIL, OK, WARN, Finding
 from rocmtui.core.serveauth import DEFAULT_LISTEN, ListenError, bind_problem, parse_listen
 
 SYSTEM_DIRS = (Path("/etc/systemd/system"), Path("/usr/local/lib/systemd/system"))

@@ -15,12 +15,12 @@ from rocmtui.console.screens.published import PublishedScreen
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.matrix.model import Matrix
-from tests.blackbox import until_text
-from tests.history_support import recorded_rows
-from tests.realparts import require
-from tests.snapshots import published as recorded_published
-from tests.snapshots.harness import feed, recorded_app
-from tests.test_jobs_support import DEMO_BAKE, run_cli
+from tests.support.blackbox import until_text
+from tests.support.history import recorded_rows
+from tests.support.jobs import DEMO_BAKE, run_cli
+from tests.support.realparts import require
+from tests.support.snapshots import published as recorded_published
+from tests.support.snapshots.harness import feed, recorded_app
 
 SAID = "snoc-think: warm took 4h18m, usually 2h06m"
 
