@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(1, str(REPO))
 import common  # noqa: E402
 
-from rocmtui.core.config.fleetfile import load_config
+from rocmtui.core.config.fleetfile import load_config  # noqa: E402
 from rocmtui.core.jobs.control import get_job  # noqa: E402
 from rocmtui.core.jobs.procstat import proc_stat  # noqa: E402
 

@@ -77,7 +77,7 @@ def render(matrix: Matrix, width: int | None = None) -> None:
                 console.print(Text(cell_line(row.name, cell)))
             for regression in cell.regressions:
                 said = f"{row.name} {cell.arch}: ! {regression}"
-                console.print(Text(_safe(said, 300), style="red"))
+                console.print(Text(sanitize_line(str(said), 300), style="red"))
     for error in matrix.errors:
         console.print(Text(sanitize_line(str(error), 300), style="red"))
     if matrix.store is not None:

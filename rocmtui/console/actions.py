@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from rocmtui.console.backend.access import FleetBackend
     from rocmtui.console.screens.fleet import FleetScreen
+    from rocmtui.console.screens.history import HistoryScreen
     from rocmtui.console.screens.logs import LogsScreen
     from rocmtui.console.screens.published import PublishedScreen
     from rocmtui.core.config.fleetfile import FleetConfig
@@ -68,6 +69,8 @@ class ConsoleState(Protocol):
     def open_published_screen(self) -> PublishedScreen | None: ...
     @property
     def published_screen(self) -> PublishedScreen: ...
+    @property
+    def history_screen(self) -> HistoryScreen: ...
 
 
 class ConsoleActions:

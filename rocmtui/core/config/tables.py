@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
+from rocmtui.core.config.validate import ConfigError
+
 if TYPE_CHECKING:
     from rocmtui.core.config.validate import Validator
 
@@ -161,7 +163,7 @@ SCRYPT_HASH = re.compile(r"^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-
 _SERVE_USER = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
-def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
+def serve_users(v: Validator, data: Mapping[str, Any]) -> dict[str, str]:
     """The fleet file's `[serve]` table: `users = { NAME = "scrypt$..." }` (never a password
     in clear: an entry that is not a hash is an error naming its line)."""
     table = data.get("serve", {})
@@ -177,8 +179,6 @@ def serve_users(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
     def fail(message: str, name: str) -> Exception:
         if own_table:
             return v.fail(message, f"serve.users.{name}", "serve.users")
-        from rocmtui.core.config.fleetfile import ConfigError
-
         return ConfigError(message, v.path, v.line_of("users", "serve"), f"serve.users.{name}")
 
     out: dict[str, str] = {}
