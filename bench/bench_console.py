@@ -47,14 +47,17 @@ from pathlib import Path
 from rocmtui.console.app import RocmTui
 from rocmtui.console.backend.model import JobView
 from rocmtui.core.config.fleetfile import load_config
+from rocmtui.core.jobs.store import JobRecord
 
 class Bench(RocmTui):
     def on_mount(self):  # Textual runs RocmTui.on_mount too (handlers run along the MRO)
         self.call_after_refresh(self.open_pane)
     def open_pane(self):
-        job = JobView(id="bench-follow", target="demo-pytorch", arch="gfx1201",
-                      node="snoc-think", state="running", started_at=time.time(),
-                      log_path=Path(sys.argv[2]))
+        log = Path(sys.argv[2])  # the job folder's log, as the store keeps it
+        job = JobView(JobRecord(id="bench-follow", target="demo-pytorch", arch="gfx1201",
+                                node="snoc-think", endpoint="", push=False, overrides={},
+                                command=(), user="", host="", bake_file="",
+                                job_dir=str(log.parent), started_at=time.time()))
         self.logs_screen.open_job(job)
         self.push_screen(self.logs_screen)
 
@@ -216,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 target="< 2048", ok=rate < 2048, note="read off the pty master, 120x40",
             ))  # fmt: skip
 
-            log = tmpdir / "follow.log"
+            log = tmpdir / "follow" / "log"  # where the store keeps a job's log
+            log.parent.mkdir()
             ours = key_latency([sys.executable, "-c", CONSOLE_FOLLOWING, str(config), str(log)],
                                env, log, args.presses)  # fmt: skip
             theirs = key_latency([sys.executable, "-c", LOG_WIDGET_FOLLOWING, str(log)], env,

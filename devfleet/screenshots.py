@@ -75,7 +75,7 @@ async def _shoot(fleet_file: Path, out: Path, job_id: str) -> list[Path]:
 
         def ready() -> bool:
             data = screen.data
-            job = next((j for j in data.jobs if j.id == job_id), None)
+            job = next((j for j in data.jobs if j.record.id == job_id), None)
             return bool(
                 data.fleet
                 and data.bake

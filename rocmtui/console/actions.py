@@ -194,14 +194,15 @@ class ConsoleActions:
 
     def started(self, job: JobView) -> None:
         """A launch went through: say so, show its row at once and open its log pane."""
+        record = job.record
         self.app.notify(
-            f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}: "
-            f"job {clean(job.id)}",
+            f"{clean(record.target)} {clean(record.arch or '')} on {clean(record.node)}: "
+            f"job {clean(record.id)}",
             title="Build started",
             markup=False,
         )
         self.console.fleet_screen.show_started(job)
-        self.app.post_message(LogRequested(job.id))
+        self.app.post_message(LogRequested(job.record.id))
 
     # ---------------------------------------------------------------- cancel
 
@@ -210,9 +211,9 @@ class ConsoleActions:
         asked about: only its own client can cancel it, and the console says so."""
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
-        if job.outside is not None:
+        if job.record.outside is not None:
             self.app.notify(
-                clean(job.outside.cancel_refusal(), 300),
+                clean(job.record.outside.cancel_refusal(), 300),
                 title="Not rocmtui's build",
                 severity="warning",
                 markup=False,
@@ -221,11 +222,12 @@ class ConsoleActions:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.post_message(CancelConfirmed(job.id))
+                self.app.post_message(CancelConfirmed(job.record.id))
 
+        record = job.record
         text = (
-            f"Cancel {clean(job.target)} {clean(job.arch or '')} on {clean(job.node)} "
-            f"({clean(job.id)})?"
+            f"Cancel {clean(record.target)} {clean(record.arch or '')} on {clean(record.node)} "
+            f"({clean(record.id)})?"
         )
         self.app.push_screen(
             ConfirmDialog(text, "Cancel the build", keymap=self.console.keymap), answered
@@ -252,7 +254,7 @@ class ConsoleActions:
 
     def open_log(self, job_id: str) -> None:
         """The job's pane among the log panes, brought forward, on show."""
-        job = next((j for j in self.console.fleet_screen.data.jobs if j.id == job_id), None)
+        job = next((j for j in self.console.fleet_screen.data.jobs if j.record.id == job_id), None)
         if job is None:
             self.app.notify("That job is not in the job store (yet).", severity="warning")
             return

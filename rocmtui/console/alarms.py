@@ -47,13 +47,13 @@ class BuildAlarms:
         self._failures(jobs)
 
     def _stalls(self, jobs: tuple[JobView, ...]) -> None:
-        stalled = {j.id: j for j in jobs if j.state == JobState.STALLED}
+        stalled = {j.record.id: j for j in jobs if j.record.state == JobState.STALLED}
         for job_id in stalled.keys() - self.stalled:
             job = stalled[job_id]
             self.app.bell()
             last = job.progress.last_output_at if job.progress else None
             # the silence the core measured (the log's age): never less than the threshold
-            silent = max(self.stall_after, self.clock() - (last or job.started_at))
+            silent = max(self.stall_after, self.clock() - (last or job.record.started_at))
             self._notices[job_id] = self._post(
                 f"{_where(job)} has printed nothing for {fmt_age(silent)} "
                 f"(stalled after {fmt_age(self.stall_after)})",
@@ -67,19 +67,19 @@ class BuildAlarms:
         self.stalled = set(stalled)
 
     def _failures(self, jobs: tuple[JobView, ...]) -> None:
-        ended = {j.id: j for j in jobs if j.state in (JobState.FAILED, JobState.LOST)}
+        ended = {j.record.id: j for j in jobs if j.record.state in (JobState.FAILED, JobState.LOST)}
         if self.ended is None:
             self.ended = set(ended)
             return
         for job_id in sorted(ended.keys() - self.ended):
             job = ended[job_id]
             self.app.bell()
-            step = job.error_step or (job.progress.error_step if job.progress else None)
+            step = job.record.error_step or (job.progress.error_step if job.progress else None)
             why = f" at {clean(step, 80)}" if step else ""
-            if job.exit_code is not None and job.state == JobState.FAILED:
-                why = f" (exit {job.exit_code}){why}"
-            title = "Build failed" if job.state == JobState.FAILED else "Build lost"
-            self._post(f"{_where(job)} {job.state}{why}: job {clean(job.id)}", title)
+            if job.record.exit_code is not None and job.record.state == JobState.FAILED:
+                why = f" (exit {job.record.exit_code}){why}"
+            title = "Build failed" if job.record.state == JobState.FAILED else "Build lost"
+            self._post(f"{_where(job)} {job.record.state}{why}: job {clean(job.record.id)}", title)
         self.ended |= ended.keys()
 
     def _post(self, message: str, title: str) -> Notification:
@@ -89,4 +89,4 @@ class BuildAlarms:
 
 
 def _where(job: JobView) -> str:
-    return f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}"
+    return f"{clean(job.record.target)} {clean(job.record.arch or '')} on {clean(job.record.node)}"

@@ -107,9 +107,13 @@ def test_the_console_starts_exactly_the_plan_its_dialog_showed(tmp_path: Path) -
     assert shown.ready and shown.core_plan is not None and prints(calls) == 2
     job = backend.launch(shown)
     assert prints(calls) == 2
-    assert (job.target, job.arch, job.node) == ("demo-pytorch", "gfx1250", "snoc-think")
-    assert dict(job.overrides)["DEMO_STEPS"] == "3"
-    wait_state(offline_config(tmp_path), job.id, ["failed", "succeeded"], timeout=120)
+    assert (job.record.target, job.record.arch, job.record.node) == (
+        "demo-pytorch",
+        "gfx1250",
+        "snoc-think",
+    )
+    assert dict(job.record.overrides)["DEMO_STEPS"] == "3"
+    wait_state(offline_config(tmp_path), job.record.id, ["failed", "succeeded"], timeout=120)
     assert [line for line in builds(calls) if "-- demo-pytorch" in line]
 
 

@@ -77,7 +77,8 @@ async def test_services_and_jobs_show_every_column_at_200x60() -> None:
         assert row(shown, "Services", "zot").endswith("readyz ok")
         ids = [line.split()[-1] for line in panel(shown, "Jobs")[1:]]
         assert ids == [
-            j.id for j in sorted(recorded.jobs(), key=lambda j: (not j.active, -j.started_at))
+            j.record.id
+            for j in sorted(recorded.jobs(), key=lambda j: (not j.active, -j.record.started_at))
         ]
 
 
@@ -90,8 +91,8 @@ async def test_a_cancelled_job_says_only_what_its_state_word_does_not() -> None:
         await feed(app, pilot)
         base = recorded.jobs()[0]
         ended = {"state": JobState.CANCELLED, "ended_at": recorded.NOW, "exit_code": 1}
-        cancelled = replace(base, id="c1", message="cancelled", **ended)
-        signalled = replace(base, id="c2", message="stopped by a signal", **ended)
+        cancelled = recorded.changed(base, id="c1", message="cancelled", **ended)
+        signalled = recorded.changed(base, id="c2", message="stopped by a signal", **ended)
         post_feed(app, JobsUpdated((cancelled, signalled)))
         shown = await until_text(pilot, r"⊘ cancelled .* c2 *$")
         assert cell(shown, "Jobs", r" c1$", "Progress") == "", shown
@@ -473,7 +474,7 @@ async def test_quit_says_which_builds_keep_running() -> None:
         assert "─Nodes" in shown  # a translucent dialog: the fleet shows through
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running, "the console to end")
-    assert [j.id for j in app.return_value or []] == [PYTORCH, VLLM]
+    assert [j.record.id for j in app.return_value or []] == [PYTORCH, VLLM]
 
 
 async def test_quit_with_nothing_running_is_immediate() -> None:

@@ -37,10 +37,10 @@ async def test_a_finished_build_opened_later_shows_its_whole_outline(config: Pat
         screen = app.screen
         assert isinstance(screen, FleetScreen)
         for _ in range(100):
-            if any(j.id == job_id for j in screen.data.jobs):
+            if any(j.record.id == job_id for j in screen.data.jobs):
                 break
             await pilot.pause(0.1)
-        job = next(j for j in screen.data.jobs if j.id == job_id)
+        job = next(j for j in screen.data.jobs if j.record.id == job_id)
         assert job.progress is None  # finished, and no pane open: nothing read for it
         screen.post_message(LogRequested(job_id))
         await pilot.pause()

@@ -145,7 +145,9 @@ async def test_a_pushing_job_that_ends_asks_again() -> None:
 
         screen.feed = Feed()  # type: ignore[assignment]
         running = JobView(
-            "j1", "pytorch-push", "gfx950", "snoc-strix", "running", recorded.NOW, push=True
+            recorded.job(
+                "j1", "pytorch-push", "gfx950", "snoc-strix", "running", recorded.NOW, push=True
+            )
         )
         from rocmtui.console.messages import JobsUpdated
 
@@ -153,7 +155,9 @@ async def test_a_pushing_job_that_ends_asks_again() -> None:
         await pilot.pause()
         assert pokes == []
         done = JobView(
-            "j1", "pytorch-push", "gfx950", "snoc-strix", "succeeded", recorded.NOW, push=True
+            recorded.job(
+                "j1", "pytorch-push", "gfx950", "snoc-strix", "succeeded", recorded.NOW, push=True
+            )
         )
         app.fleet_screen.post_message(JobsUpdated((done,)))
         await pilot.pause()

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from msgspec.structs import replace
 from rich.console import Console
 from textual import on
 from textual.app import App
@@ -69,13 +68,15 @@ class StandInBackend(RecordedPlans):
         """Record the plan; the job it would have started."""
         self.launched.append(plan)
         return JobView(
-            "20251130-1130-started",
-            plan.target,
-            plan.arch,
-            plan.node,
-            JobState.RUNNING,
-            recorded.NOW,
-            log_path=recorded.ROOT / "tests" / "support" / "snapshots" / "logs" / "vllm.log",
+            recorded.job(
+                "20251130-1130-started",
+                plan.target,
+                plan.arch or "",
+                plan.node,
+                JobState.RUNNING,
+                recorded.NOW,
+                recorded.ROOT / "tests" / "support" / "snapshots" / "logs" / "vllm.log",
+            )
         )
 
     def cancel(self, job_id: str) -> None:
@@ -121,7 +122,7 @@ async def test_r_then_enter_on_a_job_row_sends_rebuild_launch_then_log() -> None
         "snoc-think",
     )
     assert isinstance(started, JobStarted) and isinstance(log, LogRequested)
-    assert log.job_id == started.job.id == "20251130-1130-started"
+    assert log.job_id == started.job.record.id == "20251130-1130-started"
     # the new row goes out as a new job list, then the pane asks for its progress
     assert sorted(walk(rest)) == ["JobsChanged", "PanesChanged"]
     assert [p.target for p in backend.launched] == ["demo-pytorch"]
@@ -162,7 +163,7 @@ async def test_c_then_y_in_a_log_pane_sends_cancel_then_confirmed() -> None:
         await pilot.press("y")
         await until(pilot, lambda: backend.cancelled, "the cancel to reach the backend")
     cancel, confirmed = seen
-    assert isinstance(cancel, CancelRequested) and cancel.job.id == VLLM
+    assert isinstance(cancel, CancelRequested) and cancel.job.record.id == VLLM
     assert isinstance(confirmed, CancelConfirmed) and confirmed.job_id == VLLM
     assert backend.cancelled == [VLLM]
 
@@ -204,8 +205,8 @@ async def test_the_log_screen_runs_alone_over_a_recorded_job_list() -> None:
         rebuild, cancel = app.intents
         assert isinstance(rebuild, RebuildRequested)
         assert rebuild.request == BakeRequest.rebuild(jobs[1])
-        assert isinstance(cancel, CancelRequested) and cancel.job.id == VLLM
-        ended = replace(jobs[1], state=JobState.CANCELLED, ended_at=recorded.NOW)
+        assert isinstance(cancel, CancelRequested) and cancel.job.record.id == VLLM
+        ended = recorded.changed(jobs[1], state=JobState.CANCELLED, ended_at=recorded.NOW)
         app.logs.update_jobs((jobs[0], ended))
         await until_text(pilot, r"⊘ cancelled +demo-vllm")
         app.intents.clear()

@@ -51,7 +51,7 @@ async def test_job_id_and_state_stay_on_screen_and_cut_cells_say_so(width: int) 
     """One long failure text used to widen Progress until Took/Started/User/Job scrolled off
     (and at 80 columns nothing said that more lay to the right)."""
     jobs = list(recorded.jobs())
-    jobs[3] = replace(jobs[3], error_step=None, message=LONG_FAILURE)
+    jobs[3] = recorded.changed(jobs[3], error_step=None, message=LONG_FAILURE)
     app = recorded_app()
     async with app.run_test(size=(width, 40)) as pilot:
         await feed(app, pilot, with_jobs=False)
@@ -59,10 +59,10 @@ async def test_job_id_and_state_stay_on_screen_and_cut_cells_say_so(width: int) 
         shown = await until_text(pilot, r"20251130-0815-vllm-gfx1250")
         rows = jobs_rows(shown)
         assert rows[0].split()[0] == "State" and rows[0].rstrip().endswith("Job")
-        ids = {j.id: j for j in jobs}
+        ids = {j.record.id: j for j in jobs}
         for line in rows[1:]:
             job = ids[line.split()[-1]]  # each row ends in its whole job id
-            assert line.split()[1] == str(job.state), line
+            assert line.split()[1] == str(job.record.state), line
         failed = next(ln for ln in rows if "gfx1250" in ln)
         assert failed.lstrip().startswith("✗ failed")
         assert failed.rstrip().endswith("20251130-0815-vllm-gfx1250")
@@ -90,7 +90,7 @@ async def test_a_build_that_fails_rings_and_says_where(monkeypatch: pytest.Monke
         await pilot.pause()
         assert rings == []
         running, *rest = recorded.jobs()
-        failed = replace(
+        failed = recorded.changed(
             running,
             state=JobState.FAILED,
             ended_at=recorded.NOW,
@@ -115,7 +115,8 @@ async def test_the_log_pane_header_says_failed_in_red_and_error_lines_stand_out(
         "#7 [demo-pytorch 1/1] RUN fake-compile\n#7 0.5 [1/2] Building HIP object a.o\n"
         "#7 0.9 /src/a.hip:3:1: error: use of undeclared identifier 'x'\n#7 ERROR: exit 1\n"
     )
-    job = replace(recorded.jobs()[3], log_path=log, progress=ProgressView(), error_step="#7 RUN x")
+    failed = recorded.changed(recorded.jobs()[3], job_dir=str(tmp_path), error_step="#7 RUN x")
+    job = replace(failed, progress=ProgressView())  # its log is the folder's: `log`
     app = recorded_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await feed(app, pilot, with_jobs=False)
@@ -171,7 +172,9 @@ async def test_notifications_leave_the_log_status_line_readable() -> None:
 
 async def test_tabs_say_their_jobs_state_and_two_panes_of_one_build_differ() -> None:
     first, second, *rest = recorded.jobs()
-    again = replace(first, id="20251130-1125-pytorch-gfx1201", started_at=recorded.NOW - 300)
+    again = recorded.changed(
+        first, id="20251130-1125-pytorch-gfx1201", started_at=recorded.NOW - 300
+    )
     app = recorded_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await feed(app, pilot, with_jobs=False)
@@ -180,7 +183,7 @@ async def test_tabs_say_their_jobs_state_and_two_panes_of_one_build_differ() -> 
         await pilot.press("tab", "tab", "enter", "escape", "down", "down", "enter")
         shown = await until_text(pilot, r"demo-pytorch gfx1201 snoc-think 11:25:00")
         assert "▶ demo-pytorch gfx1201 snoc-think 11:01:00" in shown
-        done = replace(again, state=JobState.SUCCEEDED, ended_at=recorded.NOW, exit_code=0)
+        done = recorded.changed(again, state=JobState.SUCCEEDED, ended_at=recorded.NOW, exit_code=0)
         app.fleet_screen.post_message(JobsUpdated((done, first, second, *rest)))
         await until_text(pilot, r"✓ demo-pytorch gfx1201 snoc-think 11:25:00")
 

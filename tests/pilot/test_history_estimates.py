@@ -74,7 +74,7 @@ def test_a_running_build_row_carries_its_estimate(tmp_path: Path) -> None:
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    view = next(v for v in views if v.id == job.id)
+    view = next(v for v in views if v.record.id == job.id)
     assert view.active and view.estimate is not None and view.estimate.startswith("≈ ")
 
 

@@ -47,7 +47,7 @@ def test_jobs_fold_into_node_states() -> None:
     down = replace(think, state="down")
     assert effective_node_state(down, jobs) == "down"  # a dead engine outranks its job
     assert running_job_on("snoc-think", jobs) is jobs[0]
-    assert [j.id for j in keep_running(jobs)] == [jobs[0].id, jobs[1].id]
+    assert [j.record.id for j in keep_running(jobs)] == [jobs[0].record.id, jobs[1].record.id]
 
 
 def test_outside_text_is_cleaned() -> None:

@@ -284,42 +284,22 @@ def progress_view(progress: JobProgress, log_mtime: float | None = None) -> Prog
 def job_view(
     record: JobRecord, progress: ProgressView | None, bake: BakeFile | None = None
 ) -> JobView:
-    """The core's JobRecord as a JobView: when the core renames a field, this changes (and
-    mypy says so here). A build started elsewhere carries what `r` relaunches for it (the
-    core's `rebuild_request`: its build args that differ from the bake file's defaults; none
-    until the bake file is read)."""
-    overrides = tuple(sorted((record.overrides or {}).items()))
-    target, push = record.target, record.push
-    arch: str | None = record.arch
+    """The core's JobRecord as a JobView. A build started elsewhere carries in its record
+    what `r` relaunches for it (the core's `rebuild_request`: its build args that differ from
+    the bake file's defaults; none until the bake file is read)."""
     if record.outside is not None:
         from rocmtui.core.history.rebuild import rebuild_request
 
         again = rebuild_request(record, bake)
-        target, arch, push = again.target, again.arch, again.push
-        if not record.outside.target:  # not inspected yet: its record id is no target
-            target = "?"
-        overrides = again.overrides if bake is not None else ()
-    return JobView(
-        id=record.id,
-        target=target,
-        arch=arch,
-        node=record.node,
-        state=record.state,
-        started_at=record.started_at,
-        user=record.user or "",
-        ended_at=record.ended_at,
-        log_path=record.log_path,
-        exit_code=record.exit_code,
-        digest=record.digest,
-        push=push,
-        evidence=record.evidence,
-        error_step=record.error_step,
-        message=record.message,
-        progress=progress,
-        overrides=overrides,
-        link_down_since=record.link_down_since,
-        outside=record.outside,
-    )
+        record = replace(
+            record,
+            # not inspected yet: its record id is no target
+            target=again.target if record.outside.target else "?",
+            arch=again.arch or "",
+            push=again.push,
+            overrides=dict(again.overrides) if bake is not None else {},
+        )
+    return JobView(record=record, progress=progress)
 
 
 def list_jobs(
@@ -340,17 +320,19 @@ def list_jobs(
     followed: list[str] = []
     for record in core_list_jobs(config, limit=100, with_evidence=True):
         view = job_view(record, None, bake)
-        if view.active or view.id in watched:
-            followed.append(view.id)
+        shown = view.record
+        if view.active or shown.id in watched:
+            followed.append(shown.id)
             ended = None  # still running, or lost (the engine may still be building)
-            if view.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
-                ended = view.state == JobState.SUCCEEDED
-            progress = cache.progress(view.id, view.target, view.log_path, now, ended)
-            if progress is not None and view.state == JobState.STALLED:
+            if shown.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+                ended = shown.state == JobState.SUCCEEDED
+            progress = cache.progress(shown.id, shown.target, shown.log_path, now, ended)
+            if progress is not None and shown.state == JobState.STALLED:
                 progress = replace(progress, rate=None, eta=None)  # nothing moves: no ETA
             view = job_view(record, progress, bake)
         if extras is not None:  # the registry's word on a push, cache statistics, images
-            view = replace(view, **extras.fields(view.id, record.job_dir, view.target, view.arch))
+            found = extras.fields(shown.id, record.job_dir, shown.target, shown.arch or None)
+            view = replace(view, **found)
         if estimates is not None and view.active:
             eta = view.progress.eta if view.progress is not None else None
             view = replace(view, estimate=running_estimate(estimates, record, now, eta))

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.records import PartlyCompared, repr_without
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.text.units import fmt_age
 
-if TYPE_CHECKING:  # a type only: the console starts without the launch modules
+if TYPE_CHECKING:  # types only: the console starts without the launch modules and the store
     from rocmtui.core.jobs.plan import LaunchPlan
+    from rocmtui.core.jobs.store import JobRecord
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
@@ -73,32 +73,17 @@ class StepView(Struct, frozen=True):
 
 
 class JobView(Struct, frozen=True):
-    """One bake job as the job store records it (whoever started it)."""
+    """One bake job as the job store records it (whoever started it): the core's record, and
+    what the console reads or works out beside it. Widgets read the record's fields as
+    `view.record.X`; a build started elsewhere carries in its record what `r` relaunches for
+    it (see `adapters.job_view`)."""
 
-    id: str
-    target: str
-    arch: str | None
-    node: str
-    state: str
-    started_at: float
-    user: str = ""
-    ended_at: float | None = None
-    log_path: Path | None = None
-    exit_code: int | None = None
-    digest: str | None = None
-    push: bool = False
-    evidence: str | None = None
-    error_step: str | None = None
-    message: str | None = None  # why it failed to start, was lost, or was cancelled
+    record: JobRecord
     progress: ProgressView | None = None
-    overrides: tuple[tuple[str, str], ...] = ()  # variables set for it, as recorded (redacted)
-    link_down_since: float | None = None  # the link to its remote node is down (evidence says)
     loop: str | None = None  # the closed loop's word: in registry, not found, moved, unchecked
     loop_text: str | None = None  # ... as one line with the digests (`✗ not found (recorded …)`)
     cache: str | None = None  # sccache statistics as one line (`sccache 30/40 hits (75%), …`)
     images: tuple[tuple[str, str | None, str | None], ...] = ()  # (target, digest, loop word)
-    # a build started elsewhere (make, cron, another host): what BuildKit's history knows
-    outside: OutsideBuild | None = None
     # while it runs: what such a build took (`≈ 2h10m, warm as last time`), or that it is
     # running far past its usual time (history.costestimate)
     estimate: str | None = None
@@ -107,18 +92,19 @@ class JobView(Struct, frozen=True):
     def who(self) -> str:
         """Who started it: the user for rocmtui's own jobs, `elsewhere` (and the client when
         BuildKit knows it) for the others."""
-        if self.outside is not None:
-            return f"elsewhere ({self.outside.client})" if self.outside.client else "elsewhere"
-        return self.user
+        outside = self.record.outside
+        if outside is not None:
+            return f"elsewhere ({outside.client})" if outside.client else "elsewhere"
+        return self.record.user
 
     @property
     def active(self) -> bool:
         """Still running (or stalled): a build that keeps going when the console quits."""
-        return self.state in (JobState.RUNNING, JobState.STALLED)
+        return self.record.state in (JobState.RUNNING, JobState.STALLED)
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (or to `now` while it runs)."""
-        return max(0.0, (self.ended_at or now) - self.started_at)
+        return max(0.0, (self.record.ended_at or now) - self.record.started_at)
 
 
 class VariableView(Struct, frozen=True):
@@ -197,12 +183,12 @@ class BakeRequest(Struct, frozen=True):
         """`r` on a job: exactly what it built (the name as given, whether a target, a group or
         a matrix name; its arch, node, push switch and variables), ready to start."""
         return cls(
-            node=job.node,
-            target=job.target,
-            arch=job.arch,
+            node=job.record.node,
+            target=job.record.target,
+            arch=job.record.arch or None,
             ready=True,
-            push=job.push,
-            overrides=job.overrides,
+            push=job.record.push,
+            overrides=tuple(sorted(job.record.overrides.items())),
         )
 
 
@@ -257,8 +243,8 @@ def effective_node_state(node: NodeSnapshot, jobs: Iterable[JobView]) -> str:
     state = str(node.state)
     if state in (NodeState.DOWN, NodeState.UNKNOWN, NodeState.STALLED):
         return state
-    mine = [j for j in jobs if j.node == node.name and j.active]
-    if any(j.state == JobState.STALLED for j in mine):
+    mine = [j for j in jobs if j.record.node == node.name and j.active]
+    if any(j.record.state == JobState.STALLED for j in mine):
         return NodeState.STALLED
     if mine:
         return NodeState.BUILDING
@@ -267,21 +253,21 @@ def effective_node_state(node: NodeSnapshot, jobs: Iterable[JobView]) -> str:
 
 def running_job_on(node: str, jobs: Iterable[JobView]) -> JobView | None:
     """The newest active job on `node` (stalled first: it is the one that needs attention)."""
-    mine = [j for j in jobs if j.node == node and j.active]
-    mine.sort(key=lambda j: (j.state != JobState.STALLED, -j.started_at))
+    mine = [j for j in jobs if j.record.node == node and j.active]
+    mine.sort(key=lambda j: (j.record.state != JobState.STALLED, -j.record.started_at))
     return mine[0] if mine else None
 
 
 def last_job_on(node: str, jobs: Iterable[JobView]) -> JobView | None:
     """The newest job of any state on `node`: what a rebuild from that node repeats."""
-    mine = sorted((j for j in jobs if j.node == node), key=lambda j: -j.started_at)
+    mine = sorted((j for j in jobs if j.record.node == node), key=lambda j: -j.record.started_at)
     return mine[0] if mine else None
 
 
 def pushes_ended(before: Iterable[JobView], after: Iterable[JobView]) -> bool:
     """Whether a pushing job that was running has ended (the registry may hold something new)."""
-    was = {j.id for j in before if j.active and j.push}
-    return any(j.id in was and not j.active for j in after)
+    was = {j.record.id for j in before if j.active and j.record.push}
+    return any(j.record.id in was and not j.active for j in after)
 
 
 def keep_running(jobs: Iterable[JobView]) -> list[JobView]:

@@ -13,8 +13,8 @@ def quit_question(running: list[JobView]) -> Text:
     text = Text("Quit? These builds keep running after the console closes:\n", style="bold")
     for job in running[:10]:
         text.append(
-            f"  {clean(job.id)}  {clean(job.target)} {clean(job.arch or '')} "
-            f"on {clean(job.node)}  ({job.state})\n"
+            f"  {clean(job.record.id)}  {clean(job.record.target)} {clean(job.record.arch or '')} "
+            f"on {clean(job.record.node)}  ({job.record.state})\n"
         )
     if len(running) > 10:
         text.append(f"  … and {len(running) - 10} more\n")
@@ -28,8 +28,8 @@ def farewell(running: list[JobView]) -> str:
         return ""
     lines = [f"rocmtui: {len(running)} build(s) keep running:"]
     lines += [
-        f"  {clean(j.id)}  {clean(j.target)} {clean(j.arch or '')} on {clean(j.node)}"
-        for j in running
+        f"  {clean(r.id)}  {clean(r.target)} {clean(r.arch or '')} on {clean(r.node)}"
+        for r in (j.record for j in running)
     ]
     lines.append("follow one with: rocmtui logs JOB -f")
     return "\n".join(lines)

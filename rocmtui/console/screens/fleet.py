@@ -322,7 +322,7 @@ class FleetScreen(CatalogScreen):
     def show_started(self, job: JobView) -> None:
         """A job this console just launched: its row now, before the job store's next round
         (asked for at once)."""
-        self.show_jobs((job, *[j for j in self.data.jobs if j.id != job.id]))
+        self.show_jobs((job, *[j for j in self.data.jobs if j.record.id != job.record.id]))
         self.poke()
 
     def watch_build(self) -> None:
@@ -366,8 +366,8 @@ class FleetScreen(CatalogScreen):
         what is missing when the focused panel has no such row."""
         jobs, nodes = self.panels.get("jobs"), self.panels.nodes
         if jobs is not None and self.focused is jobs.table:
-            job = next((j for j in self.data.jobs if j.id == jobs.selected_key), None)
-            return (job.node if job else None), job, "No job in the Jobs panel yet."
+            job = next((j for j in self.data.jobs if j.record.id == jobs.selected_key), None)
+            return (job.record.node if job else None), job, "No job in the Jobs panel yet."
         if self.focused is nodes.table and nodes.selected_key is not None:
             node = nodes.selected_key
             job = running_job_on(node, self.data.jobs) or last_job_on(node, self.data.jobs)
@@ -394,17 +394,23 @@ class FleetScreen(CatalogScreen):
         if job is None:
             self.notify(why, severity="information", markup=False)
             return
-        self.post_message(LogRequested(job.id))
+        self.post_message(LogRequested(job.record.id))
 
     def action_cancel_job(self) -> None:
         """`c`: cancel the focused row's running job, after a confirmation."""
         _, job, why = self.focused_row()
         if job is None or not job.active:
-            said = why if job is None else f"{clean(job.target, 40)} is not running ({job.state})."
+            said = (
+                why
+                if job is None
+                else f"{clean(job.record.target, 40)} is not running ({job.record.state})."
+            )
             self.notify(said, severity="information", markup=False)
             return
-        if job.outside is not None:  # no question that could only end in a refusal
-            self.notify(clean(job.outside.cancel_refusal(), 300), severity="warning", markup=False)
+        if job.record.outside is not None:  # no question that could only end in a refusal
+            self.notify(
+                clean(job.record.outside.cancel_refusal(), 300), severity="warning", markup=False
+            )
             return
         self.post_message(CancelRequested(job))
 

@@ -45,15 +45,16 @@ def pane_id(job_id: str) -> str:
 
 
 def _build(job: JobView) -> tuple[str, str | None, str]:
-    return job.target, job.arch, job.node
+    return job.record.target, job.record.arch, job.record.node
 
 
 def tab_title(job: JobView, twins: bool) -> str:
     """The job's state symbol, target, arch and node (the same target and arch built on two
     nodes are two panes); `twins` (another pane shows the same build) adds its start time."""
-    where = f"{clean(job.arch or '', 10)} {clean(job.node, 16)}".strip()
-    when = f" {fmt_clock(job.started_at)}" if twins else ""
-    return f"{JOB_SYMBOLS.get(str(job.state), '?')} {clean(job.target, 24)} {where}{when}"
+    record = job.record
+    where = f"{clean(record.arch or '', 10)} {clean(record.node, 16)}".strip()
+    when = f" {fmt_clock(record.started_at)}" if twins else ""
+    return f"{JOB_SYMBOLS.get(str(record.state), '?')} {clean(record.target, 24)} {where}{when}"
 
 
 class LogsScreen(CatalogScreen):
@@ -110,11 +111,11 @@ class LogsScreen(CatalogScreen):
     def open_job(self, job: JobView) -> None:
         """Show the job's pane, adding it when it is not open yet."""
         tabs = self.query_one(TabbedContent) if self.is_mounted else None
-        pid = pane_id(job.id)
-        if job.id not in self.panes:
+        pid = pane_id(job.record.id)
+        if job.record.id not in self.panes:
             pane = LogPane(job, clock=self.clock, id=f"{pid}-pane")
             pane.apply_layout(self.pane_layout)
-            self.panes[job.id] = pane
+            self.panes[job.record.id] = pane
             same = [p for p in self.panes.values() if _build(p.job) == _build(job)]
             tab = TabPane(Content(tab_title(job, twins=len(same) > 1)), pane, id=pid)
             if tabs is not None:
@@ -162,7 +163,7 @@ class LogsScreen(CatalogScreen):
     def update_jobs(self, jobs: tuple[JobView, ...]) -> None:
         """Fresh state and progress for the open panes."""
         now = self.clock()
-        by_id = {j.id: j for j in jobs}
+        by_id = {j.record.id: j for j in jobs}
         for job_id, pane in self.panes.items():
             job = by_id.get(job_id)
             if job is None:
@@ -219,8 +220,8 @@ class LogsScreen(CatalogScreen):
         pane = self.current()
         if pane is None:
             return
-        del self.panes[pane.job.id]
-        await self.query_one(TabbedContent).remove_pane(pane_id(pane.job.id))
+        del self.panes[pane.job.record.id]
+        await self.query_one(TabbedContent).remove_pane(pane_id(pane.job.record.id))
         self._show_empty()
         self._retitle()
         self._watch()

@@ -178,8 +178,8 @@ class NodesPanel(FleetPanel):
                 cell.append(" · " + clean(node.history_note, 120), style=palette.muted)
             return cell
         cell = Text()
-        cell.append(clean(job.target, 40), style="bold")
-        cell.append(" " + clean(job.arch or "", 10))
+        cell.append(clean(job.record.target, 40), style="bold")
+        cell.append(" " + clean(job.record.arch or "", 10))
         counter = fmt_counter(job.progress)
         if counter:
             cell.append(" " + counter, style=palette.accent)
@@ -199,7 +199,7 @@ class NodesPanel(FleetPanel):
         if job is None or job.progress is None or job.progress.last_output_at is None:
             return EMPTY
         age = fmt_age(now - job.progress.last_output_at)
-        if state == NodeState.STALLED or job.state == JobState.STALLED:
+        if state == NodeState.STALLED or job.record.state == JobState.STALLED:
             return Text(f"silent {age}", style=palette.alarm)
         return Text(age, style=palette.muted)
 
@@ -229,7 +229,7 @@ class NodesPanel(FleetPanel):
         event.stop()
         job = running_job_on(event.key, self.data.jobs)
         if job is not None:
-            self.post_message(LogRequested(job.id))
+            self.post_message(LogRequested(job.record.id))
 
 
 class ServicesPanel(FleetPanel):
@@ -280,7 +280,7 @@ class ServicesPanel(FleetPanel):
 def stall_words(job: JobView, now: float) -> str:
     """A stalled job's evidence with its silence as of `now`, from the log's age as every panel
     reads it (the evidence was worded when the job list was read)."""
-    evidence = job.evidence or ""
+    evidence = job.record.evidence or ""
     last = job.progress.last_output_at if job.progress else None
     if last is None or not evidence.startswith("silent "):
         return evidence
@@ -312,21 +312,21 @@ class JobsPanel(FleetPanel):
         """Active jobs first (stalled on top), then the rest newest first."""
         jobs = sorted(
             data.jobs,
-            key=lambda j: (j.state != JobState.STALLED, not j.active, -j.started_at),
+            key=lambda j: (j.record.state != JobState.STALLED, not j.active, -j.record.started_at),
         )
-        return [(j.id, self.job_cells(j, now, palette)) for j in jobs[:50]]
+        return [(j.record.id, self.job_cells(j, now, palette)) for j in jobs[:50]]
 
     def job_cells(self, job: JobView, now: float, palette: Palette) -> list[Text]:
         """The cells of one job's row."""
-        word = str(job.state)
+        word = str(job.record.state)
         return [
             state_cell(word, JOB_SYMBOLS.get(word, "?"), palette),
-            safe(job.target, "bold", 40),
-            safe(job.arch or "—", "", 10),
-            safe(job.node, "", 30),
+            safe(job.record.target, "bold", 40),
+            safe(job.record.arch or "—", "", 10),
+            safe(job.record.node, "", 30),
             self.result_cell(job, now, palette),
             Text(fmt_age(job.duration(now))),
-            Text(fmt_when(job.started_at, now)),
+            Text(fmt_when(job.record.started_at, now)),
             safe(job.who or "—", "", 20),
             self.id_cell(job, palette),
         ]
@@ -335,47 +335,53 @@ class JobsPanel(FleetPanel):
     def id_cell(job: JobView, palette: Palette) -> Text:
         """The job id (for `rocmtui logs`), with `elsewhere` for a build rocmtui did not
         start: this column is never hidden, so the mark shows at every width."""
-        cell = safe(job.id, palette.muted, 40)
-        if job.outside is not None:
+        cell = safe(job.record.id, palette.muted, 40)
+        if job.record.outside is not None:
             cell.append(" elsewhere", style=palette.accent)
         return cell
 
     def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
         """Progress while it runs; exit code, digest or failing step once it ends."""
         progress = job.progress
-        if job.active and job.link_down_since is not None and job.evidence:
+        if job.active and job.record.link_down_since is not None and job.record.evidence:
             # "link to snoc-think down since ...": first, where 80 columns still show it
-            cell = Text(clean(job.evidence, 80), style=palette.alarm)
+            cell = Text(clean(job.record.evidence, 80), style=palette.alarm)
             cell.append(" " + fmt_counter(progress), style=palette.accent)
             return cell
         if job.active:
             cell = Text(fmt_counter(progress), style=palette.accent)
-            style = palette.alarm if job.state == JobState.STALLED else palette.muted
-            if job.evidence:  # "silent 16m40s; step ... still open; ...": it says the age too
+            style = palette.alarm if job.record.state == JobState.STALLED else palette.muted
+            if (
+                job.record.evidence
+            ):  # "silent 16m40s; step ... still open; ...": it says the age too
                 cell.append(" " + clean(stall_words(job, now), 80), style=style)
             if job.estimate:  # what such a build took, or that this one runs far past it
                 late = job.estimate.startswith("!")
                 cell.append(" " + clean(job.estimate, 60), style=palette.warn if late else style)
-            if not job.evidence and progress and progress.last_output_at is not None:
+            if not job.record.evidence and progress and progress.last_output_at is not None:
                 cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell
         parts: list[tuple[str, Style | str]] = []
         # a cancelled bake's exit code is the signal's doing, and "cancelled" is its state word
-        if job.exit_code is not None and job.state != JobState.CANCELLED:
-            parts.append((f"exit {job.exit_code}", ""))
-        if job.digest:
-            parts.append((clean(job.digest, 80)[:19], ""))
+        if job.record.exit_code is not None and job.record.state != JobState.CANCELLED:
+            parts.append((f"exit {job.record.exit_code}", ""))
+        if job.record.digest:
+            parts.append((clean(job.record.digest, 80)[:19], ""))
         if job.loop:  # the closed loop: does the registry hold what the push recorded?
             looks = {"in registry": palette.good, "not found": palette.bad, "moved": palette.warn}
             word = f"{LOOP_SYMBOLS.get(job.loop, '?')} {clean(job.loop, 20)}"
             parts.append((word, looks.get(job.loop, palette.muted)))
         if job.cache:
             parts.append((clean(job.cache, 60), ""))
-        error_step = job.error_step or (progress.error_step if progress else None)
+        error_step = job.record.error_step or (progress.error_step if progress else None)
         if error_step:
             parts.append(("at " + clean(error_step, 80), palette.bad))
-        elif job.message and job.state != JobState.SUCCEEDED and job.message != job.state:
-            parts.append((clean(job.message, 80), ""))
+        elif (
+            job.record.message
+            and job.record.state != JobState.SUCCEEDED
+            and job.record.message != job.record.state
+        ):
+            parts.append((clean(job.record.message, 80), ""))
         cell = Text(style=palette.muted)
         for i, (text, look) in enumerate(parts):
             cell.append((" " if i else "") + text, style=look)
@@ -430,8 +436,8 @@ class WatchPanel(Panel):
         """Follow the job that matters most now; nothing when nothing runs or there is no room
         (a hidden log view would still poll its file)."""
         active = sorted(
-            (j for j in jobs if j.active and j.log_path is not None),
-            key=lambda j: (j.state != JobState.STALLED, -j.started_at),
+            (j for j in jobs if j.active),
+            key=lambda j: (j.record.state != JobState.STALLED, -j.record.started_at),
         )
         job = active[0] if active and room else None
         self.set_class(job is not None, "-active")
@@ -440,18 +446,20 @@ class WatchPanel(Panel):
                 self.view.remove()
                 self.view, self.job_id = None, None
             return
-        if job.id == self.job_id:
+        if job.record.id == self.job_id:
             return
-        self.job_id = job.id
+        self.job_id = job.record.id
+        record = job.record
         self.border_title = (
-            f"Watching {clean(job.target, 30)} {clean(job.arch or '', 10)} on {clean(job.node, 30)}"
+            f"Watching {clean(record.target, 30)} {clean(record.arch or '', 10)} "
+            f"on {clean(record.node, 30)}"
         )
-        if self.view is not None and job.log_path is not None:
-            self.view.set_path(job.log_path)
+        if self.view is not None:
+            self.view.set_path(job.record.log_path)
             return
         from rocmtui.console.widgets.logpane import make_log_view
 
         if self.view is not None:
             self.view.remove()
-        self.view = make_log_view(job.log_path)
+        self.view = make_log_view(job.record.log_path)
         self.mount(self.view)

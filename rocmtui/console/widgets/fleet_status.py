@@ -55,7 +55,7 @@ def status_line(facts: StatusFacts, palette: Palette) -> Text:
         taken = facts.round_at if facts.round_at is not None else fleet.taken_at
         age = facts.now - taken
         late = age > 3 * config.refresh_seconds + config.probe_deadline_seconds
-        stalled = [j for j in facts.jobs if j.state == JobState.STALLED]
+        stalled = [j for j in facts.jobs if j.record.state == JobState.STALLED]
         word, style = ("healthy", palette.good) if fleet.healthy else ("attention", palette.bad)
         if stalled:
             word, style = f"{len(stalled)} stalled", palette.alarm

@@ -65,7 +65,7 @@ class LogPane(Vertical):
         super().__init__(id=id, classes="logpane")
         self.job = job
         self.clock = clock
-        self.view = make_log_view(job.log_path)
+        self.view = make_log_view(job.record.log_path)
         self.header = Static("", classes="logpane--header", markup=False)
         self.outline = StepOutline()
 
@@ -95,18 +95,20 @@ class LogPane(Vertical):
 
         self.job = job
         now = time.time() if now is None else now
-        word = str(job.state)
+        word = str(job.record.state)
         line = Text(no_wrap=True, overflow="ellipsis")
         # in the state's colour, as in the jobs panel: `✗ failed` red, `‼ stalled` alarmed
         look = Palette.from_app(self.app).for_state(word) + Style(bold=True)  # (a new theme too)
         # the gap after the word is in its run: SVG renderers drop a run's leading spaces
         line.append(f"{JOB_SYMBOLS.get(word, '?')} {word}  ", style=look)
-        line.append(f"{clean(job.target)} {clean(job.arch or '')} on {clean(job.node)}")
-        line.append(f"  job {clean(job.id)}  {fmt_age(job.duration(now))}", style="dim")
-        if job.exit_code is not None:
-            line.append(f"  exit {job.exit_code}", style="dim")
-        if job.digest and len(job.images) < 2:
-            line.append("  " + clean(job.digest, 80)[:19], style="dim")
+        line.append(
+            f"{clean(job.record.target)} {clean(job.record.arch or '')} on {clean(job.record.node)}"
+        )
+        line.append(f"  job {clean(job.record.id)}  {fmt_age(job.duration(now))}", style="dim")
+        if job.record.exit_code is not None:
+            line.append(f"  exit {job.record.exit_code}", style="dim")
+        if job.record.digest and len(job.images) < 2:
+            line.append("  " + clean(job.record.digest, 80)[:19], style="dim")
         if job.loop_text:  # the registry's word on the push, with both digests when they differ
             line.append(
                 "  " + clean(job.loop_text, 120), style="bold" if job.loop != "in registry" else ""
@@ -128,16 +130,14 @@ class LogPane(Vertical):
                 line.append(counter + "  ", style="bold")
             if progress.last_output_at is not None and job.active:
                 silent = now - progress.last_output_at
-                style = "bold reverse" if job.state == JobState.STALLED else "dim"
+                style = "bold reverse" if job.record.state == JobState.STALLED else "dim"
                 line.append(f"out {fmt_age(silent)} ago  ", style=style)
             if progress.step and job.active:
                 line.append(clean(progress.step, 120), style="dim")
             self.outline.show_steps(progress.steps)
-        error_step = job.error_step or (progress.error_step if progress else None)
+        error_step = job.record.error_step or (progress.error_step if progress else None)
         if error_step:
             line.append("failed at " + clean(error_step, 120), style=look)
-        if job.log_path is None:
-            line.append("  (no log file recorded)", style="dim")
         self.header.update(line)
 
     def toggle_outline(self) -> None:

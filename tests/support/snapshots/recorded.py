@@ -18,6 +18,7 @@ from rocmtui.console.backend.model import (
     VariableView,
 )
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig, ServiceConfig
+from rocmtui.core.jobs.store import JobRecord
 from rocmtui.core.snapshots import (
     BuilderInfo,
     FleetSnapshot,
@@ -158,6 +159,57 @@ def fleet(now: float = NOW, think_down: bool = False) -> FleetSnapshot:
     )
 
 
+class RecordedJob(JobRecord, frozen=True):
+    """A stand-in job record whose log is a recorded file of any name (the store's own jobs
+    keep theirs as `<job folder>/log`): the snapshots show the file's name."""
+
+    log_file: str | None = None
+
+    @property
+    def log_path(self) -> Path:
+        """The recorded log when given, else the job folder's."""
+        return Path(self.log_file) if self.log_file is not None else super().log_path
+
+
+def job(
+    id: str,
+    target: str,
+    arch: str,
+    node: str,
+    state: JobState | str,
+    started_at: float,
+    log: Path | None = None,
+    **fields: object,
+) -> JobRecord:
+    """A job as the store would record it, on the recorded fleet (`fields` as JobRecord's)."""
+    made = {
+        "endpoint": "ssh://" + node,
+        "push": False,
+        "overrides": {},
+        "command": (),
+        "user": "",
+        "host": "snoc-think",
+        "bake_file": str(ROOT / "docker-bake.hcl"),
+        "job_dir": str(ROOT / "tests" / "support" / "snapshots" / "jobs" / id),
+        **fields,
+    }
+    return RecordedJob(
+        id=id,
+        target=target,
+        arch=arch,
+        node=node,
+        state=JobState(state),
+        started_at=started_at,
+        log_file=str(log) if log is not None else None,
+        **made,  # type: ignore[arg-type]
+    )
+
+
+def changed(view: JobView, **fields: object) -> JobView:
+    """The view with its job record's `fields` changed (as the store would record them)."""
+    return replace(view, record=replace(view.record, **fields))
+
+
 def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
     """A running pytorch build on snoc-think, a running vllm one, and finished ones."""
     log_dir = ROOT / "tests" / "support" / "snapshots" / "logs"
@@ -167,14 +219,17 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
         StepView("#7", "[demo-pytorch 1/1] RUN fake-compile pytorch 2.15.0", "running", None, 14),
     )
     pytorch = JobView(
-        id="20251130-1101-pytorch-gfx1201",
-        target="demo-pytorch",
-        arch="gfx1201",
-        node="snoc-think",
-        state=JobState.STALLED if stalled else JobState.RUNNING,
-        started_at=now - 1740,
-        user="ci",
-        log_path=log_dir / "pytorch.log",
+        job(
+            "20251130-1101-pytorch-gfx1201",
+            "demo-pytorch",
+            "gfx1201",
+            "snoc-think",
+            JobState.STALLED if stalled else JobState.RUNNING,
+            now - 1740,
+            log_dir / "pytorch.log",
+            user="ci",
+            evidence="silent 16m40s; builder container still running" if stalled else None,
+        ),
         progress=ProgressView(
             step="#7 RUN fake-compile pytorch 2.15.0",
             steps_done=5,
@@ -187,17 +242,18 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
             last_output_at=now - (1000 if stalled else 2),
             steps=steps,
         ),
-        evidence="silent 16m40s; builder container still running" if stalled else None,
     )
     vllm = JobView(
-        id="20251130-1120-vllm-gfx950",
-        target="demo-vllm",
-        arch="gfx950",
-        node="snoc-strix",
-        state=JobState.RUNNING,
-        started_at=now - 600,
-        user="anna",
-        log_path=log_dir / "vllm.log",
+        job(
+            "20251130-1120-vllm-gfx950",
+            "demo-vllm",
+            "gfx950",
+            "snoc-strix",
+            JobState.RUNNING,
+            now - 600,
+            log_dir / "vllm.log",
+            user="anna",
+        ),
         progress=ProgressView(
             step="#9 RUN fake-compile vllm 0.33.0",
             steps_done=8,
@@ -210,29 +266,33 @@ def jobs(now: float = NOW, stalled: bool = False) -> tuple[JobView, ...]:
         ),
     )
     done = JobView(
-        id="20251130-0902-base-gfx1201",
-        target="demo-base",
-        arch="gfx1201",
-        node="snoc-gaming",
-        state=JobState.SUCCEEDED,
-        started_at=now - 9000,
-        ended_at=now - 8700,
-        user="ci",
-        exit_code=0,
-        digest="sha256:4f1c9e0d2b7a66aa0c3e1d5b9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
-        push=True,
+        job(
+            "20251130-0902-base-gfx1201",
+            "demo-base",
+            "gfx1201",
+            "snoc-gaming",
+            JobState.SUCCEEDED,
+            now - 9000,
+            ended_at=now - 8700,
+            user="ci",
+            exit_code=0,
+            digest="sha256:4f1c9e0d2b7a66aa0c3e1d5b9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+            push=True,
+        )
     )
     failed = JobView(
-        id="20251130-0815-vllm-gfx1250",
-        target="demo-vllm",
-        arch="gfx1250",
-        node="snoc-gaming",
-        state=JobState.FAILED,
-        started_at=now - 12000,
-        ended_at=now - 11000,
-        user="ben",
-        exit_code=1,
-        error_step="#9 RUN fake-compile vllm 0.33.0",
+        job(
+            "20251130-0815-vllm-gfx1250",
+            "demo-vllm",
+            "gfx1250",
+            "snoc-gaming",
+            JobState.FAILED,
+            now - 12000,
+            ended_at=now - 11000,
+            user="ben",
+            exit_code=1,
+            error_step="#9 RUN fake-compile vllm 0.33.0",
+        )
     )
     return (pytorch, vllm, done, failed)
 
