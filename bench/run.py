@@ -88,7 +88,9 @@ def run_one(path: Path, quick: bool, timeout: float, results: Path) -> tuple[lis
     out_json.unlink(missing_ok=True)
     source = path.read_text(encoding="utf-8", errors="replace")
     argv = [sys.executable, str(path)]
-    if '"--json"' in source:
+    # the flag is passed only to a script that declares it: a script that merely runs a
+    # command with --json (rocmtui history --json) would refuse an argument it does not know
+    if 'add_argument("--json"' in source:
         argv += ["--json", str(out_json)]
     if quick and '"--quick"' in source:
         argv.append("--quick")
