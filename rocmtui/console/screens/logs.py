@@ -179,7 +179,11 @@ class LogsScreen(CatalogScreen):
         would otherwise read the same."""
         if not self.is_mounted:
             return
-        tabs = self.query_one(TabbedContent)
+        # mounted is not composed: a jobs round can land before the tabs exist (the next round
+        # retitles them)
+        tabs = next(iter(self.query(TabbedContent)), None)
+        if tabs is None:
+            return
         builds = Counter(_build(p.job) for p in self.panes.values())
         for job_id, pane in self.panes.items():
             title = tab_title(pane.job, builds[_build(pane.job)] > 1)
