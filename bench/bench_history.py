@@ -55,9 +55,10 @@ def engines(workdir: Path, count: int, kind: EngineKind = CURRENT_ENGINE) -> Ite
             engine.stop()
 
 
-def fleet_file(workdir: Path, hosts: list[str]) -> Path:
+def fleet_file(workdir: Path, hosts: list[str], bake: Path = DEMO) -> Path:
+    """A fleet file naming `hosts` as nodes n0, n1 ... that read `bake`."""
     lines = [
-        f'bake_file = "{DEMO}"',
+        f'bake_file = "{bake}"',
         f'state_dir = "{workdir / "state"}"',
         f"refresh_seconds = {REFRESH}",
         '[registry]\nurl = "http://127.0.0.1:9"',

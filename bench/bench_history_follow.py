@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
-from bench_history import engines  # noqa: E402
+from bench_history import engines, fleet_file  # noqa: E402
 from common import emit, p95, quick, row  # noqa: E402
 
 from devfleet import processes  # noqa: E402
@@ -189,21 +189,6 @@ def write_bake_dir(workdir: Path) -> Path:
     return d / "flood.hcl"
 
 
-def fleet_file(workdir: Path, bake: Path, hosts: list[str]) -> Path:
-    lines = [
-        f'bake_file = "{bake}"',
-        f'state_dir = "{workdir / "state"}"',
-        "refresh_seconds = 2.0",
-        '[registry]\nurl = "http://127.0.0.1:9"',
-        '[webdav]\nurl = "http://127.0.0.1:9/"',
-    ]
-    for i, host in enumerate(hosts):
-        lines.append(f'[[nodes]]\nname = "n{i}"\ndocker_host = "{host}"\ngfx = "gfx1201"')
-    path = workdir / "rocmtui.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def rocmtui(*args: str) -> list[str]:
     return [sys.executable, "-m", "rocmtui", *args]
 
@@ -301,7 +286,7 @@ def main() -> None:
     ):
         work = Path(tmp)
         bake = write_bake_dir(work)
-        config = fleet_file(work, bake, hosts)
+        config = fleet_file(work, hosts, bake)
         monitor = processes.spawn(
             rocmtui("monitor", "--no-metrics", "--config", str(config)), work / "monitor.log"
         )
