@@ -156,6 +156,47 @@ async def test_ssh_tls_and_context_nodes_answer_over_one_kept_connection(
     assert not processes.pids_mentioning(control), "an ssh master outlived its owner's close()"
 
 
+async def test_history_looks_are_sessions_over_the_probes_kept_connection(
+    fleet: DevFleet,
+) -> None:
+    """A monitor asks each node's BuildKit history (here every round, as it does while a build
+    process is new on this host): on the ssh node every look is a session over the probe's
+    kept connection, so five rounds of probes and looks are one login. Each look logging in
+    afresh was 141 logins in bench_remote's ten minutes. A follower outlives the monitor and
+    its connection: its ssh wrapper keeps a connection of its own."""
+    from rocmtui.core.history.buildx import node_workdir
+    from rocmtui.core.history.discover import HistoryWatch
+    from rocmtui.core.paths import state_dir
+    from rocmtui.core.probes.fleet import Probers, probe_fleet
+
+    config = parse_config(fleet.config_path)
+    think = fleet.remote("snoc-think")
+    assert think.sshd is not None
+    node = config.node("snoc-think")
+    assert node is not None
+    watch = HistoryWatch(config, interval=0, local=None, spawn=False)
+    probers = Probers(nodes=NodeProber(), history=watch)
+    assert watch.masters is probers.nodes.engines.masters
+    logins_before = think.sshd.logins()
+    try:
+        for i in range(5):
+            snap = await probe_fleet(config, probers=probers, deadline=8.0 if i == 0 else 4.0)
+            await watch.settle(20.0)  # a look that outlived the round ends before the next
+            (row,) = [n for n in snap.nodes if n.name == "snoc-think"]
+            assert row.state is NodeState.OK, (row.reason, row)
+        # each look answered (no note), and each went over the one kept connection
+        assert watch._per_node["snoc-think"].note is None, watch._per_node["snoc-think"]
+        assert watch.runs >= 5
+        assert think.sshd.logins() - logins_before == 1
+        control = probers.nodes.engines.masters._dir
+        assert control is not None
+        workdir = node_workdir(state_dir(config), node)
+        assert f"ControlPath={control}/" in (workdir / "look" / "bin" / "ssh").read_text()
+        assert "ControlPath=none" in (workdir / "bin" / "ssh").read_text()
+    finally:
+        probers.nodes.close()
+
+
 def test_status_json_names_the_step_that_failed(
     fleet: DevFleet,
     broken_hosts: dict[str, SshHostHandle],

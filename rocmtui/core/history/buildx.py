@@ -51,16 +51,22 @@ def node_workdir(state: Path, node: NodeConfig) -> Path:
 
 
 def history_environment(
-    node: NodeConfig, config: FleetConfig, env: Mapping[str, str], workdir: Path
+    node: NodeConfig,
+    config: FleetConfig,
+    env: Mapping[str, str],
+    workdir: Path,
+    control_path: str | None = None,
 ) -> dict[str, str]:
-    """The environment `docker buildx history` runs with for `node` (see the module doc)."""
+    """The environment `docker buildx history` runs with for `node` (see the module doc).
+    `control_path`: on an ssh:// node, every connection is a session over that kept ssh
+    connection (the probe's master) instead of a login of its own."""
     from rocmtui.core.jobs import remote
     from rocmtui.core.jobs.command import node_environment
 
     child = node_environment(node, "", env, {}, ())
     child.pop("GFX_ARCH", None)
     workdir.mkdir(parents=True, exist_ok=True)
-    return remote.prepare_environment(workdir, node, config, env, child)
+    return remote.prepare_environment(workdir, node, config, env, child, control_path)
 
 
 def history_argv(

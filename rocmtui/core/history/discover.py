@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
@@ -74,6 +74,9 @@ from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 from rocmtui.core.text.units import fmt_utc_stamp
 
+if TYPE_CHECKING:
+    from rocmtui.core.probes.ssh.dial import MasterPool
+
 log = logging.getLogger(__name__)
 
 HISTORY_INTERVAL = 60.0  # seconds between two `history ls` of one node in a monitor
@@ -81,6 +84,7 @@ INSPECT_TRIES = 3  # failed inspects of a running record before it is taken as a
 TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
 TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
 INSPECT_PER_ROUND = 4  # finished records inspected per node and round
+MASTER_WAIT = 2.0  # seconds a look waits for the probe's kept ssh connection before its own
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)")
 FIRST_HISTORY_ENGINE = 24  # Docker 24 ships BuildKit 0.11, the first with build history
 
@@ -177,7 +181,9 @@ class _NodeState:
     note: str | None = None
     asked_at: float = -1e18  # monotonic
     task: asyncio.Task[None] | None = None
-    env: dict[str, str] | None = None
+    env: dict[str, str] | None = None  # a follower's: a connection of its own
+    look_env: dict[str, str] | None = None  # the looks': sessions over the kept connection
+    look_path: str | None = None  # ... whose control socket this is
 
 
 @dataclass
@@ -193,6 +199,9 @@ class HistoryWatch:
     # `status` takes 0: it wants what runs now, the monitor keeps the rest
     finished_per_look: int = INSPECT_PER_ROUND
     local: LocalBuilds | None = field(default_factory=LocalBuilds)
+    # the probe's kept ssh connections (`Probers` hands over its own): on an ssh:// node the
+    # looks run as sessions over the node's, not as a login each; None: a login each
+    masters: MasterPool | None = None
     runs: int = 0  # `history ls` processes started (for benches and tests)
     inspect_failures: dict[str, int] = field(default_factory=dict)  # ref -> failed inspects
     _per_node: dict[str, _NodeState] = field(default_factory=dict)
@@ -278,9 +287,39 @@ class HistoryWatch:
             state.env = history_environment(node, self.config, env, workdir)
         return state.env
 
+    def _look_env(self, node: NodeConfig, state: _NodeState) -> dict[str, str]:
+        """The environment of this process's own looks (`ls`, `inspect`). On an ssh:// node
+        whose kept connection is up, each is a session over it: a look a minute per node, and
+        one a round while a build process is new here, would otherwise each be an ssh login
+        (a key exchange and a PAM session on the node). A follower outlives this process and
+        its connection, so it keeps a connection of its own (`_env`); so does a look when the
+        kept connection cannot be had within `MASTER_WAIT`."""
+        own = self._env(node, state)
+        if self.masters is None:
+            return own
+        from rocmtui.core.jobs.remote import endpoint_of
+        from rocmtui.core.probes.failure import ReachError
+        from rocmtui.core.probes.ssh.dial import parse_ssh_url
+
+        env = os.environ if self.env is None else self.env
+        endpoint = endpoint_of(node, self.config, env)
+        if endpoint is None or endpoint.transport != "ssh":
+            return own
+        try:
+            target = parse_ssh_url(endpoint.base_url)
+            control, _ = self.masters.ensure(target, endpoint.ssh_config, MASTER_WAIT)
+        except (ReachError, ValueError) as exc:
+            log.info("history of %s: a login of its own (%s)", node.name, exc)
+            return own
+        if state.look_env is None or state.look_path != control:
+            workdir = node_workdir(state_dir(self.config, self.env), node) / "look"
+            state.look_env = history_environment(node, self.config, env, workdir, control)
+            state.look_path = control
+        return state.look_env
+
     async def _look(self, node: NodeConfig, state: _NodeState) -> None:
         loop = asyncio.get_running_loop()
-        env = await loop.run_in_executor(None, self._env, node, state)
+        env = await loop.run_in_executor(None, self._look_env, node, state)
         self.runs += 1
         path = env.get("PATH")
         answer = await run_history_async(
@@ -290,11 +329,16 @@ class HistoryWatch:
         if answer.error is not None:
             return
         entries = parse_ls(answer.stdout)
-        await self._sync(node, entries, env)
+        await self._sync(node, entries, env, state.env or env)
 
     async def _sync(
-        self, node: NodeConfig, entries: list[HistoryEntry], env: dict[str, str]
+        self,
+        node: NodeConfig,
+        entries: list[HistoryEntry],
+        env: dict[str, str],
+        follow_env: dict[str, str],
     ) -> None:
+        """`env`: the looks'; `follow_env`: what a follower (and a record's facts) gets."""
         store = self.store
         assert store is not None
         loop = asyncio.get_running_loop()
@@ -315,8 +359,8 @@ class HistoryWatch:
                 if failed < INSPECT_TRIES:
                     continue
             self.inspect_failures.pop(entry.ref, None)
-            await loop.run_in_executor(None, self._adopt, node, entry, data, env)
-        await loop.run_in_executor(None, self._tend, node, listed, env)
+            await loop.run_in_executor(None, self._adopt, node, entry, data, follow_env)
+        await loop.run_in_executor(None, self._tend, node, listed, follow_env)
 
     async def _inspect(
         self, node: NodeConfig, ref: str, env: dict[str, str]

@@ -60,8 +60,12 @@ def _real_ssh(path: str) -> str:
     return shutil.which("ssh", path=path) or "/usr/bin/ssh"
 
 
-def ssh_wrapper_text(real_ssh: str, ssh_config: str | None, link_timeout: float) -> str:
-    """The `bin/ssh` of a job on an ssh:// node (see the module docstring)."""
+def ssh_wrapper_text(
+    real_ssh: str, ssh_config: str | None, link_timeout: float, control_path: str | None = None
+) -> str:
+    """The `bin/ssh` of a job on an ssh:// node (see the module docstring). `control_path`:
+    sessions over that kept connection instead (the monitor's short history looks, which end
+    with the monitor as its master does); a build's own connection never takes one."""
     alive = max(1, math.ceil(link_timeout / SSH_ALIVE_SPLIT))
     words = [real_ssh]
     if ssh_config:
@@ -71,7 +75,7 @@ def ssh_wrapper_text(real_ssh: str, ssh_config: str | None, link_timeout: float)
         "StrictHostKeyChecking=yes",
         "UpdateHostKeys=no",
         "ControlMaster=no",
-        "ControlPath=none",
+        f"ControlPath={control_path or 'none'}",
         f"ServerAliveInterval={alive}",
         f"ServerAliveCountMax={SSH_ALIVE_COUNT}",
     ):
@@ -89,9 +93,11 @@ def prepare_environment(
     config: FleetConfig,
     env: Mapping[str, str],
     child_env: dict[str, str],
+    control_path: str | None = None,
 ) -> dict[str, str]:
     """bake's environment for a remote node: the ssh wrapper first on PATH, or the TLS
-    folder; files are made in `job_dir`. A local node's environment comes back unchanged."""
+    folder; files are made in `job_dir`. A local node's environment comes back unchanged.
+    `control_path`: the wrapper's sessions go over that kept ssh connection."""
     endpoint = endpoint_of(node, config, env)
     if endpoint is None:
         return child_env
@@ -103,7 +109,7 @@ def prepare_environment(
         wrapper = bindir / "ssh"
         ssh_config = str(config.ssh_config) if config.ssh_config else None
         wrapper.write_text(
-            ssh_wrapper_text(_real_ssh(path), ssh_config, config.link_timeout_seconds)
+            ssh_wrapper_text(_real_ssh(path), ssh_config, config.link_timeout_seconds, control_path)
         )
         wrapper.chmod(0o755)
         out["PATH"] = f"{bindir}{os.pathsep}{path}"

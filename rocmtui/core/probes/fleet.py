@@ -66,6 +66,13 @@ class Probers:
     # a one-shot caller (`status`): every node's history is asked now and waited for
     history_now: bool = False
 
+    def __post_init__(self) -> None:
+        # the history looks go over the node probes' kept ssh connections: one login per
+        # node for both (a prober that logs in per probe, bench_remote's anchor, lends none)
+        engines = self.nodes.engines
+        if self.history is not None and self.history.masters is None and engines.ssh_reuse:
+            self.history.masters = engines.masters
+
 
 async def _node(
     probers: Probers,
