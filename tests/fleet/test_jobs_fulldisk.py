@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from rocmtui.core.jobs.procstat import proc_stat
 from rocmtui.core.jobs.store import JobStore
 from tests.support.jobs import bake, kill_job_leftovers, run_cli, wait_for, write_config
 from tests.support.realparts import require
+from tests.support.smalldisk import fill, free_bytes, small_tmpfs
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 SIZE = 4 * 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and some log
@@ -38,47 +38,13 @@ STILL_FULL = 1024 * 1024  # less free than this: the log cannot resume (RESUME_F
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs, unmounted at the end (after every process in it is gone)."""
-    require("root")
-    point = tmp_path / "small"
-    point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "rocmtui-test", str(point)],
-        check=True,
-        timeout=30,
-    )
-    try:
-        yield point
-    finally:
-        if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
-            for record in JobStore(point / "state").list(limit=None):
-                kill_job_leftovers(record.to_json())
-        done = subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
-        if done.returncode != 0:
-            subprocess.run(["umount", "--lazy", str(point)], capture_output=True, timeout=30)
-        assert done.returncode == 0, done.stderr
-
-
-def free_bytes(path: Path) -> int:
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
-
-
-def fill(path: Path, leave: int = 0) -> Path:
-    """Take all the space but `leave` bytes with a filler file (grown if it exists)."""
-    filler = path / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        size = os.fstat(fd).st_size + max(0, free_bytes(path) - leave)
-        with contextlib.suppress(OSError):
-            os.posix_fallocate(fd, 0, size)
-        block = b"\0" * 4096
-        with contextlib.suppress(OSError):  # the last pages fallocate would not take
-            os.lseek(fd, 0, os.SEEK_END)
-            while free_bytes(path) > leave:
-                os.write(fd, block)
-    finally:
-        os.close(fd)
-    return filler
+    with small_tmpfs(tmp_path / "small", SIZE) as point:
+        try:
+            yield point
+        finally:
+            if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
+                for record in JobStore(point / "state").list(limit=None):
+                    kill_job_leftovers(record.to_json())
 
 
 def fleet_file_on(tmp_path: Path, fleet: DevFleet, state: Path) -> Path:

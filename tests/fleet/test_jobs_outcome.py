@@ -34,9 +34,8 @@ from rocmtui.core.jobs.outcome import NOT_IN_STORE, OutcomeSlot, read_outcome
 from rocmtui.core.jobs.procstat import proc_stat, start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_fulldisk import fill, free_bytes
 from tests.support.jobs import wait_for
-from tests.support.realparts import require
+from tests.support.smalldisk import fill, free_bytes, small_tmpfs
 
 SIZE = 2 * 1024 * 1024
 
@@ -44,19 +43,8 @@ SIZE = 2 * 1024 * 1024
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs, unmounted at the end."""
-    require("root")
-    point = tmp_path / "small"
-    point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "rocmtui-test", str(point)],
-        check=True,
-        timeout=30,
-    )
-    try:
+    with small_tmpfs(tmp_path / "small", SIZE) as point:
         yield point
-    finally:
-        done = subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
-        assert done.returncode == 0, done.stderr
 
 
 def test_the_log_never_writes_into_the_room_it_gave_back(small_disk: Path) -> None:

@@ -24,9 +24,8 @@ import pytest
 from rocmtui.console import prefs
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_fulldisk import fill, free_bytes
 from tests.support.jobs import offline_config, rocmtui_argv, wait_for
-from tests.support.realparts import require
+from tests.support.smalldisk import fill, free_bytes, remount_read_only, small_tmpfs
 
 SIZE = 1024 * 1024
 
@@ -56,15 +55,7 @@ def _finished(job_id: str, job_dir: Path) -> JobRecord:
 def state_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(condition, mount point): XDG_STATE_HOME on a tmpfs that is full or read-only, with a
     state folder (`rocmtui/`) holding one finished job and the console's prefs."""
-    require("root")
-    point = tmp_path / "disk"
-    point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "rocmtui-test", str(point)],
-        check=True,
-        timeout=30,
-    )
-    try:
+    with small_tmpfs(tmp_path / "disk", SIZE) as point:
         store = JobStore(point / "rocmtui")
         store.create(_finished)
         env = {"XDG_STATE_HOME": str(point), "HOME": str(tmp_path)}
@@ -73,11 +64,8 @@ def state_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
             fill(point)
             assert free_bytes(point) == 0
         else:
-            subprocess.run(["mount", "-o", "remount,ro", str(point)], check=True, timeout=30)
+            remount_read_only(point)
         yield ("state disk full" if request.param == "full" else "state folder read-only"), point
-    finally:
-        done = subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
-        assert done.returncode == 0, done.stderr
 
 
 def run(config: Path, point: Path, *args: str) -> subprocess.CompletedProcess[str]:
