@@ -17,7 +17,6 @@ Target: ≤ 2 s on the full disk. Nothing asserts; it prints a table and can wri
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
@@ -25,7 +24,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,42 +34,10 @@ import common  # noqa: E402
 from rocmtui.core.config.fleetfile import load_config  # noqa: E402
 from rocmtui.core.jobs.control import get_job  # noqa: E402
 from rocmtui.core.jobs.procstat import proc_stat  # noqa: E402
+from tests.support.smalldisk import fill, free_bytes, small_tmpfs  # noqa: E402
 
 ARCH = "gfx1201"
 SIZE = 4 * 1024 * 1024
-
-
-@contextlib.contextmanager
-def small_disk(point: Path) -> Iterator[Path]:
-    point.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "rocmtui-bench", str(point)],
-        check=True, timeout=30,
-    )  # fmt: skip
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", str(point)], check=False, timeout=30)
-
-
-def free_bytes(path: Path) -> int:
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
-
-
-def fill(path: Path) -> Path:
-    """Take every free byte with a filler file."""
-    filler = path / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        with contextlib.suppress(OSError):
-            os.posix_fallocate(fd, 0, os.fstat(fd).st_size + free_bytes(path))
-        with contextlib.suppress(OSError):
-            while free_bytes(path) > 0:
-                os.write(fd, b"\0" * 4096)
-    finally:
-        os.close(fd)
-    return filler
 
 
 def gone(pid: int, start: int) -> bool:
@@ -138,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         engine = start_engine(work / "engine", "bench-node", netns=True, gfx=ARCH)
         try:
-            with small_disk(work / "small") as disk:
+            with small_tmpfs(work / "small", SIZE) as disk:
                 config = work / "rocmtui.toml"
                 config.write_text(
                     f'bake_file = "{REPO / "bake" / "demo.hcl"}"\n'

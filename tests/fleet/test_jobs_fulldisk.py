@@ -38,6 +38,7 @@ STILL_FULL = 1024 * 1024  # less free than this: the log cannot resume (RESUME_F
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs, unmounted at the end (after every process in it is gone)."""
+    require("root")
     with small_tmpfs(tmp_path / "small", SIZE) as point:
         try:
             yield point

@@ -35,6 +35,7 @@ from rocmtui.core.jobs.procstat import proc_stat, start_time
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.support.jobs import wait_for
+from tests.support.realparts import require
 from tests.support.smalldisk import fill, free_bytes, small_tmpfs
 
 SIZE = 2 * 1024 * 1024
@@ -43,6 +44,7 @@ SIZE = 2 * 1024 * 1024
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs, unmounted at the end."""
+    require("root")
     with small_tmpfs(tmp_path / "small", SIZE) as point:
         yield point
 

@@ -25,6 +25,7 @@ from rocmtui.console import prefs
 from rocmtui.core.jobs.store import JobRecord, JobStore
 from rocmtui.core.states import JobState
 from tests.support.jobs import offline_config, rocmtui_argv, wait_for
+from tests.support.realparts import require
 from tests.support.smalldisk import fill, free_bytes, remount_read_only, small_tmpfs
 
 SIZE = 1024 * 1024
@@ -55,6 +56,7 @@ def _finished(job_id: str, job_dir: Path) -> JobRecord:
 def state_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(condition, mount point): XDG_STATE_HOME on a tmpfs that is full or read-only, with a
     state folder (`rocmtui/`) holding one finished job and the console's prefs."""
+    require("root")
     with small_tmpfs(tmp_path / "disk", SIZE) as point:
         store = JobStore(point / "rocmtui")
         store.create(_finished)

@@ -1,6 +1,6 @@
-"""A small tmpfs for tests of a full or read-only state disk: mounted by the test, filled to
-the byte, unmounted at the end (a lazy unmount if something still holds it, and the test fails
-saying so)."""
+"""A small tmpfs for tests (and bench_fulldisk) of a full or read-only state disk: mounted by
+the caller (root: a test calls `require("root")` first), filled to the byte, unmounted at the
+end (a lazy unmount if something still holds it, and the caller fails saying so)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support.realparts import require
-
 
 @contextlib.contextmanager
 def small_tmpfs(point: Path, size: int) -> Iterator[Path]:
     """`point` (made) with a tmpfs of `size` bytes on it, for the duration of the block."""
-    require("root")
     point.mkdir()
     subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "rocmtui-test", str(point)],
