@@ -39,7 +39,6 @@ import startup
 from tui import Pty
 
 ROOT = Path(__file__).resolve().parents[1]
-HELP_MARKER = b"remap any of them"
 
 CONSOLE_FOLLOWING = """
 import sys, time
@@ -168,14 +167,8 @@ def key_latency(argv: Sequence[str], env: dict[str, str], log: Path, presses: in
         term.wait_for(b"Building HIP object", timeout=30)
         time.sleep(2)  # following at full rate
         for _ in range(presses):
-            start = term.size
-            sent = time.monotonic()
-            term.type(b"?")
-            seen = term.wait_for(HELP_MARKER, start, timeout=10)
-            if seen is not None:
-                samples.append(seen - sent)
-            term.type(b"\x1b")
-            time.sleep(0.4)
+            if (took := term.key_to_help(0.4)) is not None:
+                samples.append(took)
     finally:
         term.stop()
         writer.terminate()

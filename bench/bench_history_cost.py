@@ -41,7 +41,6 @@ sys.path.insert(0, str(REPO))
 import common  # noqa: E402
 from tui import Pty  # noqa: E402
 
-HELP_MARKER = b"remap any of them"
 # the status line once the data is in (`· 10000 builds · 16 target×arch×node`); the running
 # build's row makes the count vary, the groups' words do not
 DATA_MARKER = "target×arch×node".encode()
@@ -176,14 +175,8 @@ def open_figures(config: Path, env: dict[str, str], runs: int) -> list[common.Ro
     for _ in range(runs):
         term = console(config, env)
         try:
-            mark = term.size
-            sent = time.monotonic()
-            term.type(b"?")
-            seen = term.wait_for(HELP_MARKER, mark, timeout=10)
-            if seen is not None:
-                helps.append(seen - sent)
-            term.type(b"\x1b")
-            time.sleep(0.5)
+            if (took := term.key_to_help(0.5)) is not None:
+                helps.append(took)
             mark = term.size
             sent = time.monotonic()
             term.type(b"h")
@@ -229,14 +222,8 @@ def key_samples(config: Path, env: dict[str, str], presses: int) -> list[float]:
         term.wait_for(DATA_MARKER, mark, timeout=30)
         time.sleep(1.0)
         for _ in range(presses):
-            start = term.size
-            sent = time.monotonic()
-            term.type(b"?")
-            seen = term.wait_for(HELP_MARKER, start, timeout=10)
-            if seen is not None:
-                samples.append(seen - sent)
-            term.type(b"\x1b")
-            time.sleep(0.25)
+            if (took := term.key_to_help(0.25)) is not None:
+                samples.append(took)
     finally:
         term.stop()
     return samples

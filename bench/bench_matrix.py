@@ -47,7 +47,6 @@ ACCEPT = (
     "application/vnd.docker.distribution.manifest.list.v2+json, "
     "application/vnd.docker.distribution.manifest.v2+json"
 )
-HELP_MARKER = b"remap any of them"
 
 BARE_LOOP = r"""
 import asyncio, json, sys, time
@@ -311,14 +310,8 @@ def key_latency_during_fills(
             if busy and i % 4 == 0:
                 term.type(b"\x12")  # ctrl+r: ask the registry again
                 time.sleep(0.3)
-            start = term.size
-            sent = time.monotonic()
-            term.type(b"?")
-            seen = term.wait_for(HELP_MARKER, start, timeout=10)
-            if seen is not None:
-                samples.append(seen - sent)
-            term.type(b"\x1b")
-            time.sleep(0.25)
+            if (took := term.key_to_help(0.25)) is not None:
+                samples.append(took)
     finally:
         term.stop()
     return samples

@@ -47,7 +47,6 @@ from rocmtui.core.config.fleetfile import FleetConfig, parse_config
 from rocmtui.core.probes import HttpClients, NodeProber
 from rocmtui.core.probes.fleet import Probers, probe_fleet
 
-HELP_MARKER = b"remap any of them"
 DOWN_MARKER = "✗ down".encode()
 REFRESH = 2.0
 DEADLINE = 3.0
@@ -204,14 +203,8 @@ def black_hole(
         seen = term.wait_for(DOWN_MARKER, mark, timeout=60)
         down_after = (seen - cut) if seen is not None else float("nan")
         for _ in range(presses):  # the link stays down: keys meanwhile
-            start = term.size
-            sent = time.monotonic()
-            term.type(b"?")
-            got = term.wait_for(HELP_MARKER, start, timeout=10)
-            if got is not None:
-                samples.append(got - sent)
-            term.type(b"\x1b")
-            time.sleep(0.3)
+            if (took := term.key_to_help(0.3)) is not None:
+                samples.append(took)
     finally:
         link.up()
         term.stop()

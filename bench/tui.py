@@ -27,6 +27,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+HELP_MARKER = b"remap any of them"  # the last line of `?`'s help screen
+
 
 class Tmux:
     """One program in one tmux pane of a fixed size."""
@@ -243,6 +245,17 @@ class Pty:
 
     def type(self, data: bytes) -> None:
         os.write(self.fd, data)
+
+    def key_to_help(self, pause: float) -> float | None:
+        """Seconds from typing `?` to the help text's last line on the terminal (None: not
+        within 10 s); then Escape and `pause` seconds. The benches' key-to-screen figure."""
+        start = self.size
+        sent = time.monotonic()
+        self.type(b"?")
+        seen = self.wait_for(HELP_MARKER, start, timeout=10)
+        self.type(b"\x1b")
+        time.sleep(pause)
+        return None if seen is None else seen - sent
 
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
