@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from rocmtui.core.config.fleetfile import NodeConfig
-from rocmtui.core.history.discover import LocalBuilds, build_reaches
+from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.store import JobRecord, JobStore
 
