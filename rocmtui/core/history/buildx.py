@@ -3,7 +3,9 @@
 The environment is bake's for that node (`jobs.command.node_environment`: the scrubbed launch
 environment with the node's DOCKER_HOST or DOCKER_CONTEXT), plus what a remote node needs
 (`jobs.remote.prepare_environment`: the ssh wrapper first on PATH with BatchMode and the fleet's
-ssh config, or the TLS folder), made once per node under the state folder; `--builder` when
+ssh config, or the TLS folder), made once per node under the state folder; a monitor's looks
+at an ssh:// node go as sessions over the probe's kept connection (`kept_connection`), a
+follower's, which outlives it, over one of its own; `--builder` when
 the node names one. Every run has a deadline: the process gets its own session and the whole
 group is killed when the deadline passes (a dead remote must never hang a caller).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -19,12 +22,18 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_seconds
+
+if TYPE_CHECKING:
+    from rocmtui.core.probes.ssh.dial import MasterPool
+
+log = logging.getLogger(__name__)
 
 LS_TIMEOUT = 10.0
 INSPECT_TIMEOUT = 15.0
@@ -67,6 +76,36 @@ def history_environment(
     child.pop("GFX_ARCH", None)
     workdir.mkdir(parents=True, exist_ok=True)
     return remote.prepare_environment(workdir, node, config, env, child, control_path)
+
+
+def kept_connection(
+    node: NodeConfig,
+    config: FleetConfig,
+    env: Mapping[str, str],
+    masters: MasterPool,
+    wait: float,
+) -> str | None:
+    """The control socket of the kept ssh connection to an ssh:// node (`masters`: the probe's),
+    for `history_environment`; None for any other node, or when none can be had within `wait`
+    seconds (the look then makes a connection of its own).
+
+    A look a minute per node, and one a round while a build process is new on this host, would
+    otherwise each be ssh logins (one `history ls` opens several connections): a key exchange
+    and a PAM session on the node each time."""
+    from rocmtui.core.jobs.remote import endpoint_of
+    from rocmtui.core.probes.failure import ReachError
+    from rocmtui.core.probes.ssh.dial import parse_ssh_url
+
+    endpoint = endpoint_of(node, config, env)
+    if endpoint is None or endpoint.transport != "ssh":
+        return None
+    try:
+        target = parse_ssh_url(endpoint.base_url)
+        control, _ = masters.ensure(target, endpoint.ssh_config, wait)
+    except (ReachError, ValueError) as exc:
+        log.info("history of %s: a connection of its own (%s)", node.name, exc)
+        return None
+    return control
 
 
 def history_argv(
@@ -165,6 +204,7 @@ __all__ = [
     "BuildxAnswer",
     "history_argv",
     "history_environment",
+    "kept_connection",
     "node_workdir",
     "run_history",
     "run_history_async",

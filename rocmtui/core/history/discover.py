@@ -36,9 +36,6 @@ import contextlib
 import logging
 import os
 import re
-import shlex
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
-import rocmtui
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.history.buildx import (
     INSPECT_TIMEOUT,
@@ -55,9 +51,11 @@ from rocmtui.core.history.buildx import (
     BuildxAnswer,
     history_argv,
     history_environment,
+    kept_connection,
     node_workdir,
     run_history_async,
 )
+from rocmtui.core.history.follower import spawn_follower
 from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
 from rocmtui.core.history.parse import (
     HistoryEntry,
@@ -232,28 +230,15 @@ class HistoryWatch:
         return state.env
 
     def _look_env(self, node: NodeConfig, state: _NodeState) -> dict[str, str]:
-        """The environment of this process's own looks (`ls`, `inspect`). On an ssh:// node
-        whose kept connection is up, each is a session over it: a look a minute per node, and
-        one a round while a build process is new here, would otherwise each be an ssh login
-        (a key exchange and a PAM session on the node). A follower outlives this process and
-        its connection, so it keeps a connection of its own (`_env`); so does a look when the
-        kept connection cannot be had within `MASTER_WAIT`."""
+        """The environment of this process's own looks (`ls`, `inspect`): on an ssh:// node
+        whose kept connection can be had, sessions over it (`buildx.kept_connection`). A
+        follower outlives this process and its connection: it keeps its own (`_env`)."""
         own = self._env(node, state)
         if self.masters is None:
             return own
-        from rocmtui.core.jobs.remote import endpoint_of
-        from rocmtui.core.probes.failure import ReachError
-        from rocmtui.core.probes.ssh.dial import parse_ssh_url
-
         env = os.environ if self.env is None else self.env
-        endpoint = endpoint_of(node, self.config, env)
-        if endpoint is None or endpoint.transport != "ssh":
-            return own
-        try:
-            target = parse_ssh_url(endpoint.base_url)
-            control, _ = self.masters.ensure(target, endpoint.ssh_config, MASTER_WAIT)
-        except (ReachError, ValueError) as exc:
-            log.info("history of %s: a login of its own (%s)", node.name, exc)
+        control = kept_connection(node, self.config, env, self.masters, MASTER_WAIT)
+        if control is None:
             return own
         if state.look_env is None or state.look_path != control:
             workdir = node_workdir(state_dir(self.config, self.env), node) / "look"
@@ -402,43 +387,9 @@ class HistoryWatch:
                 spawn_follower(self.config, node, record, env)
 
 
-def spawn_follower(
-    config: FleetConfig, node: NodeConfig, record: JobRecord, env: Mapping[str, str]
-) -> None:
-    """Start the build's follower (see `follower`), detached; returns once its first process
-    has forked (a few ms)."""
-    assert record.buildkit_ref
-    store_root = Path(record.job_dir).parent.parent
-    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.follower"]
-    command += ["--store", str(store_root), "--job", record.id, "--ref", record.buildkit_ref]
-    docker = history_argv(node, "logs", path=env.get("PATH"))[0]
-    command += ["--docker", docker, "--gone-after", str(config.link_timeout_seconds)]
-    if node.builder:
-        command += ["--builder", node.builder]
-    child_env = {**env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
-    fd = os.open(record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
-    try:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,
-            env=child_env,
-            cwd="/",
-        )
-    finally:
-        os.close(fd)
-    try:
-        proc.wait(10.0)
-    except subprocess.TimeoutExpired:
-        log.warning("follower of %s did not detach: %s", record.id, shlex.join(command))
-
-
 __all__ = [
     "HISTORY_INTERVAL",
     "HistoryWatch",
     "answer_note",
     "engine_note",
-    "spawn_follower",
 ]

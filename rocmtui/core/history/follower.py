@@ -1,12 +1,13 @@
 """The detached process that follows one build started elsewhere.
 
-Started by `discover.spawn_follower` as `python -S -P -m rocmtui.core.history.follower ...`
-in a new session, stdin /dev/null, stdout and stderr appended to the job's log; its first
-process forks and exits (as `jobs.detach` does for a supervisor), so whoever started it never
-waits and never collects a zombie. The child takes the job's lock (`jobs/<id>/lock`) without
-waiting and exits at once when another follower holds it: one follower per build on the host,
-whoever discovered it. Holding the lock is what makes the job read `running` (and `stalled`
-after `stall_after_seconds` of log silence), exactly as a supervisor's lock does.
+Started by `spawn_follower` (below; discovery calls it) as `python -S -P -m
+rocmtui.core.history.follower ...` in a new session, stdin /dev/null, stdout and stderr appended
+to the job's log; its first process forks and exits (as `jobs.detach` does for a supervisor), so
+whoever started it never waits and never collects a zombie. The child takes the job's lock
+(`jobs/<id>/lock`) without waiting and exits at once when another follower holds it: one
+follower per build on the host, whoever discovered it. Holding the lock is what makes the job
+read `running` (and `stalled` after `stall_after_seconds` of log silence), exactly as a
+supervisor's lock does.
 
 It copies `docker buildx history logs --progress plain REF` (which follows a running build
 and replays a finished one; plain is the same progress format rocmtui's own bake runs write)
@@ -31,7 +32,11 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+    from rocmtui.core.jobs.store import JobRecord
 
 CHUNK = 1 << 16
 CHECK_SILENT = 60.0  # seconds of stream silence before asking inspect whether it still runs
@@ -49,6 +54,48 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--gone-after", type=float, default=120.0, help="seconds unanswered")
     parser.add_argument("--check-silent", type=float, default=CHECK_SILENT)
     return parser.parse_args(argv)
+
+
+def spawn_follower(
+    config: FleetConfig, node: NodeConfig, record: JobRecord, env: Mapping[str, str]
+) -> None:
+    """Start the build's follower (this module, with the arguments `_parse` reads), detached;
+    returns once its first process has forked (a few ms)."""
+    import logging
+    import shlex
+    import sys
+
+    import rocmtui
+    from rocmtui.core.history.buildx import history_argv
+
+    assert record.buildkit_ref
+    store_root = Path(record.job_dir).parent.parent
+    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.follower"]
+    command += ["--store", str(store_root), "--job", record.id, "--ref", record.buildkit_ref]
+    docker = history_argv(node, "logs", path=env.get("PATH"))[0]
+    command += ["--docker", docker, "--gone-after", str(config.link_timeout_seconds)]
+    if node.builder:
+        command += ["--builder", node.builder]
+    child_env = {**env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
+    fd = os.open(record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            env=child_env,
+            cwd="/",
+        )
+    finally:
+        os.close(fd)
+    try:
+        proc.wait(10.0)
+    except subprocess.TimeoutExpired:
+        logging.getLogger(__name__).warning(
+            "follower of %s did not detach: %s", record.id, shlex.join(command)
+        )
 
 
 class Follower:
