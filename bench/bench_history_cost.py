@@ -93,7 +93,8 @@ def make_store(state: Path) -> Path:
 
 def running_job(state: Path) -> tuple[Path, Path]:
     """One running build of a recorded group: its lock and log."""
-    from rocmtui.core.jobs.store import JobRecord, JobStore
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.jobs.store import JobStore
 
     def make(job_id: str, job_dir: Path) -> JobRecord:
         return JobRecord(

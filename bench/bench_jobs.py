@@ -226,7 +226,7 @@ def _rss(pid: int) -> tuple[int, int]:
 
 def follow_figure(workdir: Path, rate: int, seconds: float) -> dict[str, Any]:
     """`rocmtui logs -f` and `tail -F` following one log written at `rate` lines/s."""
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
 
     state = workdir / "follow-state"
     store = JobStore(state)

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _info(record: object) -> str:
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.text.sanitize import sanitize_line
 
     assert isinstance(record, JobRecord)
@@ -45,7 +45,7 @@ def _info(record: object) -> str:
 
 
 def _outcome(record: object) -> str:
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.states import JobState
 
     assert isinstance(record, JobRecord)
@@ -66,7 +66,7 @@ def _outcome(record: object) -> str:
 
 def _elsewhere(record: object) -> str:
     """What BuildKit knows of a build started elsewhere, in a few words."""
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
 
     assert isinstance(record, JobRecord) and record.outside is not None
     out = record.outside
@@ -84,7 +84,7 @@ def _images(record: object) -> list[str]:
     """A job of several targets (a group): one line per target with its own digest and the
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.states import LOOP_SYMBOLS
     from rocmtui.core.text.sanitize import sanitize_line
 
@@ -108,7 +108,7 @@ def _extras(record: object) -> dict[str, object]:
     from msgspec import to_builtins
 
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
 
     assert isinstance(record, JobRecord)
     check = read_push_check(record.job_dir)

@@ -24,7 +24,8 @@ from devfleet.dockerd import CURRENT_ENGINE
 from rocmtui.core.config.fleetfile import FleetConfig, load_config
 from rocmtui.core.history.discover import HistoryWatch
 from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.probes.fleet import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState, NodeState

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from rocmtui.core.jobs.follow import FileTail
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from tests.fleet.test_jobs_store import make_job
 from tests.support.jobs import rocmtui_argv, run_cli

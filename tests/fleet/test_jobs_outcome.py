@@ -32,7 +32,8 @@ from rocmtui.core.jobs.logwriter import (
 )
 from rocmtui.core.jobs.outcome import NOT_IN_STORE, OutcomeSlot, read_outcome
 from rocmtui.core.jobs.procstat import proc_stat, start_time
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from tests.support.jobs import wait_for
 from tests.support.realparts import require

@@ -18,13 +18,12 @@ import pytest
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat, start_time
+from rocmtui.core.jobs.record import JobRecord, new_job_id
 from rocmtui.core.jobs.store import (
     AmbiguousJob,
     JobNotFound,
-    JobRecord,
     JobStore,
     JobStoreError,
-    new_job_id,
     write_json_atomic,
 )
 from rocmtui.core.states import JobState

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from rocmtui.console import prefs
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from tests.support.jobs import offline_config, rocmtui_argv, wait_for
 from tests.support.realparts import require

@@ -16,7 +16,8 @@ from rocmtui.console.messages import JobsUpdated
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.history.costestimate import CostEstimates
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from tests.fleet.test_jobs_store import hold_lock
 from tests.pilot.test_app_snapshots import PLAN
 from tests.support.blackbox import screen_text, until_text

@@ -13,7 +13,9 @@ from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.history.costbook import SETTLE_SECONDS, CostBook, CostFilter
 from rocmtui.core.history.costreport import HistoryReport
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.store import SCHEMA_VERSION, JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.schema import SCHEMA_VERSION
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 
 DATA = Path(__file__).parents[1] / "data"

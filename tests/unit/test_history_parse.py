@@ -10,7 +10,7 @@ from rocmtui.core.history.discover import answer_note
 from rocmtui.core.history.parse import finished_state, outside_build, parse_inspect, parse_ls
 from rocmtui.core.history.rebuild import rebuild_request
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.store import JobRecord
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 
 GOOD = {

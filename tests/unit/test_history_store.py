@@ -9,7 +9,8 @@ from pathlib import Path
 from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 
 
 def _make(job_id: str, job_dir: Path) -> JobRecord:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported when first used, not at start-up (the console's fi
     from rocmtui.console.backend.jobextras import JobExtras
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.history.costestimate import CostEstimates
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.progress.tracker import JobProgress, ProgressTracker, Step
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round

@@ -22,7 +22,7 @@ from rocmtui.core.text.units import fmt_age
 
 if TYPE_CHECKING:  # types only: the console starts without the launch modules and the store
     from rocmtui.core.jobs.plan import LaunchPlan
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {

@@ -19,7 +19,9 @@ from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
 from rocmtui.core.history.cost import BuildEvidence, Condition, CostPoint
-from rocmtui.core.jobs.store import JobRecord, JobStore, _row_to_record
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.schema import row_to_record
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 
 SETTLE_SECONDS = 30.0  # after a job's end before its row is written (its sccache.json first)
@@ -233,7 +235,7 @@ class CostBook:
                     "ORDER BY started_at LIMIT ?",
                     (now - SETTLE_SECONDS, cutoff, SYNC_BATCH),
                 ).fetchall()
-            records = [_row_to_record(r) for r in found]
+            records = [row_to_record(r) for r in found]
             rows = [row_of(r, evidence_of(r)) for r in records]
             if rows:
                 marks = ", ".join("?" for _ in _COLUMNS)

@@ -67,7 +67,8 @@ from rocmtui.core.history.parse import (
 )
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.paths import state_dir
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState

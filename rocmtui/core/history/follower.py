@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
 
 CHUNK = 1 << 16
 CHECK_SILENT = 60.0  # seconds of stream silence before asking inspect whether it still runs

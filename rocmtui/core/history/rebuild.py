@@ -15,7 +15,7 @@ from msgspec import Struct
 
 from rocmtui.core.bake.model import ARCH_VARIABLE, BakeFile
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
-from rocmtui.core.jobs.store import JobRecord
+from rocmtui.core.jobs.record import JobRecord
 
 __all__ = ["RebuildRequest", "rebuild_request"]
 

@@ -1,6 +1,6 @@
 """`OutsideBuild`: what BuildKit's build history knows of a build rocmtui did not start.
 
-A job record (`jobs.store.JobRecord`) whose `outside` is set is a build *started elsewhere*:
+A job record (`jobs.record.JobRecord`) whose `outside` is set is a build *started elsewhere*:
 its `target`, `arch`, `node`, `started_at`, `ended_at` and `state` are filled from the history
 record as for any job (`arch` from its `GFX_ARCH` build arg, "" when it has none), its `log`
 is the output its follower copies from `docker buildx history logs`, and `outside` keeps the

@@ -32,8 +32,9 @@ from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.evidence import stall_evidence
 from rocmtui.core.jobs.outcome import ended_view, read_outcome, with_kept_outcome
 from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.refusals import refuse_if_read_only
-from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age, fmt_utc_clock
 

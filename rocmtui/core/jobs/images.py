@@ -28,7 +28,7 @@ from msgspec import Struct
 from rocmtui.core.jobs.printed import printed_pushes, requested_targets
 
 if TYPE_CHECKING:
-    from rocmtui.core.jobs.store import JobRecord
+    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.progress.sccache import CacheStats
     from rocmtui.core.registry.pushcheck import PushCheck
 

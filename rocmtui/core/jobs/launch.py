@@ -39,6 +39,7 @@ from rocmtui.core.jobs import locks, remote
 from rocmtui.core.jobs.command import bake_workdir, engine_assignments
 from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import LaunchPlan, resolve_plan
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.redaction import redact_argv, redact_mapping
 from rocmtui.core.jobs.refusals import (
     AlreadyRunning,
@@ -47,7 +48,7 @@ from rocmtui.core.jobs.refusals import (
     refuse_if_read_only,
 )
 from rocmtui.core.jobs.registries import docker_config_hosts
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_utc_stamp
 

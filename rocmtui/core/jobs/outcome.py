@@ -31,7 +31,7 @@ from msgspec.structs import replace
 
 from rocmtui.core.diskroom import condition
 from rocmtui.core.jobs.procstat import proc_stat
-from rocmtui.core.jobs.store import JobRecord
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 
 OUTCOME_BYTES = 8192  # the fields below, the message capped to fit

@@ -15,7 +15,8 @@ from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.control import live_record
-from rocmtui.core.jobs.store import JobRecord, JobStore
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
 

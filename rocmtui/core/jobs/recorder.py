@@ -22,7 +22,8 @@ from typing import Any
 
 from rocmtui.core.jobs.logwriter import RETRY_SECONDS, LogWriter
 from rocmtui.core.jobs.outcome import OutcomeSlot
-from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.retry import backoff
 
 RECORD_RETRY_FOR = 7 * 86400.0  # seconds an unwritable outcome is retried

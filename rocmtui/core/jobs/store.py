@@ -21,68 +21,29 @@ import os
 import re
 import secrets
 import sqlite3
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import msgspec
-from msgspec import Struct, to_builtins
-from msgspec.structs import fields, replace
+from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.diskroom import condition, describe
 from rocmtui.core.history.costschema import COSTS_INDEXES, COSTS_TABLE
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.jobs.record import JobRecord, new_job_id
+from rocmtui.core.jobs.schema import (
+    COLUMNS,
+    FIELD_NAMES,
+    REFS_TABLE,
+    SCHEMA_VERSION,
+    add_missing_columns,
+    record_to_row,
+    row_to_record,
+)
 from rocmtui.core.paths import state_dir
-from rocmtui.core.states import JobState
 
-# 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs
-SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000
-JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
-
-_COLUMNS = """
-    id TEXT PRIMARY KEY,
-    target TEXT NOT NULL,
-    arch TEXT NOT NULL,
-    node TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    push INTEGER NOT NULL,
-    overrides TEXT NOT NULL,
-    command TEXT NOT NULL,
-    user TEXT NOT NULL,
-    host TEXT NOT NULL,
-    bake_file TEXT NOT NULL,
-    job_dir TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    supervisor_pid INTEGER,
-    supervisor_start INTEGER,
-    bake_pid INTEGER,
-    bake_start INTEGER,
-    exit_code INTEGER,
-    digest TEXT,
-    state TEXT NOT NULL,
-    error_step TEXT,
-    message TEXT,
-    evidence TEXT,
-    evidence_at REAL,
-    cancel_requested_at REAL,
-    link_down_since REAL,
-    buildkit_ref TEXT,
-    outside TEXT
-"""
-
-# Every BuildKit history record (its ref) rocmtui has tied to a job: its own builds (by their
-# ROCMTUI_JOB build arg while they run, by bake's metadata `buildx.build.ref` once done) and
-# builds started elsewhere. One row per ref, so two discoverers never make two jobs of one.
-_REFS_TABLE = """
-    ref TEXT PRIMARY KEY,
-    job_id TEXT NOT NULL,
-    node TEXT NOT NULL
-"""
 
 
 class JobNotFound(LookupError):
@@ -95,141 +56,6 @@ class JobStoreError(Exception):
 
 class AmbiguousJob(LookupError):
     """A prefix matches more than one job."""
-
-
-class JobRecord(Struct, frozen=True):
-    """One job as recorded (the stored state; see `control.job_state` for the live one).
-
-    `overrides` and `command` are stored redacted: they are for people to read, never re-run.
-    `command` is the environment assignments that matter followed by bake's argument list.
-    """
-
-    id: str
-    target: str
-    arch: str
-    node: str
-    endpoint: str
-    push: bool
-    overrides: dict[str, str]
-    command: tuple[str, ...]
-    user: str
-    host: str
-    bake_file: str
-    job_dir: str
-    started_at: float
-    state: JobState = JobState.RUNNING
-    ended_at: float | None = None
-    supervisor_pid: int | None = None
-    supervisor_start: int | None = None
-    bake_pid: int | None = None
-    bake_start: int | None = None
-    exit_code: int | None = None
-    digest: str | None = None
-    error_step: str | None = None
-    message: str | None = None  # why it failed to start, was lost, or was cancelled
-    evidence: str | None = None  # last stall evidence, e.g. "silent 16m; engine busy 180% CPU"
-    evidence_at: float | None = None
-    cancel_requested_at: float | None = None
-    # while the link to the job's remote node is down: since when (its supervisor sees it)
-    link_down_since: float | None = None
-    # BuildKit's history ref of the build (the last part of bake's `buildx.build.ref`, or of
-    # `history ls`'s ref); the first one for a group that made several builds
-    buildkit_ref: str | None = None
-    # set for a build started elsewhere (found in BuildKit's history): what BuildKit knows of it
-    outside: OutsideBuild | None = None
-
-    @property
-    def started_elsewhere(self) -> bool:
-        """A build rocmtui did not start (found in a node's BuildKit history)."""
-        return self.outside is not None
-
-    @property
-    def path(self) -> Path:
-        """The job's folder."""
-        return Path(self.job_dir)
-
-    @property
-    def log_path(self) -> Path:
-        """bake's output (and our header/footer)."""
-        return self.path / "log"
-
-    @property
-    def metadata_path(self) -> Path:
-        """bake's --metadata-file."""
-        return self.path / "metadata.json"
-
-    @property
-    def record_path(self) -> Path:
-        """The atomically replaced JSON copy of the row."""
-        return self.path / "record.json"
-
-    @property
-    def lock_path(self) -> Path:
-        """The flock the supervisor holds while it lives."""
-        return self.path / "lock"
-
-    def duration(self, now: float | None = None) -> float:
-        """Seconds from start to end (or to now while unfinished)."""
-        end = self.ended_at if self.ended_at is not None else (time.time() if now is None else now)
-        return max(0.0, end - self.started_at)
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of the stored fields (the state as its word)."""
-        data: dict[str, Any] = to_builtins(self)
-        data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
-        data["started_elsewhere"] = self.started_elsewhere
-        if self.outside is not None:
-            data["outside"]["platforms"] = list(self.outside.platforms)
-            data["outside"]["cached_percent"] = self.outside.cached_percent
-        return data
-
-
-_FIELD_NAMES = tuple(f.name for f in fields(JobRecord))
-
-
-def _row_to_record(row: sqlite3.Row) -> JobRecord:
-    data = {key: row[key] for key in row.keys() if key in _FIELD_NAMES}  # noqa: SIM118
-    data["push"] = bool(data["push"])
-    data["overrides"] = json.loads(data["overrides"])
-    data["command"] = tuple(json.loads(data["command"]))
-    data["outside"] = _outside_from_text(data.get("outside"))
-    try:
-        data["state"] = JobState(data["state"])
-    except ValueError:
-        data["state"] = JobState.LOST
-    return JobRecord(**data)
-
-
-def _record_to_row(record: JobRecord) -> dict[str, Any]:
-    data = {name: getattr(record, name) for name in _FIELD_NAMES}
-    data["push"] = int(record.push)
-    data["overrides"] = json.dumps(record.overrides, sort_keys=True)
-    data["command"] = json.dumps(list(record.command))
-    data["state"] = str(record.state)
-    data["outside"] = (
-        None if record.outside is None else json.dumps(to_builtins(record.outside), sort_keys=True)
-    )
-    return data
-
-
-def _outside_from_text(text: str | None) -> OutsideBuild | None:
-    """The stored `outside` column; an unreadable one (a newer version's, damaged) reads as a
-    bare record of a build started elsewhere rather than failing the whole list."""
-    if not text:
-        return None
-    try:
-        return msgspec.convert(json.loads(text), OutsideBuild)
-    except (ValueError, msgspec.ValidationError):
-        return OutsideBuild(ref="?", follow_note="its stored history facts could not be read")
-
-
-def _add_missing_columns(conn: sqlite3.Connection) -> None:
-    """Bring a table made by an older version up to `_COLUMNS` (new columns are nullable)."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
-    for line in _COLUMNS.strip().splitlines():
-        name, _, kind = line.strip().rstrip(",").partition(" ")
-        if name not in have and "NOT NULL" not in kind:
-            conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
 
 def _for_want_of_space(exc: sqlite3.Error) -> bool:
@@ -251,12 +77,6 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-
-
-def new_job_id(now: float | None = None) -> str:
-    """A short, sortable, unique-enough id: UTC minute plus 16 random bits (checked on insert)."""
-    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(time.time() if now is None else now))
-    return f"{stamp}-{secrets.token_hex(2)}"
 
 
 class JobStore:
@@ -350,13 +170,13 @@ class JobStore:
                 conn.execute("PRAGMA journal_mode=WAL")
             if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({_COLUMNS})")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS jobs ({COLUMNS})")
                 conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
-                conn.execute(f"CREATE TABLE IF NOT EXISTS history_refs ({_REFS_TABLE})")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS history_refs ({REFS_TABLE})")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_costs ({COSTS_TABLE})")
                 for index in COSTS_INDEXES:
                     conn.execute(index)
-                _add_missing_columns(conn)
+                add_missing_columns(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
         finally:
@@ -382,7 +202,7 @@ class JobStore:
                 raise RuntimeError("could not allocate a job id")
             job_dir.mkdir(mode=0o755)
             record = make(job_id, job_dir)
-            row = _record_to_row(record)
+            row = record_to_row(record)
             names = ", ".join(row)
             marks = ", ".join(f":{k}" for k in row)
             conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
@@ -395,18 +215,18 @@ class JobStore:
         With `only_if_unfinished`, nothing changes once an end time is recorded (so a late
         writer never overwrites the outcome another process already recorded).
         """
-        unknown = set(changes) - set(_FIELD_NAMES)
+        unknown = set(changes) - set(FIELD_NAMES)
         if unknown:
             raise ValueError(f"unknown job fields: {sorted(unknown)}")
         with self.connect(write=True) as conn:
             row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None:
                 raise JobNotFound(job_id)
-            record = _row_to_record(row)
+            record = row_to_record(row)
             if only_if_unfinished and record.ended_at is not None:
                 return record
             record = replace(record, **changes)
-            data = _record_to_row(record)
+            data = record_to_row(record)
             sets = ", ".join(f"{k} = :{k}" for k in changes)
             conn.execute(f"UPDATE jobs SET {sets} WHERE id = :id", data)
             write_json_atomic(record.record_path, record.to_json())
@@ -469,7 +289,7 @@ class JobStore:
             row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise JobNotFound(job_id)
-        return _row_to_record(row)
+        return row_to_record(row)
 
     def resolve(self, ref: str) -> JobRecord:
         """The job named by a full id, a unique prefix, or a unique random suffix (`ab12`)."""
@@ -479,7 +299,7 @@ class JobStore:
         with self.connect() as conn:
             exact = conn.execute("SELECT * FROM jobs WHERE id = ?", (ref,)).fetchone()
             if exact is not None:
-                return _row_to_record(exact)
+                return row_to_record(exact)
             rows = conn.execute(
                 "SELECT * FROM jobs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 2",
                 (len(ref), ref),
@@ -493,7 +313,7 @@ class JobStore:
             raise JobNotFound(f"no job matches {ref!r}")
         if len(rows) > 1:
             raise AmbiguousJob(f"{ref!r} matches more than one job ({rows[0]['id']}, ...)")
-        return _row_to_record(rows[0])
+        return row_to_record(rows[0])
 
     def list(self, limit: int | None = 100, unfinished_only: bool = False) -> list[JobRecord]:
         """Jobs newest first."""
@@ -507,4 +327,4 @@ class JobStore:
             params = (limit,)
         with self.connect() as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [_row_to_record(r) for r in rows]
+        return [row_to_record(r) for r in rows]

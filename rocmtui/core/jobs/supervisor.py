@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING, Any
 from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
 from rocmtui.core.jobs.procstat import start_time
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.recorder import JobRecorder, Stopped
-from rocmtui.core.jobs.store import JobRecord, JobStore, JobStoreError
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard

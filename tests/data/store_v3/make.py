@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.store import SCHEMA_VERSION, JobRecord, JobStore, write_json_atomic
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.schema import SCHEMA_VERSION
+from rocmtui.core.jobs.store import JobStore, write_json_atomic
 from rocmtui.core.states import JobState
 
 assert SCHEMA_VERSION == 3, SCHEMA_VERSION

@@ -18,7 +18,7 @@ from rocmtui.console.backend.model import (
     VariableView,
 )
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig, ServiceConfig
-from rocmtui.core.jobs.store import JobRecord
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.snapshots import (
     BuilderInfo,
     FleetSnapshot,

@@ -1,0 +1,115 @@
+"""What a job is: its record (`JobRecord`, the stored fields and where its files are) and its id.
+
+`store.JobStore` keeps records; `control.job_state` computes the state to show from one.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from msgspec import Struct, to_builtins
+
+from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.states import JobState
+
+JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
+
+
+class JobRecord(Struct, frozen=True):
+    """One job as recorded (the stored state; see `control.job_state` for the live one).
+
+    `overrides` and `command` are stored redacted: they are for people to read, never re-run.
+    `command` is the environment assignments that matter followed by bake's argument list.
+    """
+
+    id: str
+    target: str
+    arch: str
+    node: str
+    endpoint: str
+    push: bool
+    overrides: dict[str, str]
+    command: tuple[str, ...]
+    user: str
+    host: str
+    bake_file: str
+    job_dir: str
+    started_at: float
+    state: JobState = JobState.RUNNING
+    ended_at: float | None = None
+    supervisor_pid: int | None = None
+    supervisor_start: int | None = None
+    bake_pid: int | None = None
+    bake_start: int | None = None
+    exit_code: int | None = None
+    digest: str | None = None
+    error_step: str | None = None
+    message: str | None = None  # why it failed to start, was lost, or was cancelled
+    evidence: str | None = None  # last stall evidence, e.g. "silent 16m; engine busy 180% CPU"
+    evidence_at: float | None = None
+    cancel_requested_at: float | None = None
+    # while the link to the job's remote node is down: since when (its supervisor sees it)
+    link_down_since: float | None = None
+    # BuildKit's history ref of the build (the last part of bake's `buildx.build.ref`, or of
+    # `history ls`'s ref); the first one for a group that made several builds
+    buildkit_ref: str | None = None
+    # set for a build started elsewhere (found in BuildKit's history): what BuildKit knows of it
+    outside: OutsideBuild | None = None
+
+    @property
+    def started_elsewhere(self) -> bool:
+        """A build rocmtui did not start (found in a node's BuildKit history)."""
+        return self.outside is not None
+
+    @property
+    def path(self) -> Path:
+        """The job's folder."""
+        return Path(self.job_dir)
+
+    @property
+    def log_path(self) -> Path:
+        """bake's output (and our header/footer)."""
+        return self.path / "log"
+
+    @property
+    def metadata_path(self) -> Path:
+        """bake's --metadata-file."""
+        return self.path / "metadata.json"
+
+    @property
+    def record_path(self) -> Path:
+        """The atomically replaced JSON copy of the row."""
+        return self.path / "record.json"
+
+    @property
+    def lock_path(self) -> Path:
+        """The flock the supervisor holds while it lives."""
+        return self.path / "lock"
+
+    def duration(self, now: float | None = None) -> float:
+        """Seconds from start to end (or to now while unfinished)."""
+        end = self.ended_at if self.ended_at is not None else (time.time() if now is None else now)
+        return max(0.0, end - self.started_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of the stored fields (the state as its word)."""
+        data: dict[str, Any] = to_builtins(self)
+        data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
+        data["started_elsewhere"] = self.started_elsewhere
+        if self.outside is not None:
+            data["outside"]["platforms"] = list(self.outside.platforms)
+            data["outside"]["cached_percent"] = self.outside.cached_percent
+        return data
+
+
+def new_job_id(now: float | None = None) -> str:
+    """A short, sortable, unique-enough id: UTC minute plus 16 random bits (checked on insert)."""
+    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+__all__ = ["JOB_ID_RE", "JobRecord", "new_job_id"]
