@@ -534,3 +534,51 @@ def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
     finally:
         with contextlib.suppress(Exception):
             cancel_job(config, own.id, grace=2.0)
+
+
+def test_a_full_state_disk_is_said_on_the_row_once_and_the_build_is_adopted_after(
+    current_engine: EngineHandle, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The monitor's discovery with its state folder on a full disk: the node row's history
+    note says the builds it found are not recorded and why, the monitor's log says it once
+    (not at every look until there is room), and once there is room the next look adopts the
+    build it could not record."""
+    import logging
+
+    from tests.support.smalldisk import fill, small_tmpfs
+
+    require("root")
+    bake = plain_bake(current_engine, tmp_path, DEMO_STEPS="3", DEMO_SLEEP="0")
+    assert bake.wait(180) == 0, (tmp_path / "bake-demo-pytorch.log").read_text()[-1500:]
+    config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
+    with small_tmpfs(tmp_path / "disk", 4 << 20) as point:
+        state = point / "rocmtui"
+        env = {**os.environ, "XDG_STATE_HOME": str(point), "ROCMTUI_STATE_DIR": str(state)}
+        store = JobStore(state)
+        assert store.list(limit=None) == []  # the store exists; the disk fills after
+        filler = fill(point)
+        watch = HistoryWatch(config, interval=0, local=None, env=env, spawn=False)
+        probers = Probers(history=watch, history_now=True)
+
+        def look() -> str | None:
+            async def round_and_settle() -> FleetSnapshot:
+                snap = await probe_fleet(config, probers=probers)
+                await watch.settle(15.0)
+                return snap
+
+            (row,) = asyncio.run(round_and_settle()).nodes
+            assert row.state is NodeState.OK, row
+            return row.history_note
+
+        caplog.set_level(logging.WARNING, logger="rocmtui.core.history.discover")
+        notes = [look() for _ in range(3)]
+        assert all(n and "builds started elsewhere are not recorded" in n for n in notes), notes
+        assert "state disk full" in str(notes[-1]), notes
+        said = [r.getMessage() for r in caplog.records if r.name.endswith("history.discover")]
+        assert len(said) == 1 and "state disk full" in said[0], said
+        assert not [r for r in caplog.records if r.exc_info], "a traceback for a full disk"
+
+        filler.unlink()
+        assert look() is None
+        found = [j.target for j in store.list(limit=None) if j.started_elsewhere]
+        assert "demo-pytorch" in found, found

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.diskroom import describe
 from rocmtui.core.history.buildx import (
     INSPECT_TIMEOUT,
     LS_TIMEOUT,
@@ -68,10 +69,11 @@ from rocmtui.core.history.parse import (
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
 from rocmtui.core.jobs.record import JobRecord
-from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.paths import state_dir
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_utc_stamp
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ class _NodeState:
     env: dict[str, str] | None = None  # a follower's: a connection of its own
     look_env: dict[str, str] | None = None  # the looks': sessions over the kept connection
     look_path: str | None = None  # ... whose control socket this is
+    store_error: str | None = None  # why the last look could not record what it found
 
 
 @dataclass
@@ -219,9 +222,18 @@ class HistoryWatch:
     async def _ask(self, node: NodeConfig, state: _NodeState) -> None:
         try:
             await self._look(node, state)
+        except (JobStoreError, OSError) as exc:  # the state folder: full, read-only, gone
+            where = getattr(exc, "filename", None) or state_dir(self.config, self.env)
+            said = str(exc) if isinstance(exc, JobStoreError) else describe(where, exc)
+            state.note = one_line(f"builds started elsewhere are not recorded: {said}", 300)
+            if state.store_error != said:  # said once, not at every look until there is room
+                log.warning("history of %s: %s", node.name, said)
+            state.store_error = said
+            return
         except Exception as exc:  # a bug here must never take the node's probe down
             log.exception("history of %s", node.name)
             state.note = f"build history unavailable: {type(exc).__name__}"
+        state.store_error = None
 
     def _env(self, node: NodeConfig, state: _NodeState) -> dict[str, str]:
         if state.env is None:
