@@ -1,0 +1,178 @@
+"""The fleet screen's nodes panel: one row per node with its state, the build running there and
+how long its output has been silent.
+
+It renders one immutable `ConsoleData` at a given `now` and sends intents up as messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on
+
+from rocmtui.console.backend.model import (
+    NODE_RANK,
+    ConsoleData,
+    JobView,
+    effective_node_state,
+    fmt_counter,
+    running_job_on,
+)
+from rocmtui.console.intents import LogRequested
+from rocmtui.console.outside_text import clean, safe
+from rocmtui.console.widgets.common import Palette, state_cell, waiting_cell
+from rocmtui.console.widgets.fleet import EMPTY, FleetPanel
+from rocmtui.console.widgets.table import Row, SnapshotTable
+from rocmtui.core.snapshots import NodeSnapshot
+from rocmtui.core.states import (
+    NODE_SYMBOLS,
+    JobState,
+    NodeState,
+)
+from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock
+
+
+class NodesPanel(FleetPanel):
+    """Every node: state, arch, how long its build has been silent, the job running there with
+    its progress, versions, host load."""
+
+    TITLE = "Nodes"
+    disk_warn_percent = 90.0  # the screen sets it from the fleet file
+    COLUMNS = (
+        "State",
+        "Node",
+        "GFX",
+        "Output",  # before Job: a long job cell must never push the silence off the screen
+        "Job",
+        "Engine",
+        "BuildKit",
+        "Builder",
+        "Host",
+        "Age",
+    )
+
+    def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
+        """One row per node; stalled first, then down, so trouble is at the top."""
+        if data.fleet is None:
+            return []
+        order = {n.name: i for i, n in enumerate(data.fleet.nodes)}
+        nodes = sorted(
+            data.fleet.nodes,
+            key=lambda n: (NODE_RANK.get(effective_node_state(n, data.jobs), 9), order[n.name]),
+        )
+        pending = set(data.fleet.pending)
+        return [
+            (n.name, self.node_cells(n, data.jobs, now, palette, n.name in pending)) for n in nodes
+        ]
+
+    def node_cells(
+        self,
+        node: NodeSnapshot,
+        jobs: Sequence[JobView],
+        now: float,
+        palette: Palette,
+        pending: bool = False,
+    ) -> list[Text]:
+        """The cells of one node's row (`pending`: the round is still waiting for it)."""
+        state = effective_node_state(node, jobs)
+        job = running_job_on(node.name, jobs)
+        builder = node.builder
+        builder_cell = EMPTY
+        if builder is not None:
+            word = clean(builder.status, 20)
+            style = palette.good if word == "running" else palette.warn
+            builder_cell = Text(word, style=style)
+            if builder.error:
+                builder_cell.append(" " + clean(builder.error, 60), style=palette.bad)
+        return [
+            waiting_cell(palette)
+            if pending and state != NodeState.STALLED  # a stall is never hidden
+            else state_cell(state, NODE_SYMBOLS.get(state, "?"), palette),
+            self.name_cell(node, palette),
+            safe(node.gfx or "—", "", 10),
+            self.output_cell(state, job, now, palette),
+            self.job_cell(node, state, job, now, palette),
+            safe(node.engine_version or "—", "", 24),
+            safe(builder.buildkit_version if builder and builder.buildkit_version else "—"),
+            builder_cell,
+            self.host_cell(node, palette),
+            self.age_cell(node.age(now), palette),
+        ]
+
+    def job_cell(
+        self,
+        node: NodeSnapshot,
+        state: str,
+        job: JobView | None,
+        now: float,
+        palette: Palette,
+    ) -> Text:
+        """What runs there, or why the node is down and since when."""
+        if state in (NodeState.DOWN, NodeState.UNKNOWN):
+            since = node.down_since or node.last_ok_at
+            cell = Text(style=palette.bad if state == NodeState.DOWN else palette.muted)
+            if since is not None:
+                cell.append(f"since {fmt_clock(since)} ({fmt_age(now - since)}) ")
+            if node.failed_step:  # which step of reaching it failed: dns, connect, auth ...
+                cell.append(clean(node.failed_step, 12) + ": ", style="bold")
+            cell.append(clean(node.reason or "no answer", 160))
+            return cell
+        if job is None:
+            cell = Text("idle", style=palette.muted)
+            if node.history_note:  # builds started elsewhere are not visible there, and why
+                cell.append(" · " + clean(node.history_note, 120), style=palette.muted)
+            return cell
+        cell = Text()
+        cell.append(clean(job.record.target, 40), style="bold")
+        cell.append(" " + clean(job.record.arch or "", 10))
+        counter = fmt_counter(job.progress)
+        if counter:
+            cell.append(" " + counter, style=palette.accent)
+        if job.progress and job.progress.step:
+            cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
+        return cell
+
+    def name_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
+        """The node's name, then how it is reached (unix, ssh, tls, context/...)."""
+        cell = safe(node.name, "bold", 40)
+        if node.via:
+            cell.append(" " + clean(node.via, 14), style=palette.muted)
+        return cell
+
+    def output_cell(self, state: str, job: JobView | None, now: float, palette: Palette) -> Text:
+        """Age of the running job's last output line; loud when stalled."""
+        if job is None or job.progress is None or job.progress.last_output_at is None:
+            return EMPTY
+        age = fmt_age(now - job.progress.last_output_at)
+        if state == NodeState.STALLED or job.record.state == JobState.STALLED:
+            return Text(f"silent {age}", style=palette.alarm)
+        return Text(age, style=palette.muted)
+
+    def host_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
+        """CPU, memory and disk of the local node."""
+        host = node.host
+        if host is None:
+            return EMPTY
+        cell = Text(no_wrap=True)
+        for label, pct in (("cpu", host.cpu_percent), ("mem", host.mem_percent)):
+            if pct is None:  # no CPU window long enough yet (the first round)
+                cell.append(f"{label}   —  ", style=palette.muted)
+                continue
+            style = palette.warn if pct >= 90 else ""
+            cell.append(f"{label} {pct:3.0f}% ", style=style)
+        full = host.disk_percent >= self.disk_warn_percent  # the state folder's disk
+        mark = " ‼" if full else ""
+        free = fmt_bytes(host.disk_free)
+        cell.append(
+            f"disk {host.disk_percent:.0f}%{mark} ({free} free)", style=palette.bad if full else ""
+        )
+        return cell
+
+    @on(SnapshotTable.RowSelected)
+    def _open_running_log(self, event: SnapshotTable.RowSelected) -> None:
+        """Enter on a node opens the log of the job running there."""
+        event.stop()
+        job = running_job_on(event.key, self.data.jobs)
+        if job is not None:
+            self.post_message(LogRequested(job.record.id))
