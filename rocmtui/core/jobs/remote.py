@@ -21,12 +21,14 @@ link, and after a cancel a look at the remote engine itself.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import os
 import shlex
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,21 @@ def ssh_wrapper_text(
     )
 
 
+def _link(tmp: Path, to: str) -> None:
+    tmp.symlink_to(to)
+
+
+def _replace(path: Path, make: Callable[[Path], None]) -> None:
+    """Make `path` afresh by `make(tmp)` and a rename over it: a folder made before (the history
+    looks' folder, which every console and `status` of this state folder shares) is brought up
+    to date, and a reader or a concurrent writer never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    make(tmp)
+    os.replace(tmp, path)
+
+
 def prepare_environment(
     job_dir: Path,
     node: NodeConfig,
@@ -106,12 +123,16 @@ def prepare_environment(
         path = out.get("PATH") or os.defpath
         bindir = job_dir / "bin"
         bindir.mkdir(exist_ok=True)
-        wrapper = bindir / "ssh"
         ssh_config = str(config.ssh_config) if config.ssh_config else None
-        wrapper.write_text(
-            ssh_wrapper_text(_real_ssh(path), ssh_config, config.link_timeout_seconds, control_path)
+        text = ssh_wrapper_text(
+            _real_ssh(path), ssh_config, config.link_timeout_seconds, control_path
         )
-        wrapper.chmod(0o755)
+
+        def wrapper(tmp: Path) -> None:
+            tmp.write_text(text)
+            tmp.chmod(0o755)
+
+        _replace(bindir / "ssh", wrapper)
         out["PATH"] = f"{bindir}{os.pathsep}{path}"
     elif node.docker_host and endpoint.tls:
         tls = job_dir / "tls"
@@ -122,7 +143,7 @@ def prepare_environment(
             ("key.pem", node.tls_key),
         ):
             if source:
-                (tls / name).symlink_to(source)
+                _replace(tls / name, functools.partial(_link, to=source))
         out["DOCKER_CERT_PATH"] = str(tls)
         out["DOCKER_TLS_VERIFY"] = "1"
     return out
