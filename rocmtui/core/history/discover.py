@@ -86,6 +86,7 @@ INSPECT_TRIES = 3  # failed inspects of a running record before it is taken as a
 TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
 TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
 INSPECT_PER_ROUND = 4  # finished records inspected per node and round
+LOOKS_AT_ONCE = 4  # history looks (buildx processes) running at once in one process
 MASTER_WAIT = 2.0  # seconds a look waits for the probe's kept ssh connection before its own
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)")
 FIRST_HISTORY_ENGINE = 24  # Docker 24 ships BuildKit 0.11, the first with build history
@@ -153,9 +154,30 @@ class HistoryWatch:
     _per_node: dict[str, _NodeState] = field(default_factory=dict)
     _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
     _scanned_at: float = -1e18
+    _owners: dict[str, NodeConfig] = field(default_factory=dict)  # node -> who asks for it
+    _gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def __post_init__(self) -> None:
         self.store = self.store or JobStore.for_config(self.config, self.env)
+        # nodes naming the same engine and builder share one BuildKit history: the first of
+        # them asks it, once, for all (a fleet file that lists one engine twice)
+        first: dict[tuple[str, str, str], NodeConfig] = {}
+        for node in self.config.nodes:
+            key = (node.docker_host or "", node.context or "", node.builder or "")
+            self._owners[node.name] = first.setdefault(key, node)
+
+    def _state(self, node: NodeConfig) -> tuple[NodeConfig, _NodeState]:
+        """The node that asks for `node`'s history, and that look's state."""
+        owner = self._owners.get(node.name, node)
+        return owner, self._per_node.setdefault(owner.name, _NodeState())
+
+    def _slots(self) -> asyncio.Semaphore:
+        """At most `LOOKS_AT_ONCE` looks run at a time in this process (each is a buildx
+        process of ~0.15 s CPU and tens of MB; a hundred nodes at once would be a hundred)."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:
+            self._gate = (loop, asyncio.Semaphore(LOOKS_AT_ONCE))
+        return self._gate[1]
 
     def _triggered(self, node: NodeConfig) -> bool:
         """A build process talking to `node` appeared here (/proc scanned at most once a
@@ -177,7 +199,7 @@ class HistoryWatch:
         self, node: NodeConfig, snapshot: NodeSnapshot, wait: float = TRIGGERED_WAIT
     ) -> NodeSnapshot:
         """`snapshot` with the node's `history_note`; asks the node's history when due."""
-        state = self._per_node.setdefault(node.name, _NodeState())
+        owner, state = self._state(node)
         if snapshot.state is not NodeState.OK:
             return replace(snapshot, history_note=state.note) if state.note else snapshot
         note = engine_note(snapshot)
@@ -188,7 +210,7 @@ class HistoryWatch:
         due = time.monotonic() - state.asked_at >= self.interval
         if (due or triggered) and (state.task is None or state.task.done()):
             state.asked_at = time.monotonic()
-            state.task = asyncio.ensure_future(self._ask(node, state))
+            state.task = asyncio.ensure_future(self._ask(owner, state))
             if triggered or self.interval <= 0:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(asyncio.shield(state.task), wait)
@@ -197,14 +219,14 @@ class HistoryWatch:
     async def ask(self, node: NodeConfig, snapshot: NodeSnapshot) -> NodeSnapshot:
         """One full look at the node's history now (a one-shot `status`): waits for it. When
         the caller's deadline cancels the wait, the look goes on (`settle` waits for it)."""
-        state = self._per_node.setdefault(node.name, _NodeState())
+        owner, state = self._state(node)
         if snapshot.state is not NodeState.OK:
             return snapshot
         note = engine_note(snapshot)
         if note is None:
             if state.task is None or state.task.done():
                 state.asked_at = time.monotonic()
-                state.task = asyncio.ensure_future(self._ask(node, state))
+                state.task = asyncio.ensure_future(self._ask(owner, state))
             await asyncio.shield(state.task)
             note = state.note
         return replace(snapshot, history_note=note) if note else snapshot
@@ -221,7 +243,8 @@ class HistoryWatch:
 
     async def _ask(self, node: NodeConfig, state: _NodeState) -> None:
         try:
-            await self._look(node, state)
+            async with self._slots():
+                await self._look(node, state)
         except (JobStoreError, OSError) as exc:  # the state folder: full, read-only, gone
             where = getattr(exc, "filename", None) or state_dir(self.config, self.env)
             said = str(exc) if isinstance(exc, JobStoreError) else describe(where, exc)
