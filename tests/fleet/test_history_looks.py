@@ -3,19 +3,19 @@ history folder any later process of the same state folder can use again.
 
 The looks run the real docker CLI. The engines are unreachable addresses (the look fails in
 milliseconds, which is all these tests need: what is counted is looks started and how many run
-at once); the one that is watched for overlap goes through a `docker` first on PATH that notes
-its start and end around the real docker."""
+at once); the one that is watched for overlap goes through a docker-buildx where the docker CLI
+looks for plugins first, which notes its start and end around the real one."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from rocmtui.core.bake.plugin import buildx_plugin
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig, load_config
 from rocmtui.core.history.buildx import history_environment, node_workdir
 from rocmtui.core.history.discover import LOOKS_AT_ONCE, HistoryWatch
@@ -52,7 +52,7 @@ async def ask_all(watch: HistoryWatch, config: FleetConfig) -> list[NodeSnapshot
 
 
 def test_nodes_naming_one_engine_share_one_look(tmp_path: Path) -> None:
-    require("docker")
+    require("docker-buildx")
     one, other = "tcp://127.0.0.1:9", "tcp://127.0.0.1:7"
     config = fleet(tmp_path, [one, one, other, one])
     watch = HistoryWatch(config, interval=0, local=None, spawn=False)
@@ -64,20 +64,21 @@ def test_nodes_naming_one_engine_share_one_look(tmp_path: Path) -> None:
 
 
 def test_at_most_a_few_looks_run_at_once(tmp_path: Path) -> None:
-    require("docker")
-    real = shutil.which("docker")
+    require("docker-buildx")
+    real = buildx_plugin(os.environ)
     assert real is not None
-    bindir = tmp_path / "bin-noting-docker"
-    bindir.mkdir()
+    config_dir = tmp_path / "docker-config"  # where the docker CLI looks for plugins first
+    plugins = config_dir / "cli-plugins"
+    plugins.mkdir(parents=True)
     notes = tmp_path / "looks"
-    (bindir / "docker").write_text(
+    (plugins / "docker-buildx").write_text(
         f'#!/bin/sh\necho "start $$" >> {notes}\nsleep 0.3\n{real} "$@"\nrc=$?\n'
         f'echo "end $$" >> {notes}\nexit $rc\n'
     )
-    (bindir / "docker").chmod(0o755)
+    (plugins / "docker-buildx").chmod(0o755)
     hosts = [f"tcp://127.0.0.1:{9000 + i}" for i in range(12)]
     config = fleet(tmp_path, hosts)
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "DOCKER_CONFIG": str(config_dir)}
     watch = HistoryWatch(config, interval=0, local=None, spawn=False, env=env)
     asyncio.run(ask_all(watch, config))
     assert watch.runs == 12

@@ -476,22 +476,21 @@ def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
 ) -> None:
     """Issue 27: on a loaded machine `history inspect` timed out, and a rocmtui build became a
     second, "started elsewhere" job (its node row then offered that double, which cannot be
-    cancelled). Stand-in for the timeout: a `docker` first on discovery's PATH whose `buildx
-    history inspect` fails at once (no answer, as a timeout gives); every other call is the
-    real docker's."""
-    import shutil
-
+    cancelled). Stand-in for the timeout: a docker-buildx where the docker CLI looks for
+    plugins first, whose `history inspect` fails at once (no answer, as a timeout gives); every
+    other call is the real buildx's."""
     from rocmtui.core.bake.file import load_bake
+    from rocmtui.core.bake.plugin import buildx_plugin
     from rocmtui.core.history.discover import INSPECT_TRIES
     from rocmtui.core.jobs.launch import launch_job
 
-    bindir = tmp_path / "bin-inspect-fails"
-    bindir.mkdir()
-    real = shutil.which("docker")
+    real = buildx_plugin(os.environ)
     assert real is not None
-    stand_in = bindir / "docker"
+    config_dir = tmp_path / "docker-config-inspect-fails"
+    (config_dir / "cli-plugins").mkdir(parents=True)
+    stand_in = config_dir / "cli-plugins" / "docker-buildx"
     stand_in.write_text(
-        '#!/bin/sh\nif [ "$1 $2 $3" = "buildx history inspect" ]; then\n'
+        '#!/bin/sh\nif [ "$1 $2" = "history inspect" ]; then\n'
         '  echo "stand-in: history inspect timed out" >&2; exit 1\nfi\n'
         f'exec {real} "$@"\n'
     )
@@ -502,7 +501,7 @@ def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
         overrides={"DEMO_STEPS": "300", "DEMO_SLEEP": "0.1", "DEMO_NONCE": str(time.time_ns())},
     )  # fmt: skip
     store = JobStore.for_config(config)
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "DOCKER_CONFIG": str(config_dir)}
     failing = HistoryWatch(config, interval=0, local=None, env=env, spawn=False)
 
     def failing_round() -> None:

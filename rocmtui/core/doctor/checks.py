@@ -150,26 +150,6 @@ def _variable_feature(attribute: str, timeout: float, env: Mapping[str, str]) ->
     return None if code in (124, 126, 127) else code == 0
 
 
-#: Where the docker CLI looks for plugins after `$DOCKER_CONFIG/cli-plugins` (docker's own list).
-SYSTEM_PLUGIN_DIRS = (
-    "/usr/local/lib/docker/cli-plugins",
-    "/usr/local/libexec/docker/cli-plugins",
-    "/usr/lib/docker/cli-plugins",
-    "/usr/libexec/docker/cli-plugins",
-)
-
-
-def buildx_plugin(env: Mapping[str, str]) -> Path | None:
-    """The docker-buildx binary `docker buildx` runs under `env`: `$DOCKER_CONFIG/cli-plugins`
-    (default `$HOME/.docker`) before the system folders, as the docker CLI searches."""
-    config = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME", "~"), ".docker")
-    for folder in (os.path.join(os.path.expanduser(config), "cli-plugins"), *SYSTEM_PLUGIN_DIRS):
-        candidate = Path(folder) / "docker-buildx"
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def check_buildx(timeout: float, env: Mapping[str, str] | None = None) -> list[Finding]:
     """buildx's version and which bake features it lacks, asked of the buildx builds use: every
     probe runs with the environment bake launches get (`bake_environment` of `env`)."""
@@ -196,6 +176,8 @@ def check_buildx(timeout: float, env: Mapping[str, str] | None = None) -> list[F
     for name, attribute in VARIABLE_FEATURES:
         if _variable_feature(attribute, timeout, env) is False:
             lacks.append(name)
+    from rocmtui.core.bake.plugin import buildx_plugin
+
     plugin = buildx_plugin(env)
     detail = f"buildx {version}" + (f" ({plugin})" if plugin else "")
     detail += f"; lacks: {', '.join(lacks)}" if lacks else ""

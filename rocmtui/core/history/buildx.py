@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
+from rocmtui.core.bake.plugin import buildx_plugin
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_seconds
@@ -108,12 +109,20 @@ def kept_connection(
     return control
 
 
-def history_argv(
-    node: NodeConfig, sub: str, *args: str, docker: str | None = None, path: str | None = None
-) -> list[str]:
-    """`docker buildx history SUB [--builder B] ARGS...`."""
-    exe = docker or shutil.which("docker", path=path or os.defpath) or "docker"
-    argv = [exe, "buildx", "history", sub]
+def docker_cli(path: str | None) -> str:
+    """The docker CLI on `path` (a follower's `history logs` runs through it)."""
+    return shutil.which("docker", path=path or os.defpath) or "docker"
+
+
+def history_argv(node: NodeConfig, sub: str, *args: str, env: Mapping[str, str]) -> list[str]:
+    """`docker-buildx history SUB [--builder B] ARGS...`: the buildx `docker buildx` runs under
+    `env` (`bake.plugin.buildx_plugin`), in its standalone form, so no docker CLI process runs
+    in between (half of a look's CPU); `docker buildx history ...` when no plugin is found."""
+    plugin = buildx_plugin(env)
+    if plugin is not None:
+        argv = [str(plugin), "history", sub]
+    else:
+        argv = [docker_cli(env.get("PATH")), "buildx", "history", sub]
     if node.builder:
         argv += ["--builder", node.builder]
     return [*argv, *args]
@@ -202,6 +211,7 @@ __all__ = [
     "INSPECT_TIMEOUT",
     "LS_TIMEOUT",
     "BuildxAnswer",
+    "docker_cli",
     "history_argv",
     "history_environment",
     "kept_connection",

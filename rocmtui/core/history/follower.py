@@ -66,13 +66,13 @@ def spawn_follower(
     import sys
 
     import rocmtui
-    from rocmtui.core.history.buildx import history_argv
+    from rocmtui.core.history.buildx import docker_cli
 
     assert record.buildkit_ref
     store_root = Path(record.job_dir).parent.parent
     command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.follower"]
     command += ["--store", str(store_root), "--job", record.id, "--ref", record.buildkit_ref]
-    docker = history_argv(node, "logs", path=env.get("PATH"))[0]
+    docker = docker_cli(env.get("PATH"))
     command += ["--docker", docker, "--gone-after", str(config.link_timeout_seconds)]
     if node.builder:
         command += ["--builder", node.builder]
