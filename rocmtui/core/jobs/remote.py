@@ -22,13 +22,12 @@ link, and after a cancel a look at the remote engine itself.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import os
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -89,19 +88,21 @@ def ssh_wrapper_text(
     )
 
 
-def _link(tmp: Path, to: str) -> None:
-    tmp.symlink_to(to)
-
-
-def _replace(path: Path, make: Callable[[Path], None]) -> None:
-    """Make `path` afresh by `make(tmp)` and a rename over it: a folder made before (the history
-    looks' folder, which every console and `status` of this state folder shares) is brought up
-    to date, and a reader or a concurrent writer never sees half of it."""
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A temporary name to make `path` under, renamed over it when the block ends: a folder
+    made before (the history looks' folder, which every console and `status` of this state
+    folder shares) is brought up to date, a reader or a concurrent writer never sees half of
+    it, and a block that fails leaves nothing behind."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
-    make(tmp)
-    os.replace(tmp, path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 def prepare_environment(
@@ -127,12 +128,9 @@ def prepare_environment(
         text = ssh_wrapper_text(
             _real_ssh(path), ssh_config, config.link_timeout_seconds, control_path
         )
-
-        def wrapper(tmp: Path) -> None:
+        with _replacing(bindir / "ssh") as tmp:
             tmp.write_text(text)
             tmp.chmod(0o755)
-
-        _replace(bindir / "ssh", wrapper)
         out["PATH"] = f"{bindir}{os.pathsep}{path}"
     elif node.docker_host and endpoint.tls:
         tls = job_dir / "tls"
@@ -143,7 +141,8 @@ def prepare_environment(
             ("key.pem", node.tls_key),
         ):
             if source:
-                _replace(tls / name, functools.partial(_link, to=source))
+                with _replacing(tls / name) as tmp:
+                    tmp.symlink_to(source)
         out["DOCKER_CERT_PATH"] = str(tls)
         out["DOCKER_TLS_VERIFY"] = "1"
     return out
