@@ -24,6 +24,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from rocmtui.core.bake.plugin import buildx_plugin
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.text.units import fmt_bytes, fmt_seconds
 
@@ -176,8 +177,6 @@ def check_buildx(timeout: float, env: Mapping[str, str] | None = None) -> list[F
     for name, attribute in VARIABLE_FEATURES:
         if _variable_feature(attribute, timeout, env) is False:
             lacks.append(name)
-    from rocmtui.core.bake.plugin import buildx_plugin
-
     plugin = buildx_plugin(env)
     detail = f"buildx {version}" + (f" ({plugin})" if plugin else "")
     detail += f"; lacks: {', '.join(lacks)}" if lacks else ""

@@ -3,11 +3,11 @@
 The environment is bake's for that node (`jobs.command.node_environment`: the scrubbed launch
 environment with the node's DOCKER_HOST or DOCKER_CONTEXT), plus what a remote node needs
 (`jobs.remote.prepare_environment`: the ssh wrapper first on PATH with BatchMode and the fleet's
-ssh config, or the TLS folder), made once per node under the state folder; a monitor's looks
-at an ssh:// node go as sessions over the probe's kept connection (`kept_connection`), a
-follower's, which outlives it, over one of its own; `--builder` when
-the node names one. Every run has a deadline: the process gets its own session and the whole
-group is killed when the deadline passes (a dead remote must never hang a caller).
+ssh config, or the TLS folder), made once per node under the state folder; a monitor's looks at
+an ssh:// node go as sessions over the probe's kept connection (`kept_connection`), a
+follower's, which outlives it, over one of its own; `--builder` when the node names one. Every
+run has a deadline: the process gets its own session and the whole group is killed when the
+deadline passes (a dead remote must never hang a caller).
 """
 
 from __future__ import annotations

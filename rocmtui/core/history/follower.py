@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import select
+import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -61,10 +64,6 @@ def spawn_follower(
 ) -> None:
     """Start the build's follower (this module, with the arguments `_parse` reads), detached;
     returns once its first process has forked (a few ms)."""
-    import logging
-    import shlex
-    import sys
-
     import rocmtui
     from rocmtui.core.history.buildx import docker_cli
 
