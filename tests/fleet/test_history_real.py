@@ -319,6 +319,10 @@ def test_a_history_stream_that_dies_is_followed_again(
 
         first = wait_for(streams, 30, "the follower's history stream")
         assert isinstance(first, list)
+        for pid in first:  # the stream client runs lean: one Go thread, a lazier collector
+            with contextlib.suppress(OSError):
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                assert b"GOMAXPROCS=1" in environ and b"GOGC=200" in environ
         for pid in first:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
