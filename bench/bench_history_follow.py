@@ -16,6 +16,11 @@ information: on this 2-core machine it saturates BuildKit's progress stream for 
 - rocmtui: three plain `docker buildx bake flood` runs, one per node, at once: the monitor finds
   them in BuildKit's history and its followers copy `history logs` into each job's log.
 
+- for information, at the judged rate: the anchor's three jobs again, each with one more client
+  on its progress stream (`history logs --progress quiet`, as an outside build's own bake
+  is: it reads the whole stream and prints nothing). An outside build always has that client
+  beside the follower; on a saturated machine its CPU is what the follower's log pays for.
+
 The figure is the age of the newest line in each log (the file every reader, a console pane or
 `rocmtui logs -f`, reads), sampled every 25 ms, p95 over the three logs, in the second half of
 each flood (from `SECONDS / 2` after its first line was printed, by the build's own stamp): an
@@ -197,23 +202,76 @@ def job_logs(state: Path) -> set[Path]:
     return set((state / "jobs").glob("*/log"))
 
 
-def own_jobs(config: Path, nodes: int, rate: int, seconds: int, run: int) -> LogAges:
-    """Three rocmtui jobs at once; the ages of their logs."""
+def running_ref(host: str, nonce: str, deadline: float) -> str | None:
+    """The history ref of the running build on `host` whose build args hold `nonce`."""
+    env = processes.child_env({"DOCKER_HOST": host})
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            ["docker", "buildx", "history", "ls", "--format", "json"],
+            capture_output=True, text=True, env=env, timeout=30,
+        )  # fmt: skip
+        for line in out.stdout.splitlines():
+            entry = json.loads(line)
+            if str(entry.get("status", "")).lower() != "running":
+                continue
+            ref = str(entry.get("ref", "")).rsplit("/", 1)[-1]
+            inspect = subprocess.run(
+                ["docker", "buildx", "history", "inspect", "--format", "json", ref],
+                capture_output=True, text=True, env=env, timeout=30,
+            )  # fmt: skip
+            if nonce in inspect.stdout:
+                return ref
+        time.sleep(0.1)
+    return None
+
+
+def second_client(host: str, nonce: str, out: Path) -> subprocess.Popen[bytes] | None:
+    """One more client on the progress stream of the build holding `nonce`, as an outside
+    build's own `bake --progress=quiet` is."""
+    ref = running_ref(host, nonce, time.monotonic() + 30)
+    if ref is None:
+        return None
+    env = processes.child_env({"DOCKER_HOST": host})
+    argv = ["docker", "buildx", "history", "logs", "--progress", "quiet", ref]
+    return processes.spawn(argv, out, env=env)
+
+
+def own_jobs(
+    config: Path,
+    nodes: int,
+    rate: int,
+    seconds: int,
+    run: int,
+    hosts: list[str] | None = None,
+    work: Path | None = None,
+) -> LogAges:
+    """Three rocmtui jobs at once; the ages of their logs. With `hosts`, each job gets one more
+    client on its progress stream (`second_client`)."""
     ages = LogAges(seconds / 2)
     ages.start()
+    nonces = []
     for i in range(nodes):
+        nonce = f"own-{run}-{i}-{time.time_ns()}"
+        nonces.append(nonce)
         out = subprocess.run(
             rocmtui(
                 "bake", "flood", "--node", f"n{i}", "--json", "--config", str(config),
-                "--set", f"FLOOD_NONCE=own-{run}-{i}-{time.time_ns()}",
+                "--set", f"FLOOD_NONCE={nonce}",
                 "--set", f"FLOOD_RATE={rate}", "--set", f"FLOOD_SECONDS={seconds}",
             ),
             capture_output=True, text=True, timeout=60, check=True,
         )  # fmt: skip
-        ages_log = json.loads(out.stdout)["log"]
-        log = Path(ages_log)
-        ages.add(log)
+        ages.add(Path(json.loads(out.stdout)["log"]))
+    clients = []
+    if hosts is not None and work is not None:
+        for i, (host, nonce) in enumerate(zip(hosts, nonces, strict=True)):
+            client = second_client(host, nonce, work / f"second-{run}-{i}.out")
+            if client is None:
+                raise SystemExit(f"no running build with {nonce} on {host}")
+            clients.append(client)
     wait_done(ages, nodes, seconds)
+    for client in clients:
+        client.wait(60)
     return ages
 
 
@@ -257,11 +315,20 @@ def wait_done(ages: LogAges, count: int, seconds: int) -> None:
 
 
 def measure(
-    config: Path, bake: Path, hosts: list[str], rate: int, seconds: int, runs: int, work: Path
-) -> tuple[list[float], list[float], bool]:
-    """(outside ages, own ages, every log reached its end line) at `rate` lines/s per build."""
+    config: Path,
+    bake: Path,
+    hosts: list[str],
+    rate: int,
+    seconds: int,
+    runs: int,
+    work: Path,
+    paired: bool = False,
+) -> tuple[list[float], list[float], list[float], bool]:
+    """(outside ages, own ages, own ages with a second client each (`paired` only), every log
+    reached its end line) at `rate` lines/s per build."""
     own: list[float] = []
     out: list[float] = []
+    two: list[float] = []
     ended = 0
     for run in range(runs):
         a = own_jobs(config, len(hosts), rate, seconds, run)
@@ -269,7 +336,12 @@ def measure(
         own += a.ages
         out += b.ages
         ended += len(a.ended) + len(b.ended)
-    return out, own, ended == 2 * len(hosts) * runs
+        if paired:
+            c = own_jobs(config, len(hosts), rate, seconds, run + runs, hosts, work)
+            two += c.ages
+            ended += len(c.ended)
+    kinds = 3 if paired else 2
+    return out, own, two, ended == kinds * len(hosts) * runs
 
 
 def main() -> None:
@@ -297,7 +369,9 @@ def main() -> None:
         try:
             time.sleep(6)  # the monitor's first rounds and history looks
             for rate, judged in rates:
-                out, own, complete = measure(config, bake, hosts, rate, seconds, runs, work)
+                out, own, two, complete = measure(
+                    config, bake, hosts, rate, seconds, runs, work, paired=judged
+                )
                 ours = p95(out) if out else None
                 anchor = p95(own) if own else None
                 ok = ours is not None and anchor is not None and complete and ours <= anchor
@@ -317,6 +391,19 @@ def main() -> None:
                         "limits lifted",
                     )
                 )
+                if two:
+                    rows.append(
+                        row(
+                            "  same, the anchor's jobs with one more stream client each (as an "
+                            "outside build's own bake): newest-line age, p95 (s)",
+                            p95(two),
+                            anchor,
+                            unit="s",
+                            anchor_name="the anchor above",
+                            note=f"{len(two)} samples, runs interleaved with the two above; "
+                            "the client: `history logs --progress quiet`, Go's defaults",
+                        )
+                    )
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(monitor.pid, 15)
