@@ -19,17 +19,15 @@ import sys
 from typing import Any
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
-from rocmtui.core.bake.file import BakeError, load_bake
-from rocmtui.core.bake.find import check_found, shown
-from rocmtui.core.bake.resolve import (
-    BuildxMissing,
+from rocmtui.core.bake.effective import (
     EffectiveVariable,
-    bake_environment,
     effective_variables,
     fleet_variables,
-    resolved_variables,
     shell_overrides,
 )
+from rocmtui.core.bake.file import BakeError, load_bake
+from rocmtui.core.bake.find import check_found, shown
+from rocmtui.core.bake.resolve import BuildxMissing, bake_environment, resolved_variables
 from rocmtui.core.text.sanitize import sanitize_line
 
 #: How long buildx may take to answer before `vars` gives up on it.

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from rocmtui.core.bake.effective import effective_variables
 from rocmtui.core.bake.file import BakeError, BakeFile, load_bake
 from rocmtui.core.bake.resolve import (
     KEEP_NAMES,
@@ -23,7 +24,6 @@ from rocmtui.core.bake.resolve import (
     BuildxMissing,
     bake_environment,
     bake_print,
-    effective_variables,
     resolved_names,
     resolved_variables,
 )

@@ -44,8 +44,8 @@ def env_overrides(
 ) -> dict[str, str]:
     """The operator's variables named like bake variables, over the fleet file's `[variables]`
     (GFX_ARCH is chosen per build)."""
+    from rocmtui.core.bake.effective import fleet_variables, shell_overrides
     from rocmtui.core.bake.file import ARCH_VARIABLE
-    from rocmtui.core.bake.resolve import fleet_variables, shell_overrides
 
     found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
     found.pop(ARCH_VARIABLE, None)
@@ -57,12 +57,13 @@ def env_overrides(
 
 def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> BakeView:
     """Targets, arches and every variable's effective value, resolved by bake itself."""
+    from rocmtui.core.bake import effective
     from rocmtui.core.bake import resolve as bakeprint
     from rocmtui.core.bake.file import ARCH_VARIABLE
 
     overrides = env_overrides(bake, env, config.variables)
     launch_env = bakeprint.bake_environment(env, overrides, bake_variables=bake.variables)
-    from_fleet = bakeprint.fleet_variables(config.variables, bake).keys() - env.keys()
+    from_fleet = effective.fleet_variables(config.variables, bake).keys() - env.keys()
     error = None
     try:
         resolved = bakeprint.resolved_variables(
@@ -71,13 +72,13 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
     except Exception as exc:  # buildx missing or slow: static values, and say so
         resolved = None
         error = f"values not resolved by bake ({type(exc).__name__}: {exc}); showing defaults"
-    variables = bakeprint.effective_variables(bake, launch_env, resolved, from_fleet)
+    variables = effective.effective_variables(bake, launch_env, resolved, from_fleet)
     views = tuple(
         VariableView(
             name=v.name,
             value=v.value if v.value is not None else (v.default_source or "?"),
             default=v.default if v.default is not None else v.default_source,
-            source={bakeprint.SOURCE_ENVIRONMENT: "env", bakeprint.SOURCE_FLEET: "fleet"}.get(
+            source={effective.SOURCE_ENVIRONMENT: "env", effective.SOURCE_FLEET: "fleet"}.get(
                 v.source, "default"
             ),
             secret=v.secret,

@@ -159,14 +159,10 @@ def _known_host(node: NodeConfig, env: Mapping[str, str], timeout: float) -> Fin
 
 def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> list[Finding]:
     """The bake file parses, `bake --print` resolves it, and pushing targets have a login."""
+    from rocmtui.core.bake.effective import fleet_variables, shell_overrides
     from rocmtui.core.bake.file import BakeError, load_bake
     from rocmtui.core.bake.find import check_found, shown
-    from rocmtui.core.bake.resolve import (
-        bake_environment,
-        bake_print,
-        fleet_variables,
-        shell_overrides,
-    )
+    from rocmtui.core.bake.resolve import bake_environment, bake_print
 
     try:
         check_found(config)

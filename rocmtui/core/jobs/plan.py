@@ -101,7 +101,8 @@ def resolve_plan(
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
-    from rocmtui.core.bake.resolve import bake_print, fleet_variables
+    from rocmtui.core.bake.effective import fleet_variables
+    from rocmtui.core.bake.resolve import bake_print
     from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
     # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top

@@ -283,7 +283,8 @@ def make_plan(
 def launch_environment(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Any:
     """`arch -> environment` for bake: what a build of that arch from this shell would get
     (the fleet file's variables, the shell's variables named like bake variables, the arch)."""
-    from rocmtui.core.bake.resolve import bake_environment, fleet_variables, shell_overrides
+    from rocmtui.core.bake.effective import fleet_variables, shell_overrides
+    from rocmtui.core.bake.resolve import bake_environment
 
     overrides = fleet_variables(config.variables, bake) | shell_overrides(bake, env)
     overrides.pop(ARCH_VARIABLE, None)

@@ -123,8 +123,9 @@ def compute_versions(
 ) -> Versions:
     """The version check. `matrix` (the registry's side) is computed when not given. Raises
     BakeError when the bake file cannot be read; upstream and registry troubles are states."""
+    from rocmtui.core.bake.effective import fleet_variables
     from rocmtui.core.bake.file import BakeError
-    from rocmtui.core.bake.resolve import BuildxMissing, fleet_variables, resolved_variables
+    from rocmtui.core.bake.resolve import BuildxMissing, resolved_variables
 
     env = os.environ if env is None else env
     if bake is None:
