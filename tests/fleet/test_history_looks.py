@@ -122,3 +122,25 @@ def test_the_history_folder_is_made_again_by_the_next_process(tmp_path: Path) ->
     assert "ControlPath=/run/x/0" in (think / "bin" / "ssh").read_text()  # the second's
     assert os.access(think / "bin" / "ssh", os.X_OK)
     assert not [*think.rglob(".*.tmp"), *certs.rglob(".*.tmp")]
+
+
+def test_a_look_nobody_waits_for_starts_when_the_round_is_over(tmp_path: Path) -> None:
+    """A monitor's look at its interval is not awaited by the round, so it waits for the round
+    to end (`round_done`) instead of running beside the round's probes; a look a round waits
+    for (interval 0 here, a new local build process in a monitor) starts at once."""
+    require("docker-buildx")
+    config = fleet(tmp_path, ["tcp://127.0.0.1:9", "tcp://127.0.0.1:7"])
+
+    async def round_of(watch: HistoryWatch) -> tuple[int, int]:
+        for node in config.nodes:
+            await watch.watch(node, answered(node))
+        await asyncio.sleep(0.5)  # the round's probes would still be running: time to start
+        during = watch.runs
+        watch.round_done()
+        await watch.settle(15.0)
+        return during, watch.runs
+
+    later = HistoryWatch(config, interval=60.0, local=None, spawn=False)
+    assert asyncio.run(round_of(later)) == (0, 2)
+    now = HistoryWatch(config, interval=0, local=None, spawn=False)
+    assert asyncio.run(round_of(now)) == (2, 2)

@@ -231,6 +231,8 @@ async def probe_fleet(
         _, late = await asyncio.wait(tasks.values(), timeout=max(0.0, left))
         for task in late:  # each probe bounds itself; this is the belt to those braces
             task.cancel()
+    if probers.history is not None:
+        probers.history.round_done()  # the looks nobody waited for start now
     return assemble(waiting=False)
 
 
