@@ -52,6 +52,7 @@ from common import emit, p95, quick, row  # noqa: E402
 
 from devfleet import processes  # noqa: E402
 from devfleet.dockerd import EngineKind  # noqa: E402
+from rocmtui.core.history.parse import parse_ls  # noqa: E402
 
 UNCLIPPED = EngineKind(
     "current-unclipped",
@@ -211,17 +212,15 @@ def running_ref(host: str, nonce: str, deadline: float) -> str | None:
             ["docker", "buildx", "history", "ls", "--format", "json"],
             capture_output=True, text=True, env=env, timeout=30,
         )  # fmt: skip
-        for line in out.stdout.splitlines():
-            entry = json.loads(line)
-            if str(entry.get("status", "")).lower() != "running":
+        for entry in parse_ls(out.stdout):
+            if not entry.running:
                 continue
-            ref = str(entry.get("ref", "")).rsplit("/", 1)[-1]
             inspect = subprocess.run(
-                ["docker", "buildx", "history", "inspect", "--format", "json", ref],
+                ["docker", "buildx", "history", "inspect", "--format", "json", entry.ref],
                 capture_output=True, text=True, env=env, timeout=30,
             )  # fmt: skip
             if nonce in inspect.stdout:
-                return ref
+                return entry.ref
         time.sleep(0.1)
     return None
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from msgspec import Struct
 
-from rocmtui.core.bake.file import BakeFile, BakeVariable
+from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile, BakeVariable
 from rocmtui.core.bake.scan import plain_string
 
 SOURCE_DEFAULT = "default"
@@ -47,8 +47,6 @@ class EffectiveVariable(Struct, frozen=True):
 def fleet_variables(variables: Mapping[str, str], bake: BakeFile) -> dict[str, str]:
     """The fleet file's `[variables]` this bake file declares (GFX_ARCH is chosen per build):
     the values a launch from this fleet uses unless the operator overrides them."""
-    from rocmtui.core.bake.file import ARCH_VARIABLE
-
     return {k: v for k, v in variables.items() if k in bake.variables and k != ARCH_VARIABLE}
 
 

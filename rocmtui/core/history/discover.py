@@ -157,7 +157,7 @@ class HistoryWatch:
     _scanned_at: float = -1e18
     _owners: dict[str, NodeConfig] = field(default_factory=dict)  # node -> who asks for it
     # looks due this round that nobody waits for: started by `round_done`
-    _deferred: dict[str, tuple[NodeConfig, _NodeState]] = field(default_factory=dict)
+    _deferred: dict[str, NodeConfig] = field(default_factory=dict)  # owner name -> owner
     _gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def __post_init__(self) -> None:
@@ -211,8 +211,7 @@ class HistoryWatch:
             return replace(snapshot, history_note=note)
         triggered = self._triggered(node)
         due = time.monotonic() - state.asked_at >= self.interval
-        idle = state.task is None or state.task.done()
-        if (due or triggered) and idle and (triggered or owner.name not in self._deferred):
+        if (due or triggered) and (state.task is None or state.task.done()):
             state.asked_at = time.monotonic()
             if triggered or self.interval <= 0:
                 self._deferred.pop(owner.name, None)
@@ -220,7 +219,7 @@ class HistoryWatch:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(asyncio.shield(state.task), wait)
             else:  # nobody waits for it: it starts once the round is over (`round_done`)
-                self._deferred[owner.name] = (owner, state)
+                self._deferred[owner.name] = owner
         return replace(snapshot, history_note=state.note) if state.note else snapshot
 
     def round_done(self) -> None:
@@ -229,7 +228,8 @@ class HistoryWatch:
         CPU) and, on an ssh:// node, sessions over the probe's own connection; a console's
         first round was 30 ms slower with its three looks beside it."""
         deferred, self._deferred = self._deferred, {}
-        for owner, state in deferred.values():
+        for owner in deferred.values():
+            _, state = self._state(owner)
             if state.task is None or state.task.done():
                 state.task = asyncio.ensure_future(self._ask(owner, state))
 
