@@ -19,6 +19,7 @@ from rocmtui.core.states import (
     NodeState,
     ServiceState,
 )
+from rocmtui.core.vitals.model import NodeVitals
 
 
 class BuilderInfo(Struct, frozen=True):
@@ -82,6 +83,9 @@ class NodeSnapshot(Struct, frozen=True):
     # buildx in use has no `history`, or the builder's history API answered an error. None when
     # its history is read (or not yet asked). Said once on the node's row, never as an error.
     history_note: str | None = None
+    # the node's vitals from the first source that answered (rocmtui.core.vitals); None until
+    # gathered
+    vitals: NodeVitals | None = None
 
     def age(self, now: float | None = None) -> float:
         """Seconds since this snapshot was taken."""
