@@ -90,10 +90,14 @@ def test_a_stale_socket_from_a_killed_monitor_is_replaced(
     os.kill(killed.pid, signal.SIGKILL)
     wait_for("the kernel to drop the dead monitor's lock", lambda: not place.running(), 10)
     assert place.socket.exists()  # what SIGKILL leaves behind
-    started = time.monotonic()
-    assert client.attach(config) is None  # not even a connection attempt: nobody holds the lock
-    assert time.monotonic() - started < 0.5
-    assert not client.query(config).running
+    assert client.attach(config) is None
+    # not even a connection attempt while nobody holds the lock: a listener put where the
+    # stale socket was is never connected to
+    place.socket.unlink()
+    with HungUnixSocket(place.socket) as listener:
+        assert client.attach(config) is None
+        assert not client.query(config).running
+        assert listener.accepted == 0
     again = monitors(fleet_file)
     hello = client.query(config).hello
     assert hello is not None and hello.pid == again.pid
@@ -162,10 +166,10 @@ def test_a_monitor_socket_that_never_answers_is_given_up_within_the_deadline(
     place.folder.mkdir(parents=True, exist_ok=True)
     holder = hold_lock(place.lock)
     try:
-        with HungUnixSocket(place.socket):
-            started = time.monotonic()
+        with HungUnixSocket(place.socket) as hung:
+            # returns (pytest-timeout ends a hang) having connected and waited for a hello
             assert client.attach(config) is None
-            assert time.monotonic() - started < 3 * client.CONNECT_DEADLINE
+            assert hung.accepted >= 1
             status = client.query(config)
             assert status.running and status.error and "sent nothing" in status.error
             link = open_source(fleet_file)
@@ -208,18 +212,19 @@ def test_a_hung_engine_delays_no_scrape(
         )
         handle = monitors(fleet)
         wait_for("a first round", lambda: "rocmtui_probe_rounds_total 1" in scrape(handle), 30)
-        slowest = 0.0
         deadline = time.monotonic() + 30
         text = ""
+        during_round = 0  # scrapes answered while the second round was still probing
         # scraped all through the next round, held 4 s by the hung node, until it is counted
         while "rocmtui_probe_rounds_total 2" not in text and time.monotonic() < deadline:
-            started = time.monotonic()
             text = scrape(handle)
-            slowest = max(slowest, time.monotonic() - started)
             assert 'rocmtui_node_engine_up{node="hung"} 0.0' in text
+            during_round += "rocmtui_probe_rounds_total 1" in text
             time.sleep(0.2)  # the poll's interval
         assert "rocmtui_probe_rounds_total 2" in text
-        assert slowest < 1.0, f"a scrape took {slowest:.2f} s while a round was probing"
+        # a scrape that waited for the round would see at most one answer in it; polled every
+        # 0.2 s through a round held 4 s, answers from the last round come many times
+        assert during_round >= 5, f"only {during_round} scrapes answered during a 4 s round"
 
 
 ATTACHED_IMPORTS = """

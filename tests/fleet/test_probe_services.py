@@ -338,7 +338,7 @@ async def test_zot_extras(readyz: bytes, state: ServiceState, extras: dict[str, 
         assert snap.reason == "not ready: readyz HTTP 503"
 
 
-async def test_plain_registry_is_asked_twice() -> None:
+async def test_a_plain_registry_is_asked_v2_livez_and_catalog_only() -> None:
     """No /livez (not Zot): /readyz and /metrics are never asked."""
     server = CannedServer({"/v2/": ZOT_V2})
     async with server as url:
