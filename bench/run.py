@@ -144,7 +144,8 @@ def run_one(path: Path, quick: bool, timeout: float, results: Path) -> tuple[lis
                 "ratio": None,
                 "target": "",
                 "pass": False,
-                "note": tail[-1][:120] if tail else "",
+                # paths as the repository names them: results never hold this machine's
+                "note": tail[-1].replace(str(HERE.parent) + "/", "")[:120] if tail else "",
             }
         )
     return rows, took

@@ -45,6 +45,7 @@ from rocmtui.console.dialogs.bake_choices import (
 from rocmtui.console.dialogs.confirm import ConfirmDialog
 from rocmtui.console.outside_text import clean
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.jobs.command import shown_command
 
 __all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.backend.model)
 
@@ -285,7 +286,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         self.query_one("#bake-note", Static).update(note)
         command = Text("$ ", style="bold")
         if plan is not None and plan.command:
-            command.append(" ".join(clean(part, 200) for part in plan.command))
+            command.append(" ".join(clean(part, 200) for part in shown_command(plan.command)))
         elif plan is not None:
             command.append(
                 f"GFX_ARCH={plan.arch} docker buildx bake … -- {clean(plan.target)}", style="dim"

@@ -131,3 +131,17 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
             raise LaunchError(f"--set takes VAR=VALUE with a bake variable name, not {item!r}")
         out[name] = value
     return out
+
+
+def shown_command(words: list[str], cwd: Path | None = None) -> list[str]:
+    """The command as an operator reads it: an absolute path under the current folder (where
+    the operator runs rocmtui, the rocm-bake checkout) shown relative to it, as they would type
+    it; other words unchanged. Display only: the job runs the absolute argv."""
+    here = (cwd or Path.cwd()).resolve()
+    shown = []
+    for word in words:
+        path = Path(word)
+        if path.is_absolute() and path.is_relative_to(here) and path != here:
+            word = str(path.relative_to(here))
+        shown.append(word)
+    return shown
