@@ -133,7 +133,7 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def shown_command(words: list[str], cwd: Path | None = None) -> list[str]:
+def shown_command(words: Iterable[str], cwd: Path | None = None) -> list[str]:
     """The command as an operator reads it: an absolute path under the current folder (where
     the operator runs rocmtui, the rocm-bake checkout) shown relative to it, as they would type
     it; other words unchanged. Display only: the job runs the absolute argv."""
