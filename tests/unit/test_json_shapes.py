@@ -1,0 +1,143 @@
+"""The JSON shapes users rely on, held byte for byte: `rocmtui versions --json` and
+`rocmtui matrix --json` print what `to_json` returns (`json.dumps(..., indent=2)`), and the
+console reads them back with `from_json`. The expected files were written by the hand-written
+encoders these shapes came from; an encoder by the library must print the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.matrix.model import (
+    Cell,
+    CellJob,
+    Matrix,
+    PinDiff,
+    RegistryImage,
+    Row,
+    Verdict,
+)
+from rocmtui.core.versions.report import VersionRow, Versions
+from rocmtui.core.versions.upstream import Release, UpstreamAnswer
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "json_shapes"
+
+
+def sample_versions() -> Versions:
+    """Every field set somewhere, and every optional one left out somewhere."""
+    full = UpstreamAnswer(
+        variable="PYTORCH_VERSION",
+        source="pypi",
+        name="torch",
+        state="ok",
+        newest="2.16.0",
+        newest_pre="2.17.0rc1",
+        age=12.3456,
+        reason=None,
+        releases=(Release("2.16.0", False),),
+    )
+    bare = UpstreamAnswer(variable="ROCM_VERSION")
+    return Versions(
+        rows=(
+            VersionRow("PYTORCH_VERSION", "2.15.0", "default", full, "behind", {"2.15.0": 3}),
+            VersionRow("ROCM_VERSION", None, "environment", bare, "unknown"),
+        ),
+        taken_at=1764979200.25,
+        upstream_configured=True,
+        registry_images=3,
+        errors=("bake --print: exit 1",),
+    )
+
+
+def sample_matrix() -> Matrix:
+    job = CellJob(
+        id="20261206-0001",
+        target="pytorch-push",
+        state="succeeded",
+        node="snoc-think",
+        started_at=1764979000.0,
+        ended_at=1764979300.5,
+        digest="sha256:" + "a" * 64,
+        push=True,
+        loop="in registry",
+        cache={"hits": 3, "misses": 1},
+        started_elsewhere=True,
+        cached_percent=87,
+    )
+    running = CellJob("20261206-0002", "pytorch", "running", "snoc-gaming", 1764979400.0)
+    image = RegistryImage(
+        digest="sha256:" + "b" * 64,
+        media_type="application/vnd.oci.image.index.v1+json",
+        size=1234,
+        created="2026-12-06T00:00:00Z",
+        labels={"rocm-bake.pin.ROCM_VERSION": "7.2.2"},
+        note="OCI index: linux/amd64 image read",
+    )
+    published = Cell(
+        arch="gfx1201",
+        tag="reg/rocm-bake/pytorch:rocm7.2.2-gfx1201",
+        verdict=Verdict.STALE,
+        reason="built from other pins",
+        targets=("pytorch", "pytorch-push"),
+        push_target="pytorch-push",
+        lookup="found",
+        image=image,
+        job=job,
+        pushed=job,
+        pins=(PinDiff("PYTORCH_VERSION", "2.14.0", "2.15.0"), PinDiff("X", None, "1")),
+        notes=("a note",),
+        regressions=("snoc-think: warm took 4h18m, usually 2h06m",),
+    )
+    building = Cell(arch="gfx950", tag="reg/x:y", verdict=Verdict.BUILDING, job=running)
+    absent = Cell(arch="gfx1250", tag=None, verdict=Verdict.UNKNOWN)
+    return Matrix(
+        bake_file="bake/rocm-bake.hcl",
+        registry="http://127.0.0.1:5000",
+        arches=("gfx950", "gfx1201", "gfx1250"),
+        rows=(Row("pytorch", ("pytorch", "pytorch-push"), (building, published, absent)),),
+        taken_at=1764979500.0,
+        seconds=1.23456,
+        requests=7,
+        errors=("gfx1250: bake refused",),
+        store={"objects": 10},
+    )
+
+
+SHAPES = {"versions": sample_versions, "matrix": sample_matrix}
+
+
+def printed(obj: Versions | Matrix) -> str:
+    """What the commands print."""
+    return json.dumps(obj.to_json(), indent=2) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_the_printed_shape_is_byte_for_byte_what_it_was(name: str) -> None:
+    expected = (DATA / f"{name}.json").read_text(encoding="utf-8")
+    assert printed(SHAPES[name]()) == expected
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_what_is_printed_reads_back_to_the_same_print(name: str) -> None:
+    obj = SHAPES[name]()
+    again = type(obj).from_json(json.loads(printed(obj)))
+    assert printed(again) == printed(obj)
+
+
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        (Versions, {}),
+        (Versions, {"pins": [{"variable": 1}], "taken_at": 1.0, "upstream_configured": True}),
+        (Versions, {"pins": "x", "taken_at": 1.0, "upstream_configured": True}),
+        (Matrix, {}),
+        (Matrix, {"rows": [{"name": "a"}]}),
+        (Matrix, {"bake_file": "b", "registry": "r", "arches": [], "taken_at": 1.0, "rows": 3}),
+    ],
+)
+def test_anything_else_is_a_value_error(kind: type[Versions] | type[Matrix], data: object) -> None:
+    with pytest.raises(ValueError):
+        kind.from_json(data)  # type: ignore[arg-type]
