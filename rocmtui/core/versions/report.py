@@ -13,9 +13,9 @@ import asyncio
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from msgspec import Struct, field
+from msgspec import Struct, ValidationError, convert, field, to_builtins
 
 from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
@@ -36,14 +36,7 @@ class VersionRow(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {
-            "variable": self.variable,
-            "pinned": self.pinned,
-            "source": self.source,
-            "upstream": self.upstream.to_json(),
-            "compared": self.compared,
-            "registry": dict(self.registry),
-        }
+        return cast(dict[str, Any], to_builtins(PinView.of(self)))
 
 
 class Versions(Struct, frozen=True):
@@ -64,47 +57,116 @@ class Versions(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """What `rocmtui versions --json` prints."""
-        return {
-            "taken_at": self.taken_at,
-            "upstream_configured": self.upstream_configured,
-            "registry_images": self.registry_images,
-            "errors": list(self.errors),
-            "pins": [r.to_json() for r in self.rows],
-        }
+        view = VersionsView(
+            taken_at=self.taken_at,
+            upstream_configured=self.upstream_configured,
+            registry_images=self.registry_images,
+            errors=self.errors,
+            pins=tuple(PinView.of(r) for r in self.rows),
+        )
+        return cast(dict[str, Any], to_builtins(view))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Versions:
         """Read back `to_json` (ValueError on anything else)."""
         try:
-            rows = tuple(
-                VersionRow(
-                    variable=str(p["variable"]),
-                    pinned=p.get("pinned"),
-                    source=str(p["source"]),
-                    upstream=UpstreamAnswer(
-                        variable=str(p["variable"]),
-                        source=p["upstream"].get("source"),
-                        name=p["upstream"].get("name"),
-                        state=str(p["upstream"]["state"]),
-                        newest=p["upstream"].get("newest"),
-                        newest_pre=p["upstream"].get("newest_prerelease"),
-                        age=p["upstream"].get("age"),
-                        reason=p["upstream"].get("reason"),
-                    ),
-                    compared=str(p["compared"]),
-                    registry={str(k): int(v) for k, v in (p.get("registry") or {}).items()},
-                )
-                for p in data["pins"]
-            )
-            return cls(
-                rows=rows,
-                taken_at=float(data["taken_at"]),
-                upstream_configured=bool(data["upstream_configured"]),
-                registry_images=int(data.get("registry_images", 0)),
-                errors=tuple(str(e) for e in data.get("errors", ())),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"not a version check: {type(exc).__name__}: {exc}") from None
+            view = convert(data, VersionsView, strict=False)
+        except (ValidationError, TypeError) as exc:
+            raise ValueError(f"not a version check: {exc}") from None
+        return cls(
+            rows=tuple(p.row() for p in view.pins),
+            taken_at=view.taken_at,
+            upstream_configured=view.upstream_configured,
+            registry_images=view.registry_images,
+            errors=view.errors,
+        )
+
+
+# ---------------------------------------------------------------- the JSON shape
+# `rocmtui versions --json` as Structs: msgspec encodes and validates them, in field order;
+# the records above convert to and from them (names and rounding differ from the records').
+
+
+class UpstreamView(Struct, frozen=True, kw_only=True):
+    """A pin's upstream answer as printed (its releases left out)."""
+
+    source: str | None = None
+    name: str | None = None
+    state: str
+    newest: str | None = None
+    newest_prerelease: str | None = None
+    age: float | None = None
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, answer: UpstreamAnswer) -> UpstreamView:
+        """The printed form of `answer`."""
+        return cls(
+            source=answer.source,
+            name=answer.name,
+            state=answer.state,
+            newest=answer.newest,
+            newest_prerelease=answer.newest_pre,
+            age=None if answer.age is None else round(answer.age, 1),
+            reason=answer.reason,
+        )
+
+    def answer(self, variable: str) -> UpstreamAnswer:
+        """The record read back."""
+        return UpstreamAnswer(
+            variable=variable,
+            source=self.source,
+            name=self.name,
+            state=self.state,
+            newest=self.newest,
+            newest_pre=self.newest_prerelease,
+            age=self.age,
+            reason=self.reason,
+        )
+
+
+class PinView(Struct, frozen=True, kw_only=True):
+    """One pin as printed."""
+
+    variable: str
+    pinned: str | None = None
+    source: str
+    upstream: UpstreamView
+    compared: str
+    registry: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: VersionRow) -> PinView:
+        """The printed form of `row`."""
+        return cls(
+            variable=row.variable,
+            pinned=row.pinned,
+            source=row.source,
+            upstream=UpstreamView.of(row.upstream),
+            compared=row.compared,
+            registry=dict(row.registry),
+        )
+
+    def row(self) -> VersionRow:
+        """The record read back."""
+        return VersionRow(
+            variable=self.variable,
+            pinned=self.pinned,
+            source=self.source,
+            upstream=self.upstream.answer(self.variable),
+            compared=self.compared,
+            registry=self.registry,
+        )
+
+
+class VersionsView(Struct, frozen=True, kw_only=True):
+    """`rocmtui versions --json`."""
+
+    taken_at: float
+    upstream_configured: bool
+    registry_images: int = 0
+    errors: tuple[str, ...] = ()
+    pins: tuple[PinView, ...]
 
 
 def pin_variables(bake: BakeFile, config: FleetConfig) -> list[str]:
