@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     """Compute and print the matrix."""
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.matrix.report import compute_matrix
+    from rocmtui.core.matrix.views import matrix_json
     from rocmtui.core.text.sanitize import sanitize_line
 
     config = config_from(args)
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui: {sanitize_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        sys.stdout.write(json.dumps(matrix.to_json(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(matrix_json(matrix), indent=2) + "\n")
     else:
         from rocmtui.cli.matrix_text import render
 

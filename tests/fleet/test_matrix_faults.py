@@ -14,6 +14,7 @@ import pytest
 from devfleet import ServiceHandle
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.matrix.report import compute_matrix
+from rocmtui.core.matrix.views import matrix_json, read_matrix
 from rocmtui.core.registry.media import OCI_MANIFEST
 from tests.support.realparts import require
 from tests.support.registry import FaultyProxy, push_image, push_index
@@ -67,8 +68,7 @@ def test_every_fault_is_a_cell_state_and_the_rest_fills(
     assert said["badtag"][0] == "unknown" and "'2.15.0+local' is not valid" in said["badtag"][1]
     assert said["elsewhere"][0] == "unknown" and "names snoc-strix:8080" in said["elsewhere"][1]
     # the same, as the CLI prints it for scripts
-    data = json.loads(json.dumps(matrix.to_json()))
+    data = json.loads(json.dumps(matrix_json(matrix)))
     assert data["counts"] == {"published": 3, "stale": 1, "never built": 1, "unknown": 5}
-    from rocmtui.core.matrix.model import Matrix
 
-    assert Matrix.from_json(data).to_json() == data  # what the console reads from its child
+    assert matrix_json(read_matrix(data)) == data  # what the console reads from its child

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from rocmtui.console.screens.published import PublishedScreen
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.matrix.model import Matrix
+from rocmtui.core.matrix.views import read_matrix
 from tests.support.blackbox import until_text
 from tests.support.history import recorded_rows
 from tests.support.jobs import DEMO_BAKE, run_cli
@@ -37,7 +37,7 @@ def test_the_matrix_names_a_regressed_cell(tmp_path: Path) -> None:
     )
     done = run_cli(fleet, "matrix", "--json")
     assert done.returncode == 1, done.stderr  # the registry is not there: not all published
-    matrix = Matrix.from_json(json.loads(done.stdout))
+    matrix = read_matrix(json.loads(done.stdout))
     marked = {
         (row.name, cell.arch): cell.regressions
         for row in matrix.rows

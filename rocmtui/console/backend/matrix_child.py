@@ -59,7 +59,7 @@ class Child:
         self, config_path: Path | str | None, env: Mapping[str, str], timeout: float
     ) -> Published:
         """Run the child (blocking: a worker thread calls it) within `timeout` seconds."""
-        from rocmtui.core.matrix.model import Matrix
+        from rocmtui.core.matrix.views import read_matrix
         from rocmtui.core.versions.report import Versions
 
         if self._stopped:
@@ -100,7 +100,7 @@ class Child:
         if "error" in data:
             raise PublishedFailed(str(data["error"]))
         try:
-            matrix = Matrix.from_json(data["matrix"])
+            matrix = read_matrix(data["matrix"])
             versions = Versions.from_json(data["versions"]) if data.get("versions") else None
         except (KeyError, ValueError) as exc:
             raise PublishedFailed(str(exc)) from None
@@ -117,6 +117,7 @@ def main(argv: list[str]) -> int:
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.config.fleetfile import ConfigError, load_config
     from rocmtui.core.matrix.report import compute_matrix
+    from rocmtui.core.matrix.views import matrix_json
 
     try:
         config = load_config(argv[0] if argv else None)
@@ -132,7 +133,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # the matrix is worth showing without the versions
         versions = None
         print(f"versions: {type(exc).__name__}: {exc}", file=sys.stderr)
-    json.dump({"matrix": matrix.to_json(), "versions": versions}, sys.stdout)
+    json.dump({"matrix": matrix_json(matrix), "versions": versions}, sys.stdout)
     return 0
 
 

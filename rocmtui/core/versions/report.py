@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
-from msgspec import Struct, ValidationError, convert, field, to_builtins
+from msgspec import Struct, ValidationError, convert, field, json
 
 from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
@@ -36,7 +36,7 @@ class VersionRow(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return cast(dict[str, Any], to_builtins(PinView.of(self)))
+        return cast(dict[str, Any], json.decode(json.encode(PinView.of(self))))
 
 
 class Versions(Struct, frozen=True):
@@ -64,7 +64,7 @@ class Versions(Struct, frozen=True):
             errors=self.errors,
             pins=tuple(PinView.of(r) for r in self.rows),
         )
-        return cast(dict[str, Any], to_builtins(view))
+        return cast(dict[str, Any], json.decode(json.encode(view)))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Versions:
