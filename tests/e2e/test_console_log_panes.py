@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_e2e_tmux import Terminal, console_env
 from tests.support.jobs import bake, offline_config, wait_state
 from tests.support.realparts import require
+from tests.support.terminal import Terminal, console_env
 
 pytestmark = pytest.mark.slow
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from devfleet import CountingProxy, DevFleet, ServiceHandle, start_monitor
-from tests.e2e.test_e2e_tmux import Terminal, console_env, fleet_file, terminal  # noqa: F401
 from tests.support.jobs import wait_for
+from tests.support.terminal import Terminal, console_env, fleet_file
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 ROUNDS = 8  # monitor rounds whose engine requests are counted per phase (1 s refresh)
@@ -77,7 +77,7 @@ def own_children(fleet_file: Path) -> list[int]:
 
 def test_consoles_share_one_probe_loop_lose_it_and_reattach(
     fleet: DevFleet,
-    terminal: Terminal,  # noqa: F811 - the fixture
+    terminal: Terminal,
     tmp_path: Path,
     proxies: dict[str, CountingProxy],
 ) -> None:

@@ -22,12 +22,11 @@ import pytest
 
 from devfleet import DevFleet, processes
 from rocmtui.core.config.fleetfile import load_config
-from tests.e2e.test_e2e_tmux import Terminal, console_env, fleet_file, job_json, terminal
+from tests.support.terminal import Terminal, console_env, fleet_file, job_json
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "bake" / "demo.hcl"
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-__all__ = ["terminal"]  # the fixture, used by name
 
 
 def test_a_plain_bake_on_the_ssh_node_is_seen_followed_and_rebuilt(

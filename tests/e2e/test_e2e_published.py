@@ -16,14 +16,13 @@ import pytest
 
 from devfleet import DevFleet
 from rocmtui.core.registry.media import ACCEPT_ALL
-from tests.e2e.test_e2e_tmux import (
+from tests.support.terminal import (
     Terminal,
     cli,
     console_env,
     fleet_file,
     login_entry,
     registry_host,
-    terminal,  # noqa: F401 - fixture
 )
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
@@ -60,7 +59,7 @@ def rebuild_cell(term: Terminal, target: str, arch: str, node: str) -> str:
 
 def test_two_cells_rebuilt_from_the_console_are_published(
     fleet: DevFleet,
-    terminal: Terminal,  # noqa: F811
+    terminal: Terminal,
     tmp_path: Path,
 ) -> None:
     config = fleet_file(fleet, tmp_path, refresh_seconds=1.0)

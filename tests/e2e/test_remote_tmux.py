@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from devfleet import DevFleet
-from tests.e2e.test_e2e_tmux import ROOT, Terminal, cli, console_env, job_json, wait_job
 from tests.support.realparts import require
+from tests.support.terminal import ROOT, Terminal, cli, console_env, job_json, wait_job
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 DEADLINE = 2.0

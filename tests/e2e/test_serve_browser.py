@@ -22,9 +22,9 @@ import psutil
 import pytest
 
 from devfleet import DevFleet
-from tests.e2e.test_e2e_tmux import cli, console_env, fleet_file, job_json
 from tests.support.jobs import wait_for
 from tests.support.serve import PageScreen, ServeProcess, browser, chromium_pids, playwright_session
+from tests.support.terminal import cli, console_env, fleet_file, job_json
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 NODES = ("snoc-strix", "snoc-think", "snoc-gaming")

@@ -20,19 +20,11 @@ from tests.support.jobs import (
     wait_state,
     write_config,
 )
+from tests.support.readme import readme_codes
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet]
-README = Path(__file__).resolve().parents[2] / "README.md"
 FAST = ("--set", "DEMO_STEPS=3", "--set", "DEMO_SLEEP=0")
-
-
-def readme_codes(command: str) -> str:
-    """The exit column of the README's row for `rocmtui COMMAND`."""
-    for line in README.read_text().splitlines():
-        if line.startswith(f"| `rocmtui {command}"):
-            return line.rstrip("|").rsplit("|", 1)[1].strip()
-    raise AssertionError(f"no README row for {command}")
 
 
 def broken_fleet_file(tmp_path: Path) -> Path:

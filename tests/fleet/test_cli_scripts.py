@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.jobs.store import JobStore
-from tests.fleet.test_jobs_logs import run_in_pty
-from tests.fleet.test_jobs_store import make_job
-from tests.support.jobs import engineless_fleet, offline_config, rocmtui_argv
+from tests.support.jobs import engineless_fleet, make_job, offline_config, rocmtui_argv
+from tests.support.pty import run_in_pty
 from tests.support.realparts import require
 
 BIN = Path(sys.executable).parent  # the `rocmtui` entry point of this environment

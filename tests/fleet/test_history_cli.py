@@ -12,9 +12,9 @@ import pytest
 
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.jobs.store import JobStore
-from tests.fleet.test_cli_exit_codes import readme_codes
 from tests.support.history import recorded_rows
 from tests.support.jobs import run_cli
+from tests.support.readme import readme_codes
 
 BUILD_KEYS = {
     "job_id", "target", "arch", "node", "started_at", "ended_at", "duration", "outcome",

@@ -26,6 +26,7 @@ from tests.support.jobs import (
     job_json,
     lock_dir,  # noqa: F401 - fixture
     log_has,
+    quick,
     rocmtui_argv,
     run_cli,
     session_pids,
@@ -39,23 +40,6 @@ from tests.support.realparts import require
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 NODE = "snoc-think"  # an engine in a network namespace of its own
 ARCH = "gfx1201"
-
-
-def nonce() -> str:
-    """A fresh DEMO_NONCE: the RUN step really runs instead of coming from the cache."""
-    return f"{os.getpid()}-{time.time_ns()}"
-
-
-def quick(steps: int = 8, sleep: float = 0.05) -> list[str]:
-    """--set arguments for a short real build."""
-    return [
-        "--set",
-        f"DEMO_STEPS={steps}",
-        "--set",
-        f"DEMO_SLEEP={sleep}",
-        "--set",
-        f"DEMO_NONCE={nonce()}",
-    ]
 
 
 def test_build_succeeds_on_a_netns_node_and_pushes_a_digest_the_registry_has(

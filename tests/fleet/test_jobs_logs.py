@@ -3,10 +3,7 @@ whose bytes must never reach a terminal (checked on the bytes a real pty receive
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import threading
@@ -17,8 +14,8 @@ from rocmtui.core.jobs.follow import FileTail
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_store import make_job
-from tests.support.jobs import rocmtui_argv, run_cli
+from tests.support.jobs import make_job, rocmtui_argv, run_cli
+from tests.support.pty import run_in_pty
 
 HOSTILE_PARTS = {
     "osc52": b"\x1b]52;c;ZXZpbCBjbGlwYm9hcmQ=\x07",
@@ -54,36 +51,6 @@ def finished_job(tmp_path: Path, log: bytes) -> JobRecord:
     job = make_job(store)
     job.log_path.write_bytes(log)
     return store.update(job.id, state=JobState.SUCCEEDED, exit_code=0, ended_at=time.time())
-
-
-def run_in_pty(argv: list[str], timeout: float = 60.0, **extra_env: str) -> tuple[int, bytes]:
-    """Run `argv` with a pty as stdin/stdout/stderr (and `extra_env`); return its exit code
-    and every byte the terminal side received."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color"}
-    env.pop("NO_COLOR", None)
-    env.update(extra_env)
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    received = bytearray()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 1 << 16)
-                except OSError:  # EIO: the child closed the pty
-                    break
-                if not chunk:
-                    break
-                received += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(master)
-        code = proc.wait(timeout=30)
-    return code, bytes(received)
 
 
 def assert_terminal_safe(data: bytes) -> None:

@@ -18,7 +18,7 @@ import pytest
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.procstat import is_same_process, job_processes, proc_stat, start_time
-from rocmtui.core.jobs.record import JobRecord, new_job_id
+from rocmtui.core.jobs.record import new_job_id
 from rocmtui.core.jobs.store import (
     AmbiguousJob,
     JobNotFound,
@@ -27,47 +27,9 @@ from rocmtui.core.jobs.store import (
     write_json_atomic,
 )
 from rocmtui.core.states import JobState
-from tests.support.jobs import engineless_fleet, run_cli, wait_for
+from tests.support.jobs import engineless_fleet, hold_lock, make_job, run_cli, wait_for
 
 DEMO_BAKE = Path(__file__).resolve().parents[2] / "bake" / "demo.hcl"
-HOLD_LOCK = (
-    "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-    "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
-)
-
-
-def make_job(store: JobStore, target: str = "demo-base", **extra: object) -> JobRecord:
-    """Insert a job record as the launcher would (no process behind it)."""
-
-    def make(job_id: str, job_dir: Path) -> JobRecord:
-        (job_dir / "log").write_bytes(b"# header\n")
-        return JobRecord(
-            id=job_id,
-            target=target,
-            arch="gfx1201",
-            node="snoc-think",
-            endpoint="unix:///x.sock",
-            push=False,
-            overrides={"DEMO_STEPS": "3"},
-            command=("docker", "buildx", "bake", "--", target),
-            user="tester",
-            host="here",
-            bake_file="/x/demo.hcl",
-            job_dir=str(job_dir),
-            started_at=time.time(),
-            **extra,  # type: ignore[arg-type]
-        )
-
-    return store.create(make)
-
-
-def hold_lock(path: Path) -> subprocess.Popen[str]:
-    """A real process holding an flock on `path` until killed."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-    return proc
 
 
 def test_ids_are_short_sortable_and_unique(tmp_path: Path) -> None:

@@ -17,8 +17,7 @@ from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_store import make_job
-from tests.support.jobs import wait_for
+from tests.support.jobs import make_job, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,17 +12,11 @@ them. An SVG snapshot cannot see any of this; only the pty's bytes can.
 from __future__ import annotations
 
 import base64
-import fcntl
-import os
 import re
-import select
-import signal
-import struct
-import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
+
+from tests.support.pty import Pty
 
 ATTACKS = (
     b"\x1b]52;c;UFdORUQtQ0xJUA==\x07clip-line\n"  # clipboard write of "PWNED-CLIP"
@@ -38,60 +32,6 @@ ATTACKS = (
     b"\nsplit-line\n"
     b"END-MARKER\n"
 )
-
-
-class Pty:
-    """A child process on a pty of a fixed size, its output collected."""
-
-    def __init__(self, argv: list[str], cols: int = 100, rows: int = 30) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor")
-        env.pop("NO_COLOR", None)
-        self.proc = subprocess.Popen(
-            argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
-        )
-        os.close(slave)
-        self.out = bytearray()
-
-    def read_until(self, needle: bytes, timeout: float = 20) -> None:
-        """Collect output until `needle` was seen (or fail)."""
-        deadline = time.monotonic() + timeout
-        start = 0
-        while needle not in self.out[start:]:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{needle!r} never appeared; got {bytes(self.out[-2000:])!r}"
-            ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
-            if ready:
-                try:
-                    self.out += os.read(self.master, 65536)
-                except OSError:
-                    break
-
-    def mark(self) -> int:
-        """Where the output is now (to check only what comes after)."""
-        return len(self.out)
-
-    def send(self, keys: bytes) -> None:
-        """Type keys."""
-        os.write(self.master, keys)
-
-    def close(self) -> None:
-        """Quit, or kill what does not quit."""
-        if self.proc.poll() is None:
-            self.send(b"q")
-            deadline = time.monotonic() + 10
-            while self.proc.poll() is None and time.monotonic() < deadline:
-                ready, _, _ = select.select([self.master], [], [], 0.1)
-                if ready:
-                    try:
-                        self.out += os.read(self.master, 65536)
-                    except OSError:
-                        break
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        os.close(self.master)
 
 
 def foreign_escapes(data: bytes) -> list[bytes]:

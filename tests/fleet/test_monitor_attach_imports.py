@@ -22,8 +22,8 @@ import pytest
 from devfleet import ServiceHandle, start_monitor
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.hostmonitor import client
-from tests.fleet.test_logview_pty import Pty
 from tests.support.jobs import engineless_fleet, wait_for
+from tests.support.pty import Pty
 
 # Modules that must not be loaded, by any thread, before the first frame with the monitor's
 # round is painted (a name covers its submodules).

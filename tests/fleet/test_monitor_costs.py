@@ -12,9 +12,9 @@ from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.hostmonitor.costmetrics import BUCKETS, NAME, histograms
 from rocmtui.core.jobs.store import JobStore
-from tests.fleet.test_monitor_host import scrape
 from tests.support.history import recorded_rows
 from tests.support.jobs import engineless_fleet, wait_for
+from tests.support.prometheus import scrape
 
 
 def test_the_histogram_counts_each_condition_per_target_and_arch() -> None:

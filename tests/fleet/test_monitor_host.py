@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -32,8 +31,8 @@ from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.hostmonitor import client
 from rocmtui.core.hostmonitor.place import SUN_PATH_MAX, MonitorPlace
 from rocmtui.core.hostmonitor.sources import MONITOR, ChildSource, SocketSource, open_source
-from tests.fleet.test_jobs_store import hold_lock
-from tests.support.jobs import engineless_fleet, run_cli, wait_for
+from tests.support.jobs import engineless_fleet, hold_lock, run_cli, wait_for
+from tests.support.prometheus import scrape
 
 
 @pytest.fixture
@@ -59,11 +58,6 @@ def monitors(tmp_path: Path) -> Iterator[Callable[[Path], ServiceHandle]]:
     finally:
         for handle in reversed(started):
             handle.stop(grace=5.0)
-
-
-def scrape(handle: ServiceHandle, timeout: float = 5.0) -> str:
-    with urllib.request.urlopen(f"{handle.url}/metrics", timeout=timeout) as answer:
-        return str(answer.read().decode())
 
 
 def test_a_second_monitor_refuses_and_names_the_first(

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +25,12 @@ from devfleet import (
 )
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
-from tests.fleet.test_jobs_fleet import quick
-from tests.support.jobs import bake, kill_job_leftovers, wait_for, write_config
+from tests.support.jobs import bake, kill_job_leftovers, quick, wait_for, write_config
 from tests.support.loopback import Handler, LoopbackHTTP, send
+from tests.support.prometheus import DEPLOY, prometheus_config, query
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
 
 class WebhookSink:
@@ -60,29 +57,11 @@ class WebhookSink:
         self._http.stop()
 
 
-def prometheus_config(monitor: ServiceHandle, alertmanager: ServiceHandle | None) -> str:
-    """deploy/prometheus/prometheus.yml, every second, scraping this test's monitor."""
-    text = (DEPLOY / "prometheus.yml").read_text()
-    text = re.sub(r"(scrape|evaluation)_interval: 15s", r"\1_interval: 1s", text)
-    text = text.replace("- rocmtui-alerts.yml", f"- {DEPLOY / 'rocmtui-alerts.yml'}")
-    text = text.replace('"127.0.0.1:9464"', f'"{monitor.address}"')
-    target = alertmanager.address if alertmanager else "127.0.0.1:1"
-    return text.replace('"127.0.0.1:9093"', f'"{target}"')
-
-
 def alertmanager_config(sink: WebhookSink) -> str:
     """deploy/prometheus/alertmanager.yml, notifying the sink a second after an alert."""
     text = (DEPLOY / "alertmanager.yml").read_text()
     text = re.sub(r"url: \S+", f"url: {sink.url}", text)
     return text.replace("group_wait: 30s", "group_wait: 1s")
-
-
-def query(prometheus: ServiceHandle, promql: str) -> list[dict[str, Any]]:
-    url = f"{prometheus.url}/api/v1/query?query={urllib.parse.quote(promql)}"
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        data = json.loads(answer.read())
-    assert data["status"] == "success", data
-    return list(data["data"]["result"])
 
 
 def node_states(prometheus: ServiceHandle) -> dict[str, str]:

@@ -20,10 +20,8 @@ from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.images import record_afterwards
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_store import make_job
-from tests.fleet.test_monitor_host import scrape
-from tests.fleet.test_monitor_prometheus import prometheus_config, query
-from tests.support.jobs import engineless_fleet, wait_for
+from tests.support.jobs import engineless_fleet, make_job, wait_for
+from tests.support.prometheus import prometheus_config, query, scrape
 from tests.support.realparts import require
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sccache"

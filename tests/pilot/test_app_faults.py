@@ -8,11 +8,9 @@ import re
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from devfleet import DevFleet
 from rocmtui.console.app import RocmTui
@@ -23,16 +21,8 @@ from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.hostmonitor.sources import ChildSource
 from rocmtui.core.snapshots import FleetSnapshot
+from tests.support.blackbox import until
 from tests.support.jobs import engineless_fleet
-
-
-async def until(pilot: Pilot[object], ready: Callable[[], object], what: str) -> None:
-    """Let the app run until `ready()` (15 s at most)."""
-    for _ in range(300):
-        if ready():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"not within 15 s: {what}")
 
 
 def test_own_errors_are_said_as_worded_and_others_keep_their_type() -> None:

@@ -24,7 +24,6 @@ from rocmtui.console.screens.help import help_table
 from rocmtui.console.textual_private import FooterKey
 from rocmtui.core.snapshots import HostStats
 from rocmtui.core.states import JobState
-from tests.pilot.test_app_snapshots import PLAN
 from tests.support.blackbox import (
     cell,
     panel,
@@ -37,6 +36,7 @@ from tests.support.blackbox import (
 )
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, post_feed, recorded_app
+from tests.support.snapshots.plans import PLAN
 
 SIZE = (120, 40)
 VLLM, PYTORCH = "20251130-1120-vllm-gfx950", "20251130-1101-pytorch-gfx1201"

@@ -16,8 +16,7 @@ from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.core.bake.find import find_bake_file
 from rocmtui.core.config.fleetfile import default_config, load_config
 from rocmtui.core.debuglog import monitor_log
-from tests.pilot.test_app_faults import until
-from tests.support.blackbox import panel, row, until_text
+from tests.support.blackbox import panel, row, until, until_text
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import recorded_app
 

@@ -40,10 +40,10 @@ from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.logs import LogsScreen
 from rocmtui.core.config.fleetfile import FleetConfig, load_config
 from rocmtui.core.states import JobState
-from tests.pilot.test_app_snapshots import PLAN
 from tests.support.blackbox import recorder, until, until_text
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import RecordedPlans, feed
+from tests.support.snapshots.plans import PLAN
 
 SIZE = (120, 40)
 VLLM, PYTORCH = "20251130-1120-vllm-gfx950", "20251130-1101-pytorch-gfx1201"

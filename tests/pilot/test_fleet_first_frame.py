@@ -18,7 +18,7 @@ from rocmtui.console.messages import BakeLoaded, PanelFailed
 from rocmtui.console.widgets.common import Panel
 from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.console.widgets.footer import QuietFooter
-from tests.pilot.test_app_faults import until
+from tests.support.blackbox import until
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import recorded_app
 

@@ -18,12 +18,12 @@ from rocmtui.core.history.costbook import CostBook
 from rocmtui.core.history.costestimate import CostEstimates
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
-from tests.fleet.test_jobs_store import hold_lock
-from tests.pilot.test_app_snapshots import PLAN
 from tests.support.blackbox import screen_text, until_text
 from tests.support.history import recorded_rows
+from tests.support.jobs import hold_lock
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, post_feed, recorded_app
+from tests.support.snapshots.plans import PLAN
 
 GROUP = ("pytorch", "gfx1201", "snoc-think")
 

@@ -17,7 +17,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from rocmtui.core.jobs.procstat import all_procs
+from rocmtui.core.jobs.procstat import (
+    all_procs,
+)
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import (
+    JobStore,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_BAKE = REPO / "bake" / "demo.hcl"
@@ -191,3 +197,60 @@ def kill_job_leftovers(job: Mapping[str, Any], grace: float = 30.0) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     assert not left, f"job {job.get('id')}: {left} did not end on SIGTERM"
+
+
+HOLD_LOCK = (
+    "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+    "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
+)
+
+
+def make_job(store: JobStore, target: str = "demo-base", **extra: object) -> JobRecord:
+    """Insert a job record as the launcher would (no process behind it)."""
+
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        (job_dir / "log").write_bytes(b"# header\n")
+        return JobRecord(
+            id=job_id,
+            target=target,
+            arch="gfx1201",
+            node="snoc-think",
+            endpoint="unix:///x.sock",
+            push=False,
+            overrides={"DEMO_STEPS": "3"},
+            command=("docker", "buildx", "bake", "--", target),
+            user="tester",
+            host="here",
+            bake_file="/x/demo.hcl",
+            job_dir=str(job_dir),
+            started_at=time.time(),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    return store.create(make)
+
+
+def hold_lock(path: Path) -> subprocess.Popen[str]:
+    """A real process holding an flock on `path` until killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def nonce() -> str:
+    """A fresh DEMO_NONCE: the RUN step really runs instead of coming from the cache."""
+    return f"{os.getpid()}-{time.time_ns()}"
+
+
+def quick(steps: int = 8, sleep: float = 0.05) -> list[str]:
+    """--set arguments for a short real build."""
+    return [
+        "--set",
+        f"DEMO_STEPS={steps}",
+        "--set",
+        f"DEMO_SLEEP={sleep}",
+        "--set",
+        f"DEMO_NONCE={nonce()}",
+    ]

@@ -15,7 +15,7 @@ import pytest
 from rocmtui.core.logs import search_split as logsearch_split
 from rocmtui.core.logs.search import SearchState, compile_query, scan
 from rocmtui.core.logs.search_split import scan_split
-from tests.unit.test_logindex_search import hostile_log, reference
+from tests.support.logs import hostile_log, reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import gen_buildlog

@@ -14,7 +14,7 @@ from rocmtui.core.hostmonitor.jobsview import JobsView, read_jobs
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.fleet.test_jobs_store import hold_lock, make_job
+from tests.support.jobs import hold_lock, make_job
 from tests.support.snapshots import recorded
 
 FIGURES = MonitorFigures(rounds=7, failed_rounds=0, started_at=recorded.NOW - 60)

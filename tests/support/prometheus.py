@@ -1,0 +1,40 @@
+"""The monitor's metrics as Prometheus reads them: a scrape, a scrape config, a query."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from devfleet import (
+    ServiceHandle,
+)
+
+
+def scrape(handle: ServiceHandle, timeout: float = 5.0) -> str:
+    with urllib.request.urlopen(f"{handle.url}/metrics", timeout=timeout) as answer:
+        return str(answer.read().decode())
+
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
+
+
+def prometheus_config(monitor: ServiceHandle, alertmanager: ServiceHandle | None) -> str:
+    """deploy/prometheus/prometheus.yml, every second, scraping this test's monitor."""
+    text = (DEPLOY / "prometheus.yml").read_text()
+    text = re.sub(r"(scrape|evaluation)_interval: 15s", r"\1_interval: 1s", text)
+    text = text.replace("- rocmtui-alerts.yml", f"- {DEPLOY / 'rocmtui-alerts.yml'}")
+    text = text.replace('"127.0.0.1:9464"', f'"{monitor.address}"')
+    target = alertmanager.address if alertmanager else "127.0.0.1:1"
+    return text.replace('"127.0.0.1:9093"', f'"{target}"')
+
+
+def query(prometheus: ServiceHandle, promql: str) -> list[dict[str, Any]]:
+    url = f"{prometheus.url}/api/v1/query?query={urllib.parse.quote(promql)}"
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        data = json.loads(answer.read())
+    assert data["status"] == "success", data
+    return list(data["data"]["result"])
