@@ -35,7 +35,7 @@ from rocmtui.core.jobs.procstat import proc_stat, start_time
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.support.jobs import wait_for
+from tests.support.jobs import job_record, wait_for
 from tests.support.realparts import require
 from tests.support.smalldisk import fill, free_bytes, small_tmpfs
 
@@ -91,19 +91,11 @@ def test_the_log_never_writes_into_the_room_it_gave_back(small_disk: Path) -> No
 
 def _record(store: JobStore, bake: subprocess.Popen[bytes]) -> JobRecord:
     def make(job_id: str, job_dir: Path) -> JobRecord:
-        return JobRecord(
-            id=job_id,
-            target="demo-base",
-            arch="gfx1201",
+        return job_record(
+            job_id,
+            job_dir,
             node="snoc-strix",
             endpoint="unix:///nowhere",
-            push=False,
-            overrides={},
-            command=("docker", "buildx", "bake"),
-            user="test",
-            host="here",
-            bake_file="demo.hcl",
-            job_dir=str(job_dir),
             started_at=time.time() - 60,  # its last sign of life a minute ago: no log
             supervisor_pid=os.getpid(),
             supervisor_start=start_time(os.getpid()),

@@ -25,7 +25,7 @@ from rocmtui.console import prefs
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from tests.support.jobs import offline_config, rocmtui_argv, wait_for
+from tests.support.jobs import job_record, offline_config, rocmtui_argv, wait_for
 from tests.support.realparts import require
 from tests.support.smalldisk import fill, free_bytes, remount_read_only, small_tmpfs
 
@@ -33,19 +33,10 @@ SIZE = 1024 * 1024
 
 
 def _finished(job_id: str, job_dir: Path) -> JobRecord:
-    return JobRecord(
-        id=job_id,
-        target="demo-base",
-        arch="gfx1201",
-        node="snoc-think",
+    return job_record(
+        job_id,
+        job_dir,
         endpoint="unix:///nonexistent/d.sock",
-        push=False,
-        overrides={},
-        command=("docker", "buildx", "bake"),
-        user="test",
-        host="here",
-        bake_file="demo.hcl",
-        job_dir=str(job_dir),
         started_at=time.time() - 60,
         ended_at=time.time(),
         state=JobState.SUCCEEDED,

@@ -20,7 +20,7 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from tests.support.blackbox import screen_text, until_text
 from tests.support.history import recorded_rows
-from tests.support.jobs import hold_lock
+from tests.support.jobs import hold_lock, job_record
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, post_feed, recorded_app
 from tests.support.snapshots.plans import PLAN
@@ -36,10 +36,8 @@ def _book(root: Path) -> JobStore:
 
 def _running(store: JobStore, started: float) -> JobRecord:
     def make(job_id: str, job_dir: Path) -> JobRecord:
-        return JobRecord(
-            id=job_id, target=GROUP[0], arch=GROUP[1], node=GROUP[2], endpoint="unix:///x",
-            push=False, overrides={}, command=(), user="ci", host="snoc-strix", bake_file="",
-            job_dir=str(job_dir), started_at=started,
+        return job_record(
+            job_id, job_dir, target=GROUP[0], arch=GROUP[1], node=GROUP[2], started_at=started,
         )  # fmt: skip
 
     job = store.create(make)

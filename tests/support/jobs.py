@@ -205,27 +205,35 @@ HOLD_LOCK = (
 )
 
 
-def make_job(store: JobStore, target: str = "demo-base", **extra: object) -> JobRecord:
+def job_record(
+    job_id: str = "20261206-0000-0000", job_dir: Path | str = "/nonexistent", **fields: Any
+) -> JobRecord:
+    """A job record with every required field filled in plainly (demo-base, gfx1201 on
+    snoc-think, started now); `fields` set any other: the one factory of the tests."""
+    target = fields.pop("target", "demo-base")
+    made: dict[str, Any] = {
+        "arch": "gfx1201",
+        "node": "snoc-think",
+        "endpoint": "unix:///x.sock",
+        "push": False,
+        "overrides": {},
+        "command": ("docker", "buildx", "bake", "--", target),
+        "user": "tester",
+        "host": "here",
+        "bake_file": "/x/demo.hcl",
+        "started_at": time.time(),
+        **fields,
+    }
+    return JobRecord(id=job_id, target=target, job_dir=str(job_dir), **made)
+
+
+def make_job(store: JobStore, target: str = "demo-base", **extra: Any) -> JobRecord:
     """Insert a job record as the launcher would (no process behind it)."""
 
     def make(job_id: str, job_dir: Path) -> JobRecord:
         (job_dir / "log").write_bytes(b"# header\n")
-        return JobRecord(
-            id=job_id,
-            target=target,
-            arch="gfx1201",
-            node="snoc-think",
-            endpoint="unix:///x.sock",
-            push=False,
-            overrides={"DEMO_STEPS": "3"},
-            command=("docker", "buildx", "bake", "--", target),
-            user="tester",
-            host="here",
-            bake_file="/x/demo.hcl",
-            job_dir=str(job_dir),
-            started_at=time.time(),
-            **extra,  # type: ignore[arg-type]
-        )
+        extra.setdefault("overrides", {"DEMO_STEPS": "3"})
+        return job_record(job_id, job_dir, target=target, **extra)
 
     return store.create(make)
 

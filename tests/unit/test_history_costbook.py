@@ -17,6 +17,7 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import SCHEMA_VERSION
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
+from tests.support.jobs import job_record
 
 DATA = Path(__file__).parents[1] / "data"
 DAY = 86400.0
@@ -26,24 +27,16 @@ NOW = 1_765_000_000.0
 def _job(target: str, start: float, took: float, **more: object):
     def make(job_id: str, job_dir: Path) -> JobRecord:
         fields: dict[str, object] = {
-            "id": job_id,
             "target": target,
-            "arch": "gfx1201",
             "node": "n0",
-            "endpoint": "unix:///x",
-            "push": False,
-            "overrides": {},
-            "command": (),
             "user": "ci",
             "host": "snoc-strix",
-            "bake_file": "",
-            "job_dir": str(job_dir),
             "started_at": start,
             "ended_at": start + took,
             "state": JobState.SUCCEEDED,
+            **more,
         }
-        fields.update(more)
-        return JobRecord(**fields)  # type: ignore[arg-type]
+        return job_record(job_id, job_dir, **fields)
 
     return make
 

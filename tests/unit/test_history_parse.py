@@ -10,8 +10,8 @@ from rocmtui.core.history.discover import answer_note
 from rocmtui.core.history.parse import finished_state, outside_build, parse_inspect, parse_ls
 from rocmtui.core.history.rebuild import rebuild_request
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
+from tests.support.jobs import job_record
 
 GOOD = {
     "ref": "default/default/3txt21em2c6yiiopj5a1gc88f",
@@ -110,11 +110,9 @@ def test_rebuild_request_turns_an_outside_build_into_a_launch() -> None:
             "ROCMTUI_JOB": "x",
         },
     )
-    record = JobRecord(
-        id="20261203-1800-ab12", target="demo-pytorch", arch="gfx1201", node="cur",
-        endpoint="unix:///x", push=True, overrides={}, command=(), user="", host="",
-        bake_file="", job_dir="/nonexistent", started_at=0.0, outside=facts,
-    )  # fmt: skip
+    record = job_record(
+        "20261203-1800-ab12", target="demo-pytorch", node="cur", push=True, outside=facts
+    )
     request = rebuild_request(record)
     assert (request.target, request.arch, request.node, request.push) == (
         "demo-pytorch", "gfx1201", "cur", True,

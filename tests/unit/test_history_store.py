@@ -11,22 +11,15 @@ from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
+from tests.support.jobs import job_record
 
 
 def _make(job_id: str, job_dir: Path) -> JobRecord:
-    return JobRecord(
-        id=job_id,
+    return job_record(
+        job_id,
+        job_dir,
         target="demo-pytorch",
-        arch="gfx1201",
         node="n0",
-        endpoint="unix:///x",
-        push=False,
-        overrides={},
-        command=(),
-        user="",
-        host="",
-        bake_file="",
-        job_dir=str(job_dir),
         started_at=1.0,
         buildkit_ref="abc",
         outside=OutsideBuild(ref="abc", build_args={"GFX_ARCH": "gfx1201"}),
