@@ -410,7 +410,7 @@ def test_control_folders_of_owners_that_are_gone_are_reaped(tmp_path: Path) -> N
     """A prober killed before its close() leaves its folder: the next one removes it, and
     leaves alone those of live owners (this process) and anything not its own."""
     dead = tmp_path / "rt-ssh-4194301-abcd"
-    dead.mkdir()
+    dead.mkdir(mode=0o700)  # as mkdtemp makes them
     (dead / "0.log").write_text("")
     alive = tmp_path / f"rt-ssh-{os.getpid()}-efgh"
     alive.mkdir()

@@ -33,6 +33,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import tempfile
@@ -300,7 +301,7 @@ class SSHMasters:
                 proc.wait()
         for master in self._masters.values():
             pid = _peer_pid(master.path)
-            if pid is not None and pid != os.getpid():
+            if pid is not None and pid != os.getpid() and is_own_master(pid, master.path):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGTERM)
         if self._dir is not None:
@@ -309,7 +310,12 @@ class SSHMasters:
 
 def reap_stale_folders(root: str) -> None:
     """Remove the control folders of owners that are gone (killed before their `close()`):
-    their masters have ended by themselves (ControlPersist) or are ended here."""
+    their masters have ended by themselves (ControlPersist) or are ended here.
+
+    The root may be `/tmp`, where anyone can name an entry like ours: a folder is opened
+    without following a link and used only when it is ours and 0700, and a socket's listener
+    is signalled only when it is our own ssh master for that very control path (a link to the
+    user's runtime folder would otherwise have its systemd or ssh-agent SIGTERMed)."""
     try:
         names = os.listdir(root)
     except OSError:
@@ -321,12 +327,44 @@ def reap_stale_folders(root: str) -> None:
         if not owner.isdigit() or os.path.exists(f"/proc/{owner}"):
             continue
         folder = os.path.join(root, name)
-        with contextlib.suppress(OSError):
-            if os.stat(folder).st_uid != os.getuid():
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # a link, not a folder, or not ours to open
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != 0o700:
                 continue
-            for entry in os.listdir(folder):
-                pid = _peer_pid(os.path.join(folder, entry))
-                if pid is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGTERM)
-        shutil.rmtree(folder, ignore_errors=True)
+            _end_masters_in(fd, folder)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows a link inside
+
+
+def _end_masters_in(fd: int, folder: str) -> None:
+    """SIGTERM the ssh masters still listening in the control folder open as `fd`."""
+    for entry in os.listdir(fd):
+        if not stat.S_ISSOCK(os.lstat(entry, dir_fd=fd).st_mode):
+            continue  # a link or anything else: never connected through
+        pid = _peer_pid(f"/proc/self/fd/{fd}/{entry}")
+        if pid is not None and is_own_master(pid, os.path.join(folder, entry)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def is_own_master(pid: int, control_path: str) -> bool:
+    """True when `pid` is an ssh process of this user that names `control_path` on its command
+    line (a master's title is `ssh: PATH [mux]`): the only process a reap may signal."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            uids = next(line for line in fh if line.startswith(b"Uid:")).split()[1:]
+        if any(int(uid) != os.geteuid() for uid in uids):
+            return False
+        if not os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("ssh"):
+            return False
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return os.fsencode(control_path) in fh.read()
+    except (OSError, StopIteration, ValueError):
+        return False
