@@ -6,7 +6,9 @@ processes are real listeners on real unix sockets."""
 
 from __future__ import annotations
 
+import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -15,8 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.core.config.fleetfile import NodeConfig, load_config
+from rocmtui.core.history.buildx import history_environment, node_workdir
+from rocmtui.core.jobs.remote import prepare_environment
+from rocmtui.core.private import PrivateFolderError, ensure_private, for_state, job_folder
 from rocmtui.core.probes.ssh.master import reap_stale_folders
-from tests.support.otheruser import as_other, shared_folder
+from tests.support.otheruser import OTHER_GID, as_other, shared_folder
 from tests.support.realparts import require
 
 LISTENER = """
@@ -105,3 +111,88 @@ def test_reaping_signals_only_an_ssh_master_of_that_folder(tmp_path: Path) -> No
         proc.kill()
         proc.wait()
     assert not stale.exists()  # the folder itself, ours, is still removed
+
+
+@pytest.fixture
+def group_state(tmp_path: Path) -> Iterator[Path]:
+    """The documented group setup: a state folder of group `nogroup` (the other user's),
+    mode 2770, and `UMask=0007`; the test user's own XDG folders stay root's."""
+    require("root")
+    old = os.umask(0o007)
+    try:
+        with shared_folder() as shared:
+            state = shared / "state"
+            state.mkdir()
+            os.chown(state, 0, OTHER_GID)
+            state.chmod(0o2770)
+            yield state
+    finally:
+        os.umask(old)
+
+
+def test_another_operator_cannot_replace_the_ssh_wrapper_or_the_tls_links(
+    group_state: Path, tmp_path: Path
+) -> None:
+    """History looks' ssh wrapper and TLS links: not in the shared state folder, where any
+    member of its group could swap them and run as this user, but in a private one."""
+    pem = tmp_path / "pem"
+    pem.mkdir()
+    for name in ("ca.pem", "cert.pem", "key.pem"):
+        (pem / name).write_text(name)
+    (tmp_path / "rocmtui.toml").write_text(f'state_dir = "{group_state}"\n')
+    config = load_config(tmp_path / "rocmtui.toml")
+    ssh = NodeConfig("think", docker_host="ssh://ci@snoc-think")
+    tls = NodeConfig(
+        "gaming",
+        docker_host="tcp://127.0.0.1:2376",
+        tls_ca=str(pem / "ca.pem"),
+        tls_cert=str(pem / "cert.pem"),
+        tls_key=str(pem / "key.pem"),
+    )
+    bindir = Path(
+        history_environment(ssh, config, os.environ, node_workdir(group_state, ssh))["PATH"].split(
+            os.pathsep
+        )[0]
+    )
+    certs = Path(
+        history_environment(tls, config, os.environ, node_workdir(group_state, tls))[
+            "DOCKER_CERT_PATH"
+        ]
+    )
+    swap = 'printf "#!/bin/sh\\necho owned\\n" > "$1/.x" && chmod 755 "$1/.x" && mv -f "$1/.x" "$2"'
+    tried = as_other(["sh", "-c", swap, "_", str(bindir), str(bindir / "ssh")])
+    assert tried.returncode != 0, "another user replaced the ssh wrapper"
+    assert "rocmtui" in (bindir / "ssh").read_text()
+    linked = as_other(["ln", "-sfn", "/etc/hostname", str(certs / "key.pem")])
+    assert linked.returncode != 0, "another user replaced a TLS link"
+    assert (certs / "key.pem").read_text() == "key.pem"
+    for folder in (bindir, certs):
+        assert group_state not in folder.parents  # data only in the shared folder
+        info = folder.stat()
+        assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (os.geteuid(), 0o700)
+    assert stat.S_IMODE((bindir / "ssh").stat().st_mode) == 0o700
+
+
+def test_a_private_folder_made_or_linked_by_another_user_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A private folder someone else made (or a link they planted where it would be) is
+    refused with a line naming it, before anything is written into it."""
+    require("root")
+    node = NodeConfig("think", docker_host="ssh://ci@snoc-think")
+    (tmp_path / "rocmtui.toml").write_text("")
+    config = load_config(tmp_path / "rocmtui.toml")
+    with shared_folder() as shared:
+        theirs = shared / "theirs"
+        assert as_other(["mkdir", "-m", "700", str(theirs)]).returncode == 0
+        link = shared / "link"
+        assert as_other(["ln", "-s", str(shared), str(link)]).returncode == 0
+        for root, said in ((theirs, "belongs to uid 65534"), (link, "is a symlink")):
+            monkeypatch.setenv("ROCMTUI_PRIVATE_DIR", str(root))
+            with pytest.raises(PrivateFolderError, match=said):
+                ensure_private(for_state(shared / "state"))
+            with pytest.raises(PrivateFolderError):
+                prepare_environment(
+                    job_folder(shared / "state", "j1"), node, config, os.environ, {}
+                )
+        assert not list(theirs.iterdir()) and not (shared / "state").exists()

@@ -23,6 +23,7 @@ from devfleet import DevFleet, processes
 from devfleet.links import VethLink
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.remote import endpoint_of, engine_busy
+from rocmtui.core.private import job_folder
 from tests.support.jobs import (
     bake,
     job_json,
@@ -87,7 +88,10 @@ def test_a_build_on_the_ssh_node_pushes_here_and_its_cancel_is_checked_on_the_en
     job = wait_state(config, pushed, ["succeeded", "failed"], 240)
     assert job["state"] == "succeeded", Path(job["log"]).read_text()[-2000:]
     assert job["endpoint"] == "ssh://ci@snoc-think"
-    assert Path(job["job_dir"], "bin", "ssh").is_file()  # bake's ssh got the fleet's options
+    # bake's ssh got the fleet's options, from a private folder, never the shared state folder
+    job_dir = Path(job["job_dir"])
+    assert job_folder(job_dir.parent.parent, job_dir.name).joinpath("bin", "ssh").is_file()
+    assert not (job_dir / "bin").exists()
     # pushed by snoc-think's engine, through its namespace, to the registry on this host
     request = urllib.request.Request(
         f"http://{host}/v2/rocm-bake/demo-pytorch/manifests/{job['digest']}",

@@ -54,10 +54,12 @@ class BuildxAnswer(Struct, frozen=True):
     kind: str | None = None  # "no-command" (buildx too old), "no-api" (engine), "timeout"
 
 
-def node_workdir(state: Path, node: NodeConfig) -> Path:
-    """Where the node's ssh wrapper or TLS folder for history commands lives."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", node.name)[:60] or "node"
-    return state / "history" / safe
+def node_workdir(state: Path, node: NodeConfig, env: Mapping[str, str] | None = None) -> Path:
+    """Where the node's ssh wrapper or TLS folder for history commands lives: a private folder
+    of the user's own for that state folder (`core.private`), never the shared state folder."""
+    from rocmtui.core.private import history_folder
+
+    return history_folder(state, node.name, env)
 
 
 def history_environment(
@@ -75,7 +77,6 @@ def history_environment(
 
     child = node_environment(node, "", env, {}, ())
     child.pop("GFX_ARCH", None)
-    workdir.mkdir(parents=True, exist_ok=True)
     return remote.prepare_environment(workdir, node, config, env, child, control_path)
 
 

@@ -278,7 +278,7 @@ class HistoryWatch:
     def _env(self, node: NodeConfig, state: _NodeState) -> dict[str, str]:
         if state.env is None:
             env = os.environ if self.env is None else self.env
-            workdir = node_workdir(state_dir(self.config, self.env), node)
+            workdir = node_workdir(state_dir(self.config, self.env), node, self.env)
             state.env = history_environment(node, self.config, env, workdir)
         return state.env
 
@@ -294,7 +294,7 @@ class HistoryWatch:
         if control is None:
             return own
         if state.look_env is None or state.look_path != control:
-            workdir = node_workdir(state_dir(self.config, self.env), node) / "look"
+            workdir = node_workdir(state_dir(self.config, self.env), node, self.env) / "look"
             state.look_env = history_environment(node, self.config, env, workdir, control)
             state.look_path = control
         return state.look_env

@@ -49,6 +49,7 @@ from rocmtui.core.jobs.refusals import (
 )
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.private import PrivateFolderError, job_folder
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_utc_stamp
 
@@ -112,7 +113,11 @@ def start_plan(
                 only_if_unfinished=True,
                 state=JobState.FAILED,
                 ended_at=time.time(),
-                message=f"launch failed: {type(exc).__name__}",
+                message=(
+                    f"launch failed: {exc}"
+                    if isinstance(exc, PrivateFolderError)
+                    else f"launch failed: {type(exc).__name__}"
+                ),
             )
         raise
     finally:
@@ -294,7 +299,7 @@ def spawn_supervisor(
     handing it the job's lock and the slots; wait only for its first, forking process."""
     # a remote node: bake's ssh options or TLS files, and the supervisor's link watch
     child_env = remote.prepare_environment(
-        record.path, plan.node, config, env, dict(plan.child_env)
+        job_folder(store.root, record.id, env), plan.node, config, env, dict(plan.child_env)
     )
     command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
     command += ["--store", str(store.root), "--job", record.id]

@@ -2,16 +2,17 @@
 link, and after a cancel a look at the remote engine itself.
 
 * ssh:// nodes: bake's docker runs plain `ssh` (its connection helper takes no options and no
-  `-F`), so the job's folder gets `bin/ssh`, a two-line wrapper put first on bake's PATH that
-  runs the real ssh with the options rocmtui's own ssh uses: the fleet file's `ssh_config` as
-  `-F` (when set), `BatchMode=yes` (never a prompt), `StrictHostKeyChecking=yes` (no key is
-  trusted by itself), keepalives set from `link_timeout_seconds` (ssh notices a dead link
-  within a quarter of it, and gives up only well after the supervisor would), and
-  `ControlPath=none`: the build's connection is its own, never a session over the console's
-  kept connection, which ends with the console.
+  `-F`), so the job's private folder (`core.private`: the user's own, 0700, never the shared
+  state folder, where any group member could replace it) gets `bin/ssh`, a two-line wrapper
+  put first on bake's PATH that runs the real ssh with the options rocmtui's own ssh uses:
+  the fleet file's `ssh_config` as `-F` (when set), `BatchMode=yes` (never a prompt),
+  `StrictHostKeyChecking=yes` (no key is trusted by itself), keepalives set from
+  `link_timeout_seconds` (ssh notices a dead link within a quarter of it, and gives up only
+  well after the supervisor would), and `ControlPath=none`: the build's connection is its
+  own, never a session over the console's kept connection, which ends with the console.
 * tcp:// nodes with `tls_ca`/`tls_cert`/`tls_key`: docker wants them as `ca.pem`, `cert.pem` and
-  `key.pem` in one folder (`DOCKER_CERT_PATH`, with `DOCKER_TLS_VERIFY=1`); the job's folder
-  gets `tls/` with links of those names. A context carries its own TLS material.
+  `key.pem` in one folder (`DOCKER_CERT_PATH`, with `DOCKER_TLS_VERIFY=1`); the job's private
+  folder gets `tls/` with links of those names. A context carries its own TLS material.
 * Any node not reached through a unix socket gets the supervisor's link watch (`linkwatch`).
 * Cancel on a remote node: killing bake here closes its connection, and BuildKit there cancels
   the solve; `engine_busy` asks that engine (its build cache records in use, docker's
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.private import ensure_private
 from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
@@ -114,27 +116,27 @@ def prepare_environment(
     control_path: str | None = None,
 ) -> dict[str, str]:
     """bake's environment for a remote node: the ssh wrapper first on PATH, or the TLS
-    folder; files are made in `job_dir`. A local node's environment comes back unchanged.
-    `control_path`: the wrapper's sessions go over that kept ssh connection."""
+    folder; files are made in `job_dir`, a private folder (made 0700 and checked: raises
+    `PrivateFolderError` when it is not the user's own). A local node's environment comes
+    back unchanged. `control_path`: the wrapper's sessions go over that kept ssh connection."""
     endpoint = endpoint_of(node, config, env)
     if endpoint is None:
         return child_env
     out = dict(child_env)
     if endpoint.transport == "ssh":
         path = out.get("PATH") or os.defpath
-        bindir = job_dir / "bin"
-        bindir.mkdir(exist_ok=True)
+        bindir = ensure_private(job_dir / "bin")
         ssh_config = str(config.ssh_config) if config.ssh_config else None
         text = ssh_wrapper_text(
             _real_ssh(path), ssh_config, config.link_timeout_seconds, control_path
         )
         with _replacing(bindir / "ssh") as tmp:
-            tmp.write_text(text)
-            tmp.chmod(0o755)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o700)
+            with open(fd, "w") as fh:
+                fh.write(text)
         out["PATH"] = f"{bindir}{os.pathsep}{path}"
     elif node.docker_host and endpoint.tls:
-        tls = job_dir / "tls"
-        tls.mkdir(exist_ok=True)
+        tls = ensure_private(job_dir / "tls")
         for name, source in (
             ("ca.pem", node.tls_ca),
             ("cert.pem", node.tls_cert),
