@@ -256,5 +256,6 @@ def test_folders_that_cannot_be_made_are_one_line_each(tmp_path: Path) -> None:
     env = {**os.environ, "ROCMTUI_LOCK_DIR": str(a_file)}
     done = run_cli(fleet_file, "bake", "demo-base", "--node", "snoc-think", "--yes", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith("rocmtui: ") and str(a_file) in done.stderr, done.stderr
+    assert done.stderr.startswith("rocmtui bake: refused: lock folder "), done.stderr
+    assert str(a_file) in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
     assert JobStore(state).list() == []

@@ -19,6 +19,7 @@ import pytest
 
 from rocmtui.core.config.fleetfile import NodeConfig, load_config
 from rocmtui.core.history.buildx import history_environment, node_workdir
+from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.remote import prepare_environment
 from rocmtui.core.private import PrivateFolderError, ensure_private, for_state, job_folder
 from rocmtui.core.probes.ssh.master import reap_stale_folders
@@ -55,11 +56,21 @@ def victim(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     path = folder / "agent.sock"
     proc = subprocess.Popen([sys.executable, "-c", LISTENER, str(path)])
     try:
-        _wait_for("victim listening", path.exists)
+        _wait_for("victim listening", lambda: _listening(path))
         yield folder, proc
     finally:
         proc.kill()
         proc.wait()
+
+
+def _listening(path: Path) -> bool:
+    """True once something listens on `path` (bind makes the name before listen)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def _answers(path: Path) -> bool:
@@ -100,7 +111,7 @@ def test_reaping_signals_only_an_ssh_master_of_that_folder(tmp_path: Path) -> No
     path = stale / "0"
     proc = subprocess.Popen([sys.executable, "-c", LISTENER, str(path)])
     try:
-        _wait_for("listener up", path.exists)
+        _wait_for("listener up", lambda: _listening(path))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as held:
             held.settimeout(10)
             held.connect(str(path))  # accepted first: it answers once the reap is over
@@ -196,3 +207,60 @@ def test_a_private_folder_made_or_linked_by_another_user_is_refused(
                     job_folder(shared / "state", "j1"), node, config, os.environ, {}
                 )
         assert not list(theirs.iterdir()) and not (shared / "state").exists()
+
+
+def _other_takes(path: Path) -> bool:
+    """True when the other user can take (and at once drop) an exclusive flock on `path`."""
+    return as_other(["flock", "-n", "-x", str(path), "true"]).returncode == 0
+
+
+def test_another_user_cannot_block_or_delete_a_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slot locks in a folder anyone can reach: a user outside the operators' group can
+    neither hold a slot (blocking every build of that image) nor remove a held one."""
+    require("root")
+    with shared_folder() as shared:
+        monkeypatch.setenv("ROCMTUI_LOCK_DIR", str(shared / "locks"))
+        slot = locks.slot_path(locks.lock_dir(), "think", "ssh://ci@snoc-think", "img:x")
+        fd = locks.take_slot(slot)
+        assert fd is not None
+        os.close(fd)  # released: free for the next build
+        assert not _other_takes(slot), "another user could hold the slot"
+        assert as_other(["rm", "-f", str(slot)]).returncode != 0 or slot.exists()
+        assert slot.exists(), "another user removed the slot file"
+        folder = slot.parent.stat()
+        assert not stat.S_IMODE(folder.st_mode) & 0o007
+        assert stat.S_IMODE(slot.stat().st_mode) & 0o007 == 0
+
+
+def test_a_lock_folder_another_user_made_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone else got to the lock folder first (made it world-writable, theirs): refused
+    with a line naming the folder and its owner, not used."""
+    require("root")
+    with shared_folder() as shared:
+        theirs = shared / "locks"
+        assert as_other(["mkdir", "-m", "1777", str(theirs)]).returncode == 0
+        monkeypatch.setenv("ROCMTUI_LOCK_DIR", str(theirs))
+        slot = locks.slot_path(locks.lock_dir(), "think", "ssh://ci@snoc-think", "img:x")
+        with pytest.raises(locks.LockFolderError, match=rf"{theirs} \(owner nobody"):
+            locks.take_slot(slot)
+        assert not slot.exists()
+
+
+def test_the_operators_group_shares_slots(
+    group_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The group setup: the lock folder takes the state folder's group (2770), slot files are
+    0660 in that group, so another operator (a member) takes a slot once it is free, and not
+    while it is held."""
+    monkeypatch.setenv("ROCMTUI_LOCK_DIR", str(group_state.parent / "locks"))
+    slot = locks.slot_path(locks.lock_dir(), "think", "ssh://ci@snoc-think", "img:x")
+    fd = locks.take_slot(slot, share_with=group_state)
+    assert fd is not None
+    try:
+        assert not _other_takes(slot)  # held
+    finally:
+        os.close(fd)
+    assert _other_takes(slot)  # free: a member of the group takes it
+    folder, made = slot.parent.stat(), slot.stat()
+    assert (folder.st_gid, stat.S_IMODE(folder.st_mode)) == (OTHER_GID, 0o2770)
+    assert (made.st_gid, stat.S_IMODE(made.st_mode)) == (OTHER_GID, 0o660)

@@ -169,7 +169,12 @@ def take_slots(directory: Path, plan: LaunchPlan, store: JobStore) -> Held:
     fds: list[int] = []
     for key in sorted(plan.slots):  # every launch tries overlapping slots in the same order
         slot = locks.slot_path(directory, plan.node.name, plan.node.endpoint, key)
-        fd = locks.take_slot(slot)
+        try:
+            fd = locks.take_slot(slot, share_with=store.root)
+        except locks.LockFolderError as exc:
+            for taken in fds:
+                os.close(taken)
+            raise LaunchRefused(str(exc)) from None
         if fd is None:
             for taken in fds:
                 os.close(taken)
@@ -256,7 +261,7 @@ def record_job(store: JobStore, plan: LaunchPlan, env: Mapping[str, str], held: 
         "state_dir": str(store.root),
     }
     for fd in held.slots:
-        locks.write_holder(fd, holder, mode=0o666)  # others may take the slot later
+        locks.write_holder(fd, holder, mode=locks.SLOT_MODE)  # the group may take it later
     return record
 
 

@@ -6,9 +6,14 @@ The launcher takes both locks *before* the job becomes visible and hands the ver
 files to the supervisor (inherited descriptors share the lock), so there is no instant at which
 a visible job has no holder.
 
-Slot files live in a machine-wide folder (default `/run/lock/rocmtui`, sticky and
-world-writable like `/run/lock` itself) so operators with different state folders still
-exclude each other. The holder writes who it is into the slot file; values are never secrets.
+Slot files live in a machine-wide folder (default `/run/lock/rocmtui`) so operators with
+different state folders still exclude each other. Anyone who can open a slot file can hold its
+flock and block every build of that image, or remove a held one: so the folder is never
+world-writable and its files are 0660. It is made 0700, or, when the state folder is shared
+through a group (setgid, the documented 2770 setup), 2770 in that group; a folder that is a
+link, writable by everyone, or another user's outside our groups is refused with one line (the
+fix: `ROCMTUI_LOCK_DIR`, or give the folder to the operators' group). The holder writes who it
+is into the slot file; values are never secrets.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import json
 import os
+import pwd
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,28 +38,83 @@ from rocmtui.core.digests import sha256_hex
 from rocmtui.core.paths import state_dir
 
 SYSTEM_LOCK_DIR = Path("/run/lock/rocmtui")
+SLOT_MODE = 0o660  # the operators' group may take a slot later; nobody else may open it
 HOLDER_BYTES = 65536  # a holder record is a few hundred bytes: read no more than this
 H = TypeVar("H", bound=Struct)
 
 
 def lock_dir(config: FleetConfig | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """Where slot locks live: `$ROCMTUI_LOCK_DIR`, else `/run/lock/rocmtui` when it can be used,
-    else `<state dir>/locks` (then only operators sharing that state folder exclude each other).
+    """Where slot locks live: `$ROCMTUI_LOCK_DIR`, else `/run/lock/rocmtui` when it exists or
+    can be made, else `<state dir>/locks` (then only operators sharing that state folder
+    exclude each other). The folder is made and checked when a slot is taken (`take_slot`).
     """
     env = os.environ if env is None else env
     if env.get("ROCMTUI_LOCK_DIR"):
         return Path(env["ROCMTUI_LOCK_DIR"])
-    try:
-        SYSTEM_LOCK_DIR.mkdir(mode=0o1777, exist_ok=True)
-        info = SYSTEM_LOCK_DIR.stat()
-        if not info.st_mode & stat.S_ISVTX:
-            with contextlib.suppress(OSError):
-                SYSTEM_LOCK_DIR.chmod(0o1777)  # mkdir's mode is cut by the umask
-        if os.access(SYSTEM_LOCK_DIR, os.W_OK | os.X_OK):
-            return SYSTEM_LOCK_DIR
-    except OSError:
-        pass
+    if os.path.lexists(SYSTEM_LOCK_DIR) or os.access(SYSTEM_LOCK_DIR.parent, os.W_OK | os.X_OK):
+        return SYSTEM_LOCK_DIR
     return state_dir(config, env) / "locks"
+
+
+class LockFolderError(Exception):
+    """The slot lock folder cannot be trusted (see the module docstring)."""
+
+
+def ensure_lock_dir(path: Path, share_with: Path | None = None) -> None:
+    """Make the lock folder when missing (0700; 2770 in the group of `share_with`, the state
+    folder, when that is setgid) and check it; raises LockFolderError naming what is wrong."""
+    if not os.path.lexists(path):
+        group = _shared_group(share_with)
+        with contextlib.suppress(FileExistsError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.mkdir(path, 0o700)
+            if group is not None:
+                os.chown(path, -1, group)
+                os.chmod(path, 0o2770)
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise LockFolderError(f"lock folder {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise LockFolderError(f"lock folder {path} is not a folder (a link is never followed)")
+    mode = stat.S_IMODE(info.st_mode)
+    ours = info.st_uid in (0, os.geteuid())
+    if mode & 0o002 and ours and info.st_uid == os.geteuid():
+        os.chmod(path, mode & ~0o007)  # an older rocmtui made it 1777: ours to close
+        mode &= ~0o007
+    member = info.st_gid in {os.getegid(), *os.getgroups()} and mode & 0o020
+    if mode & 0o002 or not (ours or member):
+        raise LockFolderError(
+            f"lock folder {path} (owner {_user(info.st_uid)}, group {_group(info.st_gid)}, "
+            f"mode {mode:04o}) can be used by others to block or remove slots: refused; "
+            "set ROCMTUI_LOCK_DIR, or make it root's or the operators' group's, not "
+            "world-writable"
+        )
+
+
+def _shared_group(state: Path | None) -> int | None:
+    """The group of a state folder shared through one (setgid), else None."""
+    if state is None:
+        return None
+    try:
+        info = os.stat(state)
+    except OSError:
+        return None
+    return info.st_gid if info.st_mode & stat.S_ISGID else None
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _group(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return f"gid {gid}"
 
 
 def try_lock(path: Path, mode: int = 0o644) -> int | None:
@@ -130,10 +192,15 @@ def slot_path(directory: Path, node: str, endpoint: str, image: str) -> Path:
     return directory / f"slot-{digest}.lock"
 
 
-def take_slot(path: Path) -> int | None:
-    """Take the slot's lock (None: held by someone else). The folder is made if missing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return try_lock(path, 0o666)
+def take_slot(path: Path, share_with: Path | None = None) -> int | None:
+    """Take the slot's lock (None: held by someone else). The folder is made if missing and
+    checked (`ensure_lock_dir`; `share_with`: the state folder); raises LockFolderError."""
+    ensure_lock_dir(path.parent, share_with)
+    fd = try_lock(path, SLOT_MODE)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, SLOT_MODE)  # whatever the umask; another's file stays as it is
+    return fd
 
 
 def write_holder(
