@@ -20,9 +20,11 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.paths import state_dir
+from rocmtui.core.sharing import make_folder, open_file, sharing_of
 
 DEBUG_LOG = "rocmtui.log"
 MONITOR_LOG = "monitor.log"
@@ -74,8 +76,17 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
     if any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):
         return path
 
+    sharing = sharing_of(state_dir(config, env))
+
     class OnceOnFailure(logging.handlers.RotatingFileHandler):
-        """Says the first failed write on stderr and leaves the log alone after it."""
+        """Says the first failed write on stderr and leaves the log alone after it; every
+        file it opens (rotations too) gets the state folder's file mode, not the umask's."""
+
+        def _open(self) -> Any:
+            stream = super()._open()
+            with contextlib.suppress(OSError):
+                os.fchmod(stream.fileno(), sharing.file_mode)
+            return stream
 
         def handleError(self, record: logging.LogRecord) -> None:
             _say_not_written(path, sys.exc_info()[1])
@@ -84,7 +95,8 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
                 self.close()
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent.parent, 0o700, parents=True)  # a new state folder is private
+        make_folder(path.parent, sharing.common_folder_mode)
         handler = OnceOnFailure(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     except OSError as exc:
         _say_not_written(path, exc)
@@ -134,10 +146,12 @@ def redirect_stderr(
     records when debugging) to it with a time stamp. Returns the path, or None when the log
     cannot be opened (stderr is then left as the parent gave it)."""
     path = monitor_log(config, env)
+    sharing = sharing_of(state_dir(config, env))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, sharing.common_folder_mode, parents=True)
         rotate(path)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+        fd = open_file(path, flags, sharing.file_mode)
     except OSError:
         return None
     sys.stderr.flush()

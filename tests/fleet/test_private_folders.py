@@ -6,6 +6,7 @@ processes are real listeners on real unix sockets."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import stat
@@ -17,12 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.core import debuglog
 from rocmtui.core.config.fleetfile import NodeConfig, load_config
 from rocmtui.core.history.buildx import history_environment, node_workdir
 from rocmtui.core.jobs import locks
+from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.remote import prepare_environment
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.private import PrivateFolderError, ensure_private, for_state, job_folder
 from rocmtui.core.probes.ssh.master import reap_stale_folders
+from rocmtui.core.states import JobState
 from tests.support.otheruser import OTHER_GID, as_other, shared_folder
 from tests.support.realparts import require
 
@@ -264,3 +269,85 @@ def test_the_operators_group_shares_slots(
     folder, made = slot.parent.stat(), slot.stat()
     assert (folder.st_gid, stat.S_IMODE(folder.st_mode)) == (OTHER_GID, 0o2770)
     assert (made.st_gid, stat.S_IMODE(made.st_mode)) == (OTHER_GID, 0o660)
+
+
+def _job(job_id: str, job_dir: Path) -> JobRecord:
+    return JobRecord(
+        id=job_id,
+        target="demo-base",
+        arch="gfx1201",
+        node="n0",
+        endpoint="unix:///x",
+        push=False,
+        overrides={},
+        command=(),
+        user="ci",
+        host="snoc-strix",
+        bake_file="",
+        job_dir=str(job_dir),
+        started_at=time.time(),
+        state=JobState.RUNNING,
+    )
+
+
+def _modes(state: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, int]]:
+    """(mode, gid) of what a job and the debug log make in `state`, umask 022 (a login's)."""
+    monkeypatch.setenv("ROCMTUI_STATE_DIR", str(state))
+    monkeypatch.setenv("ROCMTUI_DEBUG", "1")
+    old = os.umask(0o022)
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    try:
+        store = JobStore(state)
+        record = store.create(_job)
+        os.close(store.open_log(record))
+        debug = debuglog.setup()
+        assert debug is not None
+    finally:
+        os.umask(old)
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+            handler.close()
+    seen = {
+        "jobs": store.jobs_dir,
+        "job": record.path,
+        "record": record.record_path,
+        "log": record.log_path,
+        "logs": debug.parent,
+        "debug": debug,
+    }
+    return {k: (stat.S_IMODE(p.stat().st_mode), p.stat().st_gid) for k, p in seen.items()}
+
+
+def test_logs_and_records_are_the_users_alone_without_a_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A private state folder: records, logs and the debug log 0600 in 0700 folders, whatever
+    the umask (they were 0644 in 0755: any local user read every build's arguments)."""
+    modes = _modes(tmp_path / "state", monkeypatch)
+    assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+    assert {k: m for k, (m, _) in modes.items()} == {
+        "jobs": 0o700,
+        "job": 0o700,
+        "record": 0o600,
+        "log": 0o600,
+        "logs": 0o700,
+        "debug": 0o600,
+    }
+
+
+def test_logs_and_records_are_the_groups_to_read_in_the_group_setup(
+    group_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The group setup: the group reads (0640, folders 2750; 2770 where other operators'
+    processes write too: a job's folder, the logs folder); others nothing."""
+    modes = _modes(group_state, monkeypatch)
+    assert {k: gid for k, (_, gid) in modes.items()} == dict.fromkeys(modes, OTHER_GID)
+    assert {k: m for k, (m, _) in modes.items()} == {
+        "jobs": 0o2770,
+        "job": 0o2770,
+        "record": 0o640,
+        "log": 0o640,
+        "logs": 0o2770,
+        "debug": 0o640,
+    }

@@ -81,7 +81,10 @@ def spawn_follower(
     if node.builder:
         command += ["--builder", node.builder]
     child_env = {**env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
-    fd = os.open(record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    from rocmtui.core.sharing import open_file, sharing_of
+
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = open_file(record.log_path, flags, sharing_of(store_root).file_mode)
     try:
         proc = subprocess.Popen(
             command,

@@ -246,9 +246,7 @@ def record_job(store: JobStore, plan: LaunchPlan, env: Mapping[str, str], held: 
             state=JobState.RUNNING,
         )
         write_targets(job_dir, plan.printed or None, plan.pushes)  # the matrix and the loop
-        held.log = os.open(
-            record.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
-        )
+        held.log = store.open_log(record)
         os.write(held.log, _header(record, plan))
         return record
 

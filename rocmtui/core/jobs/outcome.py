@@ -32,6 +32,7 @@ from msgspec.structs import replace
 from rocmtui.core.diskroom import condition
 from rocmtui.core.jobs.procstat import proc_stat
 from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.sharing import open_file, sharing_of
 from rocmtui.core.states import JobState
 
 OUTCOME_BYTES = 8192  # the fields below, the message capped to fit
@@ -55,7 +56,8 @@ class OutcomeSlot:
         self.size = size
         self.held = False
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            mode = sharing_of(job_dir).file_mode
+            fd = open_file(self.path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC, mode)
         except OSError:
             return
         try:

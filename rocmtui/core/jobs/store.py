@@ -42,6 +42,7 @@ from rocmtui.core.jobs.schema import (
     row_to_record,
 )
 from rocmtui.core.paths import state_dir
+from rocmtui.core.sharing import make_folder, open_file, sharing_of
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -65,10 +66,13 @@ def _for_want_of_space(exc: sqlite3.Error) -> bool:
 
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON so a reader sees the old file or the new one, never half of one."""
+    """Write JSON so a reader sees the old file or the new one, never half of one. Its mode
+    is the folder's sharing's (`core.sharing`: the user's alone, or the group's to read)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    mode = sharing_of(path.parent).file_mode
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(open_file(tmp, flags, mode), "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, sort_keys=True)
             fh.write("\n")
             fh.flush()
@@ -160,7 +164,8 @@ class JobStore:
         if self._ready:
             return
         try:
-            self.jobs_dir.mkdir(parents=True, exist_ok=True)
+            make_folder(self.root, 0o700, parents=True)  # a new state folder is private
+            make_folder(self.jobs_dir, sharing_of(self.root).common_folder_mode)
         except OSError as exc:  # the state folder is a file, on a read-only or full disk ...
             raise JobStoreError(describe(exc.filename or self.jobs_dir, exc)) from exc
         conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -200,7 +205,7 @@ class JobStore:
                     break
             else:  # pragma: no cover - 50 collisions of 16 random bits in one minute
                 raise RuntimeError("could not allocate a job id")
-            job_dir.mkdir(mode=0o755)
+            make_folder(job_dir, sharing_of(self.root).common_folder_mode)
             record = make(job_id, job_dir)
             row = record_to_row(record)
             names = ", ".join(row)
@@ -208,6 +213,11 @@ class JobStore:
             conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
             write_json_atomic(record.record_path, record.to_json())
         return record
+
+    def open_log(self, record: JobRecord) -> int:
+        """The job's log, opened for appending (made with the state folder's file mode)."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+        return open_file(record.log_path, flags, sharing_of(self.root).file_mode)
 
     def update(self, job_id: str, only_if_unfinished: bool = False, **changes: Any) -> JobRecord:
         """Change some fields of a job; the row and record.json change together.
