@@ -65,6 +65,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="consoles kept started for the next browser, so its page shows the fleet sooner "
         "(default 1; 0: none)",
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a host name browsers reach the server by, beside the --listen address, "
+        "localhost, 127.0.0.1 and [::1] (repeatable); any other Host is refused",
+    )
     parser.add_argument("--tls-cert", metavar="FILE", type=Path, help="serve https with this")
     parser.add_argument("--tls-key", metavar="FILE", type=Path, help="the certificate's key")
     parser.add_argument(
@@ -119,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         tls=tls,
         users=dict(config.serve_users),
         spares=args.spares,
+        bind=listen.host,
+        allowed_hosts=list(args.allow_host or []),
     )
     logging.basicConfig(level=logging.WARNING, format="rocmtui serve: %(message)s",
                         stream=sys.stderr)  # fmt: skip

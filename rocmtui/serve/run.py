@@ -30,6 +30,9 @@ from rocmtui.serve.session import dying_with_server
 
 log = logging.getLogger("rocmtui.serve")
 MONITOR_START_DEADLINE = 20.0  # seconds for a monitor child to hold its lock
+# an idle keep-alive connection is closed after this (aiohttp's default keeps it an hour: a
+# few thousand idle connections would hold the server's sockets and memory)
+KEEPALIVE_SECONDS = 10.0
 
 
 class ServeError(RuntimeError):
@@ -122,7 +125,9 @@ async def _serve(
 ) -> None:
     server = ConsoleServer(settings, token)
     app = await server._make_app()
-    runner = web.AppRunner(app, handle_signals=False, access_log=log)
+    runner = web.AppRunner(
+        app, handle_signals=False, access_log=log, keepalive_timeout=KEEPALIVE_SECONDS
+    )
     await runner.setup()
     site = web.TCPSite(runner, listen.host, listen.port, ssl_context=tls)
     try:
@@ -141,8 +146,10 @@ async def _serve(
     )
     if bound.loopback:
         say(tunnel_hint(bound, socket.gethostname()))
-    if token is not None:
+    if token is not None and sys.stdout.isatty():
         say(f"login token (also in {token.path}, mode 0600): {token.value}")
+    elif token is not None:  # under systemd this is the journal, which others read
+        say(f"login token: in {token.path} (mode 0600; not printed: output is no terminal)")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -3,11 +3,14 @@
 textual-serve serves any websocket that reaches it a new app process: no limit, no login, no
 check of where the page came from, no end for a session nobody uses. `ConsoleServer` keeps its
 page, its static files and its protocol, and decides before a console is started:
+- every route: the Host must name this server (`limits.HostAllowlist`: DNS rebinding);
 - the Origin of the websocket must be this server (`serveauth.origin_allowed`);
 - with actions allowed, the browser must have logged in (a cookie from POST /login);
+- a client's console starts are rate-limited (`limits.StartRate`, 429 past a burst);
 - at most `max_sessions` consoles at once (503 past that);
-and after: a session with no key, click or resize for `idle_timeout` seconds is closed, and a
-closed websocket (the tab closed, the browser killed) ends its console's process group.
+and after: window sizes are clamped, a session with no key, click or resize for
+`idle_timeout` seconds is closed, logging out closes that login's consoles, and a closed
+websocket (the tab closed, the browser killed) ends its console's process group.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from rocmtui.core.serveauth import (
     origin_allowed,
     password_matches,
 )
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.serve.limits import HostAllowlist, LimitedChecks, StartRate, clamp_size
 from rocmtui.serve.pages import login_page, refusal_page
 from rocmtui.serve.session import ConsoleSession
 from rocmtui.serve.spares import SparePool
@@ -56,6 +61,8 @@ class ServeSettings(Struct, frozen=True):
     title: str = "rocmtui"
     users: dict[str, str] = {}  # the fleet file's [serve] users: name -> scrypt hash
     spares: int = 1  # consoles kept started for the next browser (rocmtui/serve/spares.py)
+    bind: str = "127.0.0.1"  # the --listen address: a Host the server answers to
+    allowed_hosts: list[str] = []  # --allow-host: more names it answers to
 
 
 class ConsoleServer(Server):
@@ -71,6 +78,10 @@ class ConsoleServer(Server):
         self.refused = 0
         self._numbers = itertools.count(1)
         self.spares = SparePool(settings.spares, self._new_session)
+        self.hosts = HostAllowlist(settings.bind, settings.allowed_hosts)
+        self.starts = StartRate()
+        self.checks = LimitedChecks()
+        self.sockets: dict[int, tuple[str | None, web.WebSocketResponse]] = {}  # n -> login
 
     def _new_session(self) -> ConsoleSession:
         """A console not yet given a websocket (its writes go nowhere until then)."""
@@ -92,7 +103,7 @@ class ConsoleServer(Server):
         return "https" if self.settings.tls else "http"
 
     async def _make_app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[self.host_gate])
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
         app.add_routes(
             [
@@ -107,6 +118,16 @@ class ConsoleServer(Server):
         app.on_startup.append(self.on_startup)
         app.on_shutdown.append(self.on_shutdown)
         return app
+
+    @web.middleware
+    async def host_gate(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Every route: refuse a Host this server does not answer to (421)."""
+        if not self.hosts.allows(request.headers.get("Host")):
+            host = one_line(request.headers.get("Host", "(none)"))[:100]
+            log.warning("request for host %s refused (from %s)", host, request.remote)
+            return web.Response(status=421, text="this server does not answer to that name")
+        response: web.StreamResponse = await handler(request)
+        return response
 
     def logged_in(self, request: web.Request) -> bool:
         """True when actions are off (nobody needs to log in) or the cookie is this run's."""
@@ -174,13 +195,18 @@ class ConsoleServer(Server):
             if stored is None:
                 return None
             # scrypt takes tens of ms: off the loop, so other sessions keep their keys
-            good = await asyncio.to_thread(password_matches, given, stored)
+            good = await self.checks.run(password_matches, given, stored)
             return f"user {user.strip()}" if good else None
         assert self.token is not None
         return "the token" if self.token.matches(given) else None
 
     async def handle_logout(self, request: web.Request) -> web.Response:
-        self.book.close(request.cookies.get(COOKIE))
+        """Forget the login and close its open consoles."""
+        cookie = request.cookies.get(COOKIE)
+        if cookie and self.book.valid(cookie):
+            mine = [ws for login, ws in self.sockets.values() if login == cookie]
+            await asyncio.gather(*(ws.close(message=b"logged out") for ws in mine))
+        self.book.close(cookie)
         response = web.HTTPSeeOther("/login" if self.settings.allow_actions else "/")
         response.del_cookie(COOKIE, path="/")
         raise response
@@ -197,6 +223,8 @@ class ConsoleServer(Server):
             return self.refuse(request, 403, "the websocket does not come from this server's page")
         if not self.logged_in(request):
             return self.refuse(request, 401, "log in first (actions are allowed on this server)")
+        if not self.starts.allow(request.remote):
+            return self.refuse(request, 429, f"too many console starts from {request.remote}")
         if len(self.sessions) + self.reserved >= self.settings.max_sessions:
             why = f"{self.settings.max_sessions} consoles are open: the server's limit"
             return self.refuse(request, 503, why)
@@ -207,8 +235,8 @@ class ConsoleServer(Server):
         idle: asyncio.Task[None] | None = None
         try:
             await websocket.prepare(request)
-            width = to_int(request.query.get("width", "80"), 80)
-            height = to_int(request.query.get("height", "24"), 24)
+            self.sockets[number] = (request.cookies.get(COOKIE), websocket)
+            width, height = clamp_size(request.query.get("width"), request.query.get("height"))
             session = self.spares.take()
             if session is not None:
                 await session.adopt(websocket, width, height)
@@ -234,6 +262,7 @@ class ConsoleServer(Server):
             if session is not None:
                 await session.stop()
             self.sessions.pop(number, None)
+            self.sockets.pop(number, None)
             log.info("session %d closed (%d open)", number, len(self.sessions))
         return websocket
 
@@ -262,7 +291,7 @@ class ConsoleServer(Server):
                     await session.send_bytes(data.encode("utf-8"))
                 elif kind == "resize" and isinstance(data, dict):
                     session.touched()
-                    await session.set_terminal_size(int(data["width"]), int(data["height"]))
+                    await session.set_terminal_size(*clamp_size(data["width"], data["height"]))
                 elif kind == "ping":  # the page's own keep-alive: not a sign of a person
                     await websocket.send_json(["pong", data])
                 elif kind == "blur":

@@ -68,10 +68,11 @@ class ServeProcess:
             self.lines.append(line.rstrip("\n"))
             line = self.process.stdout.readline()
             self.lines.append(line.rstrip("\n"))
-            found = re.search(r"login token \(also in (\S+), mode 0600\): (\S+)$", line)
+            # stdout is a pipe here: the token file is named, the token not printed
+            found = re.search(r"login token: in (\S+) \(mode 0600", line)
             assert found, self.lines
             self.token_file = Path(found.group(1))
-            self.token = found.group(2)
+            self.token = self.token_file.read_text().strip()
 
     @property
     def host(self) -> str:
