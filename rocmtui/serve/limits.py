@@ -26,9 +26,10 @@ T = TypeVar("T")
 MAX_COLUMNS = 500  # a 4K screen at a small font is ~480 columns
 MAX_ROWS = 200
 DEFAULT_SIZE = (80, 24)
-START_BURST = 20.0  # console starts a client may make at once (a page reloaded, tabs opened)
-START_PER_SECOND = 2.0  # ... and then this many a second
+START_BURST = 8.0  # console starts a client may make at once (tabs opened, a page reloaded)
+START_PER_SECOND = 0.2  # ... and then one every 5 s (a console start costs ~1 s of a core)
 CLIENTS_KEPT = 1024  # buckets remembered (the oldest are forgotten past this)
+SAY_EVERY = 10.0  # seconds between log lines about one client's refused starts
 CHECKS_AT_ONCE = 2  # scrypt checks running at once
 
 
@@ -73,24 +74,45 @@ class HostAllowlist:
 
 
 class StartRate:
-    """A token bucket per client address: `burst` starts at once, `per_second` after."""
+    """A token bucket per client address: `burst` starts at once, `per_second` after. A
+    refused attempt forfeits what refilled since the client's last attempt: a client that
+    keeps trying while refused (a flood) gets no start at all until it pauses, a person who
+    waits a few seconds gets one."""
 
     def __init__(self, burst: float = START_BURST, per_second: float = START_PER_SECOND) -> None:
         self.burst = burst
         self.per_second = per_second
         self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, when)
+        self._said: dict[str, tuple[float, int]] = {}  # client -> (last line, refused since)
 
     def allow(self, client: str | None, now: float | None = None) -> bool:
         """Take one start for `client`; False when it has none left."""
         now = time.monotonic() if now is None else now
         key = client or "?"
-        tokens, when = self._buckets.pop(key, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - when) * self.per_second)
+        held, when = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, held + (now - when) * self.per_second)
         allowed = tokens >= 1.0
-        self._buckets[key] = (tokens - 1.0 if allowed else tokens, now)  # newest last
+        self._buckets[key] = (tokens - 1.0 if allowed else held, now)  # newest last
         while len(self._buckets) > CLIENTS_KEPT:
             del self._buckets[next(iter(self._buckets))]
         return allowed
+
+    def worth_saying(self, client: str | None, now: float | None = None) -> int | None:
+        """After a refusal: how many of `client`'s starts were refused since the last log line
+        about it, when one is due now (one per `SAY_EVERY` s), else None: a flood of 200 a
+        second must not be 200 log lines a second."""
+        now = time.monotonic() if now is None else now
+        key = client or "?"
+        last, count = self._said.pop(key, (-SAY_EVERY, 0))
+        count += 1
+        if now - last >= SAY_EVERY:
+            self._said[key] = (now, 0)
+        else:
+            self._said[key] = (last, count)
+            count = 0
+        while len(self._said) > CLIENTS_KEPT:
+            del self._said[next(iter(self._said))]
+        return count or None
 
 
 class LimitedChecks:

@@ -224,7 +224,12 @@ class ConsoleServer(Server):
         if not self.logged_in(request):
             return self.refuse(request, 401, "log in first (actions are allowed on this server)")
         if not self.starts.allow(request.remote):
-            return self.refuse(request, 429, f"too many console starts from {request.remote}")
+            why = f"too many console starts from {request.remote}"
+            count = self.starts.worth_saying(request.remote)
+            if count is None:  # said lately: counted, not logged again
+                self.refused += 1
+                return web.Response(status=429, text=refusal_page("rocmtui: refused", why))
+            return self.refuse(request, 429, f"{why} ({count} refused since the last line)")
         if len(self.sessions) + self.reserved >= self.settings.max_sessions:
             why = f"{self.settings.max_sessions} consoles are open: the server's limit"
             return self.refuse(request, 503, why)

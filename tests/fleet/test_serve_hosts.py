@@ -14,7 +14,7 @@ import aiohttp
 import psutil
 import pytest
 
-from rocmtui.serve.limits import MAX_COLUMNS, MAX_ROWS, LimitedChecks, clamp_size
+from rocmtui.serve.limits import MAX_COLUMNS, MAX_ROWS, LimitedChecks, StartRate, clamp_size
 from tests.support.jobs import engineless_fleet, wait_for
 from tests.support.serve import ServeProcess
 
@@ -192,3 +192,12 @@ async def test_password_checks_run_a_few_at_a_time() -> None:
     checks = LimitedChecks(2)
     assert all(await asyncio.gather(*(checks.run(check, i) for i in range(12))))
     assert most == 2
+
+
+def test_a_client_that_keeps_trying_while_refused_gets_no_start() -> None:
+    """The bucket refills for a client that pauses, not for one hammering the door."""
+    rate = StartRate(burst=2, per_second=0.2)
+    assert rate.allow("a", now=0) and rate.allow("a", now=0) and not rate.allow("a", now=0)
+    assert not any(rate.allow("a", now=t / 100) for t in range(1, 2000))  # 20 s of flood
+    assert rate.allow("a", now=20 + 5.1)  # 5 s quiet: one start
+    assert rate.allow("b", now=0)  # another client: its own bucket
