@@ -39,6 +39,7 @@ from rocmtui.core.serveauth import (
     password_matches,
 )
 from rocmtui.core.text.sanitize import one_line
+from rocmtui.serve.downloads import BoundedDownloads
 from rocmtui.serve.limits import HostAllowlist, LimitedChecks, StartRate, clamp_size
 from rocmtui.serve.pages import login_page, refusal_page
 from rocmtui.serve.session import ConsoleSession
@@ -72,6 +73,7 @@ class ConsoleServer(Server):
         super().__init__(" ".join(settings.argv), title=settings.title, templates_path=TEMPLATES)
         self.settings = settings
         self.token = token
+        self.download_manager = BoundedDownloads()  # deliveries nobody fetches are dropped
         self.book = SessionBook()
         self.sessions: dict[int, ConsoleSession] = {}
         self.reserved = 0  # sessions admitted whose console is still starting
@@ -112,6 +114,7 @@ class ConsoleServer(Server):
                 web.post("/login", self.handle_login, name="login_post"),
                 web.post("/logout", self.handle_logout, name="logout"),
                 web.get("/ws", self.handle_console_socket, name="websocket"),
+                web.get("/download/{key}", self.handle_delivery, name="download"),
                 web.static("/static", self.statics_path, name="static"),
             ]
         )
@@ -148,6 +151,13 @@ class ConsoleServer(Server):
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         response.headers["Cache-Control"] = "no-store"
         return response
+
+    async def handle_delivery(self, request: web.Request) -> web.StreamResponse:
+        """A file a console delivered (the palette's Screenshot), fetched by its page: only by
+        a logged-in browser when actions are allowed (the key is random, one fetch each)."""
+        if not self.logged_in(request):
+            raise web.HTTPUnauthorized(text="log in first")
+        return await self.handle_download(request)
 
     async def handle_login_form(self, request: web.Request) -> web.Response:
         if not self.settings.allow_actions:

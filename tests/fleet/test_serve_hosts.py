@@ -5,6 +5,8 @@ On the real server process (tests.support.serve.ServeProcess), its consoles chec
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -201,3 +203,48 @@ def test_a_client_that_keeps_trying_while_refused_gets_no_start() -> None:
     assert not any(rate.allow("a", now=t / 100) for t in range(1, 2000))  # 20 s of flood
     assert rate.allow("a", now=20 + 5.1)  # 5 s quiet: one start
     assert rate.allow("b", now=0)  # another client: its own bucket
+
+
+async def _screenshot(ws: aiohttp.ClientWebSocketResponse) -> str:
+    """The palette's Screenshot, typed into the console: the delivery key it announces. Typed
+    again (after Escape) while none is announced: a console just adopted may still be
+    starting when the first keys arrive."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        for keys in ("\x1b", "\x10", "Screenshot", "\r"):  # Escape, ctrl+p, the command, Enter
+            await ws.send_str(json.dumps(["stdin", keys]))
+            pause = time.monotonic() + 1.5  # the palette opens, filters, runs
+            while time.monotonic() < pause:
+                with contextlib.suppress(TimeoutError):
+                    message = await asyncio.wait_for(ws.receive(), 0.3)
+                    if message.type == aiohttp.WSMsgType.TEXT:
+                        kind, *rest = json.loads(message.data)
+                        if kind == "deliver_file_start":
+                            return str(rest[0])
+    raise AssertionError("no delivery announced")
+
+
+@pytest.mark.parametrize("server", [("--spares", "0")], indirect=True)
+async def test_a_screenshot_is_fetched_once_and_never_held(server: ServeProcess) -> None:
+    """The page fetches a screenshot it is told of; one nobody fetches is dropped within
+    seconds (read to its end, so the console lets go of its bytes), not kept until the
+    session ends."""
+    async with aiohttp.ClientSession() as http:
+        ws = await _open(http, server)
+        assert not isinstance(ws, int)
+        await _first_frame(ws)
+        fetched = await _screenshot(ws)
+        async with http.get(f"{server.url}download/{fetched}") as answer:
+            assert answer.status == 200 and "<svg" in await answer.text()
+        async with http.get(f"{server.url}download/{fetched}") as answer:
+            assert answer.status == 404  # delivered once, then gone
+        left = await _screenshot(ws)
+        deadline = time.monotonic() + 60
+        while "not fetched within 10 s was dropped" not in server.server_log():
+            assert time.monotonic() < deadline, "the delivery was held"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ws.receive(), 0.2)  # the session stays served
+        async with http.get(f"{server.url}download/{left}") as answer:
+            assert answer.status == 404
+        assert not ws.closed
+        await ws.close()
