@@ -12,7 +12,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,12 +21,11 @@ from rocmtui.core import debuglog
 from rocmtui.core.config.fleetfile import NodeConfig, load_config
 from rocmtui.core.history.buildx import history_environment, node_workdir
 from rocmtui.core.jobs import locks
-from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.remote import prepare_environment
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.private import PrivateFolderError, ensure_private, for_state, job_folder
 from rocmtui.core.probes.ssh.master import reap_stale_folders
-from rocmtui.core.states import JobState
+from tests.support.jobs import job_record, wait_for
 from tests.support.otheruser import OTHER_GID, as_other, shared_folder
 from tests.support.realparts import require
 
@@ -44,14 +42,6 @@ while True:
 """
 
 
-def _wait_for(what: str, check: object, deadline: float = 15.0) -> None:
-    end = time.monotonic() + deadline
-    while not callable(check) or not check():
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not within {deadline:g}s")
-        time.sleep(0.02)
-
-
 @pytest.fixture
 def victim(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     """A process of ours (the user's ssh-agent, its systemd) answering on a unix socket in a
@@ -61,7 +51,7 @@ def victim(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     path = folder / "agent.sock"
     proc = subprocess.Popen([sys.executable, "-c", LISTENER, str(path)])
     try:
-        _wait_for("victim listening", lambda: _listening(path))
+        wait_for("victim listening", lambda: _listening(path), 15)
         yield folder, proc
     finally:
         proc.kill()
@@ -116,7 +106,7 @@ def test_reaping_signals_only_an_ssh_master_of_that_folder(tmp_path: Path) -> No
     path = stale / "0"
     proc = subprocess.Popen([sys.executable, "-c", LISTENER, str(path)])
     try:
-        _wait_for("listener up", lambda: _listening(path))
+        wait_for("listener up", lambda: _listening(path), 15)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as held:
             held.settimeout(10)
             held.connect(str(path))  # accepted first: it answers once the reap is over
@@ -271,25 +261,6 @@ def test_the_operators_group_shares_slots(
     assert (made.st_gid, stat.S_IMODE(made.st_mode)) == (OTHER_GID, 0o660)
 
 
-def _job(job_id: str, job_dir: Path) -> JobRecord:
-    return JobRecord(
-        id=job_id,
-        target="demo-base",
-        arch="gfx1201",
-        node="n0",
-        endpoint="unix:///x",
-        push=False,
-        overrides={},
-        command=(),
-        user="ci",
-        host="snoc-strix",
-        bake_file="",
-        job_dir=str(job_dir),
-        started_at=time.time(),
-        state=JobState.RUNNING,
-    )
-
-
 def _modes(state: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, int]]:
     """(mode, gid) of what a job and the debug log make in `state`, umask 022 (a login's)."""
     monkeypatch.setenv("ROCMTUI_STATE_DIR", str(state))
@@ -299,7 +270,7 @@ def _modes(state: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int,
     handlers = list(root.handlers)
     try:
         store = JobStore(state)
-        record = store.create(_job)
+        record = store.create(job_record)
         os.close(store.open_log(record))
         debug = debuglog.setup()
         assert debug is not None
