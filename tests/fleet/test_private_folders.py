@@ -19,6 +19,7 @@ import pytest
 
 from rocmtui.core import debuglog
 from rocmtui.core.config.fleetfile import NodeConfig, load_config
+from rocmtui.core.doctor.checks import FAIL, OK, check_state
 from rocmtui.core.history.buildx import history_environment, node_workdir
 from rocmtui.core.jobs import locks
 from rocmtui.core.jobs.remote import prepare_environment
@@ -322,3 +323,31 @@ def test_logs_and_records_are_the_groups_to_read_in_the_group_setup(
         "logs": 0o2770,
         "debug": 0o640,
     }
+
+
+def test_doctor_names_an_untrusted_lock_or_private_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rocmtui doctor` says before any build does that the lock folder or the private
+    folder is another user's, with the fix; and it makes neither."""
+    require("root")
+    (tmp_path / "rocmtui.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    config = load_config(tmp_path / "rocmtui.toml")
+    with shared_folder() as shared:
+        theirs = shared / "locks"
+        assert as_other(["mkdir", "-m", "1777", str(theirs)]).returncode == 0
+        private = shared / "private"
+        assert as_other(["mkdir", "-m", "700", str(private)]).returncode == 0
+        monkeypatch.setenv("ROCMTUI_LOCK_DIR", str(theirs))
+        monkeypatch.setenv("ROCMTUI_PRIVATE_DIR", str(private))
+        found = {f.check: f for f in check_state(config)}
+        assert found["lock folder"].verdict == FAIL, found["lock folder"]
+        assert str(theirs) in found["lock folder"].detail
+        assert "ROCMTUI_LOCK_DIR" in found["lock folder"].remedy
+        assert found["private folder"].verdict == FAIL, found["private folder"]
+        assert "uid 65534" in found["private folder"].detail
+        monkeypatch.setenv("ROCMTUI_LOCK_DIR", str(tmp_path / "locks"))
+        monkeypatch.setenv("ROCMTUI_PRIVATE_DIR", str(tmp_path / "private"))
+        found = {f.check: f for f in check_state(config)}
+        assert found["lock folder"].verdict == OK and found["private folder"].verdict == OK
+        assert not (tmp_path / "locks").exists() and not (tmp_path / "private").exists()

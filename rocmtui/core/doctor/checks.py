@@ -205,6 +205,32 @@ def _folder(name: str, path: Path, what: str) -> Finding:
     return Finding(name, OK, str(path))
 
 
+def _lock_folder(path: Path) -> Finding:
+    """The slot lock folder: writable, and nobody else's to block slots in (`jobs.locks`)."""
+    from rocmtui.core.jobs.locks import lock_dir_problem
+
+    problem = lock_dir_problem(path)
+    if problem is not None:
+        fix = f"set ROCMTUI_LOCK_DIR, or: install -d -m 2770 -g GROUP {path} (as root)"
+        return Finding("lock folder", FAIL, problem, fix)
+    return _folder("lock folder", path, "ROCMTUI_LOCK_DIR")
+
+
+def _private_folder(env: Mapping[str, str] | None) -> Finding:
+    """The folder of what runs and authenticates (`core.private`): the user's own, 0700."""
+    from rocmtui.core.private import PrivateFolderError, check_private, private_root
+
+    root = private_root(env)
+    if not os.path.lexists(root):
+        return Finding("private folder", OK, f"{root} (made on first use)")
+    try:
+        check_private(root)
+    except PrivateFolderError as exc:
+        fix = "remove it (it is not yours), or set ROCMTUI_PRIVATE_DIR to a folder of yours"
+        return Finding("private folder", FAIL, str(exc), fix)
+    return Finding("private folder", OK, str(root))
+
+
 def check_state(config: FleetConfig, env: Mapping[str, str] | None = None) -> list[Finding]:
     """The state folder, its disk and the lock folder."""
     from rocmtui.core.jobs.locks import lock_dir
@@ -213,7 +239,8 @@ def check_state(config: FleetConfig, env: Mapping[str, str] | None = None) -> li
     state = state_dir(config, env)
     out = [
         _folder("state folder", state, "state_dir in the fleet file"),
-        _folder("lock folder", lock_dir(config, env), "ROCMTUI_LOCK_DIR"),
+        _lock_folder(lock_dir(config, env)),
+        _private_folder(env),
     ]
     existing = state
     while not existing.exists() and existing != existing.parent:

@@ -71,25 +71,38 @@ def ensure_lock_dir(path: Path, share_with: Path | None = None) -> None:
             if group is not None:
                 os.chown(path, -1, group)
                 os.chmod(path, 0o2770)
+    if os.path.lexists(path) and not os.path.islink(path):
+        info = os.lstat(path)
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o002 and info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode):
+            os.chmod(path, mode & ~0o007)  # an older rocmtui made it 1777: ours to close
+    problem = lock_dir_problem(path)
+    if problem is not None:
+        raise LockFolderError(problem)
+
+
+def lock_dir_problem(path: Path) -> str | None:
+    """Why the lock folder `path` cannot be trusted, in one line; None when it can (or does
+    not exist yet). Only looks: `rocmtui doctor` asks it too."""
     try:
         info = os.lstat(path)
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        raise LockFolderError(f"lock folder {path}: {exc.strerror}") from None
+        return f"lock folder {path}: {exc.strerror}"
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise LockFolderError(f"lock folder {path} is not a folder (a link is never followed)")
+        return f"lock folder {path} is not a folder (a link is never followed)"
     mode = stat.S_IMODE(info.st_mode)
     ours = info.st_uid in (0, os.geteuid())
-    if mode & 0o002 and ours and info.st_uid == os.geteuid():
-        os.chmod(path, mode & ~0o007)  # an older rocmtui made it 1777: ours to close
-        mode &= ~0o007
     member = info.st_gid in {os.getegid(), *os.getgroups()} and mode & 0o020
     if mode & 0o002 or not (ours or member):
-        raise LockFolderError(
+        return (
             f"lock folder {path} (owner {_user(info.st_uid)}, group {_group(info.st_gid)}, "
             f"mode {mode:04o}) can be used by others to block or remove slots: refused; "
             "set ROCMTUI_LOCK_DIR, or make it root's or the operators' group's, not "
             "world-writable"
         )
+    return None
 
 
 def _shared_group(state: Path | None) -> int | None:
