@@ -76,3 +76,26 @@ def test_the_serve_units_run_serve_read_only_on_loopback_beside_the_monitor(unit
     assert "--allow-actions" not in command and "--insecure" not in command
     assert parser["Unit"]["Wants"] == "rocmtui-monitor.service"
     assert service["KillMode"] == "mixed" and service["Restart"] == "on-failure"
+
+
+def test_the_tmpfiles_entry_makes_a_lock_folder_rocmtui_trusts(tmp_path: Path) -> None:
+    """systemd-tmpfiles (into a root of the test's own) makes /run/lock/rocmtui root's, group
+    rocmtui, 2770: a folder the slot locks accept, and one nobody else got to first."""
+    require("root", "systemd-tmpfiles")
+    from rocmtui.core.jobs.locks import lock_dir_problem
+
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    (tmp_path / "etc" / "group").write_text("root:x:0:\nrocmtui:x:4242:\n")
+    (tmp_path / "run" / "lock").mkdir(parents=True)
+    (tmp_path / "run" / "lock").chmod(0o1777)
+    made = subprocess.run(
+        ["systemd-tmpfiles", f"--root={tmp_path}", "--create",
+         str(DEPLOY / "tmpfiles.d" / "rocmtui.conf")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    folder = tmp_path / "run" / "lock" / "rocmtui"
+    info = folder.stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o7777) == (0, 4242, 0o2770)
+    assert lock_dir_problem(folder) is None

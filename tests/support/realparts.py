@@ -94,6 +94,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "nginx-dav-ext": _dav_ext,
     "busybox": lambda: _which("busybox"),
     "tmux": lambda: _which("tmux"),
+    "systemd-tmpfiles": lambda: _which("systemd-tmpfiles"),
     "openssl": lambda: _which("openssl"),
     "grep": lambda: _which("grep"),  # GNU grep: the filter's speed anchor and its count's judge
     "zsh": lambda: _which("zsh"),  # completion scripts are checked by the shells themselves
@@ -137,8 +138,9 @@ def require(*what: str) -> None:
     """Skip (or, with ROCMTUI_REQUIRE_REAL=1, fail) unless every named real part is available.
 
     Names: root, dockerd, docker, docker-buildx, docker-registry, htpasswd, nginx, nginx-dav-ext,
-    busybox, tmux, grep, netns, current-engine (today's dockerd and a buildx with history),
-    promtool, prometheus, alertmanager, chromium, and fleet (all the session fleet needs).
+    busybox, tmux, systemd-tmpfiles, grep, netns, current-engine (today's dockerd and a buildx
+    with history), promtool, prometheus, alertmanager, chromium, and fleet (all the session
+    fleet needs).
     """
     fleet = sorted(FLEET_PARTS.intersection(what))
     if fleet and CURRENT is not None and CURRENT.get_closest_marker("fleet") is None:
