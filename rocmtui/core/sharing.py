@@ -71,3 +71,12 @@ def open_file(path: Path, flags: int, mode: int) -> int:
         if os.fstat(fd).st_uid == os.geteuid():
             os.fchmod(fd, mode)
     return fd
+
+
+def close_to_others(path: Path) -> None:
+    """Take others' bits off a folder of ours (an older rocmtui made the state folder 0755):
+    its group keeps what it had, so a group set up without setgid is not locked out."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o007:
+            os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o007)

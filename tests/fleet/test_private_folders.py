@@ -351,3 +351,13 @@ def test_doctor_names_an_untrusted_lock_or_private_folder(
         found = {f.check: f for f in check_state(config)}
         assert found["lock folder"].verdict == OK and found["private folder"].verdict == OK
         assert not (tmp_path / "locks").exists() and not (tmp_path / "private").exists()
+
+
+def test_an_older_state_folder_open_to_everyone_is_closed_to_others(tmp_path: Path) -> None:
+    """A state folder an older rocmtui made 0755 (every job's record and log readable by any
+    local user) is closed to others when the store is next used; its group keeps its access."""
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o755)
+    JobStore(state).list()
+    assert stat.S_IMODE(state.stat().st_mode) == 0o750

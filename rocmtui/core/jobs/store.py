@@ -42,7 +42,7 @@ from rocmtui.core.jobs.schema import (
     row_to_record,
 )
 from rocmtui.core.paths import state_dir
-from rocmtui.core.sharing import make_folder, open_file, sharing_of
+from rocmtui.core.sharing import close_to_others, make_folder, open_file, sharing_of
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -165,6 +165,7 @@ class JobStore:
             return
         try:
             make_folder(self.root, 0o700, parents=True)  # a new state folder is private
+            close_to_others(self.root)  # one an older rocmtui made 0755
             make_folder(self.jobs_dir, sharing_of(self.root).common_folder_mode)
         except OSError as exc:  # the state folder is a file, on a read-only or full disk ...
             raise JobStoreError(describe(exc.filename or self.jobs_dir, exc)) from exc
