@@ -24,6 +24,7 @@ from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.model import JobView
 from rocmtui.console.intents import Intent
 from rocmtui.console.messages import BakeLoaded, JobStarted
+from rocmtui.console.outside_text import markup_escaped
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config.fleetfile import FleetConfig
 
@@ -202,7 +203,11 @@ class RocmTui(App[list[JobView]]):
                 continue
             key = keys.display_key(entry.key, self.keymap, entry.id)
             named.add(entry.description)
-            yield SystemCommand(entry.description, f"key {key}", _runner(target, entry.action))
+            yield SystemCommand(
+                markup_escaped(entry.description),
+                markup_escaped(f"key {key}"),
+                _runner(target, entry.action),
+            )
         for command in super().get_system_commands(screen):
             if command.title not in named:
                 yield command

@@ -1,10 +1,14 @@
 """Outside text enters the screen only through here: sanitised, never markup, length-capped.
 
-Node names, reasons, tags, variable values, versions and server replies all come from outside
-the console. They are passed through the core's sanitiser (rocmtui.core.text.sanitize) and wrapped
-in
-rich `Text` objects, which are never parsed as markup, so `[/]` or an OSC 52 write in a variable
-value is just characters on screen.
+Node names, targets, reasons, tags, variable values, versions and server replies all come from
+outside the console. They are passed through the core's sanitiser (rocmtui.core.text.sanitize)
+and reach a widget as rich `Text` objects, which no markup parser reads, so `[/]`, `[@click=...]`
+or an OSC 52 write in a build's name is just characters on screen. The rule is one for the whole
+console: wherever Textual parses a `str` as markup (border titles, tooltips, `Static`/`Label`
+contents and `update`, select options) it is given a literal or a `Text` (`safe`, `literal`);
+`notify` and a widget made with `markup=False` may take a `str`; the only API that takes nothing
+but a markup `str` (the command palette's commands) gets `markup_escaped`.
+tests/unit/test_markup_sinks.py walks the console's source for those places.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import unicodedata
 
 from rich.style import Style
 from rich.text import Text
+from textual.markup import escape
 
 from rocmtui.core.text.sanitize import sanitize_line
 
@@ -46,3 +51,15 @@ def clean(value: object, limit: int = MAX_CELL) -> str:
 def safe(value: object, style: str | Style = "", limit: int = MAX_CELL) -> Text:
     """A rich `Text` of sanitised outside text in one style (never interpreted as markup)."""
     return Text(clean(value, limit), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def literal(text: str, style: str | Style = "") -> Text:
+    """A line made of literals and `clean` values (a title, a label) as a `Text`: shown as
+    written, never parsed as markup, so a `clean` build name holding `x[/]` is characters."""
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def markup_escaped(value: object, limit: int = MAX_CELL) -> str:
+    """A clean value escaped for the one kind of place that takes only a markup `str` (the
+    command palette's commands); everywhere else outside text goes in as `Text`."""
+    return escape(clean(value, limit))

@@ -43,7 +43,7 @@ from rocmtui.console.dialogs.bake_choices import (
     push_note,
 )
 from rocmtui.console.dialogs.confirm import ConfirmDialog
-from rocmtui.console.outside_text import clean
+from rocmtui.console.outside_text import clean, safe
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.command import shown_command
 
@@ -116,7 +116,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             with Horizontal(id="bake-fields"):
                 yield Label("target")
                 yield Select(
-                    [(clean(t, 40), t) for t in bake.targets],
+                    [(safe(t, limit=40), t) for t in bake.targets],
                     value=target or Select.BLANK,
                     allow_blank=False,
                     compact=True,
@@ -124,12 +124,15 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 )
                 yield Label("arch")
                 yield Select(
-                    [(arch_label(a), a) for a in arches], value=arch, allow_blank=False,
-                    compact=True, id="bake-arch",
-                )  # fmt: skip
+                    [(safe(arch_label(a), limit=30), a) for a in arches],
+                    value=arch,
+                    allow_blank=False,
+                    compact=True,
+                    id="bake-arch",
+                )
                 yield Label("node")
                 yield Select(
-                    [(clean(n, 30), n) for n in nodes],
+                    [(safe(n, limit=30), n) for n in nodes],
                     value=node or Select.NULL,
                     allow_blank=not nodes,  # a fleet file with no node: nothing to choose
                     compact=True,
@@ -199,7 +202,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             fallback = default_arch(self.bake, arches)
             self._note = node_changed_note(arch, node, self.node_gfx(node), fallback)
             arch = fallback
-        box.set_options([(arch_label(a), a) for a in arches])
+        box.set_options([(safe(arch_label(a), limit=30), a) for a in arches])
         box.value = arch
 
     @on(Select.Changed)

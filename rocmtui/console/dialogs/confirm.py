@@ -38,7 +38,7 @@ class Question(ModalScreen[bool]):
     ) -> None:
         super().__init__(classes="dialog")
         self.question = question
-        self.label = label
+        self.yes_label = label
         self.details = details
         yes = keys.BY_ID[f"{self.SCOPE}.yes"]
         self.key = keys.display_key(yes.key, keymap or {}, yes.id)
@@ -52,7 +52,7 @@ class Question(ModalScreen[bool]):
                 yield Static(Text(self.details), id="confirm-details", markup=False)
             line = Text()
             line.append(f" {self.key} ", style="bold reverse")
-            line.append(f" {self.label}    ")
+            line.append(f" {self.yes_label}    ")
             line.append(" esc ", style="bold reverse")
             line.append(" back")
             yield Static(line, id="confirm-keys", markup=False)

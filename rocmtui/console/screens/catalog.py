@@ -37,5 +37,5 @@ class CatalogScreen(Screen[None]):
         """Read-only: a hidden dangerous key says why it did nothing."""
         notice = self.read_only and keys.read_only_notice(event.key, self.SCOPE, self.keymap)
         if notice:
-            self.notify(notice, severity="warning")
+            self.notify(notice, severity="warning", markup=False)
             event.stop()

@@ -29,7 +29,7 @@ from rocmtui.console.backend.matrix_refresh import (
 from rocmtui.console.backend.model import BakeRequest
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
-from rocmtui.console.outside_text import clean
+from rocmtui.console.outside_text import clean, literal
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
@@ -174,7 +174,9 @@ class PublishedScreen(CatalogScreen):
         if matrix.store is not None:  # the sccache store beside the cells' hit rates
             from rocmtui.core.webdavstore import describe_store
 
-            self.cell_panel.border_title = "Cell · " + clean(describe_store(matrix.store), 120)
+            self.cell_panel.border_title = literal(
+                "Cell · " + clean(describe_store(matrix.store), 120)
+            )
         if published.versions is not None:
             self.versions_panel.table.show_rows(versions_rows(published.versions, self.palette))
             self.versions_panel.show_fault(

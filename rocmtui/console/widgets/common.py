@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from rocmtui.console.backend.model import SEVERITY
-from rocmtui.console.outside_text import clean
+from rocmtui.console.outside_text import clean, literal
 
 
 class Palette(Struct, frozen=True):
@@ -82,7 +82,7 @@ class Panel(Vertical):
 
     def __init__(self, title: str, *, id: str) -> None:
         super().__init__(id=id)
-        self.border_title = title
+        self.border_title = literal(title)
         # made with the first fault: most panels never have one, and an empty fault line in
         # every panel was a widget more to compose, style and re-style before the first frame
         self._fault: Static | None = None

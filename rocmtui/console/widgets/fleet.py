@@ -20,7 +20,7 @@ from rocmtui.console.backend.model import (
     JobView,
     sparkline,
 )
-from rocmtui.console.outside_text import clean, safe
+from rocmtui.console.outside_text import clean, literal, safe
 from rocmtui.console.widgets.common import Palette, Panel, state_cell, waiting_cell
 from rocmtui.console.widgets.table import Fit, Row, SnapshotTable
 from rocmtui.core.snapshots import ServiceSnapshot
@@ -179,7 +179,7 @@ class WatchPanel(Panel):
             return
         self.job_id = job.record.id
         record = job.record
-        self.border_title = (
+        self.border_title = literal(
             f"Watching {clean(record.target, 30)} {clean(record.arch or '', 10)} "
             f"on {clean(record.node, 30)}"
         )

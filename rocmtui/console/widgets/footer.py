@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from rocmtui.console import keys, textual_private
+from rocmtui.console.outside_text import literal
 from rocmtui.console.textual_private import FooterKey
 
 Shown = tuple[Binding, bool, str]  # a binding, whether it is enabled, its tooltip
@@ -91,15 +92,17 @@ class QuietFooter(Footer):
     def _footer_key(self, shown: Shown, classes: str = "") -> FooterKey:
         """One key as Textual's footer draws it."""
         binding, enabled, tooltip = shown
-        return FooterKey(
+        key = FooterKey(
             binding.key,
             self.app.get_key_display(binding),
             binding.description,
             binding.action,
             classes=classes,
             disabled=not enabled,
-            tooltip=tooltip,
         )
+        if tooltip:  # FooterKey's own `tooltip=` takes a str, which the tooltip parses as markup
+            key.tooltip = literal(tooltip)
+        return key
 
     def _forget_removed_keys(self) -> None:
         """Drop the data-binding watchers of keys a recompose removed.

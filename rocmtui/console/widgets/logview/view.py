@@ -216,7 +216,7 @@ class LogView(Vertical):
         """Jump to the first line of BuildKit step `#step`."""
         sid = str(step).lstrip("#").strip()
         if not sid.isdigit():
-            self.notify(f"not a step number: {sid[:20]!r}", severity="warning")
+            self.notify(f"not a step number: {sid[:20]!r}", severity="warning", markup=False)
             return
         self.search.first_line(re.compile(rf"^#{sid} ", re.MULTILINE), f"no step #{sid}")
 
@@ -269,7 +269,7 @@ class LogView(Vertical):
             if search.state.lines:
                 self.goto_line(search.state.lines[0] + 1)
             else:
-                self.notify(search.text, severity="warning")
+                self.notify(search.text, severity="warning", markup=False)
             return
         self.body.show_more(self.follow)
         self._status()
@@ -352,7 +352,7 @@ class LogView(Vertical):
         why = self.navigator.step_match(step)
         if why is not None:
             if not quiet:
-                self.notify(why)
+                self.notify(why, markup=False)
             return
         self.follow = False
         self._post_search_state()
@@ -423,6 +423,6 @@ class LogView(Vertical):
     def _copied(self, text: str, count: int) -> None:
         self.app.copy_to_clipboard(text)
         self.navigator.unselect()
-        self.notify(f"copied {count:,} line{'s' if count != 1 else ''}")
+        self.notify(f"copied {count:,} line{'s' if count != 1 else ''}", markup=False)
         self.post_message(self.Copied(self, count, len(text)))
         self._status()
