@@ -75,7 +75,8 @@ def hostile_jobs(name: str) -> tuple[JobView, ...]:
         if view.record.error_step:
             view = recorded.changed(view, error_step=name)
         if view.progress is not None:
-            view = replace(view, progress=replace(view.progress, step=name))
+            steps = tuple(replace(s, name=name) for s in view.progress.steps)
+            view = replace(view, progress=replace(view.progress, step=name, steps=steps))
         out.append(view)
     return tuple(out)
 

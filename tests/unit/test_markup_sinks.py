@@ -30,7 +30,7 @@ SINK_KEYWORDS = {"border_title", "border_subtitle", "tooltip", "label", "prompt"
 SINK_CALLS = {
     "Static", "Label", "Button", "Option", "Hit", "DiscoveryHit", "SystemCommand", "TabPane",
     "Tab", "update", "notify", "add_row", "add_column", "update_cell", "from_markup", "write",
-    "add_option", "Notification",
+    "add_option", "Notification", "Tree", "add_leaf", "set_label",
 }  # fmt: skip
 # ... and those whose first argument is a list of (prompt, value) pairs
 OPTION_CALLS = {"Select", "set_options"}
