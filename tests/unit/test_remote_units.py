@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import ssl
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,26 @@ def test_ssh_argv_never_prompts_and_never_trusts_a_new_key() -> None:
     assert argv[argv.index("-l") + 1] == "ci" and argv[argv.index("-p") + 1] == "2222"
     tail = ["--", "snoc-think", "docker", "--host", "unix:///var/run/other.sock"]
     assert argv[-7:] == [*tail, "system", "dial-stdio"]
+
+
+def test_the_remote_socket_path_reaches_the_remote_shell_as_one_word(tmp_path: Path) -> None:
+    """ssh joins the remote command's words with spaces and the remote user's shell parses the
+    line: the socket path is quoted, so a space or a `;` in it is neither a second word nor a
+    second command. A real `sh -c` reads the line here, as sshd's would."""
+    marker = tmp_path / "ran"
+    url = f"ssh://ci@snoc-think/run/my docker.sock;touch {marker}"
+    argv = ssh_argv(url, 3.0)
+    remote = argv[argv.index("snoc-think") + 1 :]
+    assert remote[0] == "docker"
+    line = " ".join(["printf '%s\\n'", *remote[1:]])  # `docker` swapped for printf
+    # in tmp_path: unquoted, the line's second command also touched `system` and `dial-stdio`
+    said = subprocess.run(
+        ["sh", "-c", line], capture_output=True, text=True, timeout=10, cwd=tmp_path
+    )
+    assert said.returncode == 0, said.stderr
+    words = said.stdout.splitlines()
+    assert words == ["--host", f"unix:///run/my docker.sock;touch {marker}", "system", "dial-stdio"]
+    assert not marker.exists()
 
 
 def test_control_path_too_long_is_refused_up_front(tmp_path: Path) -> None:

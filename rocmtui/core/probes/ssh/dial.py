@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -106,8 +107,10 @@ def base_argv(target: SshTarget, ssh_config: str | None, timeout: float) -> list
 
 
 def dial_command(target: SshTarget) -> list[str]:
-    """The remote command that connects stdio to the engine."""
-    host = ["--host", f"unix://{target.socket_path}"] if target.socket_path else []
+    """The remote command that connects stdio to the engine. ssh joins these words with spaces
+    and the remote user's shell parses the line, so the socket path (from the fleet file's URL)
+    is quoted: a space or a `;` in it stays part of the path."""
+    host = ["--host", shlex.quote(f"unix://{target.socket_path}")] if target.socket_path else []
     return ["docker", *host, "system", "dial-stdio"]
 
 
