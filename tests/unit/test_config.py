@@ -128,6 +128,29 @@ def test_bad_fleet_file_names_file_line_key(
         assert err.key == key
 
 
+@pytest.mark.parametrize(
+    ("table", "key", "url"),
+    [
+        ("registry", "url", "http://ci:hunter2@snoc-strix:8080"),
+        ("webdav", "url", "https://ci:hunter2@snoc-strix:8081/"),
+        ("upstream", "pypi", "https://ci:hunter2@pypi.example/simple"),
+        ("registry", "url", "ftp://ci:hunter2@snoc-strix"),
+    ],
+)
+def test_a_password_in_a_url_is_refused_and_never_repeated(
+    tmp_path: Path, table: str, key: str, url: str
+) -> None:
+    """A URL holding `user:pass@` would be shown on screen and put on the supervisor's command
+    line: the fleet file is refused at that line and key, and the error does not repeat it."""
+    path = write(tmp_path / "fleet.toml", f"[[nodes]]\nname = 'a'\n\n[{table}]\n{key} = '{url}'\n")
+    with pytest.raises(ConfigError) as caught:
+        parse_config(path)
+    err = caught.value
+    assert (err.path, err.line, err.key) == (path, 5, f"{table}.{key}"), str(err)
+    assert "hunter2" not in str(err), str(err)
+    assert "user or password" in str(err) or "http:// or https://" in str(err), str(err)
+
+
 def test_bom_and_invalid_utf8(tmp_path: Path) -> None:
     bom = tmp_path / "bom.toml"
     bom.write_bytes("\ufeff[[nodes]]\nname = 'a'\n".encode())

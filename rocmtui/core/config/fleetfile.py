@@ -212,9 +212,7 @@ class _Validator(Validator):
         self.unknown(
             table, _SERVICE_KEYS | ({"path"} if name == "webdav" else set()), f"{name}.", name
         )
-        url = table.get("url", default)
-        if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-            raise self.fail(f"must be an http:// or https:// URL, not {url!r}", f"{name}.url", name)
+        url = self.http_url(table.get("url", default), f"{name}.url", name)
         path = table.get("path")
         if path is not None and (not isinstance(path, str) or not path):
             raise self.fail("must be a path", f"{name}.path", name)

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PIN = re.compile(r"^(pypi):([A-Za-z0-9][A-Za-z0-9._-]*)$|^(github):([\w.-]+/[\w.-]+)$")
-_URL = re.compile(r"^https?://[^/\s]+")
 SOURCES = ("pypi", "github")
 
 
@@ -124,10 +123,8 @@ def upstream(v: Validator, data: Mapping[str, Any]) -> UpstreamConfig:
     urls: dict[str, str | None] = {}
     for source in SOURCES:
         url = table.get(source)
-        if url is not None and (not isinstance(url, str) or not _URL.match(url)):
-            raise v.fail(
-                f"must be an http:// or https:// URL, not {url!r}", f"upstream.{source}", "upstream"
-            )
+        if url is not None:
+            url = v.http_url(url, f"upstream.{source}", "upstream")
         urls[source] = url.rstrip("/") if isinstance(url, str) else None
     raw = table.get("pins", {})
     if not isinstance(raw, dict):

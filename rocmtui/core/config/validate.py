@@ -7,9 +7,20 @@ for a key of a table (best effort: TOML parsers give values, not positions).
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+_HTTP_URL = re.compile(r"^https?://[^/\s]+")
+
+
+def _without_userinfo(value: object) -> object:
+    """A URL as it may be said in an error: `scheme://…@host` in place of any user or
+    password (anything else unchanged)."""
+    if isinstance(value, str):
+        return re.sub(r"^([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]*@", r"\1…@", value)
+    return value
 
 
 class ConfigError(Exception):
@@ -70,6 +81,24 @@ class Validator:
         """The error for `key` (dotted), at its line."""
         leaf = key.rsplit(".", 1)[-1]
         return ConfigError(message, self.path, self.line_of(leaf, table, index), key)
+
+    def http_url(self, value: object, key: str, table: str | None = None) -> str:
+        """An http:// or https:// URL with a host and no `user:pass@`: a URL's credentials
+        would be shown on screen, written to records and put on the supervisor's command line
+        (every user's `ps` sees it), so the file is refused here, and the error does not
+        repeat what it refused."""
+        if not isinstance(value, str) or not _HTTP_URL.match(value):
+            raise self.fail(
+                f"must be an http:// or https:// URL, not {_without_userinfo(value)!r}", key, table
+            )
+        if "@" in urllib.parse.urlsplit(value).netloc:
+            raise self.fail(
+                "must not hold a user or password (user:pass@): it would be shown and put on "
+                f"command lines; log in with `docker login` instead ({_without_userinfo(value)})",
+                key,
+                table,
+            )
+        return value
 
     def number(
         self,
