@@ -12,20 +12,15 @@ import json
 import time
 from typing import Any
 
-from msgspec import Struct
-from msgspec.structs import asdict, fields
+from msgspec import DecodeError, Struct, ValidationError, convert
+from msgspec.json import Decoder
+from msgspec.structs import asdict, replace
 
-from rocmtui.core.snapshots import (
-    BuilderInfo,
-    FleetSnapshot,
-    HostStats,
-    NodeSnapshot,
-    ServiceSnapshot,
-)
-from rocmtui.core.states import NodeState, ServiceState
+from rocmtui.core.snapshots import FleetSnapshot
 
 PROTOCOL = 1
 MAX_LINE = 16 * 1024 * 1024  # bytes: a 100-node snapshot is ~100 KB; beyond this, not ours
+_LINE = Decoder()  # a line as plain JSON values, validated into the Structs by `convert`
 
 
 class ProtocolError(ValueError):
@@ -50,22 +45,10 @@ class Hello(Struct, frozen=True):
     @classmethod
     def from_json(cls, data: Any) -> Hello:
         """Read a hello payload (ProtocolError when it is not one)."""
-        if not isinstance(data, dict):
-            raise ProtocolError("hello is not an object")
         try:
-            latest = data.get("latest_taken_at")
-            metrics = data.get("metrics")
-            return cls(
-                protocol=int(data["protocol"]),
-                pid=int(data["pid"]),
-                fleet=str(data["fleet"]),
-                started_at=float(data["started_at"]),
-                latest_taken_at=None if latest is None else float(latest),
-                metrics=None if metrics is None else str(metrics),
-                version=str(data.get("version") or ""),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(f"hello without a valid {exc}") from None
+            return convert(data, cls)
+        except ValidationError as exc:
+            raise ProtocolError(f"hello: {exc}") from None
 
 
 def hello_line(hello: Hello) -> bytes:
@@ -78,58 +61,30 @@ def snapshot_line(snapshot: FleetSnapshot, now: float | None = None) -> bytes:
     return json.dumps(snapshot.to_json(now=now)).encode() + b"\n"
 
 
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
-
-
-def decode(data: dict[str, Any]) -> FleetSnapshot:
-    """A FleetSnapshot from `FleetSnapshot.to_json()` output."""
-    nodes = []
-    for raw in data["nodes"]:
-        node = _known(NodeSnapshot, raw)
-        node["state"] = NodeState(node["state"])
-        if node.get("builder"):
-            builder = _known(BuilderInfo, node["builder"])
-            builder["platforms"] = tuple(builder.get("platforms") or ())
-            node["builder"] = BuilderInfo(**builder)
-        if node.get("host"):
-            node["host"] = HostStats(**_known(HostStats, node["host"]))
-        nodes.append(NodeSnapshot(**node))
-
-    def service(raw: dict[str, Any]) -> ServiceSnapshot:
-        svc = _known(ServiceSnapshot, raw)
-        svc["state"] = ServiceState(svc["state"])
-        svc["extras"] = tuple(tuple(pair) for pair in svc.get("extras") or ())
-        return ServiceSnapshot(**svc)
-
-    return FleetSnapshot(
-        taken_at=float(data["taken_at"]),
-        nodes=tuple(nodes),
-        registry=service(data["registry"]),
-        webdav=service(data["webdav"]),
-        duration=float(data.get("duration") or 0.0),
-        problems=tuple(data.get("problems") or ()),
-        pending=tuple(data.get("pending") or ()),
-        probing=tuple(data.get("probing") or data.get("pending") or ()),
-        failed_rounds=int(data.get("failed_rounds") or 0),
-    )
+def decode(data: Any) -> FleetSnapshot:
+    """A FleetSnapshot from `FleetSnapshot.to_json()` output, validated into the Structs by
+    msgspec (types, enums, nested objects; fields this side does not know are ignored, which
+    lets an older console read a newer monitor): anything malformed is a ProtocolError."""
+    try:
+        snapshot = convert(data, FleetSnapshot)
+    except ValidationError as exc:
+        raise ProtocolError(str(exc)) from None
+    if "probing" not in data and snapshot.pending:  # a monitor from before `probing`
+        snapshot = replace(snapshot, probing=snapshot.pending)
+    return snapshot
 
 
 def read_line(raw: bytes) -> FleetSnapshot | Hello:
     """A line from the monitor, decoded (ProtocolError when it is neither kind)."""
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
+        data = _LINE.decode(raw)
+    except DecodeError as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
-    if isinstance(data, dict) and "hello" in data:
-        return Hello.from_json(data["hello"])
     if not isinstance(data, dict):
         raise ProtocolError("not a JSON object")
-    try:
-        return decode(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ProtocolError(f"{type(exc).__name__}: {exc}") from None
+    if "hello" in data:
+        return Hello.from_json(data["hello"])
+    return decode(data)
 
 
 def age_of(taken_at: float | None, now: float | None = None) -> float | None:
