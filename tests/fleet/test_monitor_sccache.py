@@ -41,7 +41,9 @@ def fleet_with_jobs(tmp_path: Path) -> Path:
     demo-pytorch gfx1201: warm (2/2 hits), then mixed (2 hits, 2 misses), then a failed job
     whose log has no statistics; demo-base gfx950: cold (0/2 hits); demo-vllm gfx1201: a job
     whose log has no statistics."""
-    fleet = engineless_fleet(tmp_path, refresh_seconds=1.0)
+    # the bake file names the targets: the metrics count others as `other`
+    bake = Path(__file__).resolve().parents[2] / "bake" / "demo.hcl"
+    fleet = engineless_fleet(tmp_path, refresh_seconds=1.0, bake_file=bake)
     config = load_config(fleet)
     store = JobStore.for_config(config)
     start = time.time() - 3600

@@ -10,7 +10,15 @@ from pathlib import Path
 from msgspec.structs import replace
 from prometheus_client.parser import text_string_to_metric_families
 
-from rocmtui.core.hostmonitor.jobsview import JobsView, read_jobs
+from rocmtui.core.hostmonitor.costmetrics import DurationHistogram
+from rocmtui.core.hostmonitor.jobsview import (
+    ActiveBuild,
+    CacheRate,
+    JobsView,
+    LastJob,
+    Outcomes,
+    read_jobs,
+)
 from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
@@ -149,3 +157,52 @@ def test_an_unreadable_job_store_is_a_zero_not_a_dead_monitor(tmp_path: Path) ->
     found = samples(exposition(jobs))
     assert value(found, "rocmtui_job_store_up") == 0.0
     assert value(found, "rocmtui_node_state", node="snoc-strix", state="ok") == 1.0
+
+
+def test_names_from_builds_started_elsewhere_are_other() -> None:
+    """A build started elsewhere is named by its record (any builder client sets that name)
+    or its ref: every distinct name was a new series. Targets outside the bake file, arches it
+    and the fleet do not name, and nodes outside the fleet file are `other`, their figures
+    folded together; the bake file's own keep theirs."""
+    names = [f"elsewhere-{i}" for i in range(40)]
+    jobs = JobsView(
+        read_at=recorded.NOW,
+        active=(ActiveBuild("gone-node", False, 3.0), ActiveBuild("gone-too", True, 9.0)),
+        outcomes=(
+            *(Outcomes(n, "gfx1201", "snoc-think", "succeeded", 1) for n in names),
+            Outcomes("demo-base", "sm_90", "laptop", "failed", 2),
+            Outcomes("demo-base", "gfx1201", "snoc-think", "succeeded", 3),
+        ),
+        last=tuple(
+            LastJob(n, "gfx1201", False, "failed" if i == 7 else "succeeded", 10.0 + i, 1e9 + i)
+            for i, n in enumerate(names[:8])
+        ),
+        cache=tuple(CacheRate(n, "gfx1201", 0.5) for n in names),
+    )
+    counts = (0, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+    costs = [DurationHistogram(n, "gfx1201", "warm", counts, 100.0) for n in names]
+    costs.append(DurationHistogram("demo-vllm", "gfx950", "warm", counts, 50.0))
+    book = MetricsBook(recorded.config(), "test")
+    book.update(recorded.fleet(), jobs, FIGURES, costs)
+    text = book.exposition(1, now=recorded.NOW)
+    found = samples(text)
+    assert b"elsewhere-" not in text and b"sm_90" not in text and b"gone-node" not in text
+    finished = "rocmtui_jobs_finished_total"
+    other = {"target": "other", "arch": "gfx1201", "node": "snoc-think", "state": "succeeded"}
+    assert value(found, finished, **other) == 40.0
+    mine = {"target": "demo-base", "arch": "gfx1201", "node": "snoc-think", "state": "succeeded"}
+    assert value(found, finished, **mine) == 3.0
+    assert value(found, finished, target="demo-base", arch="other", node="other", state="failed")
+    last = {"target": "other", "arch": "gfx1201", "push": "false"}
+    assert value(found, "rocmtui_job_last_state", **last, state="failed") == 1.0  # the newest
+    took = value(found, "rocmtui_job_last_duration_seconds", target="other", arch="gfx1201")
+    assert took == 17.0
+    assert value(found, "rocmtui_builds_active", node="other", state="running") == 1.0
+    assert value(found, "rocmtui_builds_active", node="other", state="stalled") == 1.0
+    hist = "rocmtui_build_duration_seconds_count"
+    assert value(found, hist, target="other", arch="gfx1201", condition="warm") == 40.0
+    assert value(found, "rocmtui_build_duration_seconds_sum", target="other", arch="gfx1201",
+                 condition="warm") == 4000.0  # fmt: skip
+    assert value(found, hist, target="demo-vllm", arch="gfx950", condition="warm") == 1.0
+    targets = {dict(labels).get("target") for _, labels in found} - {None}
+    assert targets <= {"demo-base", "demo-pytorch", "demo-vllm", "other"}, targets

@@ -7,7 +7,8 @@ few lines that depend on the moment (the snapshot's age, consoles attached, proc
 Names follow Prometheus' conventions: `rocmtui_` first, the unit last (`_seconds`), counters end
 in `_total`, a state is one gauge per state word (`state="down"` is 1, the others 0), and every
 label's values are bounded by the fleet and bake files (node, service, target, arch, state):
-never a job id, a digest or a message. README.md lists them all.
+never a job id, a digest or a message; a build started elsewhere whose target, arch or node the
+files do not name is counted as `other` (`labels.LabelBounds`). README.md lists them all.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from prometheus_client.metrics_core import Metric
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.costmetrics import DurationHistogram, duration_family
 from rocmtui.core.hostmonitor.jobsview import JobsView
+from rocmtui.core.hostmonitor.labels import LabelBounds
 from rocmtui.core.jobs.overlay import state_with_jobs
 from rocmtui.core.snapshots import FleetSnapshot, ServiceSnapshot
 from rocmtui.core.states import JobState, NodeState, ServiceState
@@ -254,6 +256,7 @@ class MetricsBook:
         self._text = b""
         self._taken_at: float | None = None
         self._process = ProcessCollector(registry=None)
+        self._bounds: LabelBounds | None = None
 
     def update(
         self,
@@ -262,7 +265,10 @@ class MetricsBook:
         figures: MonitorFigures,
         costs: Sequence[DurationHistogram] = (),
     ) -> None:
-        """Render a finished round's metrics (once; every scrape until the next reuses them)."""
+        """Render a finished round's metrics (once; every scrape until the next reuses them),
+        with the labels of the job store and the history bounded by the fleet and bake files."""
+        bounds = self._bounds = LabelBounds.read(self.config, self._bounds)
+        jobs, costs = bounds.jobs(jobs), bounds.costs(costs)
         families = [
             *node_families(snapshot, jobs),
             *service_families(snapshot),
