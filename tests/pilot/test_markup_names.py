@@ -97,7 +97,16 @@ def hostile_published(name: str) -> Published:
     cells = tuple(replace(c, reason=name, tag=f"r/{name}:t") for c in first.cells)
     rows[0] = replace(first, name=name, cells=cells)
     store = {**(matrix.store or {}), "path": f"/srv/{name}"}
-    return replace(answer, matrix=replace(matrix, rows=tuple(rows), store=store))
+    versions = answer.versions
+    assert versions is not None
+    pins = list(versions.rows)
+    upstream = replace(pins[0].upstream, newest=name, name=name, reason=name)
+    pins[0] = replace(pins[0], pinned=name, upstream=upstream, registry={name: 3})
+    return replace(
+        answer,
+        matrix=replace(matrix, rows=tuple(rows), store=store),
+        versions=replace(versions, rows=tuple(pins)),
+    )
 
 
 def hostile_history(name: str) -> HistoryReport:
@@ -148,7 +157,9 @@ async def test_every_screen_shows_markup_looking_names_literally(name: str) -> N
         assert isinstance(published, PublishedScreen), screen_text(app)
         published.show(hostile_published(name))
         await pilot.pause()
-        literally(screen_text(app), name, "the published screen")
+        shown = screen_text(app)
+        literally(shown, name, "the published screen")
+        literally("\n".join(panel(shown, "Pinned versions")), name, "the versions panel")
         await pilot.press("enter")  # the cell's detail, its reason and tag
         await pilot.pause()
         assert isinstance(app.screen, CellDetailScreen), screen_text(app)
