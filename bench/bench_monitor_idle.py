@@ -6,7 +6,7 @@
 is quick and needs no dev fleet: what is measured is the metrics server beside the rounds),
 refresh 1 s. A flood of `--idle` connections that never send a byte is opened to /metrics
 (within 60 s) and left open for `--window` seconds, while /metrics is scraped back to back.
-The monitor keeps at most 256 and closes the rest, and idle ones after 15 s; the anchor keeps
+The monitor keeps at most 256 and closes the rest (idle ones after 75 s); the anchor keeps
 every one (a thread each).
 
 1. Scrape p95 during the flood: target < 50 ms. Anchor: prometheus-client's own HTTP server

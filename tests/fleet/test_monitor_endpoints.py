@@ -63,13 +63,9 @@ def test_idle_connections_neither_hold_threads_nor_stop_rounds(tmp_path: Path) -
         wait_for("two more probe rounds", lambda: rounds(scrape(handle.url)) >= before + 2, 30)
         # one serving thread, not one per connection (the monitor's own threads besides)
         assert threads(handle.pid) < 64, threads(handle.pid)
-        # the monitor closes a connection that stays idle: the newest one held
-        newest = held[-1]
-        newest.settimeout(60)
-        with contextlib.suppress(ConnectionResetError):
-            assert newest.recv(1) == b""
-        # and keeps at most MAX_CONNECTIONS: the rest were closed already
-        open_now = sum(1 for s in held[:-1] if _still_open(s))
+        # it keeps at most MAX_CONNECTIONS: the rest were closed already (idle ones are closed
+        # after IDLE_SECONDS: the in-process tests below see that with a short one)
+        open_now = sum(1 for s in held if _still_open(s))
         assert open_now <= MAX_CONNECTIONS, open_now
     finally:
         for s in held:

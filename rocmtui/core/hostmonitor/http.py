@@ -29,7 +29,10 @@ from rocmtui.core.hostmonitor.metrics import CONTENT_TYPE, MetricsBook
 
 DEFAULT_LISTEN = "127.0.0.1:9464"
 INDEX = b"rocmtui monitor: metrics at /metrics\n"
-IDLE_SECONDS = 15.0  # a connection that sends nothing for this long is closed
+# a connection that sends nothing for this long is closed: above Prometheus' default 1 m scrape
+# interval (deploy/prometheus scrapes every 15 s), so a scraper's kept connection is never
+# closed just as its next scrape is sent; the count bound is what protects the monitor
+IDLE_SECONDS = 75.0
 MAX_CONNECTIONS = 256  # kept open at once; a new one beyond closes the longest idle
 MAX_REQUEST = 8192  # bytes of request line and headers; more is a 431 and a close
 BACKLOG = 1024  # connections the kernel queues before the loop accepts them
