@@ -379,3 +379,29 @@ def test_a_name_that_does_not_resolve_is_step_dns(fleet: DevFleet, tmp_path: Pat
         assert (node["state"], node["via"], node["failed_step"]) == ("down", via, "dns"), node
         assert "snoc-nowhere.invalid" in node["reason"], node["reason"]
     assert not REAL_SSH_DIR.exists(), "ssh wrote the real home"
+
+
+async def test_a_socket_path_with_a_space_and_a_semicolon_reaches_the_engine(
+    fleet: DevFleet,
+) -> None:
+    """ssh hands the remote command to the login shell as one line: the socket path of an
+    `ssh://host/PATH` node is quoted, so a path holding a space and a `;` is one path (it
+    used to split into two words and a second command, and the engine was never reached)."""
+    config = parse_config(fleet.config_path)
+    node = next(n for n in config.nodes if (n.docker_host or "").startswith("ssh://"))
+    engine = fleet.engine(node.name)
+    folder = processes.short_dir("sq")
+    folder.chmod(0o755)  # the remote user walks it to the link
+    odd = folder / "my engine;true x.sock"
+    odd.symlink_to(engine.docker_host.removeprefix("unix://"))
+    host = (node.docker_host or "").rstrip("/")
+    quoted = NodeConfig("odd-path", docker_host=f"{host}{odd}", ssh_config=node.ssh_config)
+    prober = NodeProber()
+    try:
+        snap = await prober.probe(quoted, deadline=8.0)
+        assert snap.state is NodeState.OK, (snap.reason, snap.failed_step)
+        assert snap.via == "ssh" and snap.engine_version, snap
+    finally:
+        prober.close()
+        odd.unlink()
+        folder.rmdir()
