@@ -162,3 +162,34 @@ def test_idle_and_surplus_connections_are_closed(server: MetricsServer) -> None:
     finally:
         for sock in held:
             sock.close()
+
+
+def test_pipelined_requests_are_answered_in_order_and_a_flood_of_them_is_bounded(
+    server: MetricsServer,
+) -> None:
+    """Requests sent back to back before any answer is read are answered one after another;
+    5,000 of them in one write neither exhaust the server's stack nor stop it."""
+    with socket.create_connection(_address(server), timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\n")
+        data = b""
+        while data.count(b"HTTP/1.1 ") < 2 or not data.endswith(b"not found\n"):
+            more = sock.recv(65536)
+            assert more, data
+            data += more
+        assert data.index(b"HTTP/1.1 200 OK") < data.index(b"HTTP/1.1 404 Not Found"), data
+    with socket.create_connection(_address(server), timeout=10) as sock:
+        count = 5000
+        sock.sendall(b"GET / HTTP/1.1\r\n\r\n" * count)
+        answered = 0
+        data = b""
+        while answered < count:
+            more = sock.recv(1 << 20)
+            assert more, answered
+            data += more
+            answered += data.count(b"HTTP/1.1 200 OK")
+            data = (
+                data[data.rfind(b"HTTP/1.1 200 OK") + 1 :] if b"HTTP/1.1 200 OK" in data else data
+            )
+        assert answered == count
+    with socket.create_connection(_address(server), timeout=10) as sock:  # still serving
+        assert _exchange(sock, b"GET /metrics HTTP/1.1\r\n\r\n")[0] == "HTTP/1.1 200 OK"

@@ -166,8 +166,9 @@ class MetricsServer:
                 conn: _Connection = key.data
                 if mask & selectors.EVENT_READ:
                     self._read(conn, now)
-                if mask & selectors.EVENT_WRITE and conn.sock.fileno() >= 0:
-                    self._write(conn, now)
+                writable = mask & selectors.EVENT_WRITE and conn.sock.fileno() >= 0
+                if writable and self._flush(conn, now):
+                    self._answer(conn, now)  # requests pipelined behind the one sent
         self._reap(time.monotonic())
 
     def _accept(self, now: float) -> None:
@@ -223,19 +224,26 @@ class MetricsServer:
             return
         self._touch(conn, now)
         conn.pending += data
-        self._answer(conn)
+        self._answer(conn, now)
 
-    def _answer(self, conn: _Connection) -> None:
-        """Answer the request at the head of `pending`, when it is whole (one at a time: the
-        next is read once this one's answer is sent)."""
-        end = conn.pending.find(b"\r\n\r\n")
-        if end < 0:
-            if len(conn.pending) > MAX_REQUEST:
+    def _answer(self, conn: _Connection, now: float) -> None:
+        """Answer the whole requests at the head of `pending`, one after another while each
+        answer goes out at once (a loop, not a recursion: a client may pipeline thousands);
+        once an answer waits for the socket, nothing more is read or answered until it is
+        sent."""
+        while not conn.out and conn.sock.fileno() >= 0:
+            end = conn.pending.find(b"\r\n\r\n")
+            if end < 0:
+                if len(conn.pending) <= MAX_REQUEST:
+                    return
                 conn.pending = b""
-                self._send(conn, _response("431 Request Header Fields Too Large", b"", close=True))
-            return
-        head, conn.pending = conn.pending[:end], conn.pending[end + 4 :]
-        self._send(conn, self._respond(head))
+                answer = _response("431 Request Header Fields Too Large", b"", close=True)
+            else:
+                head, conn.pending = conn.pending[:end], conn.pending[end + 4 :]
+                answer = self._respond(head)
+            conn.out, conn.close_after = answer
+            if not self._flush(conn, now):
+                return
 
     def _respond(self, head: bytes) -> Answer:
         lines = head.decode("latin-1").split("\r\n")
@@ -268,29 +276,24 @@ class MetricsServer:
             return _response("200 OK", INDEX, kind, close=close, head=head_only)
         return _response("404 Not Found", b"not found\n", close=close, head=head_only)
 
-    def _send(self, conn: _Connection, answer: Answer) -> None:
-        data, close = answer
-        conn.out += data
-        conn.close_after = conn.close_after or close
-        self._write(conn, conn.last)
-
-    def _write(self, conn: _Connection, now: float) -> None:
+    def _flush(self, conn: _Connection, now: float) -> bool:
+        """Send what is left of the answer; True when all of it went and the connection
+        stays open for the next request."""
         try:
             sent = conn.sock.send(conn.out)
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError:
             self._drop(conn)
-            return
+            return False
         conn.out = conn.out[sent:]
         if sent:
             self._touch(conn, now)
         if conn.out:  # the rest when the socket can take it; read nothing meanwhile
             self._selector.modify(conn.sock, selectors.EVENT_WRITE, conn)
-            return
+            return False
         if conn.close_after:
             self._drop(conn)
-            return
+            return False
         self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
-        if b"\r\n\r\n" in conn.pending:  # a pipelined request already here
-            self._answer(conn)
+        return True
