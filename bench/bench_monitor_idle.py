@@ -5,7 +5,9 @@
 `rocmtui monitor` on a fleet file of one node whose engine socket does not exist (each round
 is quick and needs no dev fleet: what is measured is the metrics server beside the rounds),
 refresh 1 s. A flood of `--idle` connections that never send a byte is opened to /metrics
-(within 60 s) and left open for `--window` seconds, while /metrics is scraped back to back.
+(all connecting at once, established from the client's side within 60 s: a server may not
+have accepted them yet) and left open for `--window` seconds, while /metrics is scraped back
+to back.
 The monitor keeps at most 256 and closes the rest (idle ones after 75 s); the anchor keeps
 every one (a thread each).
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -59,8 +63,10 @@ OPEN_SECONDS = 60.0  # the flood's connections are opened within this, however s
 
 
 class Flood:
-    """Up to `count` idle connections to `address`, opened within `OPEN_SECONDS` and then
-    left alone: none sends a byte. `held()` says how many the server has not closed."""
+    """Up to `count` idle connections to `address`, all connecting at once (non-blocking, so a
+    server slow to accept does not slow the opening of the others: the kernel retries their
+    handshakes) and given `OPEN_SECONDS` to be established; then left alone: none sends a
+    byte. `held()` says how many the server has not closed."""
 
     def __init__(self, address: tuple[str, int], count: int) -> None:
         self.address = address
@@ -69,15 +75,31 @@ class Flood:
         self.failed = 0
 
     def start(self) -> None:
-        deadline = time.monotonic() + OPEN_SECONDS
-        while len(self.socks) + self.failed < self.count and time.monotonic() < deadline:
-            try:
-                sock = socket.create_connection(self.address, timeout=2)
-            except OSError:
+        connecting: dict[int, socket.socket] = {}
+        poller = select.poll()
+        for _ in range(self.count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            code = sock.connect_ex(self.address)
+            if code not in (0, errno.EINPROGRESS):
+                sock.close()
                 self.failed += 1
                 continue
-            sock.setblocking(False)
-            self.socks.append(sock)
+            connecting[sock.fileno()] = sock
+            poller.register(sock, select.POLLOUT)
+        deadline = time.monotonic() + OPEN_SECONDS
+        while connecting and time.monotonic() < deadline:
+            for fd, _ in poller.poll(500):
+                sock = connecting.pop(fd)
+                poller.unregister(fd)
+                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                    self.socks.append(sock)
+                else:
+                    sock.close()
+                    self.failed += 1
+        for sock in connecting.values():  # not established in time
+            sock.close()
+            self.failed += 1
 
     def held(self) -> int:
         """Connections the server has not closed."""
