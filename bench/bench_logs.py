@@ -1,13 +1,14 @@
 """Figures of the log view at full scale, each beside its anchor, measured through tmux.
 
-    python bench/bench_logs.py [--quick] [--json OUT] [--skip-toolong]
+    python bench/bench_logs.py [--quick] [--json OUT] [--skip-toolong] [--skip-lnav]
 
 The viewer is `python -m rocmtui.console.logviewer FILE` (the LogView the console embeds, alone).
 Anchors: Toolong 1.5 (`tl FILE`, installed into a venv of its own under the bench cache dir,
-never the project's), Textual's own `Log` widget following the file (anchor_textual_log.py),
-and `grep -c`. Every program runs in a private tmux server at 120x40; times are from launch (or
-from the moment of the write or key) to the first `capture-pane` showing the awaited text;
-memory is VmHWM / VmRSS from /proc/PID/status.
+never the project's), lnav (Debian's, anchor_lnav.py: open, memory, `:filter-in`), Textual's
+own `Log` widget following the file (anchor_textual_log.py), and `grep -c`. Every program runs
+in a private tmux server at 120x40; times are from launch (or from the moment of the write or
+key) to the first `capture-pane` showing the awaited text; memory is VmHWM / VmRSS from
+/proc/PID/status.
 
 1. Open the 1,000,000-line generated build log, last screen shown (< 0.6 s; Toolong ~2.2 s).
 2. Peak memory with it open and fully indexed (< 80 MB; Toolong ~213 MB).
@@ -36,6 +37,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import anchor_lnav  # noqa: E402
 import gen_buildlog  # noqa: E402
 from common import Row, cache_dir, emit, median, p95, quick, row  # noqa: E402
 from follow import follow_once  # noqa: E402
@@ -109,15 +111,18 @@ def open_once(argv: list[str], path: Path, settle: float) -> tuple[float | None,
         term.close()
 
 
-def figure_open(log: Path, runs: int, tl: list[str] | None) -> list[Row]:
-    """Figures 1 and 2."""
+def figure_open(log: Path, runs: int, tl: list[str] | None, lnav: list[str] | None) -> list[Row]:
+    """Figures 1 and 2, beside Toolong and lnav."""
     ours: list[tuple[float | None, float]] = []
     theirs: list[tuple[float | None, float]] = []
+    by_lnav: list[tuple[float | None, float]] = []
     bare: list[float] = []
     for _ in range(runs):  # alternate, so all see the same machine load
         ours.append(open_once(VIEWER, log, 5))
         if tl:
             theirs.append(open_once(tl, log, 8))
+        if lnav:
+            by_lnav.append(anchor_lnav.open_once(lnav, str(log)))
         term = Tmux([sys.executable, "-c", BARE_APP])
         try:
             term.start()
@@ -141,6 +146,7 @@ def figure_open(log: Path, runs: int, tl: list[str] | None) -> list[Row]:
         row("peak memory with it open (VmHWM), MB", m_ours, m_theirs, unit="MB",
             anchor_name="toolong 1.5", target="< 80 MB", ok=m_ours < 80,
             note="after indexing finished"),
+        *anchor_lnav.open_rows(ours, by_lnav, anchor_lnav.version()),
     ]  # fmt: skip
 
 
@@ -178,15 +184,22 @@ def figure_burst(log: Path, tl: list[str] | None) -> list[Row]:
 
 
 # -- 4: filter ------------------------------------------------------------------------------------
-def figure_filter(log: Path, query: str, rounds: int) -> list[Row]:
-    """Figure 4: through the UI, beside grep -c; the core search alone; and a key pressed while
-    the filter runs, beside the same key idle. Each round filters afresh (escape clears it)."""
+def figure_filter(log: Path, query: str, rounds: int, lnav: list[str] | None) -> list[Row]:
+    """Figure 4: through the UI, beside grep -c and lnav's filter-in; the core search alone;
+    and a key pressed while the filter runs, beside the same key idle. Each round filters
+    afresh (escape clears it)."""
     grep = []
     for _ in range(3):
         t = time.monotonic()
         out = subprocess.run(["grep", "-c", query, str(log)], capture_output=True, text=True)
         grep.append(time.monotonic() - t)
     expected = int(out.stdout.strip() or 0)
+    total = sum(1 for _ in log.open("rb"))
+    by_lnav = []  # before the viewer's rounds: a fresh lnav each, the same file
+    for _ in range(rounds if lnav else 0):
+        took = anchor_lnav.filter_once(lnav or [], str(log), query, total - expected)
+        if took is not None:
+            by_lnav.append(took)
     t = time.monotonic()
     core = len(search_file(log, compile_query(query)))
     core_s = time.monotonic() - t
@@ -247,6 +260,7 @@ def figure_filter(log: Path, query: str, rounds: int) -> list[Row]:
             p95(busy) * 1000 if busy else None, p95(idle) * 1000 if idle else None, unit="ms",
             anchor_name="same key, idle",
             note=f"{len(busy)} presses painted before the count / {len(idle)} idle"),
+        *anchor_lnav.filter_row(query, ui_s, by_lnav, anchor_lnav.version()),
     ]  # fmt: skip
 
 
@@ -365,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--skip-toolong", action="store_true")
+    parser.add_argument("--skip-lnav", action="store_true")
     parser.add_argument("--only", nargs="*", default=[], help="open burst filter follow memory")
     args = parser.parse_args(argv)
     short = args.quick or quick()
@@ -373,12 +388,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log = base_log(1_000_000)
     tl = None if args.skip_toolong else toolong()
+    lnav = None if args.skip_lnav else anchor_lnav.lnav()
     want = set(args.only) or {"open", "burst", "filter", "follow", "memory"}
     rows: list[Row] = []
     steps = [
-        ("open", lambda: figure_open(log, 1 if short else 3, tl)),
+        ("open", lambda: figure_open(log, 1 if short else 3, tl, lnav)),
         ("burst", lambda: figure_burst(log, tl)),
-        ("filter", lambda: figure_filter(log, "unused variable", 3 if short else 7)),
+        ("filter", lambda: figure_filter(log, "unused variable", 3 if short else 7, lnav)),
         ("follow", lambda: figure_follow(6 if short else 15, tl)),
         ("memory", lambda: figure_memory(1_000_000 if short else 5_000_000)),
     ]
