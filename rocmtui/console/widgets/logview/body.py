@@ -77,6 +77,9 @@ class LogBody(ScrollView, can_focus=True):
         self._seen_prepended = 0  # lines the index's backward scan had put in front
         self._warming = False  # a worker reads lines too big to read on the event loop
         self._styled = False  # the renderer has the styles of the last paint
+        # during one paint: the text area's size and the wrapped screen, worked out once for
+        # all its rows (the region walks the scrollbar gutter; ~20% of a frame, row by row)
+        self._paint: tuple[Size, list[tuple[int, Strip]] | None] | None = None
 
     @property
     def wrap(self) -> bool:
@@ -86,7 +89,8 @@ class LogBody(ScrollView, can_focus=True):
     @property
     def _view(self) -> Size:
         """Rows and columns of text on screen (the widget less its scrollbars)."""
-        return self.scrollable_content_region.size
+        paint = self._paint
+        return paint[0] if paint is not None else self.scrollable_content_region.size
 
     # -- rows -----------------------------------------------------------------------------------
     @property
@@ -364,9 +368,17 @@ class LogBody(ScrollView, can_focus=True):
         self._styled = True
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """Work out the styles once per paint, not once per row (they walk the DOM)."""
+        """Work out the styles, the text area and the wrapped screen once per paint, not once
+        per row (they walk the DOM)."""
         self._restyle_renderer()
-        return super().render_lines(crop)
+        view = self.scrollable_content_region.size
+        self._paint = (view, None)
+        try:
+            if self.wrap and self.renderer.index is not None and view.width > 0:
+                self._paint = (view, self._wrapped())
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
 
     def render_line(self, y: int) -> Strip:
         """One screen row (the Line API)."""
@@ -377,7 +389,8 @@ class LogBody(ScrollView, can_focus=True):
         if self.renderer.index is None or width <= 0:
             return Strip.blank(width, base)
         if self.wrap:
-            screen = self._wrapped()
+            paint = self._paint
+            screen = paint[1] if paint is not None and paint[1] is not None else self._wrapped()
             if y >= len(screen):
                 return Strip.blank(width, base)
             row, strip = screen[y]
