@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from rocmtui.console.widgets.logview import LogView
 from rocmtui.core.progress.ninja import ERROR_LINE
 from rocmtui.core.text.sanitize import sanitize_line
+from tests.support.blackbox import screen_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import gen_buildlog
@@ -431,3 +432,37 @@ async def test_status_follows_the_view_when_it_scrolls(build_log: Path) -> None:
         await until(pilot, lambda: status_names_the_screen(top=False), "status scrolled down")
         await pilot.press("G")
         await until(pilot, lambda: f"–{len(lines):,} {total}" in view.status_text, "the end")
+
+
+async def test_wrap_while_followed_paints_the_newest_lines_laid_out_afresh(tmp_path: Path) -> None:
+    """The painted screen (not the body's own rows): `w` on a followed log that keeps growing
+    wraps its long lines, each new line arrives laid out at the bottom, `w` again unwraps."""
+    path = tmp_path / "grow.log"
+    long = "L" * 150  # wider than the 100-column screen: two rows when wrapped
+    path.write_text("".join(f"line {i:03d} {long}\n" for i in range(50)), encoding="utf-8")
+    app = ViewApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+
+        def painted() -> list[str]:
+            return [r.rstrip() for r in screen_text(app).splitlines()]
+
+        await until(pilot, lambda: any(r.startswith("line 049 L") for r in painted()), "end")
+        await pilot.press("w")
+        tail = "L" * (len("line 049 ") + 150 - 100)
+        await until(pilot, lambda: tail in painted(), "the last line's second row")
+        assert view.wrap and "wrap" in view.status_text
+        screen = painted()
+        last = max(i for i, r in enumerate(screen) if r.startswith("line 049 "))
+        assert screen[last + 1] == tail  # its rest on the next row, nothing cut
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"line 050 {long}\nline 051 short\n")
+        await until(pilot, lambda: "line 051 short" in painted(), "appended while wrapped")
+        screen = painted()
+        at = screen.index("line 051 short")
+        assert screen[at - 1] == tail and screen[at - 2].startswith("line 050 L")
+        await pilot.press("w")
+        await until(pilot, lambda: tail not in painted(), "unwrapped")
+        screen = painted()
+        at = screen.index("line 051 short")
+        assert screen[at - 1].startswith("line 050 L") and "wrap" not in view.status_text
