@@ -311,6 +311,24 @@ def _matches_in(pattern: re.Pattern[str], text: str, first_line: int, out: array
         line += 1
 
 
+def chunk_matches(
+    chunk: bytes, pattern: re.Pattern[str], first_line: int
+) -> tuple[array[int], int]:
+    """The numbers of the lines of `chunk` (whole lines, or a last one without its newline;
+    its first is `first_line`) whose shown text `pattern` matches, and its newline count."""
+    plain = _found_plain(chunk, pattern, first_line)
+    if plain is not None:
+        return plain
+    text = clean_chunk(chunk)
+    found: array[int] = array("Q")
+    lowered = _lowered_form(pattern)
+    if lowered is not None and text.isascii():  # lower() keeps every "\n" there
+        _matches_in(lowered, text.lower(), first_line, found)
+    else:
+        _matches_in(pattern, text, first_line, found)
+    return found, chunk.count(b"\n")
+
+
 def scan(
     fd: int,
     state: SearchState,
@@ -325,7 +343,6 @@ def scan(
         state.lines.pop()  # the growing line is searched again, whole this time
     state.partial = False
     pattern = state.pattern
-    lowered = _lowered_form(pattern)
     while state.next_byte < end:
         if cancelled is not None and cancelled():
             return False
@@ -346,17 +363,7 @@ def scan(
         if not whole:
             cut = len(buf)  # the final line, not ended yet
         chunk = buf[:cut] if cut < len(buf) else buf
-        plain = _found_plain(chunk, pattern, state.next_line)
-        if plain is not None:
-            found, newlines = plain
-        else:
-            newlines = chunk.count(b"\n")
-            text = clean_chunk(chunk)
-            found = array("Q")
-            if lowered is not None and text.isascii():  # lower() keeps every "\n" there
-                _matches_in(lowered, text.lower(), state.next_line, found)
-            else:
-                _matches_in(pattern, text, state.next_line, found)
+        found, newlines = chunk_matches(chunk, pattern, state.next_line)
         nlines = newlines + (0 if whole else 1)
         if state.invert:
             found = _complement(found, state.next_line, nlines)
