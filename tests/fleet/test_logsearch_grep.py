@@ -1,8 +1,9 @@
 """The filter counts what `grep -c` counts: lines, not matches, on the same file, by the real GNU
-grep. Chunk ends and shared pieces falling anywhere (a line longer than a chunk included), lines
-with several matches, invalid UTF-8 around a match, and the same text as a regex and as a
-literal. (Where the two differ on purpose — a match split by an SGR colour code, which the
-filter sees as shown — see test_logindex_search.py.)"""
+grep; so does a literal run by grep itself (its candidate lines verified). Chunk ends and
+shared pieces falling anywhere (a line longer than a chunk included), lines with several
+matches, invalid UTF-8 around a match, and the same text as a regex and as a literal. (Where
+the two differ on purpose — a match split by an SGR colour code, which the filter sees as
+shown — see test_logindex_search.py.)"""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.logs import search as logsearch
+from rocmtui.core.logs import search_grep
 from rocmtui.core.logs import search_split as logsearch_split
 from rocmtui.core.logs.search import SearchState, compile_query, scan, search_file
+from rocmtui.core.logs.search_grep import grep_form, scan_grep_from_start
 from rocmtui.core.logs.search_split import scan_split
 from tests.support.realparts import require
 
@@ -37,8 +40,8 @@ def grep_count(path: Path, pattern: str, *options: str) -> int:
 
 
 def counts(path: Path, query: str, *, regex: bool = True, case: bool | None = None) -> set[int]:
-    """The filter's count, searched in one pass and shared with the helper in small pieces:
-    one number when they agree."""
+    """The filter's count, searched in one pass, shared with the helper in small pieces, and
+    (a literal) run by grep and verified: one number when they agree."""
     pattern = compile_query(query, regex=regex, case=case)
     whole = len(search_file(path, pattern))
     fd = os.open(path, os.O_RDONLY)
@@ -46,6 +49,12 @@ def counts(path: Path, query: str, *, regex: bool = True, case: bool | None = No
         state = SearchState(pattern)
         assert scan_split(fd, state, os.fstat(fd).st_size)
         assert list(state.lines) == list(search_file(path, pattern))
+        by_grep = SearchState(pattern)
+        data = path.read_bytes()
+        used = scan_grep_from_start(fd, by_grep, len(data), data.count(b"\n"))
+        assert used is (True if grep_form(pattern) else None)
+        scan(fd, by_grep, len(data))  # the last line, when it has no newline
+        assert list(by_grep.lines) == list(state.lines) or not used
     finally:
         os.close(fd)
     return {whole, len(state.lines)}
@@ -57,6 +66,8 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(logsearch_split, "SPLIT_BYTES", 16 << 10)
     monkeypatch.setattr(logsearch_split, "PIECE", 16 << 10)
     monkeypatch.setattr(logsearch_split, "cores", lambda: 2)
+    monkeypatch.setattr(search_grep, "GREP_BYTES", 0)  # grep for any literal
+    monkeypatch.setattr(search_grep, "MIN_SEEN", 1 << 40)  # however many lines it names
 
 
 ALPHABET = bytes(b"abcdefghij klmnopqrstuvwxyz0123456789"[i % 37] for i in range(256))

@@ -5,15 +5,19 @@ filter hides."""
 
 from __future__ import annotations
 
+import os
 import queue
 import re
+import shutil
 import threading
 from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rocmtui.console.widgets.logview.search import Search, SearchController, next_match
+from rocmtui.core.logs import search_grep
 from rocmtui.core.logs.index import TAIL_BYTES, LineIndex
 from rocmtui.core.logs.search import compile_query
 
@@ -144,3 +148,37 @@ def test_next_and_previous_match_skip_lines_the_filter_hides() -> None:
     assert next_match(lines, 30, -1, shown) == (1, 3)
     controller = SearchController(lambda *_: None, lambda _: None)
     assert controller.step(0, 1) == "nothing to find: press /"
+
+
+def test_a_big_literal_is_run_by_grep_and_finds_what_re_finds(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("grep", path=os.defpath) is None:
+        pytest.skip("no grep")
+    monkeypatch.setattr(search_grep, "GREP_BYTES", 0)  # "big": any size
+    used: list[bool | None] = []
+    real = search_grep.scan_grep
+
+    def counted(*args: Any, **kwargs: Any) -> bool | None:
+        used.append(real(*args, **kwargs))
+        return used[-1]
+
+    monkeypatch.setattr(search_grep, "scan_grep", counted)
+    with log.open("a") as fh:
+        fh.write("#9 a last line, unused variable, still growing")  # no newline yet
+    results = Results()
+    index = LineIndex(log)
+    index.open()
+    assert index.scan_back()
+    controller = SearchController(results.progress, results.done)
+    controller.attach(index)
+    filt = controller.set_filter("unused variable", compile_query("unused variable"))
+    hidden = controller.set_find("Building", compile_query("Building"))
+    controller.index_complete()
+    assert {results.next(), results.next()} == {filt, hidden}
+    assert used == [True, True]  # both literals went to grep, and grep answered
+    text = log.read_text()
+    assert list(filt.state.lines) == expected(log, "unused variable")
+    assert filt.state.lines[-1] == text.count("\n")  # the growing line, searched here
+    assert list(hidden.state.lines) == expected(log, "Building")
+    index.close()

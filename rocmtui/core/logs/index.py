@@ -288,6 +288,13 @@ class LineIndex:
         with self._lock:
             return self._segments[-1].end if self._segments else 0
 
+    def extent(self) -> tuple[int, int]:
+        """(bytes indexed, the newlines among them), read together."""
+        with self._lock:
+            if not self._segments:
+                return 0, 0
+            return self._segments[-1].end, self._first_line[-1] + self._segments[-1].newlines
+
     @property
     def covered(self) -> tuple[int, int]:
         """(first byte indexed, last byte indexed): progress of the backward scan."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from rocmtui.core.logs.index import LineIndex
 from rocmtui.core.logs.search import SearchState, scan
+from rocmtui.core.logs.search_grep import scan_grep_from_start
 from rocmtui.core.logs.search_split import scan_split
 
 PROGRESS_EVERY = 0.3  # a search's partial results repaint the rows: not too often, it slows it
@@ -202,11 +203,15 @@ class SearchController:
         try:
             if search.kind == "jump":  # the first line only: found early, as a rule
                 scan(fd, search.state, index.size, cancelled, progress, limit=1)
-            elif scan_split(fd, search.state, index.size, cancelled, progress):  # 2 cores
+            else:
+                # a literal by grep (a compiled scan in a process of its own), else 2 cores
+                end, newlines = index.extent()
+                done = scan_grep_from_start(fd, search.state, end, newlines, cancelled, progress)
+                if done is None:
+                    done = scan_split(fd, search.state, index.size, cancelled, progress)
                 # the file may grow while we search: go on until caught up with the index
-                while search.state.next_byte < index.size and not search.state.partial:
-                    if not scan(fd, search.state, index.size, cancelled, progress):
-                        break
+                while done and search.state.next_byte < index.size and not search.state.partial:
+                    done = scan(fd, search.state, index.size, cancelled, progress)
         except OSError:
             return
         if search.cancelled:

@@ -1,0 +1,272 @@
+"""A big search for a literal, its scan done by grep (compiled, in a process of its own, not
+holding this process's GIL), its answer made exact here.
+
+`scan()` (search.py) costs several passes of C over the bytes, however few lines match: SGR
+codes dropped, every byte translated (lowered, unusual bytes marked), newlines counted. On a
+coloured 185 MB build log that is ~0.3-0.6 s of one core where `grep -c` takes ~0.08 s. Most
+filters are a literal ("unused variable", "error:"), and for a literal grep can name every line
+that *might* match, in one pass, and the few it names are then searched here with the same
+code as `scan()` (`chunk_matches`), so the result is exactly `scan()`'s.
+
+Why the candidates hold every match. `scan()` searches a line's *shown* text: its raw bytes
+decoded (UTF-8, invalid bytes as U+FFFD) with what `sanitize_line` removes removed (SGR and
+other escape sequences, C0 but tab, DEL, C1, bidi controls, U+2028/9) and `\\r` laid over
+the line's start. For a literal L of tab and printable ASCII (`_bytes_form`'s), a line whose
+shown text holds L either
+- holds L in its raw bytes too (grep: L itself; `-i` when the search ignores case: ASCII
+  folding, as `scan` lowers ASCII text), or
+- had something removed or moved inside L: then L's first piece is raw text directly before
+  a removed thing, which starts with one of the bytes `_SUSPECT` lists: ESC (grep: each
+  proper prefix of L followed by ESC), or another C0 control, DEL (the bracket below: any
+  such byte on the line, CR included), or the UTF-8 of C1, U+061C, the bidi controls and
+  U+2028/9 (those sequences anywhere on the line), or
+- ignores case and holds a non-ASCII character that Python's `re.IGNORECASE` folds to an
+  ASCII letter (U+0130, U+0131, U+017F, U+212A: that sequence anywhere on the line).
+Invalid UTF-8 decodes to U+FFFD, never to ASCII. The one text the sanitiser adds, the mark
+of a line cut at 8192 characters (" … [N bytes cut]"), is left to `scan()`: a literal made only
+of its characters is not given to grep. So every line that matches is a candidate, and each
+candidate is decided by `chunk_matches`.
+
+When it is not used (the caller then runs `scan_split`): not a literal, no grep, a search
+smaller than `GREP_BYTES`, a last line too long to find its start; and grep is stopped (its
+work dropped) when it fails, runs past its deadline, is cancelled, or names so many lines
+that verifying them here would cost more than `scan()` (a literal on most lines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import shutil
+import subprocess
+import time
+from array import array
+
+from rocmtui.core.logs.search import (
+    Cancelled,
+    Progress,
+    SearchState,
+    _bytes_form,
+    _complement,
+    _literal,
+    chunk_matches,
+)
+
+_NOT_BYTES = re.IGNORECASE | re.UNICODE
+
+GREP_BYTES = 16 << 20  # smaller searches are over in-process before grep has started
+BATCH = 1 << 20  # bytes of grep's output verified at a time (memory stays bounded)
+WAIT = 0.05  # s between looks at `cancelled` while grep works
+DEADLINE = 5.0  # s for grep, plus ...
+PER_GB = 20.0  # ... s per GB searched (a loaded machine; grep alone does ~2 GB/s)
+DENSE = 8  # more than 1 line in DENSE a candidate (after MIN_SEEN lines): stop, scan here
+MIN_SEEN = 50_000
+_ERE_SPECIAL = frozenset(b"\\.[]()*+?{}|^$")
+# Lines holding a byte `sanitize_line` removes or acts on, other than ESC (a prefix of the
+# literal before ESC is asked for instead) and newline: C0 but tab, DEL; and the UTF-8 of C1,
+# U+061C, U+200E/F, U+2028-202E and U+2066-2069. Negated, so NUL needs no byte in the argument.
+_UNUSUAL = (
+    b"[^\t\x1b -~\x80-\xff]|\xc2[\x80-\x9f]|\xd8\x9c"
+    b"|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]"
+)
+_FOLDS = b"\xc4[\xb0\xb1]|\xc5\xbf|\xe2\x84\xaa"  # U+0130, U+0131, U+017F, U+212A
+_ENV = {"LC_ALL": "C", "PATH": os.defpath}  # bytes, not characters; no GREP_* from outside
+
+
+def grep_form(pattern: re.Pattern[str]) -> tuple[bytes, bool] | None:
+    """(the literal, whether case is ignored) when `pattern` is a literal grep can look for."""
+    form = _bytes_form(pattern)
+    if form is not None and form[2]:
+        return _outside_marker(form[2], form[1])
+    if not pattern.flags & re.IGNORECASE or not pattern.pattern.isascii():
+        return None
+    # ignoring case with a capital in it ("ERROR"): grep -i of the same letters
+    with contextlib.suppress(re.error):
+        plain = re.compile(pattern.pattern.encode("ascii"), pattern.flags & ~_NOT_BYTES)
+        literal = _literal(plain)
+        if literal:
+            return _outside_marker(literal, True)
+    return None
+
+
+# What the sanitiser's mark of a cut line (" … [N bytes cut]") holds besides "…": a literal
+# made only of these may be found in that mark, on a line grep has no reason to name.
+_MARKER_BYTES = frozenset(b" []0123456789bytescuBYTESCU")
+
+
+def _outside_marker(literal: bytes, ignore: bool) -> tuple[bytes, bool] | None:
+    return None if all(c in _MARKER_BYTES for c in literal) else (literal, ignore)
+
+
+def _ere(literal: bytes) -> bytes:
+    return b"".join(b"\\" + bytes([c]) if c in _ERE_SPECIAL else bytes([c]) for c in literal)
+
+
+def candidates_pattern(literal: bytes, ignore_case: bool) -> bytes:
+    """The extended regex of every line that may match (see the module docstring)."""
+    parts = [_ere(literal)]
+    parts += [_ere(literal[:k]) + b"\x1b" for k in range(1, len(literal))]
+    parts.append(_UNUSUAL)
+    if ignore_case:
+        parts.append(_FOLDS)
+    return b"|".join(parts)
+
+
+def scan_grep_from_start(
+    fd: int,
+    state: SearchState,
+    end: int,
+    newlines: int,
+    cancelled: Cancelled | None = None,
+    progress: Progress | None = None,
+) -> bool | None:
+    """`scan_grep` of a search from byte 0 over the whole lines of bytes [0, end), which hold
+    `newlines` newlines (the line index knows); the line still growing after them is left."""
+    if state.next_byte or state.lines or end < max(1, GREP_BYTES):
+        return None
+    stop = end
+    if os.pread(fd, 1, end - 1) != b"\n":  # a last line still growing: up to its start
+        tail = os.pread(fd, min(end, 1 << 16), max(0, end - (1 << 16)))
+        if tail.rfind(b"\n") < 0:
+            return None
+        stop = end - len(tail) + tail.rfind(b"\n") + 1
+    return scan_grep(fd, state, stop, newlines, cancelled, progress)
+
+
+def scan_grep(
+    fd: int,
+    state: SearchState,
+    stop: int,
+    lines: int,
+    cancelled: Cancelled | None = None,
+    progress: Progress | None = None,
+) -> bool | None:
+    """Search bytes [state.next_byte, stop) of `fd` (whole lines: `lines` of them) with grep
+    and extend `state` as `scan()` would: True when done, False when cancelled, None when
+    grep was not used or gave up (then `state` is as it was)."""
+    form = grep_form(state.pattern)
+    grep = shutil.which("grep", path=os.defpath)
+    start = state.next_byte
+    if form is None or grep is None or stop - start < GREP_BYTES or state.partial:
+        return None
+    literal, ignore = form
+    argv: list[str | bytes] = [grep, "-a", "-n", "-b", "-E", "--color=never"]
+    argv += ["-i"] if ignore else []
+    argv += [b"-e", candidates_pattern(literal, ignore)]
+    run = _Grep(argv, fd, start, stop - start, lines, state)
+    if not run.started:
+        return None
+    try:
+        return run.collect(cancelled, progress)
+    finally:
+        run.close()
+
+
+class _Grep:
+    """One grep over one range, its candidates verified in batches as they arrive."""
+
+    def __init__(
+        self,
+        argv: list[str | bytes],
+        fd: int,
+        start: int,
+        size: int,
+        lines: int,
+        state: SearchState,
+    ) -> None:
+        self.size, self.lines, self.state = size, lines, state
+        self.found: array[int] = array("Q")
+        self.seen = 0  # candidates verified
+        self.last = 0  # the 1-based number (in the range) of the last candidate verified
+        self._out = b""
+        self.past = False  # grep read past the range (the file grew): its answer is complete
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.deadline = time.monotonic() + DEADLINE + PER_GB * size / 1e9
+        try:
+            # an open file of its own: grep's reads move its offset, not the index's
+            src = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.lseek(src, start, os.SEEK_SET)
+            self.proc = subprocess.Popen(
+                argv, stdin=src, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=_ENV, close_fds=True,
+            )  # fmt: skip
+        except (OSError, ValueError):
+            self.proc = None
+        finally:
+            os.close(src)
+
+    @property
+    def started(self) -> bool:
+        return self.proc is not None
+
+    def collect(self, cancelled: Cancelled | None, progress: Progress | None) -> bool | None:
+        """Read and verify grep's output to its end; see `scan_grep` for the answer."""
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        out, end = proc.stdout.fileno(), self.state.next_byte + self.size
+        while not self.past:
+            if cancelled is not None and cancelled():
+                return False
+            if time.monotonic() > self.deadline:
+                return None
+            if not select.select([out], [], [], WAIT)[0]:
+                continue
+            data = os.read(out, BATCH)
+            if not data:
+                if proc.wait() > 1:  # 1: no line selected (fine); 2: trouble
+                    return None
+                break
+            self._out += data
+            if len(self._out) >= BATCH and not self._verify(final=False):
+                return None  # so many candidates that scan() is quicker
+            if progress is not None and self.last:
+                progress(end - self.size + self.size * self.last // self.lines, end)
+        self._verify(final=True)
+        state = self.state
+        if state.invert:
+            self.found = _complement(self.found, state.next_line, self.lines)
+        state.lines.extend(self.found)
+        state.next_byte = end
+        state.next_line += self.lines
+        return True
+
+    def _verify(self, *, final: bool) -> bool:
+        """Decide the complete records in the output so far; False: too many candidates."""
+        cut = len(self._out) if final else self._out.rfind(b"\n") + 1
+        records, self._out = self._out[:cut], self._out[cut:]
+        numbers: list[int] = []
+        texts: list[bytes] = []
+        for record in records.split(b"\n"):
+            head, _, rest = record.partition(b":")
+            if not head or self.past:
+                continue
+            number = int(head)
+            if number > self.lines:  # the file grew past the range: the rest is scan()'s
+                self.past = True
+                continue
+            numbers.append(number)
+            texts.append(rest.partition(b":")[2])  # after the byte offset
+        if texts:
+            hits, _ = chunk_matches(b"\n".join(texts) + b"\n", self.state.pattern, 0)
+            first = self.state.next_line - 1  # numbers are 1-based from the range's start
+            self.found.extend(first + numbers[i] for i in hits)
+            self.seen += len(numbers)
+            self.last = numbers[-1]
+        return final or self.last < MIN_SEEN or self.seen * DENSE <= self.last
+
+    def close(self) -> None:
+        """Stop grep if it still runs, and reap it."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            with contextlib.suppress(OSError):
+                proc.stdout.close()

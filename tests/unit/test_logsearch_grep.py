@@ -1,0 +1,142 @@
+"""A literal searched by grep finds exactly what one `scan()` finds: on the generated build
+log and on hostile lines (colour, escapes, controls, CR, bidi, C1, NUL and case folds inside the
+literal), inverted, ignoring case or not, with ERE characters in the literal, on a file whose
+last line is still growing and on one that grows while grep reads it; what grep cannot do
+(a regex, a search too dense to verify) is left to `scan()` untouched."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmtui.core.logs import search_grep
+from rocmtui.core.logs.search import SearchState, compile_query, scan
+from rocmtui.core.logs.search_grep import grep_form, scan_grep
+from tests.unit.test_logindex_search import hostile_log, reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import gen_buildlog
+
+# the literal split by each kind of thing the sanitiser removes or moves
+SPLIT = [
+    b"er\x07ror: a bell inside",
+    b"er\x00ror: a NUL inside",
+    b"er\x7fror: a DEL inside",
+    b"er\xc2\x85ror: a C1 control inside",
+    b"er\xe2\x80\x8eror: a bidi mark inside",
+    b"er\xe2\x80\xa8ror: a line separator inside",
+    b"er\xd8\x9cror: an Arabic letter mark inside",
+    b"e\x1b[1mr\x1b[0mr\x1b[31mor: three colours inside",
+    b"err\x1b[Kor: an erase inside",
+    b"xxror\rer: laid over",
+    b"\x1b]0;error\x07 only in a title",
+    "\u212aELVIN \u017fign \u0130stanbul \u0131 error".encode(),
+    b"a.b*c [x] (y) {z} ^$ | + ? \\ error",
+]
+
+
+def lines_of(path: Path, query: str, case: bool | None, invert: bool, grep: bool) -> list[int]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query(query, regex=False, case=case), invert)
+        size = os.fstat(fd).st_size
+        if grep:
+            data = path.read_bytes()
+            stop = data.rfind(b"\n") + 1
+            assert scan_grep(fd, state, stop, data.count(b"\n")) is True
+            assert state.next_byte == stop and state.next_line == data.count(b"\n")
+        scan(fd, state, size)  # what is left: the growing last line
+        return list(state.lines)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(autouse=True)
+def any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """grep for any search, however small."""
+    monkeypatch.setattr(search_grep, "GREP_BYTES", 0)
+
+
+def needs_grep() -> None:
+    if shutil.which("grep", path=os.defpath) is None:
+        pytest.skip("no grep")
+
+
+@pytest.mark.parametrize(
+    ("query", "case"),
+    [
+        ("error", None),
+        ("Error", None),
+        ("error", True),
+        ("ERROR", False),
+        ("kelvin", None),
+        ("sign", False),
+        ("istanbul", None),
+        ("error: here", None),
+        ("a.b*c [x] (y) {z} ^$ | + ? \\", None),
+        ("o", None),
+    ],
+)
+def test_grep_finds_what_scan_finds_on_hostile_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: str, case: bool | None
+) -> None:
+    needs_grep()
+    monkeypatch.setattr(search_grep, "MIN_SEEN", 1 << 40)  # never too dense here
+    rng = random.Random(11)
+    data = hostile_log(rng, 4000) + b"\n".join(rng.choice(SPLIT) for _ in range(400)) + b"\n"
+    path = tmp_path / "h.log"
+    path.write_bytes(data + b"error in a last line, still growing")
+    pattern = compile_query(query, regex=False, case=case)
+    for invert in (False, True):
+        whole = lines_of(path, query, case, invert, grep=False)
+        assert lines_of(path, query, case, invert, grep=True) == whole, (query, invert)
+    assert lines_of(path, query, case, False, grep=True) == reference(path.read_bytes(), pattern)
+
+
+def test_grep_finds_what_scan_finds_on_the_build_log(tmp_path: Path) -> None:
+    needs_grep()
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=40_000, seed=3)
+    for query in ("unused variable", "warning:", "FAILED"):
+        whole = lines_of(log, query, None, False, grep=False)
+        assert whole and lines_of(log, query, None, False, grep=True) == whole
+
+
+def test_what_grep_cannot_do_is_left_to_scan(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=60_000, seed=6)
+    fd = os.open(log, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    try:
+        regex = SearchState(compile_query(r"unused \w+"))
+        assert scan_grep(fd, regex, size, 60_000) is None
+        # the mark of a cut line is text grep never sees: a literal it may be found in
+        assert grep_form(compile_query("bytes cut]")) is None
+        assert grep_form(compile_query("[12", regex=False)) is None
+        dense = SearchState(compile_query("#"))  # every line: verifying would cost more
+        assert scan_grep(fd, dense, size, 60_000) is None
+        assert (dense.next_byte, dense.next_line, len(dense.lines)) == (0, 0, 0)
+    finally:
+        os.close(fd)
+
+
+def test_a_file_growing_while_grep_reads_gives_the_range_asked(tmp_path: Path) -> None:
+    needs_grep()
+    log = tmp_path / "grow.log"
+    gen_buildlog.generate(log, lines=20_000, seed=8)
+    before = log.read_bytes()
+    with log.open("ab") as fh:  # written after the range was taken: grep reads it too
+        fh.write(b"error: after the range\n" * 1000)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query("error"))
+        assert scan_grep(fd, state, len(before), before.count(b"\n")) is True
+        assert state.next_byte == len(before)
+        assert list(state.lines) == reference(before, compile_query("error"))
+    finally:
+        os.close(fd)
