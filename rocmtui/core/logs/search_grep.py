@@ -36,6 +36,7 @@ that verifying them here would cost more than `scan()` (a literal on most lines)
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import select
@@ -43,8 +44,12 @@ import shutil
 import subprocess
 import time
 from array import array
+from bisect import bisect_right
 
 from rocmtui.core.logs.search import (
+    _LOWER,
+    _MARK,
+    _SGR,
     Cancelled,
     Progress,
     SearchState,
@@ -55,9 +60,12 @@ from rocmtui.core.logs.search import (
 )
 
 _NOT_BYTES = re.IGNORECASE | re.UNICODE
+_NUMBER = re.compile(rb"^([0-9]+):", re.MULTILINE)  # grep -n's "N:" before each line
 
 GREP_BYTES = 16 << 20  # smaller searches are over in-process before grep has started
 BATCH = 1 << 20  # bytes of grep's output verified at a time (memory stays bounded)
+PIPE_BYTES = 1 << 20  # its pipe (Linux's default limit for an unprivileged process)
+_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 WAIT = 0.05  # s between looks at `cancelled` while grep works
 DEADLINE = 5.0  # s for grep, plus ...
 PER_GB = 20.0  # ... s per GB searched (a loaded machine; grep alone does ~2 GB/s)
@@ -152,7 +160,7 @@ def scan_grep(
     if form is None or grep is None or stop - start < GREP_BYTES or state.partial:
         return None
     literal, ignore = form
-    argv: list[str | bytes] = [grep, "-a", "-n", "-b", "-E", "--color=never"]
+    argv: list[str | bytes] = [grep, "-a", "-n", "-E", "--color=never"]
     argv += ["-i"] if ignore else []
     argv += [b"-e", candidates_pattern(literal, ignore)]
     run = _Grep(argv, fd, start, stop - start, lines, state)
@@ -180,7 +188,7 @@ class _Grep:
         self.found: array[int] = array("Q")
         self.seen = 0  # candidates verified
         self.last = 0  # the 1-based number (in the range) of the last candidate verified
-        self._out = b""
+        self._out = bytearray()  # grep's output not verified yet (appended in place)
         self.past = False  # grep read past the range (the file grew): its answer is complete
         self.proc: subprocess.Popen[bytes] | None = None
         self.deadline = time.monotonic() + DEADLINE + PER_GB * size / 1e9
@@ -199,6 +207,10 @@ class _Grep:
             self.proc = None
         finally:
             os.close(src)
+        if self.proc is not None and self.proc.stdout is not None:
+            # room for grep to run on while this thread waits for the GIL (64 KB by default)
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self.proc.stdout.fileno(), _SETPIPE_SZ, PIPE_BYTES)
 
     @property
     def started(self) -> bool:
@@ -238,23 +250,24 @@ class _Grep:
     def _verify(self, *, final: bool) -> bool:
         """Decide the complete records in the output so far; False: too many candidates."""
         cut = len(self._out) if final else self._out.rfind(b"\n") + 1
-        records, self._out = self._out[:cut], self._out[cut:]
-        numbers: list[int] = []
-        texts: list[bytes] = []
-        for record in records.split(b"\n"):
-            head, _, rest = record.partition(b":")
-            if not head or self.past:
-                continue
-            number = int(head)
-            if number > self.lines:  # the file grew past the range: the rest is scan()'s
-                self.past = True
-                continue
-            numbers.append(number)
-            texts.append(rest.partition(b":")[2])  # after the byte offset
-        if texts:
-            hits, _ = chunk_matches(b"\n".join(texts) + b"\n", self.state.pattern, 0)
+        records = bytes(self._out[:cut])
+        del self._out[:cut]
+        if self.past or not records:
+            return True
+        if not records.endswith(b"\n"):
+            records += b"\n"
+        numbers = [int(n) for n in _NUMBER.findall(records)]
+        texts = _NUMBER.sub(b"", records)  # each record's line, as in the file
+        if numbers and numbers[-1] > self.lines:  # the file grew past the range
+            self.past = True  # the rest is scan()'s
+            keep = bisect_right(numbers, self.lines)
+            pos = 0
+            for _ in range(keep):
+                pos = texts.index(b"\n", pos) + 1
+            numbers, texts = numbers[:keep], texts[:pos]
+        if numbers:
             first = self.state.next_line - 1  # numbers are 1-based from the range's start
-            self.found.extend(first + numbers[i] for i in hits)
+            self.found.extend(first + numbers[i] for i in _decide(texts, self.state.pattern))
             self.seen += len(numbers)
             self.last = numbers[-1]
         return final or self.last < MIN_SEEN or self.seen * DENSE <= self.last
@@ -270,3 +283,24 @@ class _Grep:
         if proc.stdout is not None:
             with contextlib.suppress(OSError):
                 proc.stdout.close()
+
+
+def _decide(lines: bytes, pattern: re.Pattern[str]) -> list[int]:
+    """The indices of `lines` (each "\\n"-ended) whose shown text `pattern` matches, decided
+    as `chunk_matches` decides them: its plain lines (as shown, nothing but tab and printable
+    ASCII) by the literal's presence, one `in` each, the others by `chunk_matches` itself."""
+    form = _bytes_form(pattern)
+    literal = form[2] if form is not None else None
+    if form is None or not literal:
+        return list(chunk_matches(lines, pattern, 0)[0])
+    lower = form[1]
+    text = _SGR.sub(b"", lines) if b"\x1b[" in lines else lines
+    hay = text.translate(_LOWER if lower else _MARK).split(b"\n")
+    if not any(b"\0" in line for line in hay):
+        return [i for i, line in enumerate(hay) if literal in line]
+    raw = lines.split(b"\n")
+    return [
+        i
+        for i, line in enumerate(hay)
+        if (bool(chunk_matches(raw[i], pattern, 0)[0]) if b"\0" in line else literal in line)
+    ]
