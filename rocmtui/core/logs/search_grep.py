@@ -63,7 +63,7 @@ _NOT_BYTES = re.IGNORECASE | re.UNICODE
 _NUMBER = re.compile(rb"^([0-9]+):", re.MULTILINE)  # grep -n's "N:" before each line
 
 GREP_BYTES = 16 << 20  # smaller searches are over in-process before grep has started
-BATCH = 1 << 20  # bytes of grep's output verified at a time (memory stays bounded)
+BATCH = 256 << 10  # bytes of grep's output verified at a time: while it runs, bounded
 PIPE_BYTES = 1 << 20  # its pipe (Linux's default limit for an unprivileged process)
 _SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 WAIT = 0.05  # s between looks at `cancelled` while grep works
