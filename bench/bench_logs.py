@@ -38,13 +38,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import anchor_lnav  # noqa: E402
+import core_search  # noqa: E402
 import gen_buildlog  # noqa: E402
 from common import Row, cache_dir, emit, median, p95, quick, row  # noqa: E402
 from follow import follow_once  # noqa: E402
 from tui import ControlClient, Tmux, proc_status  # noqa: E402
 
-from rocmtui.core.logs.search import SearchState, compile_query, search_file  # noqa: E402
-from rocmtui.core.logs.search_split import scan_split  # noqa: E402
+from rocmtui.core.logs.search import compile_query, search_file  # noqa: E402
 
 MARKER = "BENCH-END-MARKER"
 TOOLONG = "toolong==1.5.0"
@@ -204,8 +204,11 @@ def figure_filter(log: Path, query: str, rounds: int, lnav: list[str] | None) ->
     core = len(search_file(log, compile_query(query)))
     core_s = time.monotonic() - t
     t = time.monotonic()
-    shared = _shared_search(log, compile_query(query))
+    shared = core_search.shared(log, compile_query(query))
     shared_s = time.monotonic() - t
+    t = time.monotonic()
+    by_grep = core_search.by_grep(log, compile_query(query), total)
+    grep_s = time.monotonic() - t
     term = Tmux([*VIEWER, str(log)])
     counted: list[float] = []
     busy: list[float] = []  # f pressed right after Enter, painted while the search ran
@@ -256,22 +259,16 @@ def figure_filter(log: Path, query: str, rounds: int, lnav: list[str] | None) ->
             unit="s", anchor_name="grep -c",
             note=f"logsearch_split.scan_split in-process, as the view runs it: 2 cores; "
             f"found {shared:,}"),
+        row(f"filter /{query}/: core search as the view runs it, s", grep_s, median(grep),
+            unit="s", anchor_name="grep -c",
+            note=f"search_grep: the literal's candidate lines by grep, verified here; "
+            f"found {by_grep if by_grep is not None else 'nothing: grep not used'}"),
         row("filter running: key to screen p95 (f: pause), ms",
             p95(busy) * 1000 if busy else None, p95(idle) * 1000 if idle else None, unit="ms",
             anchor_name="same key, idle",
             note=f"{len(busy)} presses painted before the count / {len(idle)} idle"),
         *anchor_lnav.filter_row(query, ui_s, by_lnav, anchor_lnav.version()),
     ]  # fmt: skip
-
-
-def _shared_search(log: Path, pattern: re.Pattern[str]) -> int:
-    fd = os.open(log, os.O_RDONLY)
-    try:
-        state = SearchState(pattern)
-        scan_split(fd, state, os.fstat(fd).st_size)
-        return len(state.lines)
-    finally:
-        os.close(fd)
 
 
 def _filter_prompt(term: Tmux, query: str) -> None:
