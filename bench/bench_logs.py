@@ -259,7 +259,8 @@ def figure_filter(log: Path, query: str, rounds: int, lnav: list[str] | None) ->
             unit="s", anchor_name="grep -c",
             note=f"logsearch_split.scan_split in-process, as the view runs it: 2 cores; "
             f"found {shared:,}"),
-        row(f"filter /{query}/: core search as the view runs it, s", grep_s, median(grep),
+        row(f"filter /{query}/: core search as the view runs it, s",
+            grep_s if by_grep is not None else None, median(grep),
             unit="s", anchor_name="grep -c",
             note=f"search_grep: the literal's candidate lines by grep, verified here; "
             f"found {by_grep if by_grep is not None else 'nothing: grep not used'}"),
