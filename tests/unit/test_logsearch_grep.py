@@ -17,7 +17,7 @@ import pytest
 from rocmtui.core.logs import search_grep
 from rocmtui.core.logs.search import SearchState, compile_query, scan
 from rocmtui.core.logs.search_grep import grep_form, scan_grep
-from tests.unit.test_logindex_search import hostile_log, reference
+from tests.support.logs import hostile_log, reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import gen_buildlog
