@@ -257,7 +257,7 @@ def figure_filter(log: Path, query: str, rounds: int, lnav: list[str] | None) ->
             note="rocmtui.core.logs.search.search_file in-process, one core"),
         row(f"filter /{query}/: core search shared with its helper, s", shared_s, median(grep),
             unit="s", anchor_name="grep -c",
-            note=f"logsearch_split.scan_split in-process, as the view runs it: 2 cores; "
+            note=f"logsearch_split.scan_split in-process, as the view runs a regex: 2 cores; "
             f"found {shared:,}"),
         row(f"filter /{query}/: core search as the view runs it, s",
             grep_s if by_grep is not None else None, median(grep),
