@@ -4,17 +4,21 @@ writes; find, filter, jumps, wrap and copy checked against Python's own reading 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from rocmtui.console.widgets.logview import LogView
+from rocmtui.core.logs import search_grep
 from rocmtui.core.progress.ninja import ERROR_LINE
 from rocmtui.core.text.sanitize import sanitize_line
 from tests.support.blackbox import screen_text
@@ -466,3 +470,48 @@ async def test_wrap_while_followed_paints_the_newest_lines_laid_out_afresh(tmp_p
         screen = painted()
         at = screen.index("line 051 short")
         assert screen[at - 1].startswith("line 050 L") and "wrap" not in view.status_text
+
+
+async def test_a_literal_filter_run_by_grep_shows_what_re_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys in, the painted screen out: a filter for a literal goes through grep (any size here)
+    and shows exactly the lines whose shown text matches, a colour code inside the word and a
+    bell inside it included, and the count in the status line."""
+    if shutil.which("grep", path=os.defpath) is None:
+        pytest.skip("no grep")
+    monkeypatch.setattr(search_grep, "GREP_BYTES", 0)
+    used: list[bool | None] = []
+    real = search_grep.scan_grep
+
+    def counted(*args: Any, **kwargs: Any) -> bool | None:
+        used.append(real(*args, **kwargs))
+        return used[-1]
+
+    monkeypatch.setattr(search_grep, "scan_grep", counted)
+    path = tmp_path / "colour.log"
+    body = [b"step %d: building" % i for i in range(3000)]
+    body[100] = b"step 100: \x1b[1mfail\x1b[0med here"  # shown "failed here"
+    body[2000] = b"step 2000: fai\x07led too"  # the bell is removed: "failed too"
+    body[2500] = b"step 2500: failed plainly"
+    body[2600] = b"step 2600: \x1b]0;failed\x07 only in a title"  # not shown
+    path.write_bytes(b"\n".join(body) + b"\n")
+    app = ViewApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await until(pilot, lambda: view.index_complete, "index")
+        await pilot.press("F", *"failed", "enter")
+
+        def painted() -> list[str]:
+            return [r.rstrip() for r in screen_text(app).splitlines()]
+
+        await until(pilot, lambda: "failed plainly" in "\n".join(painted()), "filtered")
+        assert used == [True]  # grep ran and answered
+        assert list(view.body.rows or []) == [100, 2000, 2500]
+        screen = [r for r in painted() if r.startswith("step ")]
+        assert screen == [
+            "step 100: failed here",
+            "step 2000: failed too",
+            "step 2500: failed plainly",
+        ]
+        await until(pilot, lambda: "filter failed: 3" in view.status_text, "count")
