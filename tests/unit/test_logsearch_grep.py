@@ -140,3 +140,23 @@ def test_a_file_growing_while_grep_reads_gives_the_range_asked(tmp_path: Path) -
         assert list(state.lines) == reference(before, compile_query("error"))
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("end", ["exit 2", "kill -9 $$"])
+def test_a_grep_that_fails_or_dies_leaves_the_search_to_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str
+) -> None:
+    fake = tmp_path / "grep"
+    fake.write_text(f"#!/bin/sh\nhead -c 100000 >/dev/null\necho '1:error: a line'\n{end}\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(search_grep.shutil, "which", lambda *_a, **_k: str(fake))
+    log = tmp_path / "build.log"
+    gen_buildlog.generate(log, lines=5_000, seed=2)
+    data = log.read_bytes()
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        state = SearchState(compile_query("error"))
+        assert scan_grep(fd, state, len(data), data.count(b"\n")) is None
+        assert (state.next_byte, state.next_line, len(state.lines)) == (0, 0, 0)
+    finally:
+        os.close(fd)

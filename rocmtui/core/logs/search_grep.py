@@ -5,8 +5,8 @@ holding this process's GIL), its answer made exact here.
 codes dropped, every byte translated (lowered, unusual bytes marked), newlines counted. On a
 coloured 185 MB build log that is ~0.3-0.6 s of one core where `grep -c` takes ~0.08 s. Most
 filters are a literal ("unused variable", "error:"), and for a literal grep can name every line
-that *might* match, in one pass, and the few it names are then searched here with the same
-code as `scan()` (`chunk_matches`), so the result is exactly `scan()`'s.
+that *might* match, in one pass, and the few it names are then decided here as `scan()`
+decides them (`_decide`), so the result is exactly `scan()`'s.
 
 Why the candidates hold every match. `scan()` searches a line's *shown* text: its raw bytes
 decoded (UTF-8, invalid bytes as U+FFFD) with what `sanitize_line` removes removed (SGR and
@@ -24,8 +24,7 @@ shown text holds L either
   ASCII letter (U+0130, U+0131, U+017F, U+212A: that sequence anywhere on the line).
 Invalid UTF-8 decodes to U+FFFD, never to ASCII. The one text the sanitiser adds, the mark
 of a line cut at 8192 characters (" … [N bytes cut]"), is left to `scan()`: a literal made only
-of its characters is not given to grep. So every line that matches is a candidate, and each
-candidate is decided by `chunk_matches`.
+of its characters is not given to grep. So every line that matches is a candidate.
 
 When it is not used (the caller then runs `scan_split`): not a literal, no grep, a search
 smaller than `GREP_BYTES`, a last line too long to find its start; and grep is stopped (its
@@ -230,11 +229,12 @@ class _Grep:
                 continue
             data = os.read(out, BATCH)
             if not data:
-                if proc.wait() > 1:  # 1: no line selected (fine); 2: trouble
+                if proc.wait() not in (0, 1):  # 1: no line selected; 2 or a signal: trouble
                     return None
                 break
             self._out += data
-            if len(self._out) >= BATCH and not self._verify(final=False):
+            whole = b"\n" in data  # (a line longer than a batch is not looked at again)
+            if whole and len(self._out) >= BATCH and not self._verify(final=False):
                 return None  # so many candidates that scan() is quicker
             if progress is not None and self.last:
                 progress(end - self.size + self.size * self.last // self.lines, end)
