@@ -40,10 +40,12 @@ SPLIT = [
 ]
 
 
-def lines_of(path: Path, query: str, case: bool | None, invert: bool, grep: bool) -> list[int]:
+def lines_of(
+    path: Path, query: str, case: bool | None, invert: bool, grep: bool, regex: bool = False
+) -> list[int]:
     fd = os.open(path, os.O_RDONLY)
     try:
-        state = SearchState(compile_query(query, regex=False, case=case), invert)
+        state = SearchState(compile_query(query, regex=regex, case=case), invert)
         size = os.fstat(fd).st_size
         if grep:
             data = path.read_bytes()
@@ -98,6 +100,38 @@ def test_grep_finds_what_scan_finds_on_hostile_lines(
     assert lines_of(path, query, case, False, grep=True) == reference(path.read_bytes(), pattern)
 
 
+@pytest.mark.parametrize(
+    ("query", "case"),
+    [
+        (r"err(or)?\b", None),
+        (r"error:\s+\S", None),
+        (r"\bERROR\b", True),
+        (r"^plain error", None),
+        (r"quoted\W+$", None),
+        (r"(err)or: .*\1", False),
+        (r"kelvin|sign", None),  # no literal every match holds: left to scan
+    ],
+)
+def test_a_regex_by_its_literal_finds_what_scan_finds_on_hostile_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: str, case: bool | None
+) -> None:
+    needs_grep()
+    monkeypatch.setattr(search_grep, "MIN_SEEN", 1 << 40)
+    rng = random.Random(13)
+    data = hostile_log(rng, 4000) + b"\n".join(rng.choice(SPLIT) for _ in range(400)) + b"\n"
+    path = tmp_path / "r.log"
+    path.write_bytes(data + b"error: in a last line, still growing")
+    pattern = compile_query(query, case=case)
+    if grep_form(pattern) is None:
+        assert "|" in query
+        return
+    for invert in (False, True):
+        whole = lines_of(path, query, case, invert, grep=False, regex=True)
+        assert lines_of(path, query, case, invert, grep=True, regex=True) == whole, query
+    got = lines_of(path, query, case, False, grep=True, regex=True)
+    assert got == reference(path.read_bytes(), pattern)
+
+
 def test_grep_finds_what_scan_finds_on_the_build_log(tmp_path: Path) -> None:
     needs_grep()
     log = tmp_path / "build.log"
@@ -113,8 +147,10 @@ def test_what_grep_cannot_do_is_left_to_scan(tmp_path: Path) -> None:
     fd = os.open(log, os.O_RDONLY)
     size = os.fstat(fd).st_size
     try:
-        regex = SearchState(compile_query(r"unused \w+"))
+        regex = SearchState(compile_query(r"[a-z]+ \w+"))  # no literal every match holds
         assert scan_grep(fd, regex, size, 60_000) is None
+        around = SearchState(compile_query(r"(?<=: )unused"))  # looks before the line's text
+        assert scan_grep(fd, around, size, 60_000) is None
         # the mark of a cut line is text grep never sees: a literal it may be found in
         assert grep_form(compile_query("bytes cut]")) is None
         assert grep_form(compile_query("[12", regex=False)) is None

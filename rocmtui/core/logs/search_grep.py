@@ -6,7 +6,10 @@ codes dropped, every byte translated (lowered, unusual bytes marked), newlines c
 coloured 185 MB build log that is ~0.3-0.6 s of one core where `grep -c` takes ~0.08 s. Most
 filters are a literal ("unused variable", "error:"), and for a literal grep can name every line
 that *might* match, in one pass, and the few it names are then decided here as `scan()`
-decides them (`_decide`), so the result is exactly `scan()`'s.
+decides them (`_decide`), so the result is exactly `scan()`'s. So can it for a regex every
+match of which holds a literal of 3 or more plain characters in a row (`error` of
+`error: .*foo`) and which decides each line alone (`_required_literal`): the lines it names
+for that literal are decided by `chunk_matches`, the code `scan()` runs.
 
 Why the candidates hold every match. `scan()` searches a line's *shown* text: its raw bytes
 decoded (UTF-8, invalid bytes as U+FFFD) with what `sanitize_line` removes removed (SGR and
@@ -26,7 +29,7 @@ Invalid UTF-8 decodes to U+FFFD, never to ASCII. The one text the sanitiser adds
 of a line cut at 8192 characters (" … [N bytes cut]"), is left to `scan()`: a literal made only
 of its characters is not given to grep. So every line that matches is a candidate.
 
-When it is not used (the caller then runs `scan_split`): not a literal, no grep, a search
+When it is not used (the caller then runs `scan_split`): no such literal, no grep, a search
 smaller than `GREP_BYTES`, a last line too long to find its start; and grep is stopped (its
 work dropped) when it fails, runs past its deadline, is cancelled, or names so many lines
 that verifying them here would cost more than `scan()` (a literal on most lines).
@@ -44,6 +47,7 @@ import subprocess
 import time
 from array import array
 from bisect import bisect_right
+from typing import Any
 
 from rocmtui.core.logs.search import (
     _LOWER,
@@ -87,15 +91,51 @@ def grep_form(pattern: re.Pattern[str]) -> tuple[bytes, bool] | None:
     form = _bytes_form(pattern)
     if form is not None and form[2]:
         return _outside_marker(form[2], form[1])
-    if not pattern.flags & re.IGNORECASE or not pattern.pattern.isascii():
+    ignore = bool(pattern.flags & re.IGNORECASE)
+    if ignore and pattern.pattern.isascii():
+        # ignoring case with a capital in it ("ERROR"): grep -i of the same letters
+        with contextlib.suppress(re.error):
+            plain = re.compile(pattern.pattern.encode("ascii"), pattern.flags & ~_NOT_BYTES)
+            literal = _literal(plain)
+            if literal:
+                return _outside_marker(literal, True)
+    required = _required_literal(pattern)
+    return _outside_marker(required, ignore) if required else None
+
+
+def _required_literal(pattern: re.Pattern[str]) -> bytes | None:
+    """The longest run of plain characters every match of a regex holds in a row (`error` of
+    `error: .*foo`, `FAILED` of `\\bFAILED\\b`), when the regex decides each line on its own:
+    no lookaround and no `\\A` or `\\Z`, which may look past a line, so that a candidate
+    line decides the same with other lines around it. None when there is none of 3 or more."""
+    try:
+        from re import _parser
+
+        tree = _parser.parse(pattern.pattern, pattern.flags)
+    except Exception:  # a private module: any change of it means "no"
         return None
-    # ignoring case with a capital in it ("ERROR"): grep -i of the same letters
-    with contextlib.suppress(re.error):
-        plain = re.compile(pattern.pattern.encode("ascii"), pattern.flags & ~_NOT_BYTES)
-        literal = _literal(plain)
-        if literal:
-            return _outside_marker(literal, True)
-    return None
+    if _looks_past_a_line(tree):
+        return None
+    best: list[int] = []
+    run: list[int] = []
+    for op, arg in tree:
+        if str(op) == "LITERAL" and arg in _PLAIN_CODES:
+            run.append(arg)
+            continue
+        best, run = max(best, run, key=len), []
+    best = max(best, run, key=len)
+    return bytes(best) if len(best) >= 3 else None
+
+
+def _looks_past_a_line(node: Any) -> bool:
+    items = getattr(node, "data", node)  # a SubPattern's items, or a tuple's
+    if isinstance(items, (list, tuple)):
+        return any(_looks_past_a_line(item) for item in items)
+    return str(node) in _LOOKS_PAST
+
+
+_LOOKS_PAST = frozenset({"ASSERT", "ASSERT_NOT", "AT_BEGINNING_STRING", "AT_END_STRING"})
+_PLAIN_CODES = frozenset([9, *range(32, 127)])
 
 
 # What the sanitiser's mark of a cut line (" … [N bytes cut]") holds besides "…": a literal
