@@ -151,6 +151,8 @@ def test_what_grep_cannot_do_is_left_to_scan(tmp_path: Path) -> None:
         assert scan_grep(fd, regex, size, 60_000) is None
         around = SearchState(compile_query(r"(?<=: )unused"))  # looks before the line's text
         assert scan_grep(fd, around, size, 60_000) is None
+        assert grep_form(compile_query(r"(?-m:^unused)")) is None  # the chunk's ^, not a line's
+        assert grep_form(compile_query(r"\Aunused")) is None
         # the mark of a cut line is text grep never sees: a literal it may be found in
         assert grep_form(compile_query("bytes cut]")) is None
         assert grep_form(compile_query("[12", regex=False)) is None

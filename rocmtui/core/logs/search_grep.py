@@ -114,7 +114,9 @@ def _required_literal(pattern: re.Pattern[str]) -> bytes | None:
         tree = _parser.parse(pattern.pattern, pattern.flags)
     except Exception:  # a private module: any change of it means "no"
         return None
-    if _looks_past_a_line(tree):
+    if _looks_past_a_line(tree) or not pattern.flags & re.MULTILINE:
+        return None
+    if _FLAGS_OFF.search(pattern.pattern):  # (?-m:^x): a ^ or $ of the chunk, not the line
         return None
     best: list[int] = []
     run: list[int] = []
@@ -134,6 +136,7 @@ def _looks_past_a_line(node: Any) -> bool:
     return str(node) in _LOOKS_PAST
 
 
+_FLAGS_OFF = re.compile(r"\(\?[a-zA-Z]*-")
 _LOOKS_PAST = frozenset({"ASSERT", "ASSERT_NOT", "AT_BEGINNING_STRING", "AT_END_STRING"})
 _PLAIN_CODES = frozenset([9, *range(32, 127)])
 
