@@ -73,7 +73,7 @@ WAIT = 0.05  # s between looks at `cancelled` while grep works
 DEADLINE = 5.0  # s for grep, plus ...
 PER_GB = 20.0  # ... s per GB searched (a loaded machine; grep alone does ~2 GB/s)
 DENSE = 8  # more than 1 line in DENSE a candidate (after MIN_SEEN lines): stop, scan here
-MIN_SEEN = 50_000
+MIN_SEEN = 5_000
 _ERE_SPECIAL = frozenset(b"\\.[]()*+?{}|^$")
 # Lines holding a byte `sanitize_line` removes or acts on, other than ESC (a prefix of the
 # literal before ESC is asked for instead) and newline: C0 but tab, DEL; and the UTF-8 of C1,
@@ -308,12 +308,15 @@ class _Grep:
             for _ in range(keep):
                 pos = texts.index(b"\n", pos) + 1
             numbers, texts = numbers[:keep], texts[:pos]
-        if numbers:
-            first = self.state.next_line - 1  # numbers are 1-based from the range's start
-            self.found.extend(first + numbers[i] for i in _decide(texts, self.state.pattern))
-            self.seen += len(numbers)
-            self.last = numbers[-1]
-        return final or self.last < MIN_SEEN or self.seen * DENSE <= self.last
+        if not numbers:
+            return True
+        seen, last = self.seen + len(numbers), numbers[-1]
+        if not final and last >= MIN_SEEN and seen * DENSE > last:
+            return False  # before deciding them: that work would be thrown away
+        first = self.state.next_line - 1  # numbers are 1-based from the range's start
+        self.found.extend(first + numbers[i] for i in _decide(texts, self.state.pattern))
+        self.seen, self.last = seen, last
+        return True
 
     def close(self) -> None:
         """Stop grep if it still runs, and reap it."""
