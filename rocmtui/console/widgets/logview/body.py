@@ -399,7 +399,7 @@ class LogBody(ScrollView, can_focus=True):
             if row >= self.row_count:
                 return Strip.blank(width, base)
             line = self.line_of_row(row)
-            strip = self.renderer.strips(line, width, self._window())[0]
+            strip = self.renderer.strips(line, width, self._window(), ahead=True)[0]
             strip = strip.crop_extend(int(self.scroll_x), int(self.scroll_x) + width, base)
         style = self._row_style(row)
         if style is not None:

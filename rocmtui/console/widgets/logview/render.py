@@ -136,13 +136,18 @@ class LineRenderer:
         self._screen_key = None
 
     # -- text ----------------------------------------------------------------------------------
-    def text(self, line: int, window: int = 1) -> tuple[Text, str | None]:
+    def text(
+        self, line: int, window: int = 1, ahead: bool | None = None
+    ) -> tuple[Text, str | None]:
         """The styled text of a file line and its line class; on a miss it is read with the
-        `window - 1` lines on either side (a screen's worth, in one read)."""
+        `window - 1` lines on either side (a screen's worth, in one read), or only after it
+        (`ahead` True: a screen drawn from the top down) or only before it (False: from the
+        bottom up). Following a fast log every screen is new: the side not drawn was read,
+        decoded and styled for nothing."""
         got = self._texts.get(line)
         if got is not None:
             return got
-        self._load(line, window)
+        self._load(line, window, ahead)
         got = self._texts.get(line)
         if got is None:
             self._pending.add(line)
@@ -150,11 +155,12 @@ class LineRenderer:
             return Text("…", style=self.styles.marker), None
         return got
 
-    def _load(self, line: int, window: int) -> None:
+    def _load(self, line: int, window: int, ahead: bool | None) -> None:
         index = self.index
         if index is None:
             return
-        lines = list(range(max(0, line - window + 1), min(index.line_count, line + window)))
+        first = line if ahead else max(0, line - window + 1)
+        lines = list(range(first, min(index.line_count, line + (1 if ahead is False else window))))
         lines = lines or [line]
         got = index.read_lines(lines[0], lines[-1] + 1, DISPLAY_CAP, MAX_READ_ON_LOOP)
         if got is None or len(got) != len(lines):
@@ -179,10 +185,12 @@ class LineRenderer:
                 return name
         return None
 
-    def decorated(self, line: int, window: int = 1) -> tuple[Text, str | None]:
+    def decorated(
+        self, line: int, window: int = 1, ahead: bool | None = None
+    ) -> tuple[Text, str | None]:
         """The line's text with find highlights (and dimming when it does not match); the line
         a jump landed on stands out whole unless its matches already do."""
-        text, line_class = self.text(line, window)
+        text, line_class = self.text(line, window, ahead)
         look, styles = self.look, self.styles
         matches = []
         if look.find is not None:
@@ -205,14 +213,16 @@ class LineRenderer:
         return text, line_class
 
     # -- strips --------------------------------------------------------------------------------
-    def strips(self, line: int, width: int, window: int = 1) -> list[Strip]:
+    def strips(
+        self, line: int, width: int, window: int = 1, ahead: bool | None = None
+    ) -> list[Strip]:
         """The line rendered: one strip, or its wrapped rows at `width`."""
         wrap = self.look.wrap
         key = (line, self._version, width if wrap else 0)
         got = self._strips.get(key)
         if got is not None:
             return got
-        text, line_class = self.decorated(line, window)
+        text, line_class = self.decorated(line, window, ahead)
         lined = self.styles.line.get(line_class) if line_class is not None else None
         strips = self._render(text, max(1, width), self.styles.base, wrap, lined)
         if not wrap:
@@ -280,7 +290,8 @@ class LineRenderer:
         out: list[tuple[int, Strip]] = []
         row = top
         while row < count and len(out) < height:
-            out.extend((row, s) for s in self.strips(rows.line_of_row(row), width, window))
+            line = rows.line_of_row(row)
+            out.extend((row, s) for s in self.strips(line, width, window, ahead=True))
             row += 1
         if len(out) < height and top > 0:  # ran out of lines: show the end, screen full
             return self._bottom_up(rows, size, window)
@@ -291,7 +302,7 @@ class LineRenderer:
         out: list[tuple[int, Strip]] = []
         row = rows.row_count - 1
         while row >= 0 and len(out) < height:
-            strips = self.strips(rows.line_of_row(row), width, window)
+            strips = self.strips(rows.line_of_row(row), width, window, ahead=False)
             out[:0] = [(row, s) for s in strips]
             row -= 1
         return out[-height:]
