@@ -141,3 +141,15 @@ def test_a_line_too_big_for_the_event_loop_is_left_to_a_worker(tmp_path: Path) -
     renderer.forget()
     shown = text(renderer, 1, 60)[0]
     assert shown.startswith("x" * 40) and "bytes]" in renderer.text(1)[0].plain
+
+
+def test_a_miss_reads_the_side_the_screen_is_drawn_towards(tmp_path: Path) -> None:
+    """Drawn from the top down, a missed line is read with the lines after it; from the bottom
+    up, with those before it; else with both: each line read once, and the right one shown."""
+    path = tmp_path / "n.log"
+    path.write_bytes(b"".join(b"line %03d\n" % i for i in range(100)))
+    for ahead, cached in ((True, range(50, 60)), (False, range(41, 51)), (None, range(41, 60))):
+        renderer, _, _ = renderer_for(path)
+        assert [s.text for s in renderer.strips(50, 40, window=10, ahead=ahead)] == ["line 050"]
+        assert [n for n in range(100) if renderer._texts.get(n) is not None] == list(cached)
+        renderer.index.close()
