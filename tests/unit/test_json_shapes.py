@@ -1,6 +1,8 @@
-"""The JSON shapes users rely on, held byte for byte: `rocmtui versions --json` and
-`rocmtui matrix --json` print what `to_json` returns (`json.dumps(..., indent=2)`), and the
-console reads them back with `from_json`. The expected files were written by the hand-written
+"""The JSON shapes users rely on, held byte for byte: `rocmtui versions --json`,
+`rocmtui matrix --json` and `rocmtui history --json` print what `to_json` returns
+(`json.dumps(..., indent=2)`), a job folder's sccache.json (also in `rocmtui jobs --json` and each
+matrix cell's job) holds `CacheStats.to_json()`, and the console reads them back with
+`from_json`. The expected files were written by the hand-written
 encoders these shapes came from; an encoder by the library must print the same bytes.
 """
 
@@ -11,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.core.history.cost import BuildEvidence
+from rocmtui.core.history.costbook import CostRow
+from rocmtui.core.history.costreport import HistoryReport
 from rocmtui.core.matrix.model import (
     Cell,
     CellJob,
@@ -21,6 +26,7 @@ from rocmtui.core.matrix.model import (
     Verdict,
 )
 from rocmtui.core.matrix.views import matrix_json, read_matrix
+from rocmtui.core.progress.sccache import CacheStats
 from rocmtui.core.versions.report import VersionRow, Versions
 from rocmtui.core.versions.upstream import Release, UpstreamAnswer
 
@@ -156,3 +162,153 @@ def test_anything_else_is_a_value_error(kind: type[Versions] | type[Matrix], dat
             read_matrix(data)  # type: ignore[arg-type]
         else:
             Versions.from_json(data)  # type: ignore[arg-type]
+
+
+def sample_cache_stats() -> list[CacheStats]:
+    """Every field set, and every optional one left out (no lookups: no rate, no backend)."""
+    return [
+        CacheStats(
+            requests=40,
+            executed=38,
+            hits=29,
+            misses=9,
+            errors=1,
+            location='Local disk: "/root/.cache/sccache"',
+            reports=2,
+        ),
+        CacheStats(requests=3, executed=0, hits=0, misses=0),
+    ]
+
+
+def printed_cache_stats(stats: list[CacheStats]) -> str:
+    """As `rocmtui jobs --json` prints each job's `sccache`."""
+    return json.dumps([s.to_json() for s in stats], indent=2) + "\n"
+
+
+def test_cache_statistics_print_byte_for_byte_what_they_did() -> None:
+    expected = (DATA / "sccache.json").read_text(encoding="utf-8")
+    assert printed_cache_stats(sample_cache_stats()) == expected
+
+
+def test_cache_statistics_read_back_to_the_same_print() -> None:
+    stats = sample_cache_stats()
+    data = json.loads(printed_cache_stats(stats))
+    again = [CacheStats.from_json(d) for d in data]
+    assert again == stats
+    assert [s.to_json() for s in again] == data
+    # a file written before `reports` and `errors` existed, with nothing optional
+    assert CacheStats.from_json({"requests": 1, "executed": 1, "hits": 1, "misses": 0}) == (
+        CacheStats(requests=1, executed=1, hits=1, misses=0)
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        [],
+        None,
+        "stats",
+        {"requests": 1, "executed": 1, "hits": 1},
+        {"requests": "many", "executed": 1, "hits": 1, "misses": 0},
+        {"requests": 1, "executed": 1, "hits": None, "misses": 0},
+        {"requests": 1, "executed": 1, "hits": 1, "misses": 0, "reports": "x"},
+    ],
+)
+def test_anything_else_is_not_cache_statistics(data: object) -> None:
+    with pytest.raises(ValueError):
+        CacheStats.from_json(data)
+
+
+NOW = 1764979200.0
+
+
+def _row(
+    job_id: str,
+    started: float,
+    took: float,
+    evidence: BuildEvidence,
+    *,
+    outcome: str = "succeeded",
+    running: bool = False,
+    group: tuple[str, str, str] = ("pytorch", "gfx1201", "snoc-think"),
+    origin: str = "rocmtui",
+) -> CostRow:
+    return CostRow(
+        job_id=job_id,
+        target=group[0],
+        arch=group[1],
+        node=group[2],
+        started_at=started,
+        ended_at=None if running else started + took,
+        duration=took,
+        outcome="running" if running else outcome,
+        origin=origin,
+        started_by="op@snoc-strix" if origin == "rocmtui" else "buildx/0.29",
+        evidence=evidence,
+    )
+
+
+def sample_history() -> HistoryReport:
+    """A group with both kinds of regression and an estimate, a group with neither (one failed
+    build, no evidence), a running build past its usual time and one with no group."""
+    warm = BuildEvidence(
+        steps_total=31, steps_cached=3, sccache_hits=900, sccache_misses=100, steps_from="log"
+    )
+    cold = BuildEvidence(
+        steps_total=31, steps_cached=0, sccache_hits=1, sccache_misses=2, steps_from="log"
+    )
+    day = 86400.0
+    rows = [
+        _row(f"2026120{i}-0001", NOW - (9 - i) * day, 7200.123456 + i * 10.5, warm)
+        for i in range(1, 5)
+    ]
+    rows.append(_row("20261205-0001", NOW - 4 * day, 15000.987654, warm))
+    rows.append(_row("20261206-0001", NOW - 3 * day, 20000.55555, cold))
+    rows.append(
+        _row(
+            "20261206-0002",
+            NOW - 2 * day,
+            61.25,
+            BuildEvidence(steps_total=4, steps_cached=1, steps_from="buildkit"),
+            outcome="failed",
+            group=("vllm", "gfx950", "snoc-gaming"),
+            origin="elsewhere",
+        )
+    )
+    running = [
+        _row("20261207-0001", NOW - 40000.0, 39999.75, BuildEvidence(), running=True),
+        _row(
+            "20261207-0002",
+            NOW - 100.0,
+            100.0,
+            BuildEvidence(),
+            running=True,
+            group=("jax", "gfx1250", "snoc-think"),
+        ),
+    ]
+    return HistoryReport.build(rows, running, now=NOW + 0.5)
+
+
+def printed_history(report: HistoryReport) -> str:
+    """What `rocmtui history --json` prints."""
+    return json.dumps(report.to_json(), indent=2) + "\n"
+
+
+def test_the_history_prints_byte_for_byte_what_it_did() -> None:
+    report = sample_history()
+    data = report.to_json()
+    # the sample holds what it says: both regressions, an estimate and none, a running note
+    kinds = [r["kind"] for g in data["groups"] for r in g["regressions"]]
+    assert sorted(kinds) == ["duration", "hit-rate"]
+    assert [g["estimate"] is None for g in data["groups"]] == [False, True]
+    assert [b["note"] is None for b in data["builds"][-2:]] == [False, True]
+    expected = (DATA / "history.json").read_text(encoding="utf-8")
+    assert printed_history(report) == expected
+
+
+def test_the_history_is_plain_json_types_and_its_csv_unchanged() -> None:
+    report = sample_history()
+    assert report.to_json() == json.loads(printed_history(report))
+    expected = (DATA / "history.csv").read_text(encoding="utf-8")
+    assert report.to_csv() == expected
