@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec import Struct
 
 _PREFIX = re.compile(r"^#(\d+) (?:\d+\.\d+ )?")
@@ -73,34 +74,46 @@ class CacheStats(Struct, frozen=True):
         )
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (what a job folder's sccache.json holds)."""
-        return {
-            "requests": self.requests,
-            "executed": self.executed,
-            "hits": self.hits,
-            "misses": self.misses,
-            "errors": self.errors,
-            "rate": None if self.rate is None else round(self.rate, 4),
-            "backend": self.backend,
-            "location": self.location,
-            "reports": self.reports,
-        }
+        """A JSON-ready dict (what a job folder's sccache.json holds): the fields with the
+        computed rate and backend, in `CacheStatsView`'s order."""
+        rate = self.rate
+        view = CacheStatsView(
+            requests=self.requests,
+            executed=self.executed,
+            hits=self.hits,
+            misses=self.misses,
+            errors=self.errors,
+            rate=None if rate is None else round(rate, 4),
+            backend=self.backend,
+            location=self.location,
+            reports=self.reports,
+        )
+        data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(view))
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> CacheStats:
-        """Read back `to_json`; ValueError on anything else."""
+        """Read back `to_json` (its computed fields are ignored); ValueError on anything else."""
         try:
-            return cls(
-                requests=int(data["requests"]),
-                executed=int(data["executed"]),
-                hits=int(data["hits"]),
-                misses=int(data["misses"]),
-                errors=int(data.get("errors", 0)),
-                location=data.get("location") if isinstance(data.get("location"), str) else None,
-                reports=int(data.get("reports", 1)),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return msgspec.convert(data, cls, strict=False)
+        except (msgspec.ValidationError, TypeError) as exc:
             raise ValueError(f"not cache statistics: {exc}") from None
+
+
+class CacheStatsView(Struct, frozen=True, kw_only=True):
+    """`CacheStats` as printed: the computed `rate` (0..1, 4 places) and `backend` stand
+    between the counts and the location, where readers of sccache.json have always found
+    them."""
+
+    requests: int
+    executed: int
+    hits: int
+    misses: int
+    errors: int
+    rate: float | None
+    backend: str | None
+    location: str | None
+    reports: int
 
 
 def _counts(value: Any) -> int:
