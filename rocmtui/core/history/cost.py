@@ -140,15 +140,6 @@ class ConditionStats(Struct, frozen=True):
     p90: float
     last: float
 
-    def to_json(self) -> dict[str, float | int]:
-        """JSON-ready (seconds rounded to 0.1)."""
-        return {
-            "count": self.count,
-            "median": round(self.median, 1),
-            "p90": round(self.p90, 1),
-            "last": round(self.last, 1),
-        }
-
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-th percentile (0..1) by linear interpolation between closest ranks."""

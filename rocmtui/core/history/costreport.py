@@ -2,7 +2,8 @@
 condition, regressions and what the next build is expected to take.
 
 `HistoryReport.build(rows)` is what `rocmtui history` prints and the console's history screen
-draws. `to_json()` is the stable shape documented in the README (fields are only added).
+draws. `to_json()` is the stable shape documented in the README (fields are only added),
+encoded by msgspec from the view Structs of `rocmtui.core.history.costviews`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ from rocmtui.core.history.cost import (
     thresholds,
 )
 from rocmtui.core.history.costbook import CostRow
+from rocmtui.core.history.costviews import (
+    BuildView,
+    EstimateView,
+    GroupView,
+    RegressionView,
+    ReportView,
+    StatsView,
+    plain,
+)
 
 JSON_VERSION = 1
 CSV_FIELDS = (
@@ -68,33 +78,19 @@ class GroupReport(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """The group as `rocmtui history --json` lists it under `groups`."""
-        return {
-            "target": self.target,
-            "arch": self.arch,
-            "node": self.node,
-            "builds": self.builds,
-            "conditions": {str(c): s.to_json() for c, s in _ordered(self.stats)},
-            "regressions": [
-                {
-                    "kind": r.kind,
-                    "condition": str(r.condition),
-                    "last": round(r.last, 3),
-                    "median": round(r.median, 3),
-                    "started_at": r.started_at,
-                    "text": r.describe(),
-                }
-                for r in self.regressions
-            ],
-            "estimate": None
-            if self.estimate is None
-            else {
-                "seconds": round(self.estimate.seconds, 1),
-                "condition": str(self.estimate.condition),
-                "p90": round(self.estimate.p90, 1),
-                "assumed": self.estimate.assumed,
-                "text": self.estimate.describe(),
-            },
-        }
+        return plain(self.view())
+
+    def view(self) -> GroupView:
+        """The group as printed (`rocmtui.core.history.costviews`)."""
+        return GroupView(
+            target=self.target,
+            arch=self.arch,
+            node=self.node,
+            builds=self.builds,
+            conditions={c: StatsView.of(s) for c, s in _ordered(self.stats)},
+            regressions=tuple(RegressionView.of(r) for r in self.regressions),
+            estimate=EstimateView.of(self.estimate),
+        )
 
 
 def _ordered(stats: dict[Condition, ConditionStats]) -> list[tuple[Condition, ConditionStats]]:
@@ -103,29 +99,7 @@ def _ordered(stats: dict[Condition, ConditionStats]) -> list[tuple[Condition, Co
 
 def build_json(row: CostRow, now: float | None = None, note: str | None = None) -> dict[str, Any]:
     """One build as `rocmtui history --json` lists it under `builds`."""
-    e = row.evidence
-    rate = e.hit_rate
-    return {
-        "job_id": row.job_id,
-        "target": row.target,
-        "arch": row.arch,
-        "node": row.node,
-        "started_at": row.started_at,
-        "ended_at": row.ended_at,
-        "duration": round(row.duration, 3),
-        "outcome": row.outcome,
-        "origin": row.origin,
-        "started_by": row.started_by,
-        "condition": str(row.condition),
-        "evidence": e.describe() if row.ended_at is not None else "running",
-        "steps_total": e.steps_total,
-        "steps_cached": e.steps_cached,
-        "steps_from": e.steps_from,
-        "sccache_hits": e.sccache_hits,
-        "sccache_misses": e.sccache_misses,
-        "sccache_hit_rate": None if rate is None else round(rate, 4),
-        "note": note,
-    }
+    return plain(BuildView.of(row, note))
 
 
 class HistoryReport(Struct, frozen=True):
@@ -193,14 +167,15 @@ class HistoryReport(Struct, frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """The stable shape of `rocmtui history --json` (see the README)."""
-        return {
-            "version": JSON_VERSION,
-            "generated_at": self.generated_at,
-            "thresholds": thresholds(),
-            "builds": [build_json(r) for r in self.builds]
-            + [build_json(r, note=self.running_note(r)) for r in self.running],
-            "groups": [g.to_json() for g in self.groups],
-        }
+        view = ReportView(
+            version=JSON_VERSION,
+            generated_at=self.generated_at,
+            thresholds=thresholds(),
+            builds=tuple(BuildView.of(r) for r in self.builds)
+            + tuple(BuildView.of(r, note=self.running_note(r)) for r in self.running),
+            groups=tuple(g.view() for g in self.groups),
+        )
+        return plain(view)
 
     def to_csv(self) -> str:
         """One line per build (`CSV_FIELDS`), for spreadsheets; times as UTC ISO stamps."""
