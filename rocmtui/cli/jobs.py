@@ -11,8 +11,13 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, config_from
+
+if TYPE_CHECKING:  # imported when a command runs, not for `rocmtui --help`
+    from rocmtui.core.history.record import OutsideBuild
+    from rocmtui.core.jobs.record import JobRecord
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,15 +31,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs")
 
 
-def _info(record: object) -> str:
+def _info(record: JobRecord) -> str:
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
-    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.text.sanitize import sanitize_line
 
-    assert isinstance(record, JobRecord)
     text = _outcome(record)
     if record.outside is not None:
-        text = f"{_elsewhere(record)} · {text}".rstrip(" ·")
+        text = f"{_elsewhere(record.outside)} · {text}".rstrip(" ·")
     check = read_push_check(record.job_dir)
     if check is not None:  # the closed loop: what the registry holds under the pushed tags
         text = f"{text} · {check.describe()}".lstrip(" ·")
@@ -44,11 +47,9 @@ def _info(record: object) -> str:
     return sanitize_line(text, 240)
 
 
-def _outcome(record: object) -> str:
-    from rocmtui.core.jobs.record import JobRecord
+def _outcome(record: JobRecord) -> str:
     from rocmtui.core.states import JobState
 
-    assert isinstance(record, JobRecord)
     if record.state is JobState.STALLED or (record.state is JobState.RUNNING and record.evidence):
         text = record.evidence or ""  # stalled, or the link to its remote node is down
     elif record.state is JobState.SUCCEEDED:
@@ -64,12 +65,8 @@ def _outcome(record: object) -> str:
     return text
 
 
-def _elsewhere(record: object) -> str:
+def _elsewhere(out: OutsideBuild) -> str:
     """What BuildKit knows of a build started elsewhere, in a few words."""
-    from rocmtui.core.jobs.record import JobRecord
-
-    assert isinstance(record, JobRecord) and record.outside is not None
-    out = record.outside
     parts = ["started elsewhere", out.name or ""]
     if out.client:
         parts.append(f"by {out.client}")
@@ -80,15 +77,13 @@ def _elsewhere(record: object) -> str:
     return ": ".join(parts[:2]).rstrip(": ") + "".join(f" · {p}" for p in parts[2:])
 
 
-def _images(record: object) -> list[str]:
+def _images(record: JobRecord) -> list[str]:
     """A job of several targets (a group): one line per target with its own digest and the
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
-    from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.states import LOOP_SYMBOLS
     from rocmtui.core.text.sanitize import sanitize_line
 
-    assert isinstance(record, JobRecord)
     images = job_images(record.job_dir, record.target, record.arch)
     if len(images) < 2:
         return []
@@ -103,14 +98,12 @@ def _images(record: object) -> list[str]:
     return lines
 
 
-def _extras(record: object) -> dict[str, object]:
+def _extras(record: JobRecord) -> dict[str, object]:
     """The JSON fields beside the record: each target's image, the loop, cache statistics."""
     from msgspec import to_builtins
 
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
-    from rocmtui.core.jobs.record import JobRecord
 
-    assert isinstance(record, JobRecord)
     check = read_push_check(record.job_dir)
     stats = read_cache_stats(record.job_dir)
     return {
