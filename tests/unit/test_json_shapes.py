@@ -1,8 +1,8 @@
 """The JSON shapes users rely on, held byte for byte: `rocmtui versions --json`,
-`rocmtui matrix --json` and `rocmtui history --json` print what `to_json` returns
-(`json.dumps(..., indent=2)`), a job folder's sccache.json (also in `rocmtui jobs --json` and each
-matrix cell's job) holds `CacheStats.to_json()`, and the console reads them back with
-`from_json`. The expected files were written by the hand-written
+`rocmtui matrix --json`, `rocmtui history --json` and `rocmtui vars --json` print what their
+`to_json` returns (`json.dumps(..., indent=2)`), a job folder's sccache.json (also in
+`rocmtui jobs --json` and each matrix cell's job) holds `CacheStats.to_json()`, and the console
+reads them back with `from_json`. The expected files were written by the hand-written
 encoders these shapes came from; an encoder by the library must print the same bytes.
 """
 
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.cli.vars import to_json as variable_json
+from rocmtui.core.bake.effective import EffectiveVariable
 from rocmtui.core.history.cost import BuildEvidence
 from rocmtui.core.history.costbook import CostRow
 from rocmtui.core.history.costreport import HistoryReport
@@ -312,3 +314,35 @@ def test_the_history_is_plain_json_types_and_its_csv_unchanged() -> None:
     assert report.to_json() == json.loads(printed_history(report))
     expected = (DATA / "history.csv").read_text(encoding="utf-8")
     assert report.to_csv() == expected
+
+
+def sample_variables() -> list[EffectiveVariable]:
+    """A resolved override with its file, and an unresolved secret with nothing optional."""
+    return [
+        EffectiveVariable(
+            name="ROCM_VERSION",
+            default_source='"7.2.2"',
+            default="7.2.2",
+            value="7.2.3",
+            source="environment",
+            secret=False,
+            line=12,
+            resolved=True,
+            file="bake/rocm-bake.hcl",
+        ),
+        EffectiveVariable(
+            name="HF_TOKEN",
+            default_source="<redacted:HF_TOKEN>",
+            default=None,
+            value=None,
+            source="default",
+            secret=True,
+        ),
+    ]
+
+
+def test_the_variables_print_byte_for_byte_what_they_did() -> None:
+    data = [variable_json(v) for v in sample_variables()]
+    expected = (DATA / "vars.json").read_text(encoding="utf-8")
+    assert json.dumps(data, indent=2) + "\n" == expected
+    assert json.loads(expected) == data
