@@ -18,6 +18,9 @@ import os
 import sys
 from typing import Any
 
+import msgspec
+from msgspec import Struct
+
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 from rocmtui.core.bake.effective import (
     EffectiveVariable,
@@ -99,18 +102,34 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class VariableView(Struct, frozen=True, kw_only=True):
+    """One variable as `rocmtui vars --json` prints it: `default` is the declaration's text
+    (`default_source`), the evaluated default is not printed."""
+
+    name: str
+    default: str
+    value: str | None
+    source: str
+    line: int
+    file: str | None
+    secret: bool
+    resolved: bool
+
+
 def to_json(v: EffectiveVariable) -> dict[str, Any]:
     """One variable for scripts: `value` is null when unresolved (see `resolved`)."""
-    return {
-        "name": v.name,
-        "default": v.default_source,
-        "value": v.value,
-        "source": v.source,
-        "line": v.line,
-        "file": v.file,
-        "secret": v.secret,
-        "resolved": v.resolved,
-    }
+    view = VariableView(
+        name=v.name,
+        default=v.default_source,
+        value=v.value,
+        source=v.source,
+        line=v.line,
+        file=v.file,
+        secret=v.secret,
+        resolved=v.resolved,
+    )
+    data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(view))
+    return data
 
 
 def render(
