@@ -68,18 +68,6 @@ class UpstreamAnswer(Struct, frozen=True):
     reason: str | None = None
     releases: tuple[Release, ...] = field(default_factory=tuple)
 
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (releases left out)."""
-        return {
-            "source": self.source,
-            "name": self.name,
-            "state": self.state,
-            "newest": self.newest,
-            "newest_prerelease": self.newest_pre,
-            "age": None if self.age is None else round(self.age, 1),
-            "reason": self.reason,
-        }
-
 
 def parse_version(text: str | None) -> Any | None:
     """A `packaging` Version from a pin or a tag (`v0.1.7`, `rocm-7.2.2`), or None."""
