@@ -1,9 +1,10 @@
 """The JSON shapes users rely on, held byte for byte: `rocmtui versions --json`,
-`rocmtui matrix --json`, `rocmtui history --json` and `rocmtui vars --json` print what their
-`to_json` returns (`json.dumps(..., indent=2)`), a job folder's sccache.json (also in
-`rocmtui jobs --json` and each matrix cell's job) holds `CacheStats.to_json()`, and the console
-reads them back with `from_json`. The expected files were written by the hand-written
-encoders these shapes came from; an encoder by the library must print the same bytes.
+`rocmtui matrix --json`, `rocmtui history --json`, `rocmtui vars --json` and the `monitor` of
+`rocmtui status --json` print what their `to_json` returns (`json.dumps(..., indent=2)`), a job
+folder's sccache.json (also in `rocmtui jobs --json` and each matrix cell's job) holds
+`CacheStats.to_json()`, and the console reads them back with `from_json`. The expected files
+were written by the hand-written encoders these shapes came from; an encoder by the library
+must print the same bytes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from rocmtui.core.bake.effective import EffectiveVariable
 from rocmtui.core.history.cost import BuildEvidence
 from rocmtui.core.history.costbook import CostRow
 from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.hostmonitor.client import MonitorStatus
+from rocmtui.core.hostmonitor.place import Holder, MonitorPlace
+from rocmtui.core.hostmonitor.wire import Hello
 from rocmtui.core.matrix.model import (
     Cell,
     CellJob,
@@ -344,5 +348,35 @@ def sample_variables() -> list[EffectiveVariable]:
 def test_the_variables_print_byte_for_byte_what_they_did() -> None:
     data = [variable_json(v) for v in sample_variables()]
     expected = (DATA / "vars.json").read_text(encoding="utf-8")
+    assert json.dumps(data, indent=2) + "\n" == expected
+    assert json.loads(expected) == data
+
+
+def sample_monitor_statuses() -> list[MonitorStatus]:
+    """Answering (what it says of itself), running but not answering (what its lock says),
+    and not running: every field set somewhere and left out somewhere."""
+    place = MonitorPlace(Path("/run/user/1000/rocmtui"), "fleet.toml")
+    holder = Holder(
+        pid=41, start_time=7, fleet="fleet.toml", socket=None, metrics="http://h:1", started_at=1.0
+    )
+    hello = Hello(
+        protocol=1,
+        pid=42,
+        fleet="fleet.toml",
+        started_at=NOW - 100,
+        latest_taken_at=NOW - 2.34567,
+        metrics="http://127.0.0.1:9464/metrics",
+        version="1.0",
+    )
+    return [
+        MonitorStatus(place, True, holder, hello),
+        MonitorStatus(place, True, holder, error="did not answer in 2 s"),
+        MonitorStatus(place, False),
+    ]
+
+
+def test_the_monitor_status_prints_byte_for_byte_what_it_did() -> None:
+    data = [m.to_json(now=NOW) for m in sample_monitor_statuses()]
+    expected = (DATA / "monitor.json").read_text(encoding="utf-8")
     assert json.dumps(data, indent=2) + "\n" == expected
     assert json.loads(expected) == data
