@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Struct, json
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.place import Holder, MonitorPlace, describe_holder
@@ -170,17 +170,31 @@ class MonitorStatus(Struct, frozen=True):
         return f"monitor: running ({who}); {said}"
 
     def to_json(self, now: float | None = None) -> dict[str, Any]:
-        """For `rocmtui status --json`."""
+        """For `rocmtui status --json`: pid and metrics as the monitor says them in its hello,
+        else as its lock does."""
         age = self.snapshot_age(now)
-        holder = self.holder
-        return {
-            "running": self.running,
-            "pid": self.hello.pid if self.hello else (holder.pid if holder else None),
-            "socket": str(self.place.socket),
-            "metrics": self.hello.metrics if self.hello else (holder.metrics if holder else None),
-            "snapshot_age": None if age is None else round(age, 3),
-            "error": self.error,
-        }
+        said = self.hello or self.holder
+        view = MonitorView(
+            running=self.running,
+            pid=said.pid if said else None,
+            socket=str(self.place.socket),
+            metrics=said.metrics if said else None,
+            snapshot_age=None if age is None else round(age, 3),
+            error=self.error,
+        )
+        data: dict[str, Any] = json.decode(json.encode(view))
+        return data
+
+
+class MonitorView(Struct, frozen=True, kw_only=True):
+    """`MonitorStatus` as `rocmtui status --json` prints it under `monitor`."""
+
+    running: bool
+    pid: int | None
+    socket: str
+    metrics: str | None
+    snapshot_age: float | None
+    error: str | None
 
 
 def query(config: FleetConfig, timeout: float = CONNECT_DEADLINE) -> MonitorStatus:
