@@ -56,6 +56,8 @@ class NodeConfig(Struct, frozen=True):
     tls_cert: str | None = None
     tls_key: str | None = None
     ssh_config: str | None = None  # the fleet file's ssh_config, for an ssh:// engine (`-F`)
+    # a Prometheus node_exporter's /metrics for this node: its vitals' first source
+    node_exporter: str | None = None
 
     @property
     def endpoint(self) -> str:
@@ -127,6 +129,7 @@ _TOP_KEYS = {
 }
 _NODE_KEYS = {
     "name", "docker_host", "context", "builder", "gfx", "local", "tls_ca", "tls_cert", "tls_key",
+    "node_exporter",
 }  # fmt: skip
 _SERVICE_KEYS = {"url"}
 _HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "fd://")
@@ -266,6 +269,16 @@ class _Validator(Validator):
                 host and host.startswith("unix://")
             )
         tls = config_remote.node_tls(self, item, label, index, host)
+        exporter = item.get("node_exporter")
+        if exporter is not None and (
+            not isinstance(exporter, str) or not re.match(r"^https?://[^/\s]+\S*$", exporter)
+        ):
+            raise self.fail(
+                f"must be an http:// or https:// URL of its /metrics, not {exporter!r}",
+                f"{label}.node_exporter",
+                "nodes",
+                index,
+            )
         return NodeConfig(
             name=name,
             docker_host=host,
@@ -273,6 +286,7 @@ class _Validator(Validator):
             builder=strings["builder"],
             gfx=gfx,
             local=bool(local),
+            node_exporter=exporter,
             **tls,
         )
 

@@ -309,6 +309,11 @@ class EngineProber:
                 f"no answer in {fmt_seconds(timeout)}", self.steps.after_timeout(endpoint, dialer)
             ) from None
 
+    async def call(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
+        """`call(client, dialer)` in an abandonable thread against `endpoint`, within `timeout`
+        seconds (raises EngineError): what other parts of the core (vitals) ask an engine."""
+        return await self._threaded(key, endpoint, timeout, call)
+
     async def _static_for(
         self, endpoint: Endpoint, server: str, info: bool, timeout: float
     ) -> EngineStatic | None:

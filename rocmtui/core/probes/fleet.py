@@ -40,9 +40,11 @@ from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.vitals.model import NodeVitals
 
 if TYPE_CHECKING:
     from rocmtui.core.history.discover import HistoryWatch
+    from rocmtui.core.vitals.gather import VitalsProber
 
 T = TypeVar("T", NodeSnapshot, ServiceSnapshot)
 NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
@@ -65,8 +67,16 @@ class Probers:
     history: HistoryWatch | None = None
     # a one-shot caller (`status`): every node's history is asked now and waited for
     history_now: bool = False
+    # every node's vitals (rocmtui.core.vitals), gathered beside its probe; False: none
+    with_vitals: bool = True
+    vitals: VitalsProber | None = None
 
     def __post_init__(self) -> None:
+        if self.with_vitals and self.vitals is None:
+            from rocmtui.core.vitals.gather import VitalsProber
+
+            engines = self.nodes.engines
+            self.vitals = VitalsProber(engines, self.http, self.nodes.gate)
         # the history looks go over the node probes' kept ssh connections: one login per
         # node for both (a prober that logs in per probe, bench_remote's anchor, lends none)
         engines = self.nodes.engines
@@ -82,15 +92,39 @@ async def _node(
     now: float,
     disk: Path,
 ) -> NodeSnapshot:
-    """One node's probe, then (when watched) its build history, within the round's bounds."""
+    """One node's probe and its vitals, then (when watched) its build history, within the
+    round's bounds."""
     started = time.monotonic()
+    gathering: asyncio.Task[NodeVitals | None] | None = None
+    if probers.vitals is not None:
+        gathering = asyncio.ensure_future(
+            probers.vitals.vitals(
+                node,
+                previous.vitals if previous else None,
+                deadline,
+                previous.api_used if previous else None,
+            )
+        )
     snap = await probers.nodes.probe(
         node, deadline=deadline, previous=previous, now=now, disk_path=disk
     )
+    snap = await _history(probers, node, snap, deadline - (time.monotonic() - started))
+    if gathering is not None:
+        try:
+            snap = replace(snap, vitals=await gathering)  # bounded by its own deadline
+        except Exception:
+            log.exception("vitals of %s", node.name)
+    return snap
+
+
+async def _history(
+    probers: Probers, node: NodeConfig, snap: NodeSnapshot, left: float
+) -> NodeSnapshot:
+    """The node's snapshot with its build history when watched, within `left` seconds."""
     watch = probers.history
     if watch is None:
         return snap
-    left = max(0.0, deadline - (time.monotonic() - started))
+    left = max(0.0, left)
     try:
         if probers.history_now:
             return await asyncio.wait_for(watch.ask(node, snap), left)
@@ -233,6 +267,8 @@ async def probe_fleet(
             task.cancel()
     if probers.history is not None:
         probers.history.round_done()  # the looks nobody waited for start now
+    if probers.http is None and probers.vitals is not None:
+        await probers.vitals.aclose()  # a one-shot caller's clients, like the services'
     return assemble(waiting=False)
 
 
@@ -279,6 +315,7 @@ class FleetMonitor:
         count_containers: bool = False,
         history: bool = True,
         history_seconds: float | None = None,
+        vitals: bool = True,
     ) -> None:
         """`history`: watch each node's BuildKit history for builds started elsewhere (one
         `history ls` per node every `history_seconds`, default
@@ -303,6 +340,7 @@ class FleetMonitor:
                 if history and config.watch_history
                 else None
             ),
+            with_vitals=vitals,
         )
         self.latest: FleetSnapshot | None = None
         self.rounds = 0
@@ -384,6 +422,8 @@ class FleetMonitor:
             self._running = False
             if self.probers.http is not None:
                 await self.probers.http.aclose()
+            if self.probers.vitals is not None:
+                await self.probers.vitals.aclose()
             # `ssh -O exit` for each kept connection: a few ms each, off the loop
             await asyncio.get_running_loop().run_in_executor(None, self.probers.nodes.close)
 

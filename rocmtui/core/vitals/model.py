@@ -31,6 +31,17 @@ class VitalsCounters(Struct, frozen=True):
     engine_cpu_seconds: float | None = None  # user+system of the engine's process tree
     swap_in_pages: int | None = None  # pswpin since boot
     oom_kills: int | None = None  # oom_kill since boot (vmstat) or the cgroup's count
+    # node_exporter's PSI are cumulative seconds (node_pressure_*_seconds_total): their rates
+    # over the refresh stand in for the kernel's avg10 that /proc/pressure gives directly
+    psi_cpu_some_seconds: float | None = None
+    psi_io_some_seconds: float | None = None
+    psi_io_full_seconds: float | None = None
+    psi_memory_some_seconds: float | None = None
+    psi_memory_full_seconds: float | None = None
+    # (pid, user+system+children's seconds) of each process in the engine's tree: a process
+    # that exits takes its time with it, so the tree's rate is summed per process present in
+    # both readings (the busiest one named from the same deltas)
+    engine_pid_seconds: tuple[tuple[int, float], ...] = ()
 
 
 class EngineProcess(Struct, frozen=True):
