@@ -158,6 +158,8 @@ class FleetSnapshot(Struct, frozen=True):
         def with_age(obj: NodeSnapshot | ServiceSnapshot) -> dict[str, Any]:
             data: dict[str, Any] = to_builtins(obj)  # states as their words
             data["age"] = round(obj.age(now), 3)
+            if isinstance(obj, NodeSnapshot) and obj.vitals is not None:
+                data["vitals"] = obj.vitals.to_json(now)
             return data
 
         return {

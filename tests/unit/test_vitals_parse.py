@@ -145,8 +145,8 @@ def test_stat_lines_with_odd_names_parse() -> None:
 
 def test_the_remote_command_keeps_the_data_root_one_quoted_word() -> None:
     hostile = "/data/$(touch /tmp/pwned)'; rm -rf / #"
-    words = shlex.split(remote_command(hostile))
-    assert words == ["sh", "-c", procfs.SCRIPT, "vitals", hostile]
+    words = shlex.split(remote_command(hostile, "/run/$(x).sock"))
+    assert words == ["sh", "-c", procfs.SCRIPT, "vitals", hostile, "/run/$(x).sock"]
 
 
 def _reading(busy: float, total: float, tree: list[TreeProcess], psi: float) -> Reading:

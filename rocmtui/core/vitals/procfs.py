@@ -23,9 +23,15 @@ from msgspec import Struct
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.vitals.reading import Reading, TreeProcess
 
-#: the script the ssh source runs: fixed text, its one argument (the data root) passed as
-#: "$1" by the remote shell, never interpolated. Sections start with "@".
-SCRIPT = r"""d=$1
+#: the script the ssh source runs: fixed text, its arguments (the data root, the engine's
+#: socket when the URL names one) passed as "$1" and "$2" by the remote shell, never
+#: interpolated. Sections start with "@"; "@root" and "@host" carry a value on their line.
+#: With no data root known yet (a node's first round) the node's docker CLI names it.
+SCRIPT = r"""d=$1 s=$2
+if [ -z "$d" ] && command -v docker >/dev/null 2>&1; then
+  d=$(docker ${s:+--host "unix://$s"} info --format '{{.DockerRootDir}}' 2>/dev/null)
+fi
+echo "@root $d"
 echo "@host ${DOCKER_HOST:-}"
 echo @stat; grep '^cpu' /proc/stat
 echo @loadavg; cat /proc/loadavg
@@ -35,7 +41,7 @@ for f in cpu io memory; do echo "@psi $f"; cat /proc/pressure/$f 2>/dev/null || 
 echo @fs; if [ -n "$d" ]; then stat -f -c '%S %b %a' -- "$d" 2>&1; fi
 echo @engines
 for p in /proc/[0-9]*; do
-  read -r c < "$p/comm" 2>/dev/null || continue
+  { read -r c < "$p/comm"; } 2>/dev/null || continue
   case $c in dockerd|containerd|containerd-shim*)
     printf '%s ' "${p#/proc/}"; tr '\0' ' ' < "$p/cmdline" 2>/dev/null; echo;;
   esac
@@ -128,16 +134,22 @@ def engine_tree(
     return [table[pid] for pid in sorted(seen)], None
 
 
-def _sections(text: str) -> dict[str, list[str]]:
+def _sections(text: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The lines of each "@name" section, and the values of the one-line ones."""
     out: dict[str, list[str]] = {}
+    values: dict[str, str] = {}
     current: list[str] | None = None
     for line in text.splitlines():
+        if line.startswith(("@root", "@host")):
+            values[line[1:5]] = line[5:].strip()
+            current = None
+            continue
         if line.startswith("@"):
             current = out.setdefault(line[1:].strip(), [])
             continue
         if current is not None:
             current.append(line)
-    return out
+    return out, values
 
 
 def _kv(lines: list[str]) -> dict[str, str]:
@@ -165,7 +177,9 @@ def _psi_avg10(lines: list[str], kind: str) -> float | None:
 
 def parse(text: str, data_root: str | None, socket: str | None) -> Reading:
     """The `Reading` in `SCRIPT`'s output (see the module docstring; never raises)."""
-    sec = _sections(text)
+    sec, values = _sections(text)
+    if not data_root and values.get("root", "").startswith("/"):
+        data_root = sanitize_line(values["root"], 512)
     reading = Reading(data_root=data_root)
     if "end" not in sec:
         reading.missing.append("vitals: the node's answer was cut short")
@@ -205,8 +219,8 @@ def parse(text: str, data_root: str | None, socket: str | None) -> Reading:
         reading.psi_memory_some_avg10 = _psi_avg10(psi["memory"], "some")
         reading.psi_memory_full_avg10 = _psi_avg10(psi["memory"], "full")
     _fs(reading, sec.get("fs", []), data_root)
-    host = (sec_host := [k for k in sec if k.startswith("host")]) and sec_host[0][4:].strip()
-    if not socket and host and host.startswith("unix://"):
+    host = values.get("host", "")
+    if not socket and host.startswith("unix://"):
         socket = host[len("unix://") :]
     engines: dict[int, list[str]] = {}
     for line in sec.get("engines", []):

@@ -30,16 +30,27 @@ class SshVitalsError(Exception):
     """The ssh read failed; `str()` is the one-line reason, its source named."""
 
 
-def remote_command(data_root: str | None) -> str:
-    """The one remote command line: `sh -c SCRIPT vitals DATA_ROOT`, every word quoted."""
-    return " ".join(
-        shlex.quote(word) for word in ("sh", "-c", procfs.SCRIPT, "vitals", data_root or "")
-    )
+def remote_command(data_root: str | None, socket: str | None = None) -> str:
+    """The one remote command line: `sh -c SCRIPT vitals DATA_ROOT SOCKET`, every word
+    quoted."""
+    words = ("sh", "-c", procfs.SCRIPT, "vitals", data_root or "", socket or "")
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
+    """Everything up to EOF or `cap` bytes (`read(n)` alone returns the first chunk)."""
+    out = bytearray()
+    while len(out) < cap:
+        chunk = await stream.read(min(65536, cap - len(out)))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
 
 
 class SshSource:
@@ -88,7 +99,7 @@ class SshSource:
             raise SshVitalsError("ssh vitals: no time left in the round")
         argv = base_argv(target, ssh_config, timeout)
         argv += ["-o", "ControlMaster=no", "-o", f"ControlPath={control}"]
-        argv += ["--", target.host, remote_command(data_root)]
+        argv += ["--", target.host, remote_command(data_root, target.socket_path)]
         self.sessions += 1
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -102,7 +113,7 @@ class SshSource:
             raise SshVitalsError(one_line(f"ssh vitals: cannot run ssh: {exc.strerror}")) from None
         assert proc.stdout is not None and proc.stderr is not None
         try:
-            out = await asyncio.wait_for(proc.stdout.read(MAX_OUTPUT), timeout)
+            out = await asyncio.wait_for(_read_capped(proc.stdout, MAX_OUTPUT), timeout)
             err = await asyncio.wait_for(proc.stderr.read(8192), 0.5)
             code = await asyncio.wait_for(proc.wait(), 0.5)
         except TimeoutError:
