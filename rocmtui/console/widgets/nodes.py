@@ -31,6 +31,9 @@ from rocmtui.core.states import (
     NodeState,
 )
 from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock
+from rocmtui.core.vitals.model import NodeVitals
+
+STALE_VITALS = 10.0  # seconds older than the node's probe: the vitals show their age
 
 
 class NodesPanel(FleetPanel):
@@ -150,7 +153,10 @@ class NodesPanel(FleetPanel):
         return Text(age, style=palette.muted)
 
     def host_cell(self, node: NodeSnapshot, palette: Palette) -> Text:
-        """CPU, memory and disk of the local node."""
+        """The node's vitals, compact: host and engine CPU, memory, room on the data root, io
+        pressure; the psutil figures of a local node with none yet."""
+        if node.vitals is not None:
+            return vitals_cell(node.vitals, node.probed_at, palette, self.disk_warn_percent)
         host = node.host
         if host is None:
             return EMPTY
@@ -176,3 +182,37 @@ class NodesPanel(FleetPanel):
         job = running_job_on(event.key, self.data.jobs)
         if job is not None:
             self.post_message(LogRequested(job.record.id))
+
+
+def vitals_cell(vitals: NodeVitals, now: float, palette: Palette, disk_warn: float) -> Text:
+    """`cpu 1580% eng 1490% mem 71% 38G free io 12%`: what is there of it, the loud parts
+    styled, and the vitals' age when they are older than the probe (a hung source)."""
+    cell = Text(no_wrap=True)
+    cpus = vitals.cpu_count or 1
+    figures = (
+        ("cpu", vitals.host_cpu_percent, 90.0 * cpus),
+        ("eng", vitals.engine_cpu_percent, None),
+        ("mem", vitals.mem_used_percent, 90.0),
+    )
+    for label, value, warn in figures:
+        if value is not None:
+            style = palette.warn if warn is not None and value >= warn else ""
+            cell.append(f"{label} {value:.0f}% ", style=style)
+    if vitals.data_root_free_bytes is not None:
+        used = vitals.data_root_used_percent
+        full = used is not None and used >= disk_warn
+        text = f"{fmt_bytes(vitals.data_root_free_bytes)} free" + (" ‼" if full else "")
+        cell.append(text + " ", style=palette.bad if full else "")
+    if vitals.psi_io_some_avg10 is not None:
+        io = vitals.psi_io_some_avg10
+        cell.append(f"io {io:.0f}% ", style=palette.warn if io >= 20 else "")
+    if not cell.plain:
+        what = "engine only" if vitals.build_cache_bytes is None else "cache "
+        cell.append(what, style=palette.muted)
+        if vitals.build_cache_bytes is not None:
+            cell.append(fmt_bytes(vitals.build_cache_bytes) + " ", style=palette.muted)
+    age = now - vitals.taken_at
+    if vitals.error and age > STALE_VITALS:
+        cell.append(f"({fmt_age(age)} old)", style=palette.warn)
+    cell.rstrip()
+    return cell
