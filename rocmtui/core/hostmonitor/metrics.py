@@ -26,6 +26,7 @@ from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.costmetrics import DurationHistogram, duration_family
 from rocmtui.core.hostmonitor.jobsview import JobsView
 from rocmtui.core.hostmonitor.labels import LabelBounds
+from rocmtui.core.hostmonitor.vitalsmetrics import vitals_families
 from rocmtui.core.jobs.overlay import state_with_jobs
 from rocmtui.core.snapshots import FleetSnapshot, ServiceSnapshot
 from rocmtui.core.states import JobState, NodeState, ServiceState
@@ -271,6 +272,7 @@ class MetricsBook:
         jobs, costs = bounds.jobs(jobs), bounds.costs(costs)
         families = [
             *node_families(snapshot, jobs),
+            *vitals_families(snapshot),
             *service_families(snapshot),
             *job_families(jobs),
             duration_family(costs),
