@@ -33,6 +33,8 @@ from devfleet.dockerd import (
     netns_del,
     unique_netns_name,
 )
+from devfleet.exporters import ExporterHandle, start_node_exporter
+from devfleet.exporters import available as exporter_available
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.links import add_veth
 from devfleet.remote import (
@@ -85,6 +87,16 @@ class DevFleet:
     started_seconds: float = 0.0  # wall time start_fleet took
     extra: dict[str, Any] = field(default_factory=dict)
     remotes: list[RemoteNode] = field(default_factory=list)
+    # a node_exporter per node (when installed): the host node's on loopback, each remote
+    # node's in its namespace on its link address
+    exporters: list[ExporterHandle] = field(default_factory=list)
+
+    def exporter(self, name: str) -> ExporterHandle:
+        """Node `name`'s node_exporter (KeyError when it has none)."""
+        for x in self.exporters:
+            if x.name == name:
+                return x
+        raise KeyError(name)
 
     @property
     def unix_config_path(self) -> Path:
@@ -152,7 +164,7 @@ class DevFleet:
     def _parts(self) -> list[Any]:
         services = [s for s in (self.registry, self.webdav) if s is not None]
         sshds = [r.sshd for r in self.remotes if r.sshd is not None]
-        return [*sshds, *self.forwarders, *self.engines, *services]
+        return [*self.exporters, *sshds, *self.forwarders, *self.engines, *services]
 
     def stop(self) -> None:
         """Stop every part, all at once (dockerd takes seconds to shut down); every part is
@@ -181,6 +193,7 @@ class DevFleet:
             "webdav": self.webdav.to_record() if self.webdav else None,
             "forwarders": [f.to_record() for f in self.forwarders],
             "remotes": [r.to_record() for r in self.remotes],
+            "exporters": [x.to_record() for x in self.exporters],
         }
 
     def save(self) -> None:
@@ -207,6 +220,7 @@ class DevFleet:
             forwarders=[ForwardHandle.from_record(f) for f in rec.get("forwarders", [])],
             config_path=Path(rec.get("config_path") or workdir / CONFIG),
             remotes=[RemoteNode.from_record(r) for r in rec.get("remotes", [])],
+            exporters=[ExporterHandle.from_record(x) for x in rec.get("exporters", [])],
         )
 
 
@@ -216,7 +230,11 @@ def write_config(
     refresh_seconds: float,
     stall_after_seconds: float,
 ) -> Path:
-    """Write the fleet's two fleet files; returns the real-shape one (`config_path`)."""
+    """Write the fleet's two fleet files; returns the real-shape one (`config_path`).
+
+    The real-shape one names the host node's node_exporter only, so that each vitals source
+    runs: node_exporter (snoc-strix), ssh (snoc-think) and the engine API (the TLS node); a
+    test that wants another node's exporter names it in a fleet file of its own."""
     assert fleet.registry is not None and fleet.webdav is not None
     by_name = {r.name: r for r in fleet.remotes}
     common = (fleet.engines, by_name, fleet.registry, fleet.webdav, bake_file)
@@ -229,6 +247,7 @@ def write_config(
         stall_after_seconds,
         ssh=fleet.ssh if remote else None,
         client=fleet.tls_client if remote else None,
+        node_exporters={x.name: x.url for x in fleet.exporters if x.netns is None},
     )
 
 
@@ -347,6 +366,7 @@ def start_fleet(
             fleet.ssh.write([r.sshd for r in fleet.remotes if r.sshd is not None])
             ca.client(fleet.tls_client.cert.parent)
             create_contexts(fleet.docker_config, fleet.remotes, fleet.tls_client)
+        _start_exporters(fleet)
 
         def ready(e: EngineHandle) -> None:
             e.wait_ready(timeout)
@@ -365,6 +385,20 @@ def start_fleet(
         with contextlib.suppress(Exception):
             fleet.stop()
         raise
+
+
+def _start_exporters(fleet: DevFleet) -> None:
+    """node_exporter for the host node and each remote node, when Debian's is installed."""
+    if not exporter_available():
+        return
+    for e in fleet.engines:
+        folder = fleet.workdir / "engines" / e.name
+        if e.netns is None:
+            fleet.exporters.append(start_node_exporter(folder, e.name))
+        elif any(r.name == e.name for r in fleet.remotes):
+            address = fleet.remote(e.name).address
+            fleet.exporters.append(start_node_exporter(folder, e.name, e.netns, address))
+        fleet.save()
 
 
 def stop_fleet(workdir: Path) -> bool:

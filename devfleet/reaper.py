@@ -16,6 +16,7 @@ from typing import Any
 
 from devfleet import processes
 from devfleet.dockerd import EngineHandle
+from devfleet.exporters import ExporterHandle
 from devfleet.forward import ForwardHandle
 from devfleet.ledger import Part
 from devfleet.services import ServiceHandle
@@ -27,6 +28,7 @@ REBUILD: Mapping[str, Callable[[dict[str, Any]], Part]] = {
     "service": ServiceHandle.from_record,
     "forward": ForwardHandle.from_record,
     "sshd": SshHostHandle.from_record,
+    "node_exporter": ExporterHandle.from_record,
 }
 
 

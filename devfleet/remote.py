@@ -96,9 +96,11 @@ def write_fleet_file(
     stall_after_seconds: float,
     ssh: SshClientFiles | None = None,
     client: ClientCert | None = None,
+    node_exporters: Mapping[str, str] | None = None,
 ) -> Path:
     """A fleet file in the brief's format. With `ssh`/`client`, remote nodes are reached over
-    ssh or TLS as their `reach` says; without, every node through its unix socket."""
+    ssh or TLS as their `reach` says; without, every node through its unix socket.
+    `node_exporters`: node name -> the /metrics its vitals are read from."""
     remote_shape = ssh is not None and client is not None
     lines = [
         "# The dev fleet on this machine (devfleet); removed by `devfleet down`.",
@@ -142,6 +144,9 @@ def write_fleet_file(
         # The loader takes any unix:// node for the local machine; only the host-namespace
         # node is "this machine" (host CPU, memory, disk), the others stand for remote nodes.
         lines.append(f"local = {'true' if e.netns is None else 'false'}")
+        exporter = (node_exporters or {}).get(e.name)
+        if exporter:
+            lines.append(f"node_exporter = {_toml(exporter)}")
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -102,6 +102,7 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "netns": _netns,
     "current-engine": _current_engine,
     "promtool": lambda: _which("promtool"),
+    "node-exporter": lambda: _which("prometheus-node-exporter"),
     "prometheus": lambda: _which("prometheus"),
     "alertmanager": lambda: _which("prometheus-alertmanager", "amtool"),
     # Debian's chromium, for `rocmtui serve` in a real browser (never a downloaded one)

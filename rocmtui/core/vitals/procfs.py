@@ -26,7 +26,9 @@ from rocmtui.core.vitals.reading import Reading, TreeProcess
 #: the script the ssh source runs: fixed text, its arguments (the data root, the engine's
 #: socket when the URL names one) passed as "$1" and "$2" by the remote shell, never
 #: interpolated. Sections start with "@"; "@root" and "@host" carry a value on their line.
-#: With no data root known yet (a node's first round) the node's docker CLI names it.
+#: With no data root known yet (a node's first round) the node's docker CLI names it. A data
+#: root the ssh user may not reach (statvfs needs search permission on every folder above it)
+#: is measured at a mount of its filesystem that it can reach (`mounts_of`).
 SCRIPT = r"""d=$1 s=$2
 if [ -z "$d" ] && command -v docker >/dev/null 2>&1; then
   d=$(docker ${s:+--host "unix://$s"} info --format '{{.DockerRootDir}}' 2>/dev/null)
@@ -38,7 +40,16 @@ echo @loadavg; cat /proc/loadavg
 echo @meminfo; cat /proc/meminfo
 echo @vmstat; grep -E '^(pswpin|oom_kill) ' /proc/vmstat
 for f in cpu io memory; do echo "@psi $f"; cat /proc/pressure/$f 2>/dev/null || echo absent; done
-echo @fs; if [ -n "$d" ]; then stat -f -c '%S %b %a' -- "$d" 2>&1; fi
+echo @fs
+if [ -n "$d" ]; then
+  stat -f -c '%S %b %a' -- "$d" 2>/dev/null || awk -v d="$d/" '
+    { mp[NR] = $5; mm[NR] = $3 }
+    $5 == "/" || index(d, $5 "/") == 1 { if (length($5) >= length(b)) { b = $5; dev = $3 } }
+    END { print b; for (i = 1; i <= NR; i++) if (mm[i] == dev && mp[i] != b) print mp[i] }
+  ' /proc/self/mountinfo | {
+    ok=; while read -r m; do stat -f -c '%S %b %a' -- "$m" 2>/dev/null && { ok=1; break; }; done
+    [ -n "$ok" ] || echo "no statvfs of the data root or of its filesystem's mounts"; }
+fi
 echo @engines
 for p in /proc/[0-9]*; do
   { read -r c < "$p/comm"; } 2>/dev/null || continue
@@ -256,6 +267,24 @@ def _read(path: str) -> str:
         return ""
 
 
+def mounts_of(path: str) -> list[str]:
+    """The mount point holding `path` (its longest prefix in /proc/self/mountinfo), then every
+    other mount of the same filesystem: statvfs of a data root needs search permission on
+    every folder above it, and a mount of the same filesystem elsewhere has the same figures
+    (a non-root reader of /var/lib/docker, mode 0710; a data root bind-mounted in a private
+    folder)."""
+    entries = []
+    for line in _read("/proc/self/mountinfo").splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            entries.append((fields[4], fields[2]))
+    best, device = "/", ""
+    for mount, dev in entries:
+        if (path + "/").startswith(mount.rstrip("/") + "/") and len(mount) >= len(best):
+            best, device = mount, dev
+    return [best, *(m for m, dev in entries if dev == device and m != best)]
+
+
 def read_local(data_root: str | None) -> str:
     """Blocking: `SCRIPT`'s output for this machine, read in-process (no shell, no fork)."""
     out = [f"@host {os.environ.get('DOCKER_HOST', '')}", "@stat"]
@@ -271,11 +300,16 @@ def read_local(data_root: str | None) -> str:
         out += [f"@psi {kind}", _read(f"/proc/pressure/{kind}") or "absent"]
     out.append("@fs")
     if data_root:
-        try:
-            st = os.statvfs(data_root)
+        failed = f"{data_root}: no statvfs of it or of its filesystem's mounts"
+        for path in (data_root, *mounts_of(data_root)):
+            try:
+                st = os.statvfs(path)
+            except OSError:
+                continue
             out.append(f"{st.f_frsize} {st.f_blocks} {st.f_bavail}")
-        except OSError as exc:
-            out.append(f"{data_root}: {exc.strerror}")
+            break
+        else:
+            out.append(failed)
     out.append("@engines")
     pids = [name for name in os.listdir("/proc") if name.isdigit()]
     stats: list[str] = []

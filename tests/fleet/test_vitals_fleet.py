@@ -1,0 +1,252 @@
+"""Node vitals on the real dev fleet: each source really answering (node_exporter for the host
+node, the kept ssh connection for snoc-think, the engine API for the TLS node), a build that
+burns CPU seen in its own node's engine tree and not another's, a node_exporter stopped
+mid-run, and an ssh link black-holed mid-run.
+
+The nodes share one kernel (HAZARDS.md), so host-wide figures read the same everywhere: what
+tells nodes apart is each engine's process tree, which these tests use. Every link taken down
+is brought back in `finally`; every process started is stopped by pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+
+from devfleet import DevFleet
+from devfleet.exporters import ExporterHandle, start_node_exporter
+from rocmtui.core.config.fleetfile import FleetConfig, parse_config
+from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.vitals.model import NodeVitals
+from tests.support.jobs import write_config
+from tests.support.realparts import require
+
+pytestmark = [pytest.mark.fleet]
+DEADLINE = 3.0
+MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion
+
+
+def _config(tmp_path: Path, fleet: DevFleet, exporters: dict[str, str] | None = None) -> Path:
+    """The session fleet's file (ssh, TLS, local), with `exporters` named for those nodes."""
+    path = write_config(tmp_path, fleet)
+    text = path.read_text()
+    for name, url in (exporters or {}).items():
+        text = re.sub(
+            rf'(?m)^(name = "{name}"\n(?:(?!\[\[nodes\]\]).*\n)*?)(local = \w+\n)',
+            rf"\1\2node_exporter = {json.dumps(url)}\n",
+            text,
+        )
+    path.write_text(text)
+    return path
+
+
+async def _round(config: FleetConfig, probers: Probers, previous: FleetSnapshot | None = None
+                 ) -> tuple[FleetSnapshot, dict[str, NodeVitals]]:  # fmt: skip
+    started = time.monotonic()
+    snap = await probe_fleet(config, previous=previous, probers=probers, deadline=DEADLINE)
+    assert time.monotonic() - started < DEADLINE + 0.5 + MARGIN  # the round's deadline kept
+    vitals = {n.name: n.vitals for n in snap.nodes if n.vitals is not None}
+    assert set(vitals) == {n.name for n in config.nodes}
+    return snap, vitals
+
+
+async def _rounds_until(config: FleetConfig, probers: Probers, done: object, limit: float = 40.0
+                        ) -> tuple[FleetSnapshot, dict[str, NodeVitals]]:  # fmt: skip
+    """Rounds a second apart (as the monitor's) until `done(vitals)` holds, or fail at `limit`."""
+    snap: FleetSnapshot | None = None
+    give_up = time.monotonic() + limit
+    while True:
+        snap, vitals = await _round(config, probers, snap)
+        if done(vitals):  # type: ignore[operator]
+            return snap, vitals
+        assert time.monotonic() < give_up, {k: (v.source, v.error, v.missing) for k, v in
+                                            vitals.items()}  # fmt: skip
+        await asyncio.sleep(1.0)
+
+
+def _probers() -> Probers:
+    from rocmtui.core.probes import HttpClients, NodeProber
+
+    return Probers(nodes=NodeProber(), http=HttpClients())
+
+
+async def _close(probers: Probers) -> None:
+    if probers.http is not None:
+        await probers.http.aclose()
+    if probers.vitals is not None:
+        await probers.vitals.aclose()
+    probers.nodes.close()
+
+
+async def test_each_source_answers_with_plausible_figures(fleet: DevFleet, tmp_path: Path) -> None:
+    require("node-exporter")
+    config = parse_config(_config(tmp_path, fleet))
+    assert config.node("snoc-strix").node_exporter  # type: ignore[union-attr]
+    probers = _probers()
+    try:
+
+        def rated(v: dict[str, NodeVitals]) -> bool:
+            return all(v[n].host_cpu_percent is not None for n in ("snoc-strix", "snoc-think"))
+
+        _, vitals = await _rounds_until(config, probers, rated)
+    finally:
+        await _close(probers)
+    strix, think, gaming = vitals["snoc-strix"], vitals["snoc-think"], vitals["snoc-gaming"]
+    assert (strix.source, think.source, gaming.source) == ("node_exporter", "ssh", "engine")
+    cpus = os.cpu_count() or 1
+    for v in (strix, think):
+        assert v.error is None, v
+        assert v.cpu_count == cpus and v.mem_total_bytes
+        assert v.host_cpu_percent is not None and 0 <= v.host_cpu_percent <= 100 * cpus
+        assert v.mem_used_percent is not None and 0 < v.mem_used_percent < 100
+        assert v.load1 is not None and v.oom_kills_total is not None
+        assert v.psi_io_some_avg10 is not None  # this kernel has PSI
+        # each engine's data root is a folder of the fleet's own; its filesystem has room
+        assert v.data_root and str(fleet.workdir) in v.data_root
+        assert v.data_root_free_bytes and v.data_root_total_bytes
+        assert v.data_root_free_bytes <= v.data_root_total_bytes
+        assert v.build_cache_bytes is not None
+    # node_exporter has no per-process CPU and strix is no ssh node: said so
+    assert strix.engine_cpu_percent is None
+    assert any("no per-process CPU" in m for m in strix.missing), strix.missing
+    # the ssh node's engine tree: its dockerd and the containerd it runs, at least
+    assert think.engine_processes and think.engine_processes >= 2
+    assert think.engine_cpu_percent is not None
+    # the TLS node: what its engine API tells, and one line on the rest
+    assert gaming.build_cache_bytes is not None and gaming.data_root
+    assert gaming.cpu_count == cpus and gaming.mem_total_bytes
+    assert gaming.host_cpu_percent is None and gaming.data_root_free_bytes is None
+    assert len(gaming.missing) == 1 and "TLS" in gaming.missing[0]
+
+
+@contextlib.contextmanager
+def _burning_build(fleet: DevFleet, node: str, tmp_path: Path) -> Iterator[None]:
+    """A build on `node` whose RUN step burns a core silently for up to 90 s; cancelled (its
+    client killed by pid) at the end."""
+    context = tmp_path / "burn"
+    context.mkdir()
+    (context / "Dockerfile").write_text(
+        "FROM rocm-base:local\n"
+        f"RUN echo {time.time_ns()} && timeout 90 sh -c 'while :; do :; done' || true\n"
+    )
+    env = {**os.environ, "DOCKER_HOST": fleet.engine(node).docker_host}
+    env.pop("DOCKER_CONTEXT", None)
+    log = (tmp_path / "build.log").open("wb")
+    proc = subprocess.Popen(
+        ["docker", "buildx", "build", "--progress=plain", "--no-cache", str(context)],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        proc.wait(timeout=30)
+        log.close()
+
+
+async def test_a_build_burning_cpu_shows_in_its_own_node_s_engine_tree(
+    fleet: DevFleet, tmp_path: Path
+) -> None:
+    """The build runs on snoc-think (over ssh's /proc read); snoc-strix is read from /proc here
+    (no exporter named, a local node), so both have an engine tree to compare."""
+    require("docker-buildx")
+    config = parse_config(write_config(tmp_path, fleet))
+    # no exporter: snoc-strix read from /proc here, an engine tree of its own to compare
+    config = replace(config, nodes=tuple(replace(n, node_exporter=None) for n in config.nodes))
+    probers = _probers()
+    try:
+        with _burning_build(fleet, "snoc-think", tmp_path):
+
+            def busy(v: dict[str, NodeVitals]) -> bool:
+                cpu = v["snoc-think"].engine_cpu_percent
+                return cpu is not None and cpu >= 30.0
+
+            _, vitals = await _rounds_until(config, probers, busy, limit=60)
+            think, strix = vitals["snoc-think"], vitals["snoc-strix"]
+            # the busiest process of think's tree is the RUN step's shell loop
+            assert think.busiest is not None and think.busiest.name == "sh", think.busiest
+            assert strix.source == "local" and strix.engine_cpu_percent is not None
+            assert strix.engine_cpu_percent < 30.0, strix
+    finally:
+        await _close(probers)
+
+
+@pytest.fixture
+def think_exporter(fleet: DevFleet, tmp_path: Path) -> Iterator[ExporterHandle]:
+    """A node_exporter of this test's own in snoc-think's namespace (the session fleet's is
+    left alone), on its link address, port 9101; stopped by pid."""
+    require("node-exporter")
+    engine = fleet.engine("snoc-think")
+    assert engine.netns is not None
+    handle = start_node_exporter(
+        tmp_path, "snoc-think", engine.netns, fleet.remote("snoc-think").address, 9101
+    )
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+async def test_a_node_exporter_stopped_mid_run_falls_back_to_ssh_and_says_so(
+    fleet: DevFleet, tmp_path: Path, think_exporter: ExporterHandle
+) -> None:
+    config = parse_config(_config(tmp_path, fleet, {"snoc-think": think_exporter.url}))
+    probers = _probers()
+    try:
+        snap, vitals = await _round(config, probers)
+        think = vitals["snoc-think"]
+        assert think.source == "node_exporter" and think.error is None, think
+        # host figures from the exporter, the engine tree from the ssh connection
+        assert think.engine_processes and think.engine_processes >= 2
+        assert not any("per-process" in m for m in think.missing), think.missing
+        think_exporter.stop()
+        snap, vitals = await _round(config, probers, snap)
+        think = vitals["snoc-think"]
+        assert think.source == "ssh", think
+        assert think.error is not None
+        assert think.error.startswith("node_exporter: connection refused"), think.error
+        assert think.error.endswith("figures from ssh")
+        assert think.mem_used_percent is not None and think.engine_processes
+    finally:
+        await _close(probers)
+
+
+async def test_an_ssh_link_black_holed_mid_run_keeps_the_deadline_and_the_last_figures(
+    fleet: DevFleet, tmp_path: Path
+) -> None:
+    """snoc-think's veth down: its ssh read hangs; the round ends at its deadline, the node's
+    previous vitals stay with the reason, and the other nodes' vitals are fresh."""
+    config = parse_config(_config(tmp_path, fleet))
+    probers = _probers()
+    link = fleet.remote("snoc-think").link
+    try:
+        snap, before = await _round(config, probers)
+        assert before["snoc-think"].source == "ssh"
+        link.down()
+        try:
+            snap, after = await _round(config, probers, snap)
+        finally:
+            link.up()
+        think = after["snoc-think"]
+        assert think.error, think
+        assert think.error.startswith(("vitals: no answer", "ssh vitals:")), think.error
+        # the figures the node last gave, with their time (the console shows their age)
+        assert think.taken_at == before["snoc-think"].taken_at
+        assert think.mem_total_bytes == before["snoc-think"].mem_total_bytes
+        assert after["snoc-strix"].taken_at > before["snoc-strix"].taken_at
+        assert after["snoc-strix"].error is None
+    finally:
+        await _close(probers)
