@@ -11,7 +11,8 @@
 
 The engine's `/info` and `/system/df` (data root, build cache) come with every source. A node
 whose sources all hang keeps its previous vitals (their `taken_at` shows their age) with the
-reason in `error`.
+reason in `error`; so does one whose better sources fail and leave only the engine API's
+figures, for up to `KEEP_STALE` seconds.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from rocmtui.core.vitals.reading import Reading, derive
 from rocmtui.core.vitals.sshsource import SshSource, SshVitalsError
 
 ENGINE_WAIT = 0.4  # share of the deadline the first round waits for the engine's data root
+KEEP_STALE = 600.0  # seconds a node's last host figures stand in for a failing source
 NO_TREE_EXPORTER = "engine cpu: node_exporter has no per-process CPU"
 
 
@@ -165,6 +167,9 @@ class VitalsProber:
         reading = _merge_engine(reading, info)
         taken = time.time() if now is None else now
         error = "; ".join(errors) if errors else None
+        if error and source == SOURCE_ENGINE and _worth_keeping(previous, taken):
+            assert previous is not None  # the last host figures, their time showing their age
+            return replace(previous, error=one_line(f"{error}; figures kept from before"))
         if error and source != SOURCE_ENGINE:
             error = one_line(f"{error}; figures from {source}")
         return derive(node.name, source, reading, taken, _same_source(previous, source), error)
@@ -172,6 +177,16 @@ class VitalsProber:
     async def aclose(self) -> None:
         """Close the exporter's HTTP clients."""
         await self.exporter.aclose()
+
+
+def _worth_keeping(previous: NodeVitals | None, now: float) -> bool:
+    """Whether a node whose better sources all failed keeps `previous` rather than the engine's
+    figures alone: host figures, not older than `KEEP_STALE` seconds."""
+    return (
+        previous is not None
+        and previous.source != SOURCE_ENGINE
+        and now - previous.taken_at <= KEEP_STALE
+    )
 
 
 def _same_source(previous: NodeVitals | None, source: str) -> NodeVitals | None:
