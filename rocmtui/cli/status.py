@@ -96,7 +96,8 @@ async def probe_and_ask(
         if config.watch_history
         else None
     )
-    probers = Probers(history=watch, history_now=watch is not None)
+    # two readings of each node's vitals half a second apart: CPU figures in one probe
+    probers = Probers(history=watch, history_now=watch is not None, vitals_window=VITALS_WINDOW)
     snapshot = await probe_fleet(
         config, deadline=probe_budget(config), node_overlay=overlay, probers=probers
     )
@@ -157,6 +158,9 @@ def process_age() -> float:
         return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+VITALS_WINDOW = 0.5  # seconds between a node's two vitals readings (its CPU rates)
 
 
 def probe_budget(config: FleetConfig) -> float:

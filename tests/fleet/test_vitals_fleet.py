@@ -171,15 +171,18 @@ async def test_a_build_burning_cpu_shows_in_its_own_node_s_engine_tree(
         with _burning_build(fleet, "snoc-think", tmp_path):
 
             def busy(v: dict[str, NodeVitals]) -> bool:
-                cpu = v["snoc-think"].engine_cpu_percent
-                return cpu is not None and cpu >= 30.0
+                # a loop gets what a loaded 2-core machine leaves it: 10% of a core is plenty
+                # to tell from an idle engine's ticking (and ~100% when the machine is idle)
+                top = v["snoc-think"].busiest
+                return top is not None and top.name == "sh" and top.cpu_percent >= 10.0
 
             _, vitals = await _rounds_until(config, probers, busy, limit=60)
             think, strix = vitals["snoc-think"], vitals["snoc-strix"]
-            # the busiest process of think's tree is the RUN step's shell loop
-            assert think.busiest is not None and think.busiest.name == "sh", think.busiest
+            assert think.engine_cpu_percent is not None and think.engine_cpu_percent >= 10.0
             assert strix.source == "local" and strix.engine_cpu_percent is not None
-            assert strix.engine_cpu_percent < 30.0, strix
+            # the other node's engine is idle: the build is not seen there
+            assert strix.engine_cpu_percent < think.engine_cpu_percent, (strix, think)
+            assert strix.busiest is None or strix.busiest.name != "sh", strix.busiest
     finally:
         await _close(probers)
 
@@ -233,8 +236,11 @@ async def test_an_ssh_link_black_holed_mid_run_keeps_the_deadline_and_the_last_f
     probers = _probers()
     link = fleet.remote("snoc-think").link
     try:
-        snap, before = await _round(config, probers)
-        assert before["snoc-think"].source == "ssh"
+        # the first round's login may outlast its deadline on a loaded machine: rounds until
+        # the kept connection answers
+        snap, before = await _rounds_until(
+            config, probers, lambda v: v["snoc-think"].source == "ssh"
+        )
         link.down()
         try:
             snap, after = await _round(config, probers, snap)

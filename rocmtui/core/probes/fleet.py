@@ -52,6 +52,7 @@ Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
+VITALS_SHARE = 0.85  # of the probe deadline a node's vitals may take
 INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,9 @@ class Probers:
     # every node's vitals (rocmtui.core.vitals), gathered beside its probe; False: none
     with_vitals: bool = True
     vitals: VitalsProber | None = None
+    # a one-shot caller: seconds between a node's two first readings, so that its rates (CPU)
+    # are there at once; 0 (the monitor): rates from the previous round
+    vitals_window: float = 0.0
 
     def __post_init__(self) -> None:
         if self.with_vitals and self.vitals is None:
@@ -77,6 +81,7 @@ class Probers:
 
             engines = self.nodes.engines
             self.vitals = VitalsProber(engines, self.http, self.nodes.gate)
+            self.vitals.window = self.vitals_window
         # the history looks go over the node probes' kept ssh connections: one login per
         # node for both (a prober that logs in per probe, bench_remote's anchor, lends none)
         engines = self.nodes.engines
@@ -92,29 +97,12 @@ async def _node(
     now: float,
     disk: Path,
 ) -> NodeSnapshot:
-    """One node's probe and its vitals, then (when watched) its build history, within the
-    round's bounds."""
+    """One node's probe, then (when watched) its build history, within the round's bounds."""
     started = time.monotonic()
-    gathering: asyncio.Task[NodeVitals | None] | None = None
-    if probers.vitals is not None:
-        gathering = asyncio.ensure_future(
-            probers.vitals.vitals(
-                node,
-                previous.vitals if previous else None,
-                deadline,
-                previous.api_used if previous else None,
-            )
-        )
     snap = await probers.nodes.probe(
         node, deadline=deadline, previous=previous, now=now, disk_path=disk
     )
-    snap = await _history(probers, node, snap, deadline - (time.monotonic() - started))
-    if gathering is not None:
-        try:
-            snap = replace(snap, vitals=await gathering)  # bounded by its own deadline
-        except Exception:
-            log.exception("vitals of %s", node.name)
-    return snap
+    return await _history(probers, node, snap, deadline - (time.monotonic() - started))
 
 
 async def _history(
@@ -146,6 +134,27 @@ async def _service(
 ) -> ServiceSnapshot:
     probe = probe_registry if kind == "registry" else probe_webdav
     return await probe(url, deadline=deadline, previous=previous, now=now, clients=http)
+
+
+def _with_vitals(
+    snap: NodeSnapshot,
+    task: asyncio.Task[NodeVitals | None] | None,
+    old: NodeSnapshot | None,
+    waiting: bool,
+) -> NodeSnapshot:
+    """`snap` with the vitals gathered this round; else (still gathering in an interim
+    snapshot, or given up at the round's end) its last ones, their time showing their age."""
+    vitals = old.vitals if old is not None else None
+    if task is None or (waiting and not task.done()):
+        pass
+    elif not task.done() or task.cancelled():
+        if vitals is not None:
+            vitals = replace(vitals, error="vitals: no answer by the round's end")
+    elif task.exception() is None:
+        vitals = task.result() or vitals
+    else:
+        log.error("vitals of %s", snap.name, exc_info=task.exception())
+    return replace(snap, vitals=vitals) if vitals is not snap.vitals else snap
 
 
 def _overlay(snapshot: NodeSnapshot, overlay: NodeOverlay | None) -> NodeSnapshot:
@@ -195,12 +204,26 @@ async def probe_fleet(
     prev_nodes = {n.name: n for n in previous.nodes} if previous else {}
 
     tasks: dict[str, asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot]] = {}
+    # each node's vitals beside its probe, in a task of their own: a probe that overruns the
+    # round loses its snapshot, never the vitals the verdicts read
+    gathering: dict[str, asyncio.Task[NodeVitals | None]] = {}
     for node in config.nodes:
         if node.name in skip and node.name in prev_nodes:
             continue
+        old = prev_nodes.get(node.name)
         tasks[f"node:{node.name}"] = asyncio.ensure_future(
-            _node(probers, node, deadline, prev_nodes.get(node.name), now, disk)
+            _node(probers, node, deadline, old, now, disk)
         )
+        if probers.vitals is not None:
+            gathering[node.name] = asyncio.ensure_future(
+                probers.vitals.vitals(
+                    node,
+                    old.vitals if old else None,
+                    # a hung source gives up a little before the node's probe does
+                    deadline * VITALS_SHARE,
+                    old.api_used if old else None,
+                )
+            )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))
     for kind, url in services:
         old = getattr(previous, kind) if previous else None
@@ -238,6 +261,8 @@ async def probe_fleet(
                 snap = NodeSnapshot(
                     node.name, node.gfx, endpoint, state, now, reason=why(node.name)
                 )
+            old = prev_nodes.get(node.name)
+            snap = _with_vitals(snap, gathering.get(node.name), old, waiting)
             nodes.append(_overlay(snap, node_overlay))
         svc: dict[str, ServiceSnapshot] = {}
         for kind, url in services:
@@ -256,13 +281,14 @@ async def probe_fleet(
         )
 
     limit = deadline + ROUND_MARGIN
-    if tasks and interim is not None and limit > INTERIM_AFTER:
-        _, late = await asyncio.wait(tasks.values(), timeout=INTERIM_AFTER)
+    every: list[asyncio.Future[object]] = [*tasks.values(), *gathering.values()]  # type: ignore[list-item]
+    if every and interim is not None and limit > INTERIM_AFTER:
+        _, late = await asyncio.wait(every, timeout=INTERIM_AFTER)
         if late:
             await _deliver(interim, assemble(waiting=True))
-    if tasks:
+    if every:
         left = limit - (time.monotonic() - started)
-        _, late = await asyncio.wait(tasks.values(), timeout=max(0.0, left))
+        _, late = await asyncio.wait(every, timeout=max(0.0, left))
         for task in late:  # each probe bounds itself; this is the belt to those braces
             task.cancel()
     if probers.history is not None:

@@ -101,7 +101,7 @@ class EngineSource:
         if (cached is None or now - cached.fetched_at >= ttl) and idle:
             pending = asyncio.ensure_future(self._fetch(node, endpoint, api_used))
             self._pending[node] = pending
-        if cached is None and pending is not None and not pending.done():
+        if wait > 0 and cached is None and pending is not None and not pending.done():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(pending), wait)
         return self._info.get(node)

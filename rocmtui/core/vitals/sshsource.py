@@ -71,7 +71,7 @@ class SshSource:
         except ValueError as exc:
             raise SshVitalsError(one_line(f"ssh vitals: {exc}")) from None
         loop = asyncio.get_running_loop()
-        wait = max(0.1, deadline * 0.5)
+        wait = max(0.1, deadline * 0.7)
         try:
             control, _ = await asyncio.wait_for(
                 loop.run_in_executor(None, self.masters.ensure, target, ssh_config, wait),
@@ -122,9 +122,9 @@ class SshSource:
             ) from None
         finally:
             if proc.returncode is None:
-                _kill(proc.pid)
+                _kill(proc.pid)  # SIGKILL to its group: gone at once, reaped by asyncio's watcher
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(proc.wait(), 1.0)
+                    await asyncio.wait_for(proc.wait(), 0.1)
         text = out.decode("utf-8", "replace")
         if "@end" not in text:
             said = err.decode("utf-8", "replace").strip().splitlines()
