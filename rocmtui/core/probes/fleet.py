@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from msgspec.structs import replace
 
@@ -261,8 +261,9 @@ async def probe_fleet(
                 snap = NodeSnapshot(
                     node.name, node.gfx, endpoint, state, now, reason=why(node.name)
                 )
-            old = prev_nodes.get(node.name)
-            snap = _with_vitals(snap, gathering.get(node.name), old, waiting)
+            if node.name not in probing:  # a node still asked keeps its last verdict whole
+                old = prev_nodes.get(node.name)
+                snap = _with_vitals(snap, gathering.get(node.name), old, waiting)
             nodes.append(_overlay(snap, node_overlay))
         svc: dict[str, ServiceSnapshot] = {}
         for kind, url in services:
@@ -281,15 +282,16 @@ async def probe_fleet(
         )
 
     limit = deadline + ROUND_MARGIN
-    every: list[asyncio.Future[object]] = [*tasks.values(), *gathering.values()]  # type: ignore[list-item]
-    if every and interim is not None and limit > INTERIM_AFTER:
-        _, late = await asyncio.wait(every, timeout=INTERIM_AFTER)
+    every: list[asyncio.Task[Any]] = [*tasks.values(), *gathering.values()]
+    # an interim snapshot is for probes that hang; vitals still coming in do not need one
+    if tasks and interim is not None and limit > INTERIM_AFTER:
+        _, late = await asyncio.wait(tasks.values(), timeout=INTERIM_AFTER)
         if late:
             await _deliver(interim, assemble(waiting=True))
     if every:
         left = limit - (time.monotonic() - started)
-        _, late = await asyncio.wait(every, timeout=max(0.0, left))
-        for task in late:  # each probe bounds itself; this is the belt to those braces
+        _, unfinished = await asyncio.wait(every, timeout=max(0.0, left))
+        for task in unfinished:  # each probe bounds itself; this is the belt to those braces
             task.cancel()
     if probers.history is not None:
         probers.history.round_done()  # the looks nobody waited for start now
