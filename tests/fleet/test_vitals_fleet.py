@@ -29,7 +29,7 @@ from rocmtui.core.config.fleetfile import FleetConfig, parse_config
 from rocmtui.core.probes.fleet import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.vitals.model import NodeVitals
-from tests.support.jobs import write_config
+from tests.support.jobs import run_cli, write_config
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet]
@@ -256,3 +256,34 @@ async def test_an_ssh_link_black_holed_mid_run_keeps_the_deadline_and_the_last_f
         assert after["snoc-strix"].error is None
     finally:
         await _close(probers)
+
+
+def test_status_json_names_each_node_s_source_and_units(fleet: DevFleet, tmp_path: Path) -> None:
+    """`rocmtui status --json` as a script reads it: every node's vitals, numbers with their
+    units in the names, null when unknown, the source named; the rest of the shape as it was."""
+    require("node-exporter")
+    path = _config(tmp_path, fleet)
+    give_up = time.monotonic() + 60
+    while True:  # a loaded machine may leave the first login no time for a second reading
+        done = run_cli(path, "status", "--json")
+        assert done.returncode in (0, 1), done.stderr
+        report = json.loads(done.stdout)
+        nodes = {n["name"]: n for n in report["nodes"]}
+        if nodes["snoc-think"]["vitals"]["source"] == "ssh":
+            break
+        assert time.monotonic() < give_up, nodes["snoc-think"]["vitals"]
+    assert {"state", "age", "engine_version", "via"} <= set(nodes["snoc-strix"])
+    sources = {name: n["vitals"]["source"] for name, n in nodes.items()}
+    assert sources == {"snoc-strix": "node_exporter", "snoc-think": "ssh", "snoc-gaming": "engine"}
+    for node in nodes.values():
+        vitals = node["vitals"]
+        assert "counters" not in vitals  # raw cumulative values stay inside
+        assert isinstance(vitals["age"], float) and isinstance(vitals["missing"], list)
+        for key, value in vitals.items():
+            if key.endswith(("_bytes", "_percent", "_avg10", "_per_second")):
+                assert value is None or isinstance(value, int | float), (key, value)
+    gaming = nodes["snoc-gaming"]["vitals"]
+    assert gaming["host_cpu_percent"] is None and gaming["data_root_free_bytes"] is None
+    assert gaming["build_cache_bytes"] is not None and len(gaming["missing"]) == 1
+    think = nodes["snoc-think"]["vitals"]
+    assert think["data_root_used_percent"] is not None and think["mem_used_percent"] is not None
