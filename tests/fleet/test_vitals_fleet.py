@@ -117,9 +117,9 @@ async def test_each_source_answers_with_plausible_figures(fleet: DevFleet, tmp_p
         assert v.data_root_free_bytes and v.data_root_total_bytes
         assert v.data_root_free_bytes <= v.data_root_total_bytes
         assert v.build_cache_bytes is not None
-    # node_exporter has no per-process CPU and strix is no ssh node: said so
-    assert strix.engine_cpu_percent is None
-    assert any("no per-process CPU" in m for m in strix.missing), strix.missing
+    # node_exporter has no per-process CPU: the local node's engine tree comes from /proc here
+    assert strix.engine_cpu_percent is not None and strix.engine_processes
+    assert not any("per-process" in m for m in strix.missing), strix.missing
     # the ssh node's engine tree: its dockerd and the containerd it runs, at least
     assert think.engine_processes and think.engine_processes >= 2
     assert think.engine_cpu_percent is not None

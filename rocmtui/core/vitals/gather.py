@@ -165,19 +165,20 @@ class VitalsProber:
                     else:  # the exporter's host figures, ssh's engine tree
                         reading.tree = over_ssh.tree
                         reading.missing += [m for m in over_ssh.missing if "engine" in m]
-            elif reading is not None:
+            elif reading is not None and not node.local:
                 reading.missing.append(NO_TREE_EXPORTER + " and there is no ssh connection")
         finally:
             if ssh_task is not None and not ssh_task.done():
                 ssh_task.cancel()
+        if reading is not None and ssh_task is None and node.local:
+            # the exporter's host figures, this machine's /proc for the engine tree
+            here = await self._local(node, root, left(), errors)
+            reading.tree = here.tree if here is not None else None
+            if here is None or here.tree is None:
+                reading.missing.append(NO_TREE_EXPORTER + " and this machine's /proc gave none")
         if reading is None and node.local:
-            try:
-                text = await self.gate.run(
-                    f"vitals-local:{node.name}", lambda: procfs.read_local(root), left()
-                )
-                reading, source = procfs.parse(text, root, _unix_socket(node)), SOURCE_LOCAL
-            except Exception as exc:
-                errors.append(one_line(f"local /proc: {type(exc).__name__}"))
+            reading = await self._local(node, root, left(), errors)
+            source = SOURCE_LOCAL if reading is not None else source
         if reading is None:
             reading = engine_reading(info, _why_engine_only(node, ssh_url, endpoint is None))
             if endpoint is None:
@@ -193,6 +194,20 @@ class VitalsProber:
         if error and source != SOURCE_ENGINE:
             error = one_line(f"{error}; figures from {source}")
         return derive(node.name, source, reading, taken, _same_source(previous, source), error)
+
+    async def _local(
+        self, node: NodeConfig, root: str | None, deadline: float, errors: list[str]
+    ) -> Reading | None:
+        """This machine's /proc read in an abandonable thread (statvfs may hang on a dead
+        mount); None, the reason added to `errors`, when it fails."""
+        try:
+            text = await self.gate.run(
+                f"vitals-local:{node.name}", lambda: procfs.read_local(root), deadline
+            )
+        except Exception as exc:
+            errors.append(one_line(f"local /proc: {type(exc).__name__}"))
+            return None
+        return procfs.parse(text, root, _unix_socket(node))
 
     async def aclose(self) -> None:
         """Close the exporter's HTTP clients."""
