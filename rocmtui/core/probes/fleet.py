@@ -53,6 +53,7 @@ Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
 VITALS_SHARE = 0.85  # of the probe deadline a node's vitals may take
+VITALS_MIN = 0.3  # seconds: less than this left after a first probe, no vitals this round
 INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
 log = logging.getLogger(__name__)
@@ -136,6 +137,27 @@ async def _service(
     return await probe(url, deadline=deadline, previous=previous, now=now, clients=http)
 
 
+async def _vitals(
+    prober: VitalsProber,
+    node: NodeConfig,
+    old: NodeSnapshot | None,
+    deadline: float,
+    after: asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot] | None,
+) -> NodeVitals | None:
+    """The node's vitals within `deadline` seconds, started once `after` (if any) is done."""
+    started = time.monotonic()
+    if after is not None:
+        await asyncio.wait([after], timeout=deadline)
+    left = deadline - (time.monotonic() - started)
+    if left < VITALS_MIN:
+        return None  # the previous vitals stay (none on a first round)
+    api_used = old.api_used if old else None
+    if after is not None and after.done() and not after.cancelled() and not after.exception():
+        probed = after.result()
+        api_used = getattr(probed, "api_used", None) or api_used
+    return await prober.vitals(node, old.vitals if old else None, left, api_used)
+
+
 def _with_vitals(
     snap: NodeSnapshot,
     task: asyncio.Task[NodeVitals | None] | None,
@@ -215,14 +237,11 @@ async def probe_fleet(
             _node(probers, node, deadline, old, now, disk)
         )
         if probers.vitals is not None:
+            # a monitor's first round of a node waits for its probe: the login and the docker
+            # client's first import are the probe's, and must not be slowed into an interim
+            after = tasks[f"node:{node.name}"] if old is None and interim is not None else None
             gathering[node.name] = asyncio.ensure_future(
-                probers.vitals.vitals(
-                    node,
-                    old.vitals if old else None,
-                    # a hung source gives up a little before the node's probe does
-                    deadline * VITALS_SHARE,
-                    old.api_used if old else None,
-                )
+                _vitals(probers.vitals, node, old, deadline * VITALS_SHARE, after)
             )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))
     for kind, url in services:
