@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "vitals"
 # procfs.SCRIPT run by sh while the dev fleet's three engines ran
 EXPORTER = (DATA / "node_exporter.txt").read_text()
 PROC = (DATA / "proc.txt").read_text()
-THINK_ROOT = "/work/main/.fleet/engines/snoc-think/data"
+THINK_ROOT = "/srv/fleet/engines/snoc-think/data"
 
 
 def test_node_exporter_text_gives_the_host_figures() -> None:
