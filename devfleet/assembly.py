@@ -441,4 +441,8 @@ def fleet_status(workdir: Path) -> dict[str, Any] | None:
             state = "ok" if r.sshd.alive() else "down"
             where = f"ssh://{r.sshd.user}@{r.address} ({r.link.host_if})"
             out["parts"].append(("sshd", r.name, r.sshd.pid, state, where))
+    for x in fleet.exporters:
+        state = "ok" if x.alive() else "down"
+        where = f"{x.url} (netns {x.netns})" if x.netns else x.url
+        out["parts"].append(("node_exporter", x.name, x.pid, state, where))
     return out

@@ -195,3 +195,25 @@ def test_a_bad_node_exporter_url_names_the_key(tmp_path: Path) -> None:
     assert caught.value.key == "nodes.g.node_exporter"
     path.write_text('[[nodes]]\nname = "g"\nnode_exporter = "http://snoc-think:9100/metrics"\n')
     assert parse_config(path).nodes[0].node_exporter == "http://snoc-think:9100/metrics"
+
+
+def test_vitals_survive_the_monitor_wire() -> None:
+    """A console attached to the monitor gets every figure (the counters stay behind)."""
+    from msgspec.structs import replace
+
+    from rocmtui.core.hostmonitor.wire import decode
+    from tests.support.snapshots import recorded
+
+    tree = [TreeProcess(1, "dockerd", 10.0)]
+    first = derive("snoc-think", SOURCE_SSH, _reading(100, 200, tree, 1.0), 1000.0, None)
+    tree = [TreeProcess(1, "dockerd", 10.1), TreeProcess(3, "cc1plus", 1.9)]
+    vitals = derive("snoc-think", SOURCE_SSH, _reading(103, 204, tree, 1.5), 1002.0, first)
+    snap = recorded.fleet()
+    snap = replace(snap, nodes=(snap.nodes[0], replace(snap.nodes[1], vitals=vitals)))
+    data = snap.to_json(now=1003.0)
+    assert data["nodes"][1]["vitals"]["age"] == 1.0
+    back = decode(data).nodes[1].vitals
+    assert back == replace(vitals, counters=None)
+    assert decode(data).nodes[0].vitals is None
+    data["nodes"][1]["vitals"] = {"node": 3}  # an unreadable one from another version
+    assert decode(data).nodes[1].vitals is None
