@@ -16,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +27,10 @@ from msgspec.structs import replace
 from devfleet import DevFleet
 from devfleet.exporters import ExporterHandle, start_node_exporter
 from rocmtui.core.config.fleetfile import FleetConfig, parse_config
+from rocmtui.core.probes import NodeProber as NodeProberForSsh
 from rocmtui.core.probes.fleet import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.vitals import procfs
 from rocmtui.core.vitals.model import NodeVitals
 from tests.support.jobs import run_cli, write_config
 from tests.support.realparts import require
@@ -287,3 +290,56 @@ def test_status_json_names_each_node_s_source_and_units(fleet: DevFleet, tmp_pat
     assert gaming["build_cache_bytes"] is not None and len(gaming["missing"]) == 1
     think = nodes["snoc-think"]["vitals"]
     assert think["data_root_used_percent"] is not None and think["mem_used_percent"] is not None
+
+
+async def test_a_data_root_of_its_own_is_measured_by_every_source(
+    fleet: DevFleet, tmp_path: Path
+) -> None:
+    """A data root on a 16 MiB tmpfs of its own (the nodes share one kernel, so a filesystem
+    of its own is what tells a node's disk apart): node_exporter (in the host's namespace and
+    in snoc-think's) and the local read each give that filesystem's size and room, and see it
+    fill."""
+    require("root", "node-exporter")
+    from rocmtui.core.vitals.exporter import ExporterSource
+    from rocmtui.core.vitals.sshsource import SshSource
+    from tests.support.smalldisk import fill, small_tmpfs
+
+    base = Path(tempfile.mkdtemp(prefix="rt-vd-", dir="/tmp"))
+    base.chmod(0o755)
+    size = 16 << 20
+    config = parse_config(_config(tmp_path, fleet))
+    think = config.node("snoc-think")
+    assert think is not None and think.docker_host
+    prober = NodeProberForSsh()
+    exporter = ExporterSource()
+    try:
+        with small_tmpfs(base / "data", size) as root:
+            (root / "buildkit").mkdir()
+            data_root = str(root / "buildkit")
+
+            async def readings() -> list[tuple[str, int | None, int | None]]:
+                out = []
+                for url in (fleet.exporter("snoc-strix").url, fleet.exporter("snoc-think").url):
+                    r = await exporter.read(url, data_root, DEADLINE)
+                    out.append((url, r.data_root_total_bytes, r.data_root_free_bytes))
+                # the dev fleet's sshd runs in a private mount namespace of its own, where
+                # this tmpfs is not: the ssh read says so, and never measures another disk
+                r = await SshSource(prober.engines.masters).read(
+                    think.docker_host or "", think.ssh_config, data_root, 5.0
+                )
+                assert r.data_root_total_bytes is None, r
+                assert any("No such file" in m for m in r.missing), r.missing
+                r = procfs.parse(procfs.read_local(data_root), data_root, None)
+                out.append(("local", r.data_root_total_bytes, r.data_root_free_bytes))
+                return out
+
+            for source, total, free in await readings():
+                assert total == size and free is not None and free > size // 2, source
+            fill(root, leave=64 << 10)
+            for source, total, free in await readings():
+                assert total == size and free is not None and free <= 64 << 10, (source, free)
+    finally:
+        await exporter.aclose()
+        prober.close()
+        (base / "data").rmdir()
+        base.rmdir()

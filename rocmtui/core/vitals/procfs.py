@@ -14,6 +14,7 @@ serving the node's socket (several engines may share one kernel, as on the dev f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable
@@ -28,7 +29,8 @@ from rocmtui.core.vitals.reading import Reading, TreeProcess
 #: interpolated. Sections start with "@"; "@root" and "@host" carry a value on their line.
 #: With no data root known yet (a node's first round) the node's docker CLI names it. A data
 #: root the ssh user may not reach (statvfs needs search permission on every folder above it)
-#: is measured at a mount of its filesystem that it can reach (`mounts_of`).
+#: is measured at a mount of its filesystem that it can reach (`mounts_of`); one that is not
+#: there is said so, never measured as another filesystem.
 SCRIPT = r"""d=$1 s=$2
 if [ -z "$d" ] && command -v docker >/dev/null 2>&1; then
   d=$(docker ${s:+--host "unix://$s"} info --format '{{.DockerRootDir}}' 2>/dev/null)
@@ -42,13 +44,17 @@ echo @vmstat; grep -E '^(pswpin|oom_kill) ' /proc/vmstat
 for f in cpu io memory; do echo "@psi $f"; cat /proc/pressure/$f 2>/dev/null || echo absent; done
 echo @fs
 if [ -n "$d" ]; then
-  stat -f -c '%S %b %a' -- "$d" 2>/dev/null || awk -v d="$d/" '
-    { mp[NR] = $5; mm[NR] = $3 }
-    $5 == "/" || index(d, $5 "/") == 1 { if (length($5) >= length(b)) { b = $5; dev = $3 } }
-    END { print b; for (i = 1; i <= NR; i++) if (mm[i] == dev && mp[i] != b) print mp[i] }
-  ' /proc/self/mountinfo | {
-    ok=; while read -r m; do stat -f -c '%S %b %a' -- "$m" 2>/dev/null && { ok=1; break; }; done
-    [ -n "$ok" ] || echo "no statvfs of the data root or of its filesystem's mounts"; }
+  if out=$(stat -f -c '%S %b %a' -- "$d" 2>&1); then echo "$out"
+  else case $out in
+    *ermission*) awk -v d="$d/" '
+      { mp[NR] = $5; mm[NR] = $3 }
+      $5 == "/" || index(d, $5 "/") == 1 { if (length($5) >= length(b)) { b = $5; dev = $3 } }
+      END { print b; for (i = 1; i <= NR; i++) if (mm[i] == dev && mp[i] != b) print mp[i] }
+    ' /proc/self/mountinfo | {
+      ok=; while read -r m; do stat -f -c '%S %b %a' -- "$m" 2>/dev/null && { ok=1; break; }; done
+      [ -n "$ok" ] || echo "no statvfs of the data root or of its filesystem's mounts"; };;
+    *) echo "$out";;
+  esac; fi
 fi
 echo @engines
 for p in /proc/[0-9]*; do
@@ -300,16 +306,21 @@ def read_local(data_root: str | None) -> str:
         out += [f"@psi {kind}", _read(f"/proc/pressure/{kind}") or "absent"]
     out.append("@fs")
     if data_root:
-        failed = f"{data_root}: no statvfs of it or of its filesystem's mounts"
-        for path in (data_root, *mounts_of(data_root)):
-            try:
-                st = os.statvfs(path)
-            except OSError:
-                continue
+        try:
+            st = os.statvfs(data_root)
+        except PermissionError:  # measured at a mount of its filesystem this reader can reach
+            st = None
+            for path in mounts_of(data_root):
+                with contextlib.suppress(OSError):
+                    st = os.statvfs(path)
+                    break
+            if st is None:
+                out.append(f"{data_root}: no statvfs of it or of its filesystem's mounts")
+        except OSError as exc:
+            st = None
+            out.append(f"{data_root}: {exc.strerror}")
+        if st is not None:
             out.append(f"{st.f_frsize} {st.f_blocks} {st.f_bavail}")
-            break
-        else:
-            out.append(failed)
     out.append("@engines")
     pids = [name for name in os.listdir("/proc") if name.isdigit()]
     stats: list[str] = []
