@@ -291,6 +291,13 @@ def render(
             reasons.append(Text(f"  {NODE_SYMBOLS.get(n.state, '?')} {n.name}: {n.api_note}"))
         if n.history_note:
             reasons.append(Text(f"  · {n.name}: {n.history_note}"))
+        if n.vitals is not None:
+            from rocmtui.core.text.sanitize import one_line
+            from rocmtui.core.vitals.summary import summary
+
+            reasons.append(Text(f"  · {n.name}: {summary(n.vitals, now)}"))
+            if n.vitals.error:
+                reasons.append(Text(f"  · {n.name}: {one_line(n.vitals.error)}"))
     _add_rows(nodes, rows)
     if rows:
         console.print(nodes)

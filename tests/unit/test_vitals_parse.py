@@ -217,3 +217,23 @@ def test_vitals_survive_the_monitor_wire() -> None:
     assert decode(data).nodes[0].vitals is None
     data["nodes"][1]["vitals"] = {"node": 3}  # an unreadable one from another version
     assert decode(data).nodes[1].vitals is None
+
+
+def test_status_says_each_node_s_vitals_in_one_line() -> None:
+    from msgspec.structs import replace
+
+    from rocmtui.core.vitals.model import NodeVitals
+    from rocmtui.core.vitals.summary import summary
+
+    busy = NodeVitals(
+        node="snoc-think", source=SOURCE_SSH, taken_at=100.0, host_cpu_percent=1580.4,
+        engine_cpu_percent=1490.0, mem_used_percent=71.2, data_root_free_bytes=38 << 30,
+        data_root_total_bytes=400 << 30, psi_io_some_avg10=12.0, build_cache_bytes=12 << 30,
+    )  # fmt: skip
+    assert summary(busy, 101.0) == (
+        "cpu 1580% eng 1490% mem 71% · 38.0G free of 400.0G · io 12% · cache 12.0G (ssh)"
+    )
+    stale = replace(busy, error="ssh vitals: no complete answer in 2.5s (link hung?)")
+    assert summary(stale, 160.0).endswith("(ssh), 1m00s old")
+    bare = NodeVitals(node="g", source="engine", taken_at=100.0)
+    assert summary(bare, 100.0) == "no figures (engine)"
