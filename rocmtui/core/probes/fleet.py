@@ -40,6 +40,7 @@ from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.vitals import inround as vitals_in_round
 from rocmtui.core.vitals.model import NodeVitals
 
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
 BUILDER_REFRESH = 30.0  # seconds a `buildx ls` answer is reused by the monitor
-VITALS_SHARE = 0.85  # of the probe deadline a node's vitals may take
-VITALS_MIN = 0.3  # seconds: less than this left after a first probe, no vitals this round
 INTERIM_AFTER = 0.5  # seconds into a round still waiting on a target: publish what answered
 
 log = logging.getLogger(__name__)
@@ -137,48 +136,6 @@ async def _service(
     return await probe(url, deadline=deadline, previous=previous, now=now, clients=http)
 
 
-async def _vitals(
-    prober: VitalsProber,
-    node: NodeConfig,
-    old: NodeSnapshot | None,
-    deadline: float,
-    after: asyncio.Task[NodeSnapshot] | asyncio.Task[ServiceSnapshot] | None,
-) -> NodeVitals | None:
-    """The node's vitals within `deadline` seconds, started once `after` (if any) is done."""
-    started = time.monotonic()
-    if after is not None:
-        await asyncio.wait([after], timeout=deadline)
-    left = deadline - (time.monotonic() - started)
-    if left < VITALS_MIN:
-        return None  # the previous vitals stay (none on a first round)
-    api_used = old.api_used if old else None
-    if after is not None and after.done() and not after.cancelled() and not after.exception():
-        probed = after.result()
-        api_used = getattr(probed, "api_used", None) or api_used
-    return await prober.vitals(node, old.vitals if old else None, left, api_used)
-
-
-def _with_vitals(
-    snap: NodeSnapshot,
-    task: asyncio.Task[NodeVitals | None] | None,
-    old: NodeSnapshot | None,
-    waiting: bool,
-) -> NodeSnapshot:
-    """`snap` with the vitals gathered this round; else (still gathering in an interim
-    snapshot, or given up at the round's end) its last ones, their time showing their age."""
-    vitals = old.vitals if old is not None else None
-    if task is None or (waiting and not task.done()):
-        pass
-    elif not task.done() or task.cancelled():
-        if vitals is not None:
-            vitals = replace(vitals, error="vitals: no answer by the round's end")
-    elif task.exception() is None:
-        vitals = task.result() or vitals
-    else:
-        log.error("vitals of %s", snap.name, exc_info=task.exception())
-    return replace(snap, vitals=vitals) if vitals is not snap.vitals else snap
-
-
 def _overlay(snapshot: NodeSnapshot, overlay: NodeOverlay | None) -> NodeSnapshot:
     if overlay is None:
         return snapshot
@@ -241,7 +198,7 @@ async def probe_fleet(
             # client's first import are the probe's, and must not be slowed into an interim
             after = tasks[f"node:{node.name}"] if old is None and interim is not None else None
             gathering[node.name] = asyncio.ensure_future(
-                _vitals(probers.vitals, node, old, deadline * VITALS_SHARE, after)
+                vitals_in_round.gather(probers.vitals, node, old, deadline, after)
             )
     services = (("registry", config.registry.url), ("webdav", config.webdav.url))
     for kind, url in services:
@@ -282,7 +239,7 @@ async def probe_fleet(
                 )
             if node.name not in probing:  # a node still asked keeps its last verdict whole
                 old = prev_nodes.get(node.name)
-                snap = _with_vitals(snap, gathering.get(node.name), old, waiting)
+                snap = vitals_in_round.attach(snap, gathering.get(node.name), old, waiting)
             nodes.append(_overlay(snap, node_overlay))
         svc: dict[str, ServiceSnapshot] = {}
         for kind, url in services:
