@@ -126,6 +126,8 @@ async def test_each_source_answers_with_plausible_figures(fleet: DevFleet, tmp_p
     # the ssh node's engine tree: its dockerd and the containerd it runs, at least
     assert think.engine_processes and think.engine_processes >= 2
     assert think.engine_cpu_percent is not None
+    # the OOM kills of each engine's own memory cgroup, read over ssh and here
+    assert think.engine_oom_kills_total == 0 and strix.engine_oom_kills_total == 0
     # the TLS node: what its engine API tells, and one line on the rest
     assert gaming.build_cache_bytes is not None and gaming.data_root
     assert gaming.cpu_count == cpus and gaming.mem_total_bytes

@@ -237,3 +237,14 @@ def test_status_says_each_node_s_vitals_in_one_line() -> None:
     assert summary(stale, 160.0).endswith("(ssh), 1m00s old")
     bare = NodeVitals(node="g", source="engine", taken_at=100.0)
     assert summary(bare, 100.0) == "no figures (engine)"
+
+
+def test_the_engine_s_own_memory_cgroup_counts_its_oom_kills() -> None:
+    """The kernel's oom_kill counts every node's on a shared kernel; the engine's cgroup only
+    its own: snoc-think's dockerd (15720) had 3, the others' cgroups said nothing."""
+    text = PROC.replace("@engines\n", "@engines\n@oom 15720 3\n@oom 15808 junk\n", 1)
+    assert procfs.parse(text, "/", "/tmp/rt2fcjg8pb/d.sock").engine_oom_kills == 3
+    assert procfs.parse(text, "/", "/tmp/rt3_jxu787/d.sock").engine_oom_kills is None
+    assert procfs.parse(text, "/", "/tmp/rtio1gdduu/d.sock").engine_oom_kills is None
+    tree = procfs.parse(text, "/", "/tmp/rt2fcjg8pb/d.sock").tree
+    assert tree is not None and {15720, 15760} <= {p.pid for p in tree}  # engines intact

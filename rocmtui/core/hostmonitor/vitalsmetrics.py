@@ -107,6 +107,11 @@ def vitals_families(snapshot: FleetSnapshot) -> list[Metric]:
         "Processes the host's kernel OOM killer ended since boot",
         labels=["node"],
     )
+    engine_ooms = CounterMetricFamily(
+        "rocmtui_node_engine_oom_kills",
+        "Processes the OOM killer ended in the memory cgroup of the node's engine",
+        labels=["node"],
+    )
     for node in snapshot.nodes:
         vitals = node.vitals
         if vitals is None:
@@ -123,7 +128,10 @@ def vitals_families(snapshot: FleetSnapshot) -> list[Metric]:
                 pressure.add_metric([node.name, resource, kind], value / 100.0)
         if vitals.oom_kills_total is not None:
             ooms.add_metric([node.name], float(vitals.oom_kills_total))
-    return [source, taken, *(family for family, _, _ in gauges), pressure, ooms]
+        if vitals.engine_oom_kills_total is not None:
+            engine_ooms.add_metric([node.name], float(vitals.engine_oom_kills_total))
+    families = (family for family, _, _ in gauges)
+    return [source, taken, *families, pressure, ooms, engine_ooms]
 
 
 def _pressure(v: NodeVitals) -> list[tuple[tuple[str, str], float | None]]:

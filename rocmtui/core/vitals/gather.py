@@ -164,6 +164,7 @@ class VitalsProber:
                         reading, source = over_ssh, SOURCE_SSH
                     else:  # the exporter's host figures, ssh's engine tree
                         reading.tree = over_ssh.tree
+                        reading.engine_oom_kills = over_ssh.engine_oom_kills
                         reading.missing += [m for m in over_ssh.missing if "engine" in m]
             elif reading is not None and not node.local:
                 reading.missing.append(NO_TREE_EXPORTER + " and there is no ssh connection")
@@ -174,6 +175,7 @@ class VitalsProber:
             # the exporter's host figures, this machine's /proc for the engine tree
             here = await self._local(node, root, left(), errors)
             reading.tree = here.tree if here is not None else None
+            reading.engine_oom_kills = here.engine_oom_kills if here is not None else None
             if here is None or here.tree is None:
                 reading.missing.append(NO_TREE_EXPORTER + " and this machine's /proc gave none")
         if reading is None and node.local:

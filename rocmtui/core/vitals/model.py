@@ -80,6 +80,10 @@ class NodeVitals(Struct, frozen=True):
     data_root_total_bytes: int | None = None
     build_cache_bytes: int | None = None  # the builder's cache (engine /system/df)
     oom_kills_total: int | None = None  # cumulative; a verdict compares with the build's start
+    # OOM kills counted by the memory cgroup of the engine's dockerd (cgroup v1 oom_control or
+    # v2 memory.events): this node's own, where oom_kills_total is the whole kernel's (nodes
+    # sharing one kernel, as on the dev fleet, all see each other's there); /proc readers only
+    engine_oom_kills_total: int | None = None
     counters: VitalsCounters | None = None
     missing: tuple[str, ...] = ()  # "figure: why", one per figure this node cannot give
     error: str | None = None  # why the chosen source failed this time, one sanitised line

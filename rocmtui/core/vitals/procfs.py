@@ -62,6 +62,11 @@ for p in /proc/[0-9]*; do
   case $c in dockerd|containerd|containerd-shim*)
     printf '%s ' "${p#/proc/}"; tr '\0' ' ' < "$p/cmdline" 2>/dev/null; echo;;
   esac
+  [ "$c" = dockerd ] && { while IFS=: read -r id ctl path; do
+    case $id:$ctl in *:memory) f=/sys/fs/cgroup/memory$path/memory.oom_control;;
+      0:) f=/sys/fs/cgroup$path/memory.events;; *) continue;; esac
+    while read -r k v; do [ "$k" = oom_kill ] && echo "@oom ${p#/proc/} $v"; done < "$f"
+  done < "$p/cgroup"; } 2>/dev/null
 done
 echo @procs; cat /proc/[0-9]*/stat 2>/dev/null
 echo @end
@@ -107,12 +112,8 @@ def _flag(argv: list[str], *names: str) -> str | None:
     return None
 
 
-def engine_tree(
-    procs: Iterable[Proc], engines: dict[int, list[str]], socket: str | None
-) -> tuple[list[Proc] | None, str | None]:
-    """The processes of the engine serving `socket` (None: the default one): (tree, why not).
-
-    `engines`: pid -> argv of each dockerd, containerd and shim seen."""
+def engine_root(engines: dict[int, list[str]], socket: str | None) -> int | None:
+    """The pid of the dockerd serving `socket` (None: the default one), if one is seen."""
     dockerds = {pid: argv for pid, argv in engines.items() if argv and argv[0].endswith("dockerd")}
     exact: list[int] = []
     default: list[int] = []
@@ -125,9 +126,19 @@ def engine_tree(
     root: int | None = (exact or default)[0] if exact or default else None
     if root is None and len(dockerds) == 1 and not socket:
         root = next(iter(dockerds))
+    return root
+
+
+def engine_tree(
+    procs: Iterable[Proc], engines: dict[int, list[str]], socket: str | None
+) -> tuple[list[Proc] | None, str | None]:
+    """The processes of the engine serving `socket` (None: the default one): (tree, why not).
+
+    `engines`: pid -> argv of each dockerd, containerd and shim seen."""
+    root = engine_root(engines, socket)
     if root is None:
         return None, "engine cpu: no dockerd serving this node's socket is visible"
-    argv = dockerds[root]
+    argv = engines[root]
     containerd = _flag(argv, "--containerd")
     if containerd is None:
         exec_root = _flag(argv, "--exec-root") or "/var/run/docker"
@@ -160,6 +171,11 @@ def _sections(text: str) -> tuple[dict[str, list[str]], dict[str, str]]:
         if line.startswith(("@root", "@host")):
             values[line[1:5]] = line[5:].strip()
             current = None
+            continue
+        if line.startswith("@oom "):  # "@oom PID COUNT" within the engines section
+            words = line.split()
+            if len(words) == 3:
+                values[f"oom {words[1]}"] = words[2]
             continue
         if line.startswith("@"):
             current = out.setdefault(line[1:].strip(), [])
@@ -246,6 +262,9 @@ def parse(text: str, data_root: str | None, socket: str | None) -> Reading:
             engines[int(pid)] = cmd.split()
     procs = [p for p in map(parse_stat_line, sec.get("procs", [])) if p is not None]
     tree, why = engine_tree(procs, engines, socket)
+    root = engine_root(engines, socket)
+    oom = values.get(f"oom {root}", "")
+    reading.engine_oom_kills = int(oom) if oom.isdigit() else None
     reading.tree = None if tree is None else [TreeProcess(p.pid, p.comm, p.seconds) for p in tree]
     if why:
         reading.missing.append(why)
@@ -291,6 +310,25 @@ def mounts_of(path: str) -> list[str]:
     return [best, *(m for m, dev in entries if dev == device and m != best)]
 
 
+def _cgroup_ooms(pid: str) -> list[int]:
+    """OOM kills counted by the memory cgroup of process `pid` (v1 memory.oom_control or v2
+    memory.events `oom_kill`), at most one."""
+    for line in _read(f"/proc/{pid}/cgroup").splitlines():
+        ident, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if controllers.split(",").count("memory"):
+            name = f"/sys/fs/cgroup/memory{path}/memory.oom_control"
+        elif ident == "0" and not controllers:
+            name = f"/sys/fs/cgroup{path}/memory.events"
+        else:
+            continue
+        for entry in _read(name).splitlines():
+            key, _, value = entry.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return [int(value)]
+    return []
+
+
 def read_local(data_root: str | None) -> str:
     """Blocking: `SCRIPT`'s output for this machine, read in-process (no shell, no fork)."""
     out = [f"@host {os.environ.get('DOCKER_HOST', '')}", "@stat"]
@@ -333,5 +371,7 @@ def read_local(data_root: str | None) -> str:
         if comm in ("dockerd", "containerd") or comm.startswith("containerd-shim"):
             cmd = _read(f"/proc/{pid}/cmdline").replace("\0", " ").strip()
             out.append(f"{pid} {cmd}")
+        if comm == "dockerd":
+            out += [f"@oom {pid} {n}" for n in _cgroup_ooms(pid)]
     out += ["@procs", *stats, "@end"]
     return "\n".join(out)

@@ -43,6 +43,7 @@ class Reading:
     swap_free_bytes: int | None = None
     swap_in_pages: int | None = None
     oom_kills: int | None = None
+    engine_oom_kills: int | None = None  # counted by the engine's memory cgroup
     # /proc/pressure's own avg10 (percent) ...
     psi_cpu_some_avg10: float | None = None
     psi_io_some_avg10: float | None = None
@@ -197,6 +198,7 @@ def derive(
         data_root_total_bytes=reading.data_root_total_bytes,
         build_cache_bytes=reading.build_cache_bytes,
         oom_kills_total=reading.oom_kills,
+        engine_oom_kills_total=reading.engine_oom_kills,
         counters=counters,
         missing=tuple(dict.fromkeys(reading.missing)),
         error=error,
