@@ -45,6 +45,7 @@ from rocmtui.core.vitals.reading import Reading, derive
 from rocmtui.core.vitals.sshsource import SshSource, SshVitalsError
 
 ENGINE_WAIT = 0.4  # share of the deadline the first round waits for the engine's data root
+LOCAL_SHARE = 0.3  # seconds a read of this machine's /proc serves every local node asking
 KEEP_STALE = 600.0  # seconds a node's last host figures stand in for a failing source
 NO_TREE_EXPORTER = "engine cpu: node_exporter has no per-process CPU"
 
@@ -79,6 +80,8 @@ class VitalsProber:
         # a one-shot caller (`status`) has no previous reading to take rates against: with a
         # window, a node's first reading is followed by a second this many seconds later
         self.window = 0.0
+        self._local_reads: dict[str | None, asyncio.Future[str]] = {}
+        self._local_at: dict[str | None, float] = {}
 
     async def vitals(
         self,
@@ -201,11 +204,22 @@ class VitalsProber:
         self, node: NodeConfig, root: str | None, deadline: float, errors: list[str]
     ) -> Reading | None:
         """This machine's /proc read in an abandonable thread (statvfs may hang on a dead
-        mount); None, the reason added to `errors`, when it fails."""
-        try:
-            text = await self.gate.run(
-                f"vitals-local:{node.name}", lambda: procfs.read_local(root), deadline
+        mount); None, the reason added to `errors`, when it fails. Local nodes of one round
+        (the same machine) share one read per data root."""
+        loop = asyncio.get_running_loop()
+        shared = self._local_reads.get(root)
+        if (
+            shared is None
+            or shared.get_loop() is not loop
+            or (shared.done() and time.monotonic() - self._local_at.get(root, 0.0) > LOCAL_SHARE)
+        ):
+            self._local_at[root] = time.monotonic()
+            shared = asyncio.ensure_future(
+                self.gate.run(f"vitals-local:{root}", lambda: procfs.read_local(root), deadline)
             )
+            self._local_reads[root] = shared
+        try:
+            text = await asyncio.wait_for(asyncio.shield(shared), deadline)
         except Exception as exc:
             errors.append(one_line(f"local /proc: {type(exc).__name__}"))
             return None
