@@ -217,6 +217,8 @@ class VitalsProber:
             shared = asyncio.ensure_future(
                 self.gate.run(f"vitals-local:{root}", lambda: procfs.read_local(root), deadline)
             )
+            # its failure is told to whoever still waits; one nobody waits for is let go
+            shared.add_done_callback(lambda f: f.cancelled() or f.exception())
             self._local_reads[root] = shared
         try:
             text = await asyncio.wait_for(asyncio.shield(shared), deadline)
