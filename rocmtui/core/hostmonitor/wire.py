@@ -17,7 +17,6 @@ from msgspec.json import Decoder
 from msgspec.structs import asdict, replace
 
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.core.vitals.model import NodeVitals
 
 PROTOCOL = 1
 MAX_LINE = 16 * 1024 * 1024  # bytes: a 100-node snapshot is ~100 KB; beyond this, not ours
@@ -62,30 +61,12 @@ def snapshot_line(snapshot: FleetSnapshot, now: float | None = None) -> bytes:
     return json.dumps(snapshot.to_json(now=now)).encode() + b"\n"
 
 
-def _readable_vitals(data: Any) -> Any:
-    """`data` with each node's vitals that do not read as `NodeVitals` (another version's)
-    dropped: the node and the rest of the snapshot still render."""
-    nodes = data.get("nodes") if isinstance(data, dict) else None
-    if not isinstance(nodes, list):
-        return data
-    kept = []
-    for node in nodes:
-        vitals = node.get("vitals") if isinstance(node, dict) else None
-        if vitals is not None:
-            try:
-                convert(vitals, NodeVitals)
-            except ValidationError:
-                node = {**node, "vitals": None}
-        kept.append(node)
-    return {**data, "nodes": kept}
-
-
 def decode(data: Any) -> FleetSnapshot:
     """A FleetSnapshot from `FleetSnapshot.to_json()` output, validated into the Structs by
     msgspec (types, enums, nested objects; fields this side does not know are ignored, which
     lets an older console read a newer monitor): anything malformed is a ProtocolError."""
     try:
-        snapshot = convert(_readable_vitals(data), FleetSnapshot)
+        snapshot = convert(data, FleetSnapshot)
     except ValidationError as exc:
         raise ProtocolError(str(exc)) from None
     if "probing" not in data and snapshot.pending:  # a monitor from before `probing`
