@@ -101,7 +101,9 @@ async def watch_the_first_frame(app: RocmTui, item: object) -> None:
         # second in, then the whole round)
         assert isinstance(item, FleetSnapshot)
         assert shown is not None and (shown is item or shown.taken_at >= item.taken_at)
-        assert "probed" in str(screen.query_one("#statusbar", StatusLine).render())
+        # the round's age, or (an interim first round, a slow machine) what it still waits for
+        said = str(screen.query_one("#statusbar", StatusLine).render())
+        assert "probed" in said or (shown.pending and "waiting for" in said), said
         app.backend.refresh_now()
         for _ in range(150):  # the next round comes through the relay
             await pilot.pause(0.1)
