@@ -16,7 +16,7 @@ def render(report: HistoryReport, now: float) -> None:
     rows = [("STARTED", "TARGET", "ARCH", "NODE", "TOOK", "OUTCOME", "BY", "")]
     builds = list(report.builds[-SHOWN_BUILDS:])
     for row in (*builds, *report.running):
-        evidence = row.evidence.describe() if row.ended_at is not None else "running"
+        evidence = row.describe()
         if row.ended_at is None:
             evidence = f"running · {report.running_note(row) or 'no earlier build'}"
         rows.append(

@@ -19,7 +19,7 @@ from tests.support.readme import readme_codes
 BUILD_KEYS = {
     "job_id", "target", "arch", "node", "started_at", "ended_at", "duration", "outcome",
     "origin", "started_by", "condition", "evidence", "steps_total", "steps_cached",
-    "steps_from", "sccache_hits", "sccache_misses", "sccache_hit_rate", "note",
+    "steps_from", "sccache_hits", "sccache_misses", "sccache_hit_rate", "settling", "note",
 }  # fmt: skip
 GROUP_KEYS = {"target", "arch", "node", "builds", "conditions", "regressions", "estimate"}
 
@@ -91,3 +91,39 @@ def test_a_bad_retention_is_a_configuration_error(tmp_path: Path) -> None:
     fleet.write_text("history_retention_days = 0\n")
     done = run_cli(fleet, "history")
     assert done.returncode == 2 and "history_retention_days" in done.stderr
+
+
+def test_a_build_that_just_ended_is_listed_at_once_and_settling(tmp_path: Path) -> None:
+    """Issue 38: `history` never says "no builds recorded" beside a `jobs` list that has the
+    build; the one that ended a moment ago is there, marked settling."""
+    import time
+
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.states import JobState
+
+    state = tmp_path / "state"
+    store = JobStore(state)
+    now = time.time()
+
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        return JobRecord(
+            id=job_id, target="demo-base", arch="gfx1201", node="n0", endpoint="unix:///x",
+            push=False, overrides={}, command=(), user="ci", host="h", bake_file="",
+            job_dir=str(job_dir), started_at=now - 12, ended_at=now - 1,
+            state=JobState.SUCCEEDED,
+        )  # fmt: skip
+
+    job = store.create(make)
+    job.log_path.write_text("#4 [2/2] RUN true\n#4 CACHED\n")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'state_dir = "{state}"\n')
+    jobs = run_cli(fleet, "jobs")
+    assert job.id in jobs.stdout, jobs.stdout + jobs.stderr
+    text = run_cli(fleet, "history")
+    assert text.returncode == 0, text.stderr
+    assert "no builds recorded" not in text.stdout
+    line = next(x for x in text.stdout.splitlines() if "demo-base" in x)
+    assert "settling · frozen: 1/1 steps cached" in line
+    data = json.loads(run_cli(fleet, "history", "--json").stdout)
+    (build,) = data["builds"]
+    assert (build["job_id"], build["settling"], build["condition"]) == (job.id, True, "frozen")

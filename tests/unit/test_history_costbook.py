@@ -66,13 +66,14 @@ def test_finished_jobs_become_rows_with_their_evidence(tmp_path: Path) -> None:
         ),
     )
     assert outside is not None
-    fresh = store.create(_job("demo-base", NOW - 20, 10))  # ended 10 s ago: not settled
+    fresh = store.create(_job("demo-base", NOW - 20, 10))  # ended 10 s ago: settling
     running = store.create(_job("demo-base", NOW - 5, 0, ended_at=None, state=JobState.RUNNING))
     book = CostBook(store)
-    assert book.sync(NOW) == 2
-    assert book.sync(NOW) == 0  # each job is read once
+    assert book.sync(NOW) == 3
+    assert book.sync(NOW) == 0  # each job is read once until it settles
     rows = {r.job_id: r for r in book.rows()}
-    assert set(rows) == {own.id, outside.id}
+    assert set(rows) == {own.id, outside.id, fresh.id}
+    assert rows[fresh.id].settling and not rows[own.id].settling
     mine = rows[own.id]
     assert (mine.origin, mine.started_by, mine.duration) == ("rocmtui", "ci@snoc-strix", 100)
     assert mine.evidence.steps_from == "log" and mine.evidence.steps_total == 1
@@ -85,12 +86,40 @@ def test_finished_jobs_become_rows_with_their_evidence(tmp_path: Path) -> None:
         48.5,
     )
     assert theirs.evidence.steps_from == "buildkit" and theirs.condition == "frozen"
-    assert book.sync(NOW + SETTLE_SECONDS) == 1 and fresh.id in {r.job_id for r in book.rows()}
+    assert book.sync(NOW + SETTLE_SECONDS) == 1  # the settling one, read again
+    assert not any(r.settling for r in book.rows())
     assert running.id not in {r.job_id for r in book.rows()}
     only = book.rows(CostFilter(target="demo-vllm"))
     assert [r.job_id for r in only] == [outside.id]
     assert book.rows(CostFilter(since=NOW - 550, node="n0"))[0].job_id == outside.id
     assert book.rows(CostFilter(arch="gfx950")) == []
+
+
+def test_a_build_is_in_the_history_the_moment_it_ends_settling_until_its_evidence(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: no 30 s wait. The row is there at once, settling; the sccache statistics the
+    supervisor writes after the outcome are read when it settles, and its condition moves
+    from unknown to warm."""
+    from rocmtui.core.history.costbook import load_history
+
+    store = JobStore(tmp_path)
+    job = store.create(_job("demo-pytorch", NOW - 101, 100))  # ended 1 s ago
+    job.log_path.write_text(WARM_LOG)
+    rows, running = load_history(store, now=NOW)
+    assert running == [] and [r.job_id for r in rows] == [job.id]
+    (row,) = rows
+    assert row.settling and row.condition == "unknown"
+    assert row.describe() == "settling · unknown: 0/1 steps cached, no sccache statistics"
+    report = HistoryReport.build(rows, now=NOW).to_json()
+    assert report["builds"][0]["settling"] is True
+    # the supervisor writes sccache's statistics after the outcome
+    prefixed = "".join(f"#4 41.0 {line}\n" for line in SCCACHE_TEXT.splitlines())
+    job.log_path.write_text(WARM_LOG + prefixed)
+    assert load_history(store, now=NOW + 5)[0][0].settling  # still settling, not read again
+    (settled,) = load_history(store, now=NOW + SETTLE_SECONDS)[0]
+    assert not settled.settling and settled.condition == "warm"
+    assert settled.describe().startswith("warm: 0/1 steps cached, sccache ")
 
 
 def test_rows_past_the_retention_are_dropped_and_not_read_again(tmp_path: Path) -> None:
@@ -114,7 +143,7 @@ def test_the_previous_release_store_is_migrated(tmp_path: Path) -> None:
     jobs = store.list()
     assert len(jobs) == 2 and {j.target for j in jobs} == {"demo-pytorch", "demo-vllm"}
     with sqlite3.connect(root / "jobs.sqlite") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     book = CostBook(store, retention_days=3650)
     assert book.sync(NOW) == 2
     by_target = {r.target: r for r in book.rows()}

@@ -128,7 +128,7 @@ def detail_text(report: HistoryReport, group: GroupReport, now: float, palette: 
     last = group.last
     if last is not None:
         out.append("last ", style=palette.muted)
-        out.append(f"{last.evidence.describe()} · {fmt_age(last.duration)} · {last.outcome}")
+        out.append(f"{last.describe()} · {fmt_age(last.duration)} · {last.outcome}")
         out.append(f" · {fmt_when(last.started_at, now)} by {clean(last.started_by, 40)}")
     shown = [(c, group.stats[c]) for c in CONDITIONS if c in group.stats]
     for index, (condition, stats) in enumerate(shown):

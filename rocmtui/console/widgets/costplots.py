@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from textual_plotext import PlotextPlot
 
 from rocmtui.core.history.cost import CONDITIONS, Condition, CostPoint
+from rocmtui.core.history.timeaxis import time_axis
 
 COLOURS = {
     Condition.FROZEN: "blue",
@@ -25,7 +26,6 @@ COLOURS = {
     Condition.COLD: "red",
     Condition.UNKNOWN: "gray",
 }
-DAY = 86400.0
 
 
 def unit_for(seconds: float) -> tuple[str, float]:
@@ -51,7 +51,8 @@ class CostPlot(PlotextPlot):
 
 
 class DurationPlot(CostPlot):
-    """Duration over time (days before now), one letter per build."""
+    """Duration over time (minutes, hours or days before now, whichever fits the span; ticks
+    at times of day or dates: `history.timeaxis`), one letter per build."""
 
     def draw(self, points: Sequence[CostPoint], now: float) -> None:
         """Redraw with `points` (succeeded builds are drawn; the rest are not durations)."""
@@ -60,16 +61,19 @@ class DurationPlot(CostPlot):
         if unit is not None:
             name, scale = unit
             plt = self.plt
+            axis = time_axis(min(p.started_at for p in done), now)
             for condition in CONDITIONS:
                 mine = [p for p in done if p.condition is condition]
                 if mine:
                     plt.scatter(
-                        [(p.started_at - now) / DAY for p in mine],
+                        [axis.x(p.started_at) for p in mine],
                         [p.duration / scale for p in mine],
                         marker=condition.letter,
                         color=COLOURS[condition],
                     )
-            plt.xlabel("days ago")
+            plt.xlabel(axis.label)
+            if axis.ticks:
+                plt.xticks([x for x, _ in axis.ticks], [label for _, label in axis.ticks])
             plt.ylabel(name)
         self.refresh()
 

@@ -3,11 +3,14 @@
 `CostBook.sync()` turns each finished job (rocmtui's own and builds started elsewhere alike)
 that has no row yet into one `build_costs` row: its duration, outcome, who started it, its step
 counts (`steps.scan_steps` of its log; BuildKit's counts for a build started elsewhere without
-one) and sccache's statistics (the job folder's `sccache.json`, else a scan of its log). A job
-is read once, `SETTLE_SECONDS` after it ended (its supervisor writes `sccache.json` after the
-outcome), and rows older than the retention are deleted, so the table is bounded and a
-reader's cost is one indexed query. Readers (`rocmtui history`, the console's history screen)
-call `sync` and then `rows`.
+one) and sccache's statistics (the job folder's `sccache.json`, else a scan of its log). A
+finished build has its row the moment it ended (an operator who just saw it finish looks for
+it), marked *settling* (`CostRow.settling`) while its late evidence may still come: its
+supervisor writes `sccache.json` after the outcome. A settling row is read once more,
+`SETTLE_SECONDS` after the end, and is then settled for good; so a job's log is scanned at
+most twice. Rows older than the retention are deleted, so the table is bounded and a reader's
+cost is one indexed query. Readers (`rocmtui history`, the console's history screen) call
+`sync` and then `rows`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ _COLUMNS = (
     "steps_from",
     "sccache_hits",
     "sccache_misses",
+    "settled",
 )
 
 
@@ -61,6 +65,16 @@ class CostRow(Struct, frozen=True):
     origin: str  # "rocmtui" or "elsewhere"
     started_by: str  # user@host for rocmtui's own; BuildKit's client or record name otherwise
     evidence: BuildEvidence
+    # ended less than SETTLE_SECONDS ago: its sccache statistics may still come
+    settling: bool = False
+
+    def describe(self) -> str:
+        """Its condition with the evidence: `hot: 1/2 steps cached, ...`; `running`; a
+        settling build says so (`settling · unknown: 0/1 steps cached, ...`)."""
+        if self.ended_at is None:
+            return "running"
+        text = self.evidence.describe()
+        return f"settling · {text}" if self.settling else text
 
     @property
     def condition(self) -> Condition:
@@ -117,7 +131,12 @@ def started_by(record: JobRecord) -> str:
     return out.client or out.name or "elsewhere"
 
 
-def row_of(record: JobRecord, evidence: BuildEvidence, now: float | None = None) -> CostRow:
+def row_of(
+    record: JobRecord,
+    evidence: BuildEvidence,
+    now: float | None = None,
+    settling: bool = False,
+) -> CostRow:
     """A job as a cost row."""
     duration = record.duration(now)
     if record.outside is not None and record.outside.duration and record.ended_at is not None:
@@ -134,6 +153,7 @@ def row_of(record: JobRecord, evidence: BuildEvidence, now: float | None = None)
         origin="rocmtui" if record.outside is None else "elsewhere",
         started_by=started_by(record),
         evidence=evidence,
+        settling=settling,
     )
 
 
@@ -155,6 +175,7 @@ def _to_values(row: CostRow) -> tuple[object, ...]:
         e.steps_from,
         e.sccache_hits,
         e.sccache_misses,
+        0 if row.settling else 1,
     )
 
 
@@ -180,6 +201,7 @@ def _from_values(v: Sequence[object]) -> CostRow:
             sccache_hits=opt_int(v[13]),
             sccache_misses=opt_int(v[14]),
         ),
+        settling=v[15] == 0,
     )
 
 
@@ -220,34 +242,43 @@ class CostBook:
         self.retention = retention_days * DAY
 
     def sync(self, now: float | None = None) -> int:
-        """Write a row for every settled finished job that has none; drop rows (and ignore
-        jobs) past the retention. The number of rows written."""
+        """Write a row for every finished job that has none (settling when it ended less
+        than `SETTLE_SECONDS` ago), read each settling row's job again once it has settled;
+        drop rows (and ignore jobs) past the retention. The number of rows written or
+        settled."""
         now = time.time() if now is None else now
         cutoff = now - self.retention
+        settle_by = now - SETTLE_SECONDS
         written = 0
         with self.store.connect(write=True) as conn:
             conn.execute("DELETE FROM build_costs WHERE started_at < ?", (cutoff,))
-        while True:
-            with self.store.connect() as conn:
-                found = conn.execute(
-                    "SELECT * FROM jobs WHERE ended_at IS NOT NULL AND ended_at <= ? "
-                    "AND started_at >= ? AND id NOT IN (SELECT job_id FROM build_costs) "
-                    "ORDER BY started_at LIMIT ?",
-                    (now - SETTLE_SECONDS, cutoff, SYNC_BATCH),
-                ).fetchall()
-            records = [row_to_record(r) for r in found]
-            rows = [row_of(r, evidence_of(r)) for r in records]
-            if rows:
-                marks = ", ".join("?" for _ in _COLUMNS)
-                with self.store.connect(write=True) as conn:
-                    conn.executemany(
-                        f"INSERT OR IGNORE INTO build_costs ({', '.join(_COLUMNS)}) "
-                        f"VALUES ({marks})",
-                        [_to_values(r) for r in rows],
-                    )
-                written += len(rows)
-            if len(found) < SYNC_BATCH:
-                return written
+        queries = (
+            (
+                "SELECT * FROM jobs WHERE ended_at IS NOT NULL AND started_at >= ? "
+                "AND id NOT IN (SELECT job_id FROM build_costs) ORDER BY started_at LIMIT ?",
+                (cutoff, SYNC_BATCH),
+            ),
+            (
+                "SELECT * FROM jobs WHERE id IN (SELECT job_id FROM build_costs "
+                "WHERE settled = 0 AND ended_at <= ?) ORDER BY started_at LIMIT ?",
+                (settle_by, SYNC_BATCH),
+            ),
+        )
+        for sql, params in queries:
+            while True:
+                with self.store.connect() as conn:
+                    found = conn.execute(sql, params).fetchall()
+                records = [row_to_record(r) for r in found]
+                rows = [
+                    row_of(r, evidence_of(r), settling=(r.ended_at or 0.0) > settle_by)
+                    for r in records
+                ]
+                if rows:
+                    self.add(rows)
+                    written += len(rows)
+                if len(found) < SYNC_BATCH:
+                    break
+        return written
 
     def rows(self, which: CostFilter | None = None) -> list[CostRow]:
         """Rows oldest first."""

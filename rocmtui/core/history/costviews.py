@@ -44,6 +44,7 @@ class BuildView(Struct, frozen=True, kw_only=True):
     sccache_hits: int | None
     sccache_misses: int | None
     sccache_hit_rate: float | None
+    settling: bool  # ended moments ago: its late evidence (sccache) may still come
     note: str | None
 
     @classmethod
@@ -63,13 +64,14 @@ class BuildView(Struct, frozen=True, kw_only=True):
             origin=row.origin,
             started_by=row.started_by,
             condition=row.condition,
-            evidence=e.describe() if row.ended_at is not None else "running",
+            evidence=row.describe(),
             steps_total=e.steps_total,
             steps_cached=e.steps_cached,
             steps_from=e.steps_from,
             sccache_hits=e.sccache_hits,
             sccache_misses=e.sccache_misses,
             sccache_hit_rate=None if rate is None else round(rate, 4),
+            settling=row.settling,
             note=note,
         )
 

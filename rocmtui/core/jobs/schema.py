@@ -15,8 +15,9 @@ from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 
-# 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs
-SCHEMA_VERSION = 4
+# 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs;
+# 5: build_costs.settled, the build_steps table
+SCHEMA_VERSION = 5
 
 COLUMNS = """
     id TEXT PRIMARY KEY,

@@ -30,7 +30,12 @@ from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.diskroom import condition, describe
-from rocmtui.core.history.costschema import COSTS_INDEXES, COSTS_TABLE
+from rocmtui.core.history.costschema import (
+    COSTS_INDEXES,
+    COSTS_TABLE,
+    STEPS_TABLE,
+    add_missing_cost_columns,
+)
 from rocmtui.core.jobs.record import JobRecord, new_job_id
 from rocmtui.core.jobs.schema import (
     COLUMNS,
@@ -182,6 +187,8 @@ class JobStore:
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_costs ({COSTS_TABLE})")
                 for index in COSTS_INDEXES:
                     conn.execute(index)
+                conn.execute(f"CREATE TABLE IF NOT EXISTS build_steps ({STEPS_TABLE})")
+                add_missing_cost_columns(conn)
                 add_missing_columns(conn)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
