@@ -61,10 +61,15 @@ def script(shell: str) -> str:
     from rocmtui.cli.main import build_parser
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     dynamic = {"job": "jobs", "target": "targets", "node": "nodes", "arch": "arches"}
+    # every parser, nested ones (`history show ID`) too
+    commands = [parser]
+    for command in commands:
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                commands.extend(action.choices.values())
     # shtab reads a `complete` attribute that argparse's Action does not declare
-    for command in [parser, *sub.choices.values()]:
+    for command in commands:
         for action in command._actions:
             if action.dest in dynamic:
                 setattr(action, "complete", completer(dynamic[action.dest]))  # noqa: B010

@@ -61,10 +61,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SPAN",
         help="only builds started in the last SPAN (7d, 12h, 30m, 2w) or since a date",
     )
+    register_actions(parser)
+
+
+def register_actions(parser: argparse.ArgumentParser) -> None:
+    """`history show|diff|export`: one build's steps, two builds compared, a build's record."""
+    from rocmtui.cli.main import add_config_option
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=False)
+    show = actions.add_parser(
+        "show",
+        help="one build's steps: wait and run, cached, the critical path",
+        description="One build's steps (BuildKit's vertices), each with its wait before it "
+        "started and its run, cached ones marked, and the critical path summed.",
+    )
+    show.add_argument("job", metavar="ID", help="a job id, unique prefix or suffix")
+    show.add_argument("--json", action="store_true", help="every step, as JSON")
+    add_config_option(show)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the history."""
+    """Print the history, or run its action."""
+    action = getattr(args, "action", None)
+    if action == "show":
+        from rocmtui.cli.history_steps import run_show
+
+        return run_show(args)
     from rocmtui.core.history.costbook import CostFilter, load_history
     from rocmtui.core.history.costreport import HistoryReport
     from rocmtui.core.jobs.store import JobStore

@@ -127,3 +127,42 @@ def test_a_build_that_just_ended_is_listed_at_once_and_settling(tmp_path: Path) 
     data = json.loads(run_cli(fleet, "history", "--json").stdout)
     (build,) = data["builds"]
     assert (build["job_id"], build["settling"], build["condition"]) == (job.id, True, "frozen")
+
+
+def test_history_show_exit_codes_and_steps_kept(tmp_path: Path) -> None:
+    """`history show`: 2 for an unknown job, 1 with the reason when its steps cannot be had
+    (no BuildKit record tied to it), 0 with steps kept in the store (README's row)."""
+    import time
+
+    from rocmtui.core.history.stepgraph import collect
+    from rocmtui.core.history.stepstore import KeptSteps, save_steps
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.states import JobState
+
+    assert readme_codes("history show") == "0, 1 the steps cannot be had (why), 2"
+    state = tmp_path / "state"
+    store = JobStore(state)
+    now = time.time()
+
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        return JobRecord(
+            id=job_id, target="demo-base", arch="gfx1201", node="n0", endpoint="unix:///x",
+            push=False, overrides={}, command=(), user="ci", host="h", bake_file="",
+            job_dir=str(job_dir), started_at=now - 12, ended_at=now - 1,
+            state=JobState.SUCCEEDED,
+        )  # fmt: skip
+
+    job = store.create(make)
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'state_dir = "{state}"\n')
+    assert run_cli(fleet, "history", "show", "ffff").returncode == 2
+    none = run_cli(fleet, "history", "show", job.id)
+    assert none.returncode == 1 and "no BuildKit record is tied to it" in none.stderr
+    raw = (Path(__file__).parents[1] / "data" / "buildkit" / "multi_rawjson.log").read_bytes()
+    save_steps(store, job.id, KeptSteps(collect([raw]).steps(), "rawjson"))
+    shown = run_cli(fleet, "history", "show", job.id)
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "15 steps" in shown.stdout
+    assert "critical path (*): 5 steps" in shown.stdout
+    data = json.loads(run_cli(fleet, "history", "show", job.id, "--json").stdout)
+    assert len(data["steps"]) == 15 and data["critical_path"]["names"][-1].endswith("image")

@@ -355,6 +355,32 @@ class Supervisor:
         check = read_push_check(record.job_dir)
         if check is not None:
             self.log.note(f"registry: {check.describe()}")
+        self.keep_steps(record)
+
+    def keep_steps(self, record: JobRecord) -> None:
+        """Keep the build's steps (BuildKit's vertices) for its timeline, read from BuildKit's
+        history with bake's own environment and builder, before BuildKit forgets the record;
+        the outcome is recorded already, so no reader waits on it. Said in the log only when
+        it fails."""
+        from rocmtui.core.history.stepstore import keep_after_build
+
+        try:
+            latest = self.store.get(record.id)  # with the ref `tie_refs` set
+        except Exception:
+            return
+        if latest.buildkit_ref is None:
+            return  # no history on this builder (buildx 0.13, dockerd 20.10): nothing to read
+        said = keep_after_build(self.store, latest, os.environ, _builder_of(self.argv))
+        if said.startswith("steps not kept"):
+            self.log.note(said)
+
+
+def _builder_of(argv: Sequence[str]) -> str | None:
+    """bake's `--builder NAME`, if it names one."""
+    for i, word in enumerate(argv[:-1]):
+        if word == "--builder":
+            return argv[i + 1]
+    return None
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:

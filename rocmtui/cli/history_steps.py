@@ -1,0 +1,96 @@
+"""`rocmtui history show ID [--json]`: one build's steps, each with its wait before it started
+and its run, cached ones marked, and the critical path (the chain of dependent steps that set
+the build's length) summed. Steps are read from the job store, else replayed from BuildKit's
+history on the build's node (`history.stepstore`), and kept. Exit 0; 1 when the steps cannot
+be had (the reason on stderr); 2 for an unknown job or a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.text.units import fmt_seconds
+
+#: A running build's stream is read this long: the steps so far (a live timeline follows it).
+LIVE_PEEK = 3.0
+SHOWN_STEPS = 400  # text mode; --json gives every step
+
+
+def load_report(args: argparse.Namespace, job: str) -> tuple[object, StepReport] | int:
+    """(the job's record, its step report), or an exit code with the reason printed."""
+    from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
+    from rocmtui.core.jobs.control import get_job
+    from rocmtui.core.jobs.store import JobStore
+
+    config = config_from(args)
+    store = JobStore.for_config(config)
+    try:
+        record = get_job(job, config, store)
+    except LookupError as exc:
+        print(f"rocmtui history: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+    running = record.ended_at is None
+    try:
+        kept = steps_of(config, store, record, timeout=LIVE_PEEK if running else 120.0)
+    except StepsUnavailable as exc:
+        print(f"rocmtui history: {exc}", file=sys.stderr)
+        return EXIT_UNHEALTHY
+    return record, StepReport.build(kept.steps, time.time(), running, kept.dropped)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print one build's steps."""
+    loaded = load_report(args, args.job)
+    if isinstance(loaded, int):
+        return loaded
+    record, report = loaded
+    from rocmtui.core.jobs.record import JobRecord
+
+    assert isinstance(record, JobRecord)
+    if args.json:
+        out = {"job_id": record.id, "target": record.target, "arch": record.arch}
+        out |= {"node": record.node, "state": str(record.state), **report.to_json()}
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return EXIT_OK
+    render(record.id, f"{record.target} {record.arch or '-'} on {record.node}", report)
+    return EXIT_OK
+
+
+def render(job_id: str, what: str, report: StepReport) -> None:
+    """The text: a head line, one line per step, the critical path."""
+    cached = sum(1 for s in report.steps if s.cached)
+    live = " · running" if report.running else ""
+    print(
+        f"job {job_id}: {what}{live} · {len(report.steps)} steps, {cached} cached · "
+        f"{fmt_seconds(report.span)} from the first step's start to the last's end"
+    )
+    if report.dropped:
+        print(f"({report.dropped} more steps were not kept: the bound is steps, not lines)")
+    print(f"{'':1} {'START':>7} {'WAIT':>7} {'RUN':>7}  STEP")
+    shown = report.steps[:SHOWN_STEPS]
+    for s in shown:
+        mark = "*" if s.critical else " "
+        start = "-" if s.start is None else f"+{fmt_seconds(s.start)}"
+        if s.cached:
+            run = "cached"
+        elif s.run is None:
+            run = "?skew" if s.skewed else "-"
+        else:
+            run = fmt_seconds(s.run) + ("…" if s.open else "")
+        tail = f"  ERROR: {s.error}" if s.error else ""
+        print(f"{mark} {start:>7} {fmt_seconds(s.wait):>7} {run:>7}  {s.name}{tail}")
+    if len(report.steps) > SHOWN_STEPS:
+        print(f"(the first {SHOWN_STEPS} of {len(report.steps)} steps; --json for all)")
+    path = report.critical_steps
+    if path:
+        print(
+            f"critical path (*): {len(path)} steps, {fmt_seconds(report.path.run)} of "
+            f"{fmt_seconds(report.span)}: " + " → ".join(s.name for s in path)
+        )
+    if report.path.note:
+        print(f"note: {report.path.note}")
