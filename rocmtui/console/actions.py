@@ -32,6 +32,7 @@ from rocmtui.console.intents import (
     PanesChanged,
     PublishedRequested,
     RebuildRequested,
+    TimelineRequested,
 )
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean
@@ -40,6 +41,7 @@ from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.screen import Screen
 
     from rocmtui.console.backend.access import FleetBackend
     from rocmtui.console.screens.fleet import FleetScreen
@@ -71,6 +73,7 @@ class ConsoleState(Protocol):
     def published_screen(self) -> PublishedScreen: ...
     @property
     def history_screen(self) -> HistoryScreen: ...
+    def timeline_screen(self, job_id: str, title: str, running: bool) -> Screen[None]: ...
 
 
 class ConsoleActions:
@@ -93,7 +96,9 @@ class ConsoleActions:
         elif isinstance(intent, CancelConfirmed):
             self.cancel(intent.job_id)
         elif isinstance(intent, LogRequested):
-            self.open_log(intent.job_id)
+            self.open_log(intent.job_id, intent.at)
+        elif isinstance(intent, TimelineRequested):
+            self.open_timeline(intent.job_id)
         elif isinstance(intent, LogsRequested):
             self.app.push_screen(self.console.logs_screen)
         elif isinstance(intent, PublishedRequested):
@@ -252,16 +257,25 @@ class ConsoleActions:
 
     # ---------------------------------------------------------------- logs and jobs
 
-    def open_log(self, job_id: str) -> None:
-        """The job's pane among the log panes, brought forward, on show."""
+    def open_log(self, job_id: str, at: str | None = None) -> None:
+        """The job's pane among the log panes, brought forward, on show (at the first line of
+        step `at`, a step's name, when given)."""
         job = next((j for j in self.console.fleet_screen.data.jobs if j.record.id == job_id), None)
         if job is None:
             self.app.notify("That job is not in the job store (yet).", severity="warning")
             return
         logs = self.console.logs_screen
-        logs.open_job(job)
+        logs.open_job(job, at=at)
         if self.app.screen is not logs:
             self.app.push_screen(logs)
+
+    def open_timeline(self, job_id: str) -> None:
+        """The job's steps on a time axis: a timeline screen of its own on top."""
+        job = next((j for j in self.console.fleet_screen.data.jobs if j.record.id == job_id), None)
+        record = job.record if job is not None else None
+        title = f"{record.target} {record.arch or '-'} on {record.node}" if record else job_id
+        running = record is not None and record.ended_at is None
+        self.app.push_screen(self.console.timeline_screen(job_id, title, running))
 
     def jobs_changed(self, jobs: tuple[JobView, ...], pushes_ended: bool) -> None:
         """Open panes take the new states and progress; a push that ended may have changed

@@ -175,6 +175,16 @@ class RocmTui(App[list[JobView]]):
             self.install_screen(self._history_screen, name="history")
         return self._history_screen
 
+    def timeline_screen(self, job_id: str, title: str, running: bool) -> Screen[None]:
+        """One build's steps on a time axis (`t`): a new screen each time, its modules
+        imported when first needed."""
+        from rocmtui.console.screens.timeline import TimelineScreen
+
+        return TimelineScreen(
+            self.config, job_id, title, running=running, clock=self.clock, live=self.live,
+            read_only=self.read_only, keymap=self.keymap,
+        )  # fmt: skip
+
     @property
     def open_history_screen(self) -> HistoryScreen | None:
         """The history screen if one was made."""

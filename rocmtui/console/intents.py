@@ -13,6 +13,8 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     l / Enter     LogRequested          this job's log pane, brought forward
     L / m         LogsRequested / PublishedRequested   show that screen
     h             HistoryRequested      the history screen: what builds cost
+    t             TimelineRequested     a build's steps on a time axis (its timeline screen)
+    ⏎ (timeline)  LogRequested(at=...)  the log pane, at that step's first line
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
     o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
@@ -71,11 +73,13 @@ class CancelConfirmed(Intent):
 
 
 class LogRequested(Intent):
-    """Open (or bring forward) the log pane of this job."""
+    """Open (or bring forward) the log pane of this job; `at`: a step's name, whose first line
+    the pane shows."""
 
-    def __init__(self, job_id: str) -> None:
+    def __init__(self, job_id: str, at: str | None = None) -> None:
         super().__init__()
         self.job_id = job_id
+        self.at = at
 
 
 class LogsRequested(Intent):
@@ -88,6 +92,14 @@ class PublishedRequested(Intent):
 
 class HistoryRequested(Intent):
     """`h`: every build's duration and cache condition, per target × arch × node."""
+
+
+class TimelineRequested(Intent):
+    """`t`: this job's steps on a time axis, its critical path (live while it runs)."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
 
 
 class JobsChanged(Intent):

@@ -20,8 +20,9 @@ class KeyAction(Struct, frozen=True):
     key: str  # Textual key string; several keys separated by commas
     action: str  # Textual action on the scope's screen
     description: str
-    scope: str  # a screen's ("app", "fleet", "logs", "matrix", "history"), a widget's ("logview",
-    # "logprompt") or a dialog's ("bake", "confirm", "quit", "cell", "help")
+    scope: str  # a screen's ("app", "fleet", "logs", "matrix", "history", "timeline"), a
+    # widget's ("logview", "logprompt", "waterfall") or a dialog's ("bake", "confirm", "quit",
+    # "cell", "help")
     dangerous: bool = False
     show: bool = True  # shown in the footer (help and palette always list it)
 
@@ -38,6 +39,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),
     KeyAction("fleet.matrix", "m", "show_matrix", "Published", "fleet"),
     KeyAction("fleet.history", "h", "show_history", "History", "fleet"),
+    KeyAction("fleet.timeline", "t", "show_timeline", "Timeline", "fleet"),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),
     KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
@@ -56,6 +58,7 @@ CATALOG: tuple[KeyAction, ...] = (
     ),
     KeyAction("logs.cancel", "c", "cancel_job", "Cancel", "logs", dangerous=True),
     KeyAction("logs.rebuild", "r", "rebuild", "Rebuild", "logs", dangerous=True),
+    KeyAction("logs.timeline", "t", "show_timeline", "Timeline", "logs"),
     # the published screen: target × arch matrix and pinned versions (screens/published.py)
     KeyAction("matrix.back", "escape", "back", "Back", "matrix"),
     KeyAction("matrix.detail", "enter", "detail", "Detail", "matrix"),
@@ -66,6 +69,18 @@ CATALOG: tuple[KeyAction, ...] = (
     # the history screen: what builds cost, per target × arch × node (screens/history.py)
     KeyAction("history.back", "escape", "back", "Back", "history"),
     KeyAction("history.refresh", "ctrl+r", "refresh", "Refresh now", "history"),
+    KeyAction("history.timeline", "t", "show_timeline", "Timeline (last build)", "history"),
+    # the timeline screen: one build's steps on a time axis (screens/timeline.py)
+    KeyAction("timeline.back", "escape", "back", "Back", "timeline"),
+    KeyAction("timeline.refresh", "ctrl+r", "refresh", "Refresh now", "timeline"),
+    # its waterfall (widgets/waterfall.py), while it has the focus
+    KeyAction("waterfall.up", "up", "cursor(-1)", "Up", "waterfall", show=False),
+    KeyAction("waterfall.down", "down", "cursor(1)", "Down", "waterfall", show=False),
+    KeyAction("waterfall.page_up", "pageup", "page(-1)", "Page up", "waterfall", show=False),
+    KeyAction("waterfall.page_down", "pagedown", "page(1)", "Page down", "waterfall", show=False),
+    KeyAction("waterfall.first", "home", "cursor_to(0)", "First step", "waterfall", show=False),
+    KeyAction("waterfall.last", "end", "cursor_to(-1)", "Last step", "waterfall", show=False),
+    KeyAction("waterfall.log", "enter", "choose", "Log at this step", "waterfall"),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
     KeyAction("logview.wrap", "w", "toggle_wrap", "Wrap", "logview"),
@@ -114,12 +129,15 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("logviewer.quit", "q", "quit", "Quit", "logviewer"),
 )
 # scopes bound by widgets, listed (in help and the palette) with the screen they appear on
-WIDGET_SCOPES: dict[str, tuple[str, ...]] = {"logs": ("logview", "logprompt")}
+WIDGET_SCOPES: dict[str, tuple[str, ...]] = {
+    "logs": ("logview", "logprompt"),
+    "timeline": ("waterfall",),
+}
 # scopes of modal dialogs: their keys act only while the dialog is open, so a key there may
 # mean something else than on the screens (y confirms in a question, copies in a log)
 DIALOG_SCOPES: tuple[str, ...] = ("bake", "confirm", "quit", "cell", "help")
 # a focused widget's own moves (a table's cursor, a text field's editing keys)
-FIELD_SCOPES: tuple[str, ...] = ("table", "logprompt")
+FIELD_SCOPES: tuple[str, ...] = ("table", "logprompt", "waterfall")
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
 # The order in which shown keys win the footer's room when not all of them fit (80 columns
 # hold about seven): `?` first, since it lists every key; then the way back, the log's own
@@ -139,6 +157,8 @@ FOOTER_FIRST: tuple[str, ...] = (
     "fleet.matrix",
     "fleet.history",
     "history.back",
+    "timeline.back",
+    "waterfall.log",
     "matrix.back",
     "matrix.rebuild",
     "matrix.log",

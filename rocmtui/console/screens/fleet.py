@@ -42,6 +42,7 @@ from rocmtui.console.intents import (
     LogsRequested,
     PublishedRequested,
     RebuildRequested,
+    TimelineRequested,
 )
 from rocmtui.console.messages import (
     BakeLoaded,
@@ -395,6 +396,14 @@ class FleetScreen(CatalogScreen):
             self.notify(why, severity="information", markup=False)
             return
         self.post_message(LogRequested(job.record.id))
+
+    def action_show_timeline(self) -> None:
+        """`t`: the focused row's job's steps on a time axis."""
+        _, job, why = self.focused_row()
+        if job is None:
+            self.notify(why, severity="information", markup=False)
+            return
+        self.post_message(TimelineRequested(job.record.id))
 
     def action_cancel_job(self) -> None:
         """`c`: cancel the focused row's running job, after a confirmation."""

@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.intents import TimelineRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
@@ -294,6 +295,17 @@ class HistoryScreen(CatalogScreen):
         if self.error:
             line.append(f" · cannot read: {clean(self.error, 120)}", style=self.palette.bad)
         self.query_one("#history-status", StatusLine).show(line)
+
+    def action_show_timeline(self) -> None:
+        """`t`: the selected group's last build's steps on a time axis."""
+        report, key = self.report, self.table.selected_key
+        group = None
+        if report is not None and key is not None:
+            group = next((g for g in report.groups if group_key(g) == key), None)
+        if group is None or group.last is None:
+            self.notify("No build selected.", severity="information", markup=False)
+            return
+        self.post_message(TimelineRequested(group.last.job_id))
 
     def action_back(self) -> None:
         """Back to the screen below."""

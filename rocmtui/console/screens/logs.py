@@ -29,6 +29,7 @@ from rocmtui.console.intents import (
     LayoutChanged,
     PanesChanged,
     RebuildRequested,
+    TimelineRequested,
 )
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
@@ -81,6 +82,8 @@ class LogsScreen(CatalogScreen):
         self.panes: dict[str, LogPane] = {}
         self._pending: list[TabPane] = []  # panes opened before the screen was first shown
         self._pending_active: str | None = None
+        self._show_at: tuple[str, str] | None = None  # (job, step name) a pane is to show
+        self._show_tries = 0
 
     def compose(self) -> ComposeResult:
         """Tabs (empty until a log is opened) and the footer."""
@@ -108,10 +111,13 @@ class LogsScreen(CatalogScreen):
             return None
         return True
 
-    def open_job(self, job: JobView) -> None:
-        """Show the job's pane, adding it when it is not open yet."""
+    def open_job(self, job: JobView, at: str | None = None) -> None:
+        """Show the job's pane, adding it when it is not open yet; `at`: a step's name whose
+        first line it shows."""
         tabs = self.query_one(TabbedContent) if self.is_mounted else None
         pid = pane_id(job.record.id)
+        if at is not None:
+            self._show_at, self._show_tries = (job.record.id, at), 0
         if job.record.id not in self.panes:
             pane = LogPane(job, clock=self.clock, id=f"{pid}-pane")
             pane.apply_layout(self.pane_layout)
@@ -130,6 +136,21 @@ class LogsScreen(CatalogScreen):
         self._show_empty()
         self._retitle()
         self._watch()
+        self.call_after_refresh(self._go_to_step)
+
+    def _go_to_step(self) -> None:
+        """The step asked for (`open_job(at=...)`), once its pane is there."""
+        if self._show_at is None:
+            return
+        job_id, name = self._show_at
+        pane = self.panes.get(job_id)
+        if pane is None or not pane.is_mounted:
+            self._show_tries += 1
+            if self._show_tries < 50:  # its tab is still being added (5 s at most)
+                self.set_timer(0.1, self._go_to_step)
+            return
+        self._show_at = None
+        pane.show_step(name)
 
     async def _add_and_show(self, tabs: TabbedContent, tab: TabPane) -> None:
         """Add a pane's tab, then bring it forward (a tab still being added cannot be)."""
@@ -262,6 +283,12 @@ class LogsScreen(CatalogScreen):
         pane = self.current()
         if pane is not None and pane.job.active:
             self.post_message(CancelRequested(pane.job))
+
+    def action_show_timeline(self) -> None:
+        """`t`: this pane's job's steps on a time axis."""
+        pane = self.current()
+        if pane is not None:
+            self.post_message(TimelineRequested(pane.job.record.id))
 
     def action_rebuild(self) -> None:
         """Rebuild exactly what this pane's job built."""

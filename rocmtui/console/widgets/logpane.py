@@ -157,3 +157,8 @@ class LogPane(Vertical):
         if step is None:
             return
         self.view.goto_step(step.number)  # the step's first line in the log
+
+    def show_step(self, name: str) -> None:
+        """The first line of the step named `name` (as BuildKit names it: a timeline's Enter);
+        a step the plain log does not name is said by the view."""
+        self.view.goto_step_named(name)

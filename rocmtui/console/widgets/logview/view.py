@@ -220,6 +220,12 @@ class LogView(Vertical):
             return
         self.search.first_line(re.compile(rf"^#{sid} ", re.MULTILINE), f"no step #{sid}")
 
+    def goto_step_named(self, name: str) -> None:
+        """Jump to the header line of the BuildKit step named `name` (`#12 [base 2/2] RUN
+        ...`): where a timeline's step begins in the plain log."""
+        header = re.compile(rf"^#\d{{1,9}} {re.escape(name)}\r?$", re.MULTILINE)
+        self.search.first_line(header, f"no step named {name[:60]!r} in this log")
+
     def _compile(self, text: str, regex: bool, case: bool | None) -> re.Pattern[str] | None:
         try:
             return compile_query(text, regex=regex, case=case)

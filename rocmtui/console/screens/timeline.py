@@ -1,0 +1,212 @@
+"""The timeline screen (`t` on a job row, a history row or in a log pane): one build's steps as
+a waterfall (`widgets/waterfall`), its critical path highlighted and summed, live while the
+build runs; Enter on a step opens the build's log at that step.
+
+The steps come from the core (`history.stepstore.steps_of`: kept in the job store, else read
+from BuildKit's history on the build's node) in a thread worker, never on the event loop;
+while the build runs they are read again every `LIVE_SECONDS` (a short look at BuildKit's
+live stream), so the open step grows. Tests show recorded reports (`show`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from rocmtui.console import keys, stylesheets
+from rocmtui.console.intents import LogRequested
+from rocmtui.console.outside_text import clean
+from rocmtui.console.screens.catalog import CatalogScreen
+from rocmtui.console.widgets.common import Palette, Panel, StatusLine
+from rocmtui.console.widgets.footer import QuietFooter
+from rocmtui.console.widgets.waterfall import Waterfall
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.text.units import fmt_seconds
+
+LIVE_SECONDS = 2.0  # a running build's steps read again this often
+LIVE_PEEK = 1.5  # each read looks at BuildKit's live stream this long
+
+
+class _Holder(Panel):
+    """A titled panel around its widgets."""
+
+    def __init__(self, title: str, children: tuple[Widget, ...], *, id: str) -> None:
+        super().__init__(title, id=id)
+        self.held = children
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield from self.held
+
+
+class TimelineLoaded(Message):
+    """A worker read the steps (or why not)."""
+
+    def __init__(self, report: StepReport | None, error: str | None = None) -> None:
+        super().__init__()
+        self.report = report
+        self.error = error
+
+
+def summary_text(title: str, report: StepReport | None, palette: Palette) -> Text:
+    """The words over the waterfall: the build, its steps, the critical path summed."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(title)
+    if report is None:
+        return out
+    cached = sum(1 for s in report.steps if s.cached)
+    out.append(f" · {len(report.steps)} steps, {cached} cached · {fmt_seconds(report.span)}")
+    if report.running:
+        out.append(" · running", style=palette.busy)
+    path = report.critical_steps
+    if path:
+        out.append("\n* critical path: ", style=palette.accent)
+        out.append(f"{len(path)} steps, {fmt_seconds(report.path.run)} · ")
+        # the steps that weigh most on it, in their order: the chain's story in one line
+        heavy = sorted(path, key=lambda s: s.run or 0.0, reverse=True)[:3]
+        out.append(" → ".join(f"{s.name} {fmt_seconds(s.run)}" for s in path if s in heavy))
+    if report.path.note:
+        out.append(f"\n{report.path.note}", style=palette.warn)
+    if report.dropped:
+        out.append(f"\n{report.dropped} more steps not kept", style=palette.warn)
+    return out
+
+
+class TimelineScreen(CatalogScreen):
+    """One build's steps on a time axis."""
+
+    CSS_PATH = stylesheets.STYLES / "timeline.tcss"
+    SCOPE = "timeline"
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings("timeline"))
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        job_id: str,
+        title: str,
+        *,
+        running: bool = False,
+        clock: Callable[[], float] = time.time,
+        live: bool = True,
+        read_only: bool,
+        keymap: Mapping[str, str],
+    ) -> None:
+        """`live` False: a test shows recorded reports (`show`); nothing is read."""
+        super().__init__(read_only=read_only, keymap=keymap, id="timeline")
+        self.config = config
+        self.job_id = job_id
+        self.title_text = clean(title, 120)
+        self.running = running
+        self.clock = clock
+        self.live = live
+        self.report: StepReport | None = None
+        self.error: str | None = None
+        self.loading = False
+        self._palette: Palette | None = None
+        self.summary = Static("", id="timeline-summary", markup=False)
+        self.waterfall = Waterfall(id="timeline-waterfall")
+
+    def compose(self) -> ComposeResult:
+        """Status line, the summary, the waterfall, the footer."""
+        yield StatusLine(id="timeline-status")
+        yield _Holder(
+            "Timeline · wait ·, run █, cached ▒, * critical path",
+            (self.summary, self.waterfall),
+            id="timeline-panel",
+        )
+        yield QuietFooter()
+
+    @property
+    def palette(self) -> Palette:
+        """Theme colours (resolved once)."""
+        if self._palette is None:
+            self._palette = Palette.from_app(self.app)
+        return self._palette
+
+    def on_mount(self) -> None:
+        """Read the steps (unless a test shows recorded ones); again while the build runs."""
+        self.waterfall.focus()
+        self.render_status()
+        if self.live:
+            self.reload()
+            self.set_interval(LIVE_SECONDS, self._live_tick, name="timeline-live")
+
+    def _live_tick(self) -> None:
+        if self.running:
+            self.reload()
+
+    def reload(self) -> None:
+        """Read the steps in a worker (one at a time)."""
+        if not self.loading:
+            self.loading = True
+            self.render_status()
+            self._load()
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False, name="timeline")
+    def _load(self) -> None:
+        from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
+        from rocmtui.core.jobs.control import get_job
+        from rocmtui.core.jobs.store import JobStore, JobStoreError
+
+        try:
+            store = JobStore.for_config(self.config)
+            record = get_job(self.job_id, self.config, store)
+            running = record.ended_at is None
+            kept = steps_of(self.config, store, record, timeout=LIVE_PEEK if running else 60.0)
+            report = StepReport.build(kept.steps, self.clock(), running, kept.dropped)
+            self.post_message(TimelineLoaded(report))
+        except (StepsUnavailable, JobStoreError, LookupError, OSError) as exc:
+            self.post_message(TimelineLoaded(None, str(exc)))
+
+    @on(TimelineLoaded)
+    def _loaded(self, message: TimelineLoaded) -> None:
+        self.loading = False
+        if message.report is None:
+            self.error = message.error
+            self.render_status()
+        else:
+            self.show(message.report)
+
+    def show(self, report: StepReport) -> None:
+        """Draw a report (tests call this with recorded data)."""
+        self.report, self.error = report, None
+        self.running = report.running
+        self.summary.update(summary_text(self.title_text, report, self.palette))
+        self.waterfall.show(report, self.palette)
+        self.render_status()
+
+    def render_status(self) -> None:
+        """One line: the job, and whether it is reading or could not."""
+        line = Text()
+        line.append(" rocmtui ", style="bold reverse")
+        line.append(f" timeline · {self.job_id}")
+        if self.report is None and not self.error:
+            line.append(" · reading the steps…", style=self.palette.muted)
+        elif self.loading and not self.running:
+            line.append(" · reading…", style=self.palette.muted)
+        if self.error:
+            line.append(f" · {clean(self.error, 160)}", style=self.palette.bad)
+        self.query_one("#timeline-status", StatusLine).show(line)
+
+    @on(Waterfall.Chosen)
+    def _chosen(self, message: Waterfall.Chosen) -> None:
+        self.post_message(LogRequested(self.job_id, at=message.step.name))
+
+    def action_refresh(self) -> None:
+        """ctrl+r: read again."""
+        if self.live:
+            self.reload()
+
+    def action_back(self) -> None:
+        """Back to the screen below."""
+        self.app.pop_screen()
