@@ -78,6 +78,29 @@ def register_actions(parser: argparse.ArgumentParser) -> None:
     show.add_argument("job", metavar="ID", help="a job id, unique prefix or suffix")
     show.add_argument("--json", action="store_true", help="every step, as JSON")
     add_config_option(show)
+    diff = actions.add_parser(
+        "diff",
+        help="a build against the one before it: per step then and now, the first miss, why",
+        description="A build (ID) against OTHER, by default its baseline: the last successful "
+        "build of the same target × arch before it, on the same node when there is one. Per "
+        "step its time then and now, cached then and not now (!), the first step whose cache "
+        "missed and why: build args, bake variables, materials (base image digests) that "
+        "differ, sccache's hit rate; 'unknown' with what was compared when none differs.",
+    )
+    diff.add_argument("job", metavar="ID", help="the build: a job id, unique prefix or suffix")
+    diff.add_argument("other", metavar="OTHER", nargs="?", help="the build to compare with")
+    diff.add_argument("--json", action="store_true", help="as JSON")
+    add_config_option(diff)
+    export = actions.add_parser(
+        "export",
+        help="a build's record as `docker buildx history export` writes it (Docker Desktop)",
+        description="Write a build's record with `docker buildx history export` on its node "
+        "(the bundle Docker Desktop imports), where the builder can (buildx 0.29 and a "
+        "BuildKit that keeps history); says plainly why not where it cannot.",
+    )
+    export.add_argument("job", metavar="ID", help="a job id, unique prefix or suffix")
+    export.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write")
+    add_config_option(export)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +110,14 @@ def run(args: argparse.Namespace) -> int:
         from rocmtui.cli.history_steps import run_show
 
         return run_show(args)
+    if action == "export":
+        from rocmtui.cli.history_steps import run_export
+
+        return run_export(args)
+    if action == "diff":
+        from rocmtui.cli.history_steps import run_diff
+
+        return run_diff(args)
     from rocmtui.core.history.costbook import CostFilter, load_history
     from rocmtui.core.history.costreport import HistoryReport
     from rocmtui.core.jobs.store import JobStore

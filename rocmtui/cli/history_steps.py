@@ -94,3 +94,66 @@ def render(job_id: str, what: str, report: StepReport) -> None:
         )
     if report.path.note:
         print(f"note: {report.path.note}")
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Print a build against its baseline (or another build)."""
+    from rocmtui.core.history.baseline import diff_jobs
+    from rocmtui.core.history.stepstore import StepsUnavailable
+    from rocmtui.core.jobs.store import JobStore
+
+    config = config_from(args)
+    try:
+        diff = diff_jobs(config, JobStore.for_config(config), args.job, args.other)
+    except StepsUnavailable as exc:
+        print(f"rocmtui history: {exc}", file=sys.stderr)
+        return EXIT_UNHEALTHY
+    except LookupError as exc:
+        print(f"rocmtui history: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        sys.stdout.write(json.dumps(diff.to_json(), indent=2) + "\n")
+        return EXIT_OK
+    print(
+        f"job {diff.now_job} ({fmt_seconds(diff.now_span)}) against {diff.then_job} "
+        f"({fmt_seconds(diff.then_span)})"
+    )
+    print(f"  {'THEN':>8} {'NOW':>8}  STEP")
+
+    def cell(run: float | None, cached: bool | None) -> str:
+        if cached is None:
+            return "-"
+        return "cached" if cached else fmt_seconds(run)
+
+    for s in diff.steps[:SHOWN_STEPS]:
+        mark = "!" if s.missed else " "
+        then, now = cell(s.then_run, s.then_cached), cell(s.now_run, s.now_cached)
+        print(f"{mark} {then:>8} {now:>8}  {s.name}")
+    if len(diff.steps) > SHOWN_STEPS:
+        print(f"(the first {SHOWN_STEPS} of {len(diff.steps)} steps; --json for all)")
+    print(diff.verdict)
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Write a build's record where buildx can; say why not where it cannot."""
+    import os
+
+    from rocmtui.core.history.stepstore import StepsUnavailable, export_record
+    from rocmtui.core.jobs.control import get_job
+    from rocmtui.core.jobs.store import JobStore
+
+    config = config_from(args)
+    try:
+        record = get_job(args.job, config, JobStore.for_config(config))
+    except LookupError as exc:
+        print(f"rocmtui history: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = os.path.abspath(args.output)
+    try:
+        export_record(config, record, out)
+    except StepsUnavailable as exc:
+        print(f"rocmtui history: cannot export: {exc}", file=sys.stderr)
+        return EXIT_UNHEALTHY
+    print(f"job {record.id}: its build record written to {out}")
+    return EXIT_OK

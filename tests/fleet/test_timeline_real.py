@@ -131,3 +131,82 @@ def test_own_build_steps_durations_and_critical_path(engine: EngineHandle, tmp_p
     starred = [line for line in text.stdout.splitlines() if line.startswith("*")]
     assert any("begin long" in line for line in starred), text.stdout
     assert not any("begin short" in line for line in starred), text.stdout
+
+
+def diff(fleet: Path, *jobs: str) -> dict[str, Any]:
+    done = run_cli(fleet, "history", "diff", *jobs, "--json", timeout=180)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_own_rebuilds_diff_names_the_changed_arg_or_nothing(
+    engine: EngineHandle, tmp_path: Path
+) -> None:
+    fleet = fleet_file(tmp_path, engine)
+    nonce = str(time.time_ns())
+    first = own_build(fleet, TL_NONCE=nonce)
+    changed = own_build(fleet, TL_NONCE=nonce, FLAVOUR="chocolate")
+    data = diff(fleet, changed.id)  # against its baseline: the first build
+    assert (data["now"], data["then"]) == (changed.id, first.id)
+    assert data["first_miss"] is not None and data["first_miss"].startswith("[final 3/3] RUN")
+    flavour = [r for r in data["reasons"] if r["name"] == "FLAVOUR"]
+    assert flavour and flavour[0]["kind"] == "build arg"
+    assert (flavour[0]["then"], flavour[0]["now"]) == ("vanilla", "chocolate")
+    assert flavour[0]["in_step"] and "FLAVOUR: vanilla → chocolate" in data["verdict"]
+    assert {r["name"] for r in data["reasons"] if r["kind"] == "build arg"} == {"FLAVOUR"}
+    runs = {s["key"]: s for s in data["steps"]}
+    assert runs["[final 3/3] RUN"]["now_cached"] is False
+    assert runs["[long 1/1] RUN"]["now_cached"] is True
+    same = own_build(fleet, TL_NONCE=nonce, FLAVOUR="chocolate")
+    data = diff(fleet, same.id)
+    assert data["then"] == changed.id
+    assert data["first_miss"] is None and data["reasons"] == [], data["verdict"]
+    assert data["verdict"] == "all cached: nothing missed"
+    text = run_cli(fleet, "history", "diff", changed.id, first.id)
+    assert text.returncode == 0 and "FLAVOUR: vanilla → chocolate" in text.stdout
+
+
+QUICK = {"SERIAL_ONE": "0", "LONG": "0", "SHORT": "0", "SERIAL_TWO": "0"}
+BUILDX_013 = Path("/usr/local/lib/rocmtui-engines/buildx-0.13.1/docker-buildx")
+
+
+def test_export_where_buildx_can_and_says_why_where_it_cannot(
+    engine: EngineHandle, engine_factory: Any, tmp_path: Path
+) -> None:
+    import tarfile
+
+    fleet = fleet_file(tmp_path, engine)
+    job = own_build(fleet, TL_NONCE=str(time.time_ns()), **QUICK)
+    assert job.buildkit_ref
+    out = tmp_path / "build.dockerbuild"
+    done = run_cli(fleet, "history", "export", job.id, "-o", str(out), timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert f"written to {out}" in done.stdout
+    # the bundle buildx writes: read it back and find the build's record in it
+    assert tarfile.is_tarfile(out)
+    with tarfile.open(out) as bundle:
+        texts = [
+            bundle.extractfile(m).read()  # type: ignore[union-attr]
+            for m in bundle.getmembers()
+            if m.isfile() and m.size < 4 << 20
+        ]
+    assert any(job.buildkit_ref.encode() in t for t in texts), [len(t) for t in texts]
+    # buildx 0.13 (first in $DOCKER_CONFIG/cli-plugins): no `history` at all, said plainly
+    require("buildx-0.13")
+    config_dir = tmp_path / "docker-config" / "cli-plugins"
+    config_dir.mkdir(parents=True)
+    (config_dir / "docker-buildx").symlink_to(BUILDX_013)
+    env = {**os.environ, "DOCKER_CONFIG": str(config_dir.parent)}
+    old = run_cli(fleet, "history", "export", job.id, "-o", str(tmp_path / "x"), env=env)
+    assert old.returncode == 1, old.stdout + old.stderr
+    assert "cannot export" in old.stderr and "buildx 0.13" in old.stderr, old.stderr
+    # dockerd 20.10: its BuildKit keeps no history (bake still names a record it cannot give)
+    ancient = engine_factory("old")
+    fleet_old = tmp_path / "old.toml"
+    fleet_old.write_text(fleet.read_text().replace(engine.docker_host, ancient.docker_host))
+    there = own_build(fleet_old, TL_NONCE=str(time.time_ns()), **QUICK)
+    said = run_cli(fleet_old, "history", "export", there.id, "-o", str(tmp_path / "y"))
+    assert said.returncode == 1 and "keeps no build history" in said.stderr, said.stderr
+    assert "20.10" in said.stderr
+    shown = run_cli(fleet_old, "history", "show", there.id)
+    assert shown.returncode == 1 and "keeps no build history" in shown.stderr, shown.stderr

@@ -88,6 +88,12 @@ _CHECKS: dict[str, Callable[[], str | None]] = {
     "dockerd": lambda: _root() or _which("dockerd", "containerd", "runc"),
     "docker": lambda: _which("docker"),
     "docker-buildx": _buildx,
+    # the release's buildx, kept beside today's by .ci/install-system (no `history` at all)
+    "buildx-0.13": lambda: (
+        None
+        if Path("/usr/local/lib/rocmtui-engines/buildx-0.13.1/docker-buildx").is_file()
+        else "buildx 0.13.1 not in /usr/local/lib/rocmtui-engines (make system)"
+    ),
     "docker-registry": lambda: _which("docker-registry"),
     "htpasswd": lambda: _which("htpasswd"),
     "nginx": lambda: _which("nginx"),

@@ -42,7 +42,10 @@ OUTPUT_CAP = 4 << 20
 
 # what buildx prints when it has no `history` (0.13 and older) or the engine's BuildKit has no
 # history API (dockerd 20.10: BuildKit 0.8)
-_NO_COMMAND = re.compile(r"unknown command|is not a docker command|unknown flag", re.IGNORECASE)
+# (0.13 parses the flags of an unknown `history ...` first: "unknown shorthand flag: 'o'")
+_NO_COMMAND = re.compile(
+    r"unknown command|is not a docker command|unknown (?:shorthand )?flag", re.IGNORECASE
+)
 _NO_API = re.compile(r"Unimplemented|unknown method ListenBuildHistory|unknown service", re.I)
 
 
@@ -129,6 +132,11 @@ def history_argv(node: NodeConfig, sub: str, *args: str, env: Mapping[str, str])
     return [*argv, *args]
 
 
+#: Public names for readers that classify a history command's error themselves.
+NO_API = _NO_API
+NO_COMMAND = _NO_COMMAND
+
+
 def _answer(out: bytes, err: bytes, code: int | None, what: str, timeout: float) -> BuildxAnswer:
     if code is None:
         return BuildxAnswer(
@@ -211,6 +219,8 @@ def _kill_group(pid: int) -> None:
 __all__ = [
     "INSPECT_TIMEOUT",
     "LS_TIMEOUT",
+    "NO_API",
+    "NO_COMMAND",
     "BuildxAnswer",
     "docker_cli",
     "history_argv",

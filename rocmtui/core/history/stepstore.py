@@ -109,9 +109,15 @@ def replay_steps(
 def replay(argv: list[str], env: Mapping[str, str], timeout: float, what: str) -> KeptSteps:
     """Run one `history logs --progress rawjson REF` and collect its steps. Raises
     StepsUnavailable (naming `what`) when it gave none."""
+    from rocmtui.core.history.buildx import NO_API, NO_COMMAND
+
     collector, error = _stream(argv, env, timeout)
     steps = collector.steps()
     if error is not None and not steps:
+        if NO_API.search(error):
+            error = f"the node's BuildKit keeps no build history (20.10's predates it): {error}"
+        elif NO_COMMAND.search(error):
+            error = f"this buildx has no `history` (0.13 and older): {error}"
         raise StepsUnavailable(f"{what}: {error}")
     return KeptSteps(steps, "rawjson", collector.dropped_steps)
 
@@ -220,10 +226,61 @@ def steps_of(
     return kept
 
 
+EXPORT_TIMEOUT = 120.0
+
+
+def export_record(
+    config: FleetConfig,
+    record: JobRecord,
+    out: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = EXPORT_TIMEOUT,
+) -> None:
+    """`docker buildx history export -o OUT REF` for a build, on its node: the bundle Docker
+    Desktop imports. Raises StepsUnavailable saying plainly why it cannot be had (no record
+    tied to the job; a buildx without `history` (0.13); an engine whose BuildKit keeps no
+    history (dockerd 20.10); the builder's own words)."""
+    from rocmtui.core.history.buildx import (
+        history_argv,
+        history_environment,
+        node_workdir,
+        run_history,
+    )
+
+    ref = history_ref(record)
+    if ref is None:
+        raise StepsUnavailable(
+            f"job {record.id}: no BuildKit record is tied to it, so there is nothing to export "
+            "(its builder keeps no history, or bake wrote no metadata)"
+        )
+    node = next((n for n in config.nodes if n.name == record.node), None)
+    if node is None:
+        raise StepsUnavailable(f"job {record.id}: node {record.node!r} is not in the fleet file")
+    env = dict(os.environ if env is None else env)
+    state = JobStore.for_config(config, env).root
+    child = history_environment(node, config, env, node_workdir(state, node))
+    answer = run_history(history_argv(node, "export", "-o", out, ref, env=child), child, timeout)
+    if answer.error is None:
+        return
+    if answer.kind == "no-command":
+        raise StepsUnavailable(
+            f"job {record.id} on {record.node}: this buildx has no `history export` (buildx "
+            f"0.13 and older have no `history` at all; 0.29 has it): {answer.error}"
+        )
+    if answer.kind == "no-api":
+        raise StepsUnavailable(
+            f"job {record.id} on {record.node}: the node's BuildKit keeps no build history "
+            f"(dockerd 20.10's BuildKit predates it): {answer.error}"
+        )
+    raise StepsUnavailable(f"job {record.id} on {record.node}: {answer.error}")
+
+
 __all__ = [
+    "EXPORT_TIMEOUT",
     "REPLAY_TIMEOUT",
     "KeptSteps",
     "StepsUnavailable",
+    "export_record",
     "history_ref",
     "keep_after_build",
     "load_steps",

@@ -1,0 +1,130 @@
+"""Two builds compared step by step (issue 38): steps matched by position despite expanded
+args, the first miss and its reasons, "unknown" with what was compared, nothing named when
+all is cached; baselines picked from the cost book; bake's metadata read for args and
+materials."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rocmtui.core.history.baseline import NoBaseline, pick_baseline
+from rocmtui.core.history.buildfacts import BuildFacts, from_metadata
+from rocmtui.core.history.cost import BuildEvidence
+from rocmtui.core.history.costbook import CostRow
+from rocmtui.core.history.stepdiff import diff_builds, step_key
+from rocmtui.core.history.stepgraph import Step
+from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.states import JobState
+from tests.support.timeline import chain, recorded_steps
+
+T0 = 1_765_000_000.0
+
+
+def cached_after(steps: list[Step], key: str, flavour: str = "vanilla") -> list[Step]:
+    """The same build again: every step cached up to the one with `key`, which ran (and the
+    ones after it)."""
+    out, ran = [], False
+    for s in steps:
+        ran = ran or step_key(s.name) == key
+        name = s.name.replace("begin two", f"begin two {flavour}")
+        out.append(Step(s.digest, name, s.started, s.completed, cached=not ran, inputs=s.inputs))
+    return out
+
+
+def facts(**args: str) -> BuildFacts:
+    return BuildFacts(args=args, known=("build args", "materials"))
+
+
+def test_an_arg_that_changed_is_named_with_the_first_missed_step() -> None:
+    then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
+    now = StepReport.build(cached_after(recorded_steps(T0), "[final 3/3] RUN", "chocolate"))
+    diff = diff_builds(
+        now, then, facts(FLAVOUR="chocolate", A="1"), facts(FLAVOUR="vanilla", A="1")
+    )
+    assert diff.first_miss is not None and diff.first_miss.key == "[final 3/3] RUN"
+    assert [r.describe() for r in diff.reasons] == ["build arg FLAVOUR: vanilla → chocolate"]
+    assert diff.reasons[0].in_step  # its value is in the step's (expanded) name
+    assert "first miss: [final 3/3] RUN" in diff.verdict and "FLAVOUR" in diff.verdict
+    missed = [s for s in diff.steps if s.missed]
+    assert [s.key for s in missed] == ["[final 3/3] RUN", "exporting to image"]
+    data = diff.to_json()
+    assert (
+        data["first_miss"].startswith("[final 3/3] RUN")
+        and data["reasons"][0]["now"] == "chocolate"
+    )
+
+
+def test_unchanged_is_all_cached_and_names_nothing() -> None:
+    then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
+    diff = diff_builds(then, then, facts(FLAVOUR="x"), facts(FLAVOUR="x"))
+    assert diff.first_miss is None and diff.reasons == () and diff.all_cached
+    assert diff.verdict == "all cached: nothing missed"
+
+
+def test_a_miss_with_nothing_different_is_unknown_with_what_was_compared() -> None:
+    then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
+    now = StepReport.build(cached_after(recorded_steps(T0), "[long 1/1] RUN"))
+    diff = diff_builds(now, then, facts(A="1"), facts(A="1"))
+    assert diff.first_miss is not None and diff.first_miss.key == "[long 1/1] RUN"
+    assert diff.verdict.endswith("why: unknown (compared build args, materials)")
+
+
+def test_materials_and_sccache_are_reasons() -> None:
+    then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
+    now = StepReport.build(cached_after(recorded_steps(T0), "[base 2/2] RUN"))
+    old = BuildFacts(materials={"pkg:docker/rocm-base@local": "sha256:aa"}, hit_rate=0.9)
+    new = BuildFacts(materials={"pkg:docker/rocm-base@local": "sha256:bb"}, hit_rate=0.2)
+    kinds = [(r.kind, r.then, r.now) for r in diff_builds(now, then, new, old).reasons]
+    assert kinds == [("material", "sha256:aa", "sha256:bb"), ("sccache", "90%", "20%")]
+
+
+def test_metadata_gives_args_redacted_and_materials() -> None:
+    meta = {
+        "timeline": {
+            "buildx.build.provenance": {
+                "materials": [{"uri": "pkg:docker/rocm-base@local", "digest": {"sha256": "ab"}}],
+                "invocation": {"parameters": {"args": {
+                    "build-arg:FLAVOUR": "vanilla", "build-arg:HF_TOKEN": "hf_s3cret",
+                    "build-arg:NOTE": "\x1b]52;c;aGk=\x07ok", "target": "final",
+                }}},
+            }
+        }
+    }  # fmt: skip
+    args, materials = from_metadata(json.dumps(meta))
+    assert args["FLAVOUR"] == "vanilla" and "s3cret" not in json.dumps(args)
+    assert "\x1b" not in args["NOTE"] and args["NOTE"].endswith("ok")
+    assert materials == {"pkg:docker/rocm-base@local": "sha256:ab"}
+    assert from_metadata("not json") == ({}, {})
+
+
+def row(job: str, node: str, start: float, outcome: str = "succeeded") -> CostRow:
+    return CostRow(job, "timeline", "gfx1201", node, start, start + 9, 9.0, outcome, "rocmtui",
+                   "ci", BuildEvidence())  # fmt: skip
+
+
+def test_the_baseline_is_the_last_good_build_before_it_on_its_node() -> None:
+    build = JobRecord(
+        id="now", target="timeline", arch="gfx1201", node="n1", endpoint="", push=False,
+        overrides={}, command=(), user="", host="", bake_file="", job_dir="/x",
+        started_at=T0, state=JobState.SUCCEEDED,
+    )  # fmt: skip
+    rows = [
+        row("old-n1", "n1", T0 - 300),
+        row("newer-n2", "n2", T0 - 100),
+        row("failed-n1", "n1", T0 - 50, "failed"),
+        row("after", "n1", T0 + 50),
+    ]
+    assert pick_baseline(rows, build) == "old-n1"
+    assert pick_baseline(rows[1:2], build) == "newer-n2"  # no build on its node: any node
+    with pytest.raises(NoBaseline, match="no earlier successful build of timeline gfx1201"):
+        pick_baseline(rows[2:], build)
+
+
+def test_ten_thousand_steps_diff() -> None:
+    a = StepReport.build(chain(10_000, T0))
+    b = StepReport.build(chain(10_000, T0, cached_every=3))
+    diff = diff_builds(a, b, BuildFacts(), BuildFacts())
+    assert len(diff.steps) == 10_000
