@@ -73,6 +73,7 @@ CATALOG: tuple[KeyAction, ...] = (
     # the timeline screen: one build's steps on a time axis (screens/timeline.py)
     KeyAction("timeline.back", "escape", "back", "Back", "timeline"),
     KeyAction("timeline.refresh", "ctrl+r", "refresh", "Refresh now", "timeline"),
+    KeyAction("timeline.diff", "d", "toggle_diff", "Against the last build", "timeline"),
     # its waterfall (widgets/waterfall.py), while it has the focus
     KeyAction("waterfall.up", "up", "cursor(-1)", "Up", "waterfall", show=False),
     KeyAction("waterfall.down", "down", "cursor(1)", "Down", "waterfall", show=False),
@@ -158,6 +159,7 @@ FOOTER_FIRST: tuple[str, ...] = (
     "fleet.history",
     "history.back",
     "timeline.back",
+    "timeline.diff",
     "waterfall.log",
     "matrix.back",
     "matrix.rebuild",

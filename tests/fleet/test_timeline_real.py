@@ -210,3 +210,109 @@ def test_export_where_buildx_can_and_says_why_where_it_cannot(
     assert "20.10" in said.stderr
     shown = run_cli(fleet_old, "history", "show", there.id)
     assert shown.returncode == 1 and "keeps no build history" in shown.stderr, shown.stderr
+
+
+def discover(fleet: Path) -> None:
+    """One round of discovery as a one-shot `status` makes it: builds started elsewhere
+    become jobs, rocmtui's running ones are tied to their BuildKit records."""
+    import asyncio
+
+    from rocmtui.core.history.discover import HistoryWatch
+    from rocmtui.core.probes.fleet import Probers, probe_fleet
+
+    config = load_config(fleet)
+    watch = HistoryWatch(config, interval=0, local=None)
+
+    async def round_and_settle() -> None:
+        await probe_fleet(config, probers=Probers(history=watch, history_now=True))
+        await watch.settle(15.0)
+
+    asyncio.run(round_and_settle())
+
+
+def test_a_running_build_timeline_grows(engine: EngineHandle, tmp_path: Path) -> None:
+    from rocmtui.core.bake.file import load_bake
+    from rocmtui.core.jobs.launch import launch_job
+    from rocmtui.core.jobs.store import JobStore
+
+    fleet = fleet_file(tmp_path, engine)
+    config = load_config(fleet)
+    job = launch_job(
+        config, load_bake(BAKE), "timeline", "gfx1201", "tl",
+        overrides={"TL_NONCE": str(time.time_ns()), "SERIAL_ONE": "30"},
+    )  # fmt: skip
+    store = JobStore.for_config(config)
+
+    def tied() -> bool:  # the monitor's discovery ties a running build to its record
+        discover(fleet)
+        return store.get(job.id).buildkit_ref is not None
+
+    processes.wait_for(tied, 90, "the running build tied to its BuildKit record")
+
+    def open_step() -> dict[str, Any] | None:
+        data = show(fleet, job.id)
+        assert data["running"]
+        step = next((s for s in data["steps"] if s["open"] and "begin one" in s["name"]), None)
+        return step if step is not None and step["run"] > 0 else None
+
+    first = processes.wait_for(open_step, 60, "the serial step running")
+    assert isinstance(first, dict)
+    later = processes.wait_for(
+        lambda: (s := open_step()) is not None and s["run"] > first["run"] + 1 and s,
+        60,
+        "the open step grown",
+    )
+    assert isinstance(later, dict) and later["digest"] == first["digest"]
+    assert get_job(job.id, config).ended_at is None  # still running: steps were not kept yet
+
+
+def plain_bake(engine: EngineHandle, tmp_path: Path, log: str, **args: str) -> None:
+    """`docker buildx bake` as an operator's make runs it: no rocmtui anywhere."""
+    child = processes.child_env({"DOCKER_HOST": engine.docker_host, **args})
+    bake = processes.spawn(
+        ["docker", "buildx", "bake", "-f", str(BAKE), "--progress=plain", "--", "timeline"],
+        tmp_path / log,
+        env=child,
+        cwd=BAKE.parent,
+    )
+    assert bake.wait(300) == 0, (tmp_path / log).read_text()[-2000:]
+
+
+def test_outside_builds_have_steps_and_diff_names_the_changed_arg(
+    engine: EngineHandle, tmp_path: Path
+) -> None:
+    from rocmtui.core.jobs.control import list_jobs
+
+    fleet = fleet_file(tmp_path, engine)
+    config = load_config(fleet)
+    nonce = str(time.time_ns())
+    seen: set[str] = set()
+
+    def outside_after(log: str, **args: str) -> JobRecord:
+        plain_bake(engine, tmp_path, log, TL_NONCE=nonce, **QUICK, **args)
+
+        def ended() -> JobRecord | None:
+            discover(fleet)
+            new = [
+                j for j in list_jobs(config, limit=None)
+                if j.started_elsewhere and j.id not in seen and j.ended_at is not None
+                and j.outside is not None and j.outside.build_args.get("TL_NONCE") == nonce
+            ]  # fmt: skip
+            return new[0] if len(new) == 1 else None
+
+        job = processes.wait_for(ended, 120, f"the outside build of {log} as an ended job")
+        assert isinstance(job, JobRecord)
+        seen.add(job.id)
+        return job
+
+    first = outside_after("one.log")
+    data = show(fleet, first.id)
+    assert {k for k in SLEEPS if any(STEP_OF[k] in s["name"] for s in data["steps"])} == set(SLEEPS)
+    changed = outside_after("two.log", FLAVOUR="chocolate")
+    got = diff(fleet, changed.id)
+    assert got["then"] == first.id, got
+    assert got["first_miss"] is not None and got["first_miss"].startswith("[final 3/3] RUN")
+    assert [r["name"] for r in got["reasons"] if r["kind"] == "build arg"] == ["FLAVOUR"]
+    same = outside_after("three.log", FLAVOUR="chocolate")
+    got = diff(fleet, same.id)
+    assert got["then"] == changed.id and got["first_miss"] is None and got["reasons"] == []

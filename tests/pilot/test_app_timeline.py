@@ -117,3 +117,31 @@ def test_timeline_80x24(snap_compare: Any) -> None:
         await open_timeline(pilot)
 
     assert snap_compare(recorded_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_d_sets_the_build_beside_its_baseline() -> None:
+    from rocmtui.core.history.buildfacts import BuildFacts
+    from rocmtui.core.history.stepdiff import diff_builds
+    from tests.unit.test_history_stepdiff import cached_after
+
+    then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
+    now = StepReport.build(cached_after(recorded_steps(T0), "[final 3/3] RUN", "chocolate"))
+    found = diff_builds(
+        now, then, BuildFacts(args={"FLAVOUR": "chocolate"}), BuildFacts(args={"FLAVOUR": "x"}),
+        JOB, "20251129-0900-pytorch-gfx1201",
+    )  # fmt: skip
+    app = recorded_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_timeline(pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "comparing with the last build" in text
+        screen.show_diff(found)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "first miss: [final 3/3] RUN" in text and "FLAVOUR: x → chocolate" in text
+        assert any(x.strip().startswith("!") and "begin two" in x for x in text.splitlines())
+        await pilot.press("d")
+        await pilot.pause()
+        assert "first miss" not in screen_text(app) and screen.waterfall.display

@@ -1,6 +1,8 @@
 """The timeline screen (`t` on a job row, a history row or in a log pane): one build's steps as
 a waterfall (`widgets/waterfall`), its critical path highlighted and summed, live while the
-build runs; Enter on a step opens the build's log at that step.
+build runs; Enter on a step opens the build's log at that step; `d` sets the build beside its
+baseline (`history.baseline.diff_jobs`: per step then and now, the first miss and why), `d`
+again back to the waterfall.
 
 The steps come from the core (`history.stepstore.steps_of`: kept in the job store, else read
 from BuildKit's history on the build's node) in a thread worker, never on the event loop;
@@ -18,6 +20,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -30,11 +33,13 @@ from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.waterfall import Waterfall
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.history.stepdiff import BuildDiff
 from rocmtui.core.history.stepreport import StepReport
 from rocmtui.core.text.units import fmt_seconds
 
 LIVE_SECONDS = 2.0  # a running build's steps read again this often
 LIVE_PEEK = 1.5  # each read looks at BuildKit's live stream this long
+SHOWN_DIFF = 500  # steps in the diff view (the CLI's --json gives every one)
 
 
 class _Holder(Panel):
@@ -47,6 +52,36 @@ class _Holder(Panel):
     def compose(self) -> ComposeResult:
         yield from super().compose()
         yield from self.held
+
+
+class DiffLoaded(Message):
+    """A worker compared the build with its baseline (or why not)."""
+
+    def __init__(self, diff: BuildDiff | None, error: str | None = None) -> None:
+        super().__init__()
+        self.diff = diff
+        self.error = error
+
+
+def diff_text(diff: BuildDiff, palette: Palette) -> Text:
+    """The build against its baseline: the verdict, then per step then and now."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"against {diff.then_job}: ", style=palette.muted)
+    miss = diff.first_miss is not None
+    out.append(diff.verdict, style=palette.bad if miss else palette.good)
+    out.append(f"\n  {'THEN':>8} {'NOW':>8}  STEP", style=palette.muted)
+
+    def cell(run: float | None, cached: bool | None) -> str:
+        return "-" if cached is None else "cached" if cached else fmt_seconds(run)
+
+    for s in diff.steps[:SHOWN_DIFF]:
+        style = palette.bad if s.missed else None
+        out.append(f"\n{'!' if s.missed else ' '} ", style=style)
+        out.append(f"{cell(s.then_run, s.then_cached):>8} {cell(s.now_run, s.now_cached):>8}  ")
+        out.append(s.name, style=style)
+    if len(diff.steps) > SHOWN_DIFF:
+        out.append(f"\n(the first {SHOWN_DIFF} of {len(diff.steps)} steps)", style=palette.muted)
+    return out
 
 
 class TimelineLoaded(Message):
@@ -115,13 +150,15 @@ class TimelineScreen(CatalogScreen):
         self._palette: Palette | None = None
         self.summary = Static("", id="timeline-summary", markup=False)
         self.waterfall = Waterfall(id="timeline-waterfall")
+        self.diff_view = Static("", id="timeline-diff", markup=False)
+        self.diff: BuildDiff | None = None
 
     def compose(self) -> ComposeResult:
         """Status line, the summary, the waterfall, the footer."""
         yield StatusLine(id="timeline-status")
         yield _Holder(
             "Timeline · wait ·, run █, cached ▒, * critical path",
-            (self.summary, self.waterfall),
+            (self.summary, self.waterfall, VerticalScroll(self.diff_view, id="timeline-diffs")),
             id="timeline-panel",
         )
         yield QuietFooter()
@@ -201,6 +238,45 @@ class TimelineScreen(CatalogScreen):
     @on(Waterfall.Chosen)
     def _chosen(self, message: Waterfall.Chosen) -> None:
         self.post_message(LogRequested(self.job_id, at=message.step.name))
+
+    def action_toggle_diff(self) -> None:
+        """`d`: the build against its baseline; again: back to the waterfall."""
+        holder = self.query_one("#timeline-diffs")
+        showing = not holder.display
+        holder.display = showing
+        self.waterfall.display = not showing
+        if not showing:
+            self.waterfall.focus()
+            return
+        holder.focus()
+        if self.diff is None:
+            self.diff_view.update(Text("comparing with the last build…", style=self.palette.muted))
+            if self.live:
+                self._load_diff()
+
+    @work(thread=True, exclusive=True, group="timeline-diff", exit_on_error=False, name="diff")
+    def _load_diff(self) -> None:
+        from rocmtui.core.history.baseline import diff_jobs
+        from rocmtui.core.history.stepstore import StepsUnavailable
+        from rocmtui.core.jobs.store import JobStore, JobStoreError
+
+        try:
+            found = diff_jobs(self.config, JobStore.for_config(self.config), self.job_id)
+            self.post_message(DiffLoaded(found))
+        except (StepsUnavailable, JobStoreError, LookupError, OSError) as exc:
+            self.post_message(DiffLoaded(None, str(exc)))
+
+    @on(DiffLoaded)
+    def _diff_loaded(self, message: DiffLoaded) -> None:
+        if message.diff is None:
+            self.diff_view.update(Text(clean(message.error or "", 300), style=self.palette.bad))
+        else:
+            self.show_diff(message.diff)
+
+    def show_diff(self, diff: BuildDiff) -> None:
+        """Draw a diff (tests call this with recorded data)."""
+        self.diff = diff
+        self.diff_view.update(diff_text(diff, self.palette))
 
     def action_refresh(self) -> None:
         """ctrl+r: read again."""
