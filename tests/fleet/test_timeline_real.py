@@ -281,10 +281,13 @@ def plain_bake(engine: EngineHandle, tmp_path: Path, log: str, **args: str) -> N
 def test_outside_builds_have_steps_and_diff_names_the_changed_arg(
     engine: EngineHandle, tmp_path: Path
 ) -> None:
+    from rocmtui.core.history.stepstore import load_steps
     from rocmtui.core.jobs.control import list_jobs
+    from rocmtui.core.jobs.store import JobStore
 
     fleet = fleet_file(tmp_path, engine)
     config = load_config(fleet)
+    store = JobStore.for_config(config)
     nonce = str(time.time_ns())
     seen: set[str] = set()
 
@@ -303,6 +306,8 @@ def test_outside_builds_have_steps_and_diff_names_the_changed_arg(
         job = processes.wait_for(ended, 120, f"the outside build of {log} as an ended job")
         assert isinstance(job, JobRecord)
         seen.add(job.id)
+        # its follower keeps the steps as the build ends, before BuildKit forgets the record
+        processes.wait_for(lambda: load_steps(store, job.id), 120, "the steps kept")
         return job
 
     first = outside_after("one.log")

@@ -16,9 +16,10 @@ and launches use (the caller's, with the stream client's Go runtime made lean: `
 While the stream is silent it asks `history inspect` every `CHECK_SILENT` seconds, so a stream
 that hangs after the build ended never holds it. When the stream ends, `history inspect` gives
 the outcome (completed -> succeeded; error -> failed, or cancelled when BuildKit says so) and the
-duration. A stream that dies while BuildKit still says `running` is followed again, with
-backoff; an engine that stops answering for `--gone-after` seconds, or a record BuildKit no
-longer has (an engine restarted mid-build loses it), ends the job `lost` with the reason.
+duration; then the build's steps are read once (`stepstore.keep_after_build`) and kept. A
+stream that dies while BuildKit still says `running` is followed again, with backoff; an
+engine that stops answering for `--gone-after` seconds, or a record BuildKit no longer has (an
+engine restarted mid-build loses it), ends the job `lost` with the reason.
 """
 
 from __future__ import annotations
@@ -190,6 +191,19 @@ class Follower:
             proc.stdout.close()
         self.proc = None
 
+    def keep_steps(self, job_id: str) -> None:
+        """With the outcome recorded: keep the build's steps for its timeline before BuildKit
+        forgets the record (said in the log only when it cannot)."""
+        from rocmtui.core.history.stepstore import keep_after_build
+
+        try:
+            record = self.store.get(job_id)
+        except Exception:
+            return
+        said = keep_after_build(self.store, record, self.env, self.args.builder)
+        if said.startswith("steps not kept"):
+            self.log.note(said)
+
     def run(self) -> int:
         """Follow, then record the outcome (see the module doc)."""
         from rocmtui.core.history.parse import finished_state, outside_build
@@ -249,6 +263,7 @@ class Follower:
                         message=facts.error,
                         error_step=facts.error if state is JobState.FAILED else None,
                     )
+                    self.keep_steps(record.id)
                     return 0
                 self.store.update(record.id, outside=facts)
             failures += 1
