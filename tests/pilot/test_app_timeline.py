@@ -145,3 +145,23 @@ async def test_d_sets_the_build_beside_its_baseline() -> None:
         await pilot.press("d")
         await pilot.pause()
         assert "first miss" not in screen_text(app) and screen.waterfall.display
+
+
+async def test_t_on_a_job_row_and_in_its_log_pane_opens_its_timeline() -> None:
+    """Keys in: `t` on the jobs panel's row (the second job: pytorch on snoc-think), then in
+    that job's log pane; each opens the timeline of that job."""
+    app = recorded_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(app, pilot)
+        await pilot.press("tab", "tab", "down", "t")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen) and screen.job_id == JOB
+        assert "timeline · " + JOB in screen_text(app)
+        assert "demo-pytorch gfx1201 on snoc-think" in screen.title_text
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen) and app.screen.job_id == JOB
