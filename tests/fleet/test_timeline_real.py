@@ -323,3 +323,53 @@ def test_outside_builds_have_steps_and_diff_names_the_changed_arg(
     same = outside_after("three.log", FLAVOUR="chocolate")
     got = diff(fleet, same.id)
     assert got["then"] == changed.id and got["first_miss"] is None and got["reasons"] == []
+
+
+def test_outside_builds_on_the_ssh_node_have_steps_and_a_diff(fleet: Any, tmp_path: Path) -> None:
+    """The dev fleet's ssh node (ssh://ci@snoc-think, today's engine): plain `docker buildx
+    bake` with the environment an operator's make would have (reaching the node as rocmtui's
+    own launches do); rocmtui reads the steps and the diff over its own connection."""
+    from rocmtui.core.history.buildx import history_environment
+    from rocmtui.core.jobs.control import list_jobs
+    from tests.support.jobs import write_config
+
+    require("docker-buildx")
+    path = write_config(tmp_path, fleet, bake_file=BAKE)
+    config = load_config(path)
+    node = config.node("snoc-think")
+    assert node is not None
+    env = history_environment(node, config, os.environ, tmp_path / "operator")
+    nonce = str(time.time_ns())
+    seen: set[str] = set()
+
+    def build(log: str, **args: str) -> JobRecord:
+        bake = processes.spawn(
+            ["docker", "buildx", "bake", "-f", str(BAKE), "--progress=plain", "--", "timeline"],
+            tmp_path / log,
+            env={**env, "TL_NONCE": nonce, **QUICK, **args},
+            cwd=BAKE.parent,
+        )
+        assert bake.wait(300) == 0, (tmp_path / log).read_text()[-2000:]
+
+        def ended() -> JobRecord | None:
+            discover(path)
+            new = [
+                j for j in list_jobs(config, limit=None)
+                if j.started_elsewhere and j.node == "snoc-think" and j.id not in seen
+                and j.ended_at is not None and j.outside is not None
+                and j.outside.build_args.get("TL_NONCE") == nonce
+            ]  # fmt: skip
+            return new[0] if len(new) == 1 else None
+
+        job = processes.wait_for(ended, 120, f"the outside build of {log} on snoc-think")
+        assert isinstance(job, JobRecord)
+        seen.add(job.id)
+        return job
+
+    first = build("one.log")
+    data = show(path, first.id)
+    assert any("begin two" in s["name"] for s in data["steps"]), data["steps"]
+    changed = build("two.log", FLAVOUR="chocolate")
+    got = diff(path, changed.id)
+    assert got["then"] == first.id and got["first_miss"].startswith("[final 3/3] RUN"), got
+    assert [r["name"] for r in got["reasons"] if r["kind"] == "build arg"] == ["FLAVOUR"]
