@@ -1,9 +1,10 @@
-"""`rocmtui bake TARGET [--arch GFX] [--node NAME] [--push] [--yes] [--set VAR=VALUE ...]`.
+"""`rocmtui bake TARGET [--arch GFX] [--node NAME] [--push] [--yes] [--allow ENT ...]
+[--set VAR=VALUE ...]`.
 
 Starts the build detached and returns at once: the job id goes to stdout (one line, for
 scripts: `rocmtui logs -f "$(rocmtui bake demo-vllm)"`), a human summary to stderr.
 Exit codes: 0 started, 1 refused (already building, push not confirmed, no registry login,
-read-only),
+privileges bake asks for not granted with `--allow`, read-only),
 2 usage or configuration error (unknown target, arch, node or variable; bad bake file).
 TARGET is any name `docker buildx bake` accepts: a target, a group or a matrix-generated name.
 """
@@ -43,7 +44,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--arch", metavar="GFX", help="GFX_ARCH (default: the bake file's)")
     parser.add_argument("--node", metavar="NAME", help="fleet node (default: the local one)")
     parser.add_argument("--push", action="store_true", help="push the image (needs --yes)")
-    parser.add_argument("--yes", action="store_true", help="confirm a build that pushes")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="confirm a build that pushes, or is granted a privilege that changes the node",
+    )
+    parser.add_argument(
+        "--allow",
+        metavar="ENT",
+        action="append",
+        default=[],
+        help="grant bake a privilege the build asks for, as rocmtui names it (repeatable): "
+        "fs.read=PATH, fs.write=PATH, fs=PATH (paths relative to the bake file's folder), "
+        "network.host, security.insecure (with --yes), device[=NAME], ssh",
+    )
     parser.add_argument(
         "--json",
         action="store_true",
@@ -120,6 +134,7 @@ def _answer(args: argparse.Namespace, data: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
+    from rocmtui.core.bake.entitlements import check_grants
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.bake.find import check_found
     from rocmtui.core.jobs.command import parse_overrides
@@ -128,10 +143,17 @@ def run(args: argparse.Namespace) -> int:
         AlreadyRunning,
         LaunchError,
         LaunchRefused,
+        PrivilegesRefused,
         ReadOnlyRefused,
     )
 
     config = config_from(args)
+    try:
+        allow = check_grants(args.allow)
+    except ValueError as exc:
+        print(f"rocmtui bake: {exc}", file=sys.stderr)
+        _answer(args, {"started": False, "error": str(exc)})
+        return EXIT_USAGE
     try:
         check_found(config)
         bake = load_bake_cached(config.bake_file)
@@ -146,12 +168,18 @@ def run(args: argparse.Namespace) -> int:
             yes=args.yes,
             env=os.environ,
             overrides=overrides,
+            allow=allow,
         )
     except AlreadyRunning as exc:
         print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
         if exc.job_id:
             print(f"  follow it: rocmtui logs -f {exc.job_id}", file=sys.stderr)
         _answer(args, {"started": False, "refused": str(exc), "blocking_job": exc.job_id})
+        return EXIT_UNHEALTHY
+    except PrivilegesRefused as exc:
+        print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
+        answer = {"started": False, "refused": str(exc), "blocking_job": None}
+        _answer(args, {**answer, "privileges": list(exc.asked)})
         return EXIT_UNHEALTHY
     except (LaunchRefused, ReadOnlyRefused) as exc:
         print(f"rocmtui bake: refused: {exc}", file=sys.stderr)
@@ -180,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
             f"written, for no particular arch{own}",
             file=sys.stderr,
         )
+    if record.allowed:
+        print(f"rocmtui bake: granted: {' '.join(record.allowed)}", file=sys.stderr)
     arch = f"for {record.arch} " if record.arch else ""
     print(
         f"started {record.target} {arch}on {record.node}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,4 +45,39 @@ def buildx_plugin(env: Mapping[str, str]) -> Path | None:
     return None
 
 
-__all__ = ["SYSTEM_PLUGIN_DIRS", "buildx_plugin"]
+_VERSIONS: dict[tuple[str, int], tuple[int, ...] | None] = {}
+_VERSION = re.compile(r"\bv?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def plugin_version(env: Mapping[str, str], timeout: float = 10.0) -> tuple[int, ...] | None:
+    """The version of the buildx `docker buildx` runs under `env`, as numbers ((0, 29, 1)),
+    None when there is none or it does not say. Asked once per binary (by path and mtime):
+    `docker-buildx version` answers in a few ms and needs no daemon."""
+    import subprocess
+
+    plugin = buildx_plugin(env)
+    if plugin is None:
+        return None
+    try:
+        key = (str(plugin), plugin.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _VERSIONS:
+        try:
+            out = subprocess.run(
+                [str(plugin), "version"],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None  # not remembered: asked again next time
+        words = out.split()
+        match = _VERSION.search(words[1] if len(words) > 1 else out)
+        _VERSIONS[key] = tuple(int(g) for g in match.groups() if g) if match else None
+    return _VERSIONS[key]
+
+
+__all__ = ["SYSTEM_PLUGIN_DIRS", "buildx_plugin", "plugin_version"]

@@ -1,16 +1,16 @@
 """What bake runs with: its argument list and its environment, as data.
 
 The argument list: one `-f` per bake file (a folder's default files in bake's order), no shell,
-plain progress (what people read and the parser knows best), the
-metadata file, the node's builder, `--push`, and `--` before the target (a name such as
-`--allow=...` is never an option). The environment: the scrubbed launch environment
+plain progress (what people read and the parser knows best), the metadata file, the node's
+builder, `--push`, the privileges granted (`--allow`), and `--` before the target (a name
+such as `--allow=...` is never an option). The environment: the scrubbed launch environment
 (`bakeprint.bake_environment`: no variable the bake file declares, unless overridden
 explicitly), the overrides, `GFX_ARCH`, and the node's `DOCKER_HOST` or `DOCKER_CONTEXT`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from rocmtui.core.bake.file import ARCH_VARIABLE
@@ -86,9 +86,11 @@ def build_argv(
     metadata_file: str,
     docker: str = "docker",
     job_id: str | None = None,
+    allow: Sequence[str] = (),
 ) -> list[str]:
-    """bake's argument list (see the module doc). With `job_id`, every target gets the build
-    arg `ROCMTUI_JOB=<id>`: BuildKit's history record carries it from the build's first
+    """bake's argument list (see the module doc). `allow`: one `--allow=ENT` each, what the
+    operator granted (the caller knows the buildx takes it). With `job_id`, every target gets
+    the build arg `ROCMTUI_JOB=<id>`: BuildKit's history record carries it from the build's first
     moment, so a build of rocmtui's own is never taken for one started elsewhere. No
     Dockerfile declares that ARG, so it enters no cache key, no image config and no tag."""
     from rocmtui.core.bake.find import bake_files
@@ -101,6 +103,7 @@ def build_argv(
         argv += ["--builder", node.builder]
     if push:
         argv.append("--push")
+    argv += [f"--allow={grant}" for grant in allow]
     if job_id:
         argv += ["--set", f"*.args.{JOB_BUILD_ARG}={job_id}"]
     return [*argv, "--", target]

@@ -5,7 +5,8 @@
 what starts is exactly what was shown, with no second `bake --print`. Starting is four steps,
 each a function below:
 
-1. `confirm`: refused when read-only, a push not confirmed, or a registry with no login;
+1. `confirm`: refused when read-only, a push not confirmed, a registry with no login, or a
+   privilege bake asks for that the operator did not grant (`--allow`);
 2. `take_slots`: one lock per image the plan builds on its node, all or none
    (`AlreadyRunning` names the job that holds one);
 3. `record_job`: the job's record, folder, lock and log header;
@@ -28,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from rocmtui.core.jobs.refusals import (
     AlreadyRunning,
     LaunchError,
     LaunchRefused,
+    PrivilegesRefused,
     refuse_if_read_only,
 )
 from rocmtui.core.jobs.registries import docker_config_hosts
@@ -69,6 +71,7 @@ def launch_job(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, str] | None = None,
     store: JobStore | None = None,
+    allow: Sequence[str] = (),
 ) -> JobRecord:
     """Start `target` for `arch` on node `node_name`, detached; return its record at once.
 
@@ -85,7 +88,7 @@ def launch_job(
     refuse_if_read_only(config, "starting a build")
     env = os.environ if env is None else env
     plan = resolve_plan(config, bake, target, arch, node_name, push, env, overrides or {})
-    return start_plan(config, plan, yes=yes, env=env, store=store)
+    return start_plan(config, plan, yes=yes, env=env, store=store, allow=allow)
 
 
 def start_plan(
@@ -94,17 +97,20 @@ def start_plan(
     yes: bool = False,
     env: Mapping[str, str] | None = None,
     store: JobStore | None = None,
+    allow: Sequence[str] = (),
 ) -> JobRecord:
     """Start a resolved `plan` detached and return its record at once (see the module doc).
-    `yes` confirms a plan that pushes. Raises as `launch_job` does, never for a name: the plan
-    has been checked already."""
+    `yes` confirms a plan that pushes, or asks a loud privilege; `allow` are the `--allow`
+    words the operator granted (`entitlements.check_grants` has checked them). Raises as
+    `launch_job` does, never for a name: the plan has been checked already."""
     env = os.environ if env is None else env
-    confirm(config, plan, yes)
+    allow = tuple(allow)
+    confirm(config, plan, yes, allow)
     store = store or JobStore.for_config(config, env)
     held = take_slots(locks.lock_dir(config, env), plan, store)
     try:
-        job = record_job(store, plan, env, held)
-        spawn_supervisor(config, plan, job, store, env, held)
+        job = record_job(store, plan, env, held, allow)
+        spawn_supervisor(config, plan, job, store, env, held, allow)
         return store.get(job.id)
     except BaseException as exc:
         if held.record is not None and not isinstance(exc, LaunchError):
@@ -127,11 +133,13 @@ def start_plan(
 # -- 1. confirm -------------------------------------------------------------------------------
 
 
-def confirm(config: FleetConfig, plan: LaunchPlan, yes: bool) -> None:
-    """Refuse a start when the fleet is read-only, when the plan pushes and `yes` was not
+def confirm(config: FleetConfig, plan: LaunchPlan, yes: bool, allow: Sequence[str] = ()) -> None:
+    """Refuse a start when the fleet is read-only, when bake will ask for a privilege `allow`
+    does not grant (or a loud one without `yes`), when the plan pushes and `yes` was not
     given, or when the docker config has no login for a registry it pushes to (read now: a
     `docker login` since the plan was resolved counts)."""
     refuse_if_read_only(config, "starting a build")
+    refuse_ungranted(plan, yes, allow)
     if plan.pushes and not yes:
         raise LaunchRefused(f"{plan.target} pushes to the registry: confirm with --yes")
     missing = sorted(set(plan.push_hosts) - docker_config_hosts(plan.child_env))
@@ -139,6 +147,30 @@ def confirm(config: FleetConfig, plan: LaunchPlan, yes: bool) -> None:
         raise LaunchRefused(
             f"{plan.target} pushes to {', '.join(missing)} but the docker config has no login "
             f"for it: run `docker login {missing[0]}` first"
+        )
+
+
+def refuse_ungranted(plan: LaunchPlan, yes: bool, allow: Sequence[str]) -> None:
+    """PrivilegesRefused naming every privilege bake will ask for that `allow` does not
+    grant, with the `--allow` words that would; a loud one granted still needs `yes`."""
+    missing = plan.ungranted(allow)
+    if missing:
+        words = tuple(p.grant for p in missing)
+        named = "; ".join(f"{p.grant} ({p.why})" for p in missing)
+        grant = " ".join(f"--allow {w}" for w in words)
+        loud = " and --yes" if any(p.loud for p in missing) else ""
+        raise PrivilegesRefused(
+            f"{plan.target} asks bake for privileges not granted: {named}; grant them with "
+            f"{grant}{loud}",
+            words,
+        )
+    loud_ones = [p for p in plan.privileges if p.loud]
+    if loud_ones and not yes:
+        named = "; ".join(f"{p.grant} ({p.why})" for p in loud_ones)
+        raise PrivilegesRefused(
+            f"{plan.target} asks for privileges that change the node: {named}; granted, but "
+            "confirm with --yes",
+            tuple(p.grant for p in loud_ones),
         )
 
 
@@ -217,16 +249,23 @@ def _describe_holder(holder: locks.SlotHolder | None, what: str) -> str:
 # -- 3. record the job ------------------------------------------------------------------------
 
 
-def record_job(store: JobStore, plan: LaunchPlan, env: Mapping[str, str], held: Held) -> JobRecord:
-    """The job's record (overrides and command redacted), its folder with the targets bake
-    resolved, its lock and its log with a header; each slot then names the job as holder."""
+def record_job(
+    store: JobStore,
+    plan: LaunchPlan,
+    env: Mapping[str, str],
+    held: Held,
+    allow: Sequence[str] = (),
+) -> JobRecord:
+    """The job's record (overrides and command redacted; what it was granted), its folder
+    with the targets bake resolved, its lock and its log with a header; each slot then names
+    the job as holder."""
     user, host = _who(env), socket.gethostname()
 
     def make(job_id: str, job_dir: Path) -> JobRecord:
         fd = locks.try_lock(job_dir / "lock")
         assert fd is not None  # a brand-new file nobody else knows
         held.job = fd
-        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan), job_id)
+        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan), job_id, allow)
         record = JobRecord(
             id=job_id,
             target=plan.target,
@@ -244,6 +283,7 @@ def record_job(store: JobStore, plan: LaunchPlan, env: Mapping[str, str], held: 
             job_dir=str(job_dir),
             started_at=time.time(),
             state=JobState.RUNNING,
+            allowed=tuple(allow),
         )
         write_targets(job_dir, plan.printed or None, plan.pushes)  # the matrix and the loop
         held.log = store.open_log(record)
@@ -297,6 +337,7 @@ def spawn_supervisor(
     store: JobStore,
     env: Mapping[str, str],
     held: Held,
+    allow: Sequence[str] = (),
 ) -> None:
     """Start the job's supervisor in a new session (stdin /dev/null, output on the job's log),
     handing it the job's lock and the slots; wait only for its first, forking process."""
@@ -309,7 +350,7 @@ def spawn_supervisor(
     command += remote.supervisor_args(plan.node, config, env)
     command += [word for fd in held.slots for word in ("--slot-fd", str(fd))]
     command += [*(["--push"] if plan.pushes else []), "--registry-url", config.registry.url]
-    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan), record.id)]
+    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan), record.id, allow)]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

@@ -4,8 +4,10 @@
 really has (a matrix name fixes its own), the node, bake's whole environment, `bake --print`
 under that environment, whether it pushes (the switch, or any target bake resolved whose
 output is a registry), the registry hosts of the tags it would push and which of them the
-docker config has no login for, and the images it builds (its slots on the node). Whether a
-launch pushes is never decided anywhere else.
+docker config has no login for, the images it builds (its slots on the node), and the
+privileges bake will ask for (`bake.entitlements`: reads and writes outside the bake file's
+folder, `network.host`, `security.insecure`, devices), as the buildx that will run it checks
+them. Whether a launch pushes, and what it must be granted, is never decided anywhere else.
 
 The console's bake dialog shows a LaunchPlan and starts exactly that plan (`launch.start_plan`);
 `rocmtui bake` resolves one and starts it at once (`launch.launch_job`). Nothing here starts
@@ -14,12 +16,13 @@ anything: a LaunchPlan is data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
+from rocmtui.core.bake.entitlements import Privilege, granted_by
 from rocmtui.core.bake.file import BakeError, BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import (
@@ -31,7 +34,12 @@ from rocmtui.core.jobs.checks import (
     resolve_target,
     target_pushes,
 )
-from rocmtui.core.jobs.command import build_argv, engine_assignments, node_environment
+from rocmtui.core.jobs.command import (
+    bake_workdir,
+    build_argv,
+    engine_assignments,
+    node_environment,
+)
 from rocmtui.core.jobs.printed import image_keys, pinned_arch
 from rocmtui.core.jobs.redaction import redact_argv
 from rocmtui.core.records import repr_without
@@ -56,6 +64,9 @@ class LaunchPlan(Struct, frozen=True):
     overrides: Mapping[str, str]
     child_env: Mapping[str, str]  # never in the repr: it holds the secrets bake is given
     pinned: bool = False  # the name fixed another arch than asked (`pytorch-gfx1201`)
+    # what bake will refuse to run without `--allow` (its version's checks), sorted
+    privileges: tuple[Privilege, ...] = ()
+    takes_allow: bool = True  # the buildx that runs it has `bake --allow` (0.13 rejects it)
 
     def __repr__(self) -> str:
         return repr_without(self, "child_env")
@@ -72,20 +83,36 @@ class LaunchPlan(Struct, frozen=True):
         time per image and node."""
         return image_keys(self.printed, self.target, self.arch)
 
+    @property
+    def workdir(self) -> Path:
+        """Where bake runs (its paths, and the paths of `--allow`, are relative to it)."""
+        return bake_workdir(self.bake_file)
+
+    def ungranted(self, allow: Sequence[str]) -> tuple[Privilege, ...]:
+        """The privileges it asks for that the `--allow` words `allow` do not cover."""
+        where = str(self.workdir)
+        return tuple(p for p in self.privileges if not granted_by(p, allow, where))
+
     def argv(
-        self, metadata_file: str, docker: str = "docker", job_id: str | None = None
+        self,
+        metadata_file: str,
+        docker: str = "docker",
+        job_id: str | None = None,
+        allow: Sequence[str] = (),
     ) -> list[str]:
         """bake's argument list, its metadata written to `metadata_file` (`job_id`: the job
-        it is, named in a build arg BuildKit's history keeps; see `command.build_argv`)."""
+        it is, named in a build arg BuildKit's history keeps; `allow`: what the operator
+        granted, passed only to a buildx that takes `--allow`; see `command.build_argv`)."""
         return build_argv(
-            self.bake_file, self.target, self.node, self.pushes, metadata_file, docker, job_id
-        )
+            self.bake_file, self.target, self.node, self.pushes, metadata_file, docker, job_id,
+            allow if self.takes_allow else (),
+        )  # fmt: skip
 
-    def command(self, env: Mapping[str, str] | None = None) -> list[str]:
+    def command(self, env: Mapping[str, str] | None = None, allow: Sequence[str] = ()) -> list[str]:
         """`VAR=value ... docker buildx bake ...` as the job record keeps it and the dialog
         shows it: secret names and `env`'s secret values redacted."""
         pairs = engine_assignments(self.node, self.arch, self.overrides)
-        return redact_argv([*pairs, *self.argv("<job>/metadata.json")], env)
+        return redact_argv([*pairs, *self.argv("<job>/metadata.json", allow=allow)], env)
 
 
 def resolve_plan(
@@ -102,6 +129,8 @@ def resolve_plan(
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
     from rocmtui.core.bake.effective import fleet_variables
+    from rocmtui.core.bake.entitlements import bake_checks, requested_privileges
+    from rocmtui.core.bake.plugin import plugin_version
     from rocmtui.core.bake.resolve import bake_print
     from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
@@ -130,6 +159,9 @@ def resolve_plan(
     pushes = push or target_pushes(bake, target, printed or None)
     hosts = push_hosts(config, bake, target, child_env, printed) if pushes else set()
     missing = hosts - docker_config_hosts(child_env)
+    takes_allow, checks_fs = bake_checks(plugin_version(child_env), child_env)
+    asked = requested_privileges(printed, str(bake_workdir(bake.path)))
+    asked = tuple(p for p in asked if checks_fs or not p.key.startswith("fs"))
     return LaunchPlan(
         target=target,
         arch=arch,
@@ -144,6 +176,8 @@ def resolve_plan(
         overrides=dict(overrides),
         child_env=child_env,
         pinned=bool(pinned),
+        privileges=asked,
+        takes_allow=takes_allow,
     )
 
 

@@ -59,6 +59,8 @@ class JobRecord(Struct, frozen=True):
     buildkit_ref: str | None = None
     # set for a build started elsewhere (found in BuildKit's history): what BuildKit knows of it
     outside: OutsideBuild | None = None
+    # the `--allow` words the operator granted bake for this build (a rebuild asks again)
+    allowed: tuple[str, ...] = ()
 
     @property
     def started_elsewhere(self) -> bool:
@@ -99,6 +101,7 @@ class JobRecord(Struct, frozen=True):
         """A JSON-ready dict of the stored fields (the state as its word)."""
         data: dict[str, Any] = to_builtins(self)
         data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
+        data["allowed"] = list(self.allowed)
         data["started_elsewhere"] = self.started_elsewhere
         if self.outside is not None:
             data["outside"]["platforms"] = list(self.outside.platforms)

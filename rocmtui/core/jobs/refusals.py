@@ -1,7 +1,8 @@
 """Why a launch or a cancel does not go ahead: the errors the console and the CLI catch.
 
 `LaunchError` for a name, arch, node or variable that cannot be used (the CLI's exit 2);
-`LaunchRefused` for a launch refused by policy (a push not confirmed, no registry login) and
+`LaunchRefused` for a launch refused by policy (a push not confirmed, no registry login,
+privileges bake asks for and nobody granted: `PrivilegesRefused`) and
 `AlreadyRunning` when an image it builds is being built on the node (exit 1);
 `ReadOnlyRefused` when the fleet is read-only, for a launch and a cancel alike.
 """
@@ -18,6 +19,7 @@ __all__ = [
     "AlreadyRunning",
     "LaunchError",
     "LaunchRefused",
+    "PrivilegesRefused",
     "ReadOnlyRefused",
     "refuse_if_read_only",
 ]
@@ -29,6 +31,15 @@ class LaunchError(Exception):
 
 class LaunchRefused(LaunchError):
     """A launch refused by policy: a pushing target without --yes or without a login entry."""
+
+
+class PrivilegesRefused(LaunchRefused):
+    """bake will ask for privileges nobody granted (`--allow`), or granted without the `--yes`
+    a loud one needs: nothing starts. `asked` holds the `--allow` words of what is missing."""
+
+    def __init__(self, message: str, asked: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.asked = asked
 
 
 class AlreadyRunning(LaunchRefused):

@@ -16,8 +16,8 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 
 # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs;
-# 5: build_costs.settled, the build_steps table
-SCHEMA_VERSION = 5
+# 5: build_costs.settled, the build_steps table; 6: allowed
+SCHEMA_VERSION = 6
 
 COLUMNS = """
     id TEXT PRIMARY KEY,
@@ -48,7 +48,8 @@ COLUMNS = """
     cancel_requested_at REAL,
     link_down_since REAL,
     buildkit_ref TEXT,
-    outside TEXT
+    outside TEXT,
+    allowed TEXT
 """
 
 # Every BuildKit history record (its ref) rocmtui has tied to a job: its own builds (by their
@@ -71,6 +72,7 @@ def row_to_record(row: sqlite3.Row) -> JobRecord:
     data["overrides"] = json.loads(data["overrides"])
     data["command"] = tuple(json.loads(data["command"]))
     data["outside"] = outside_from_text(data.get("outside"))
+    data["allowed"] = allowed_from_text(data.get("allowed"))
     try:
         data["state"] = JobState(data["state"])
     except ValueError:
@@ -85,6 +87,7 @@ def record_to_row(record: JobRecord) -> dict[str, Any]:
     data["overrides"] = json.dumps(record.overrides, sort_keys=True)
     data["command"] = json.dumps(list(record.command))
     data["state"] = str(record.state)
+    data["allowed"] = json.dumps(list(record.allowed)) if record.allowed else None
     data["outside"] = (
         None if record.outside is None else json.dumps(to_builtins(record.outside), sort_keys=True)
     )
@@ -102,6 +105,15 @@ def outside_from_text(text: str | None) -> OutsideBuild | None:
         return OutsideBuild(ref="?", follow_note="its stored history facts could not be read")
 
 
+def allowed_from_text(text: str | None) -> tuple[str, ...]:
+    """The stored `allowed` column (a JSON list; empty or unreadable: nothing granted)."""
+    try:
+        value = json.loads(text) if text else []
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
 def add_missing_columns(conn: sqlite3.Connection) -> None:
     """Bring a table made by an older version up to `COLUMNS` (new columns are nullable)."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
@@ -117,6 +129,7 @@ __all__ = [
     "REFS_TABLE",
     "SCHEMA_VERSION",
     "add_missing_columns",
+    "allowed_from_text",
     "outside_from_text",
     "record_to_row",
     "row_to_record",
