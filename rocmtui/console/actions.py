@@ -184,9 +184,11 @@ class ConsoleActions:
 
         async def run() -> None:
             try:
-                # a pushing plan comes out of the dialog only after its explicit question
+                # a pushing plan, or one granted a privilege that changes the node, comes out
+                # of the dialog only after its explicit question
+                loud = any(p.loud and p.grant in plan.granted for p in plan.privileges)
                 job = await run_on_own_thread(
-                    lambda: backend.launch(plan, push_confirmed=plan.push), name="launch"
+                    lambda: backend.launch(plan, push_confirmed=plan.push or loud), name="launch"
                 )
             except Exception as exc:
                 self.app.notify(

@@ -151,7 +151,8 @@ def plan(
             base = set(_print_lines(defaults.result()))
         except BakeError:  # nothing to compare with: nothing marked
             base = set(_print_lines(preview.printed))
-    command = tuple(preview.command(env))
+    # the command as it runs once the operator grants what bake asks for (Start asks)
+    command = tuple(preview.command(env, allow=[p.grant for p in preview.privileges]))
     # secrets by name and by value: the environment's, and a secret-named variable set here
     redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
     resolved = _print_lines(preview.printed)
@@ -171,6 +172,7 @@ def plan(
         missing_logins=preview.missing_logins,
         arch_pinned=preview.pinned,
         ready=preview.ready,
+        privileges=preview.privileges,
         core_plan=preview,
     )
 
@@ -371,8 +373,10 @@ def launch(
     test) is resolved and started by name."""
     from rocmtui.core.jobs.launch import launch_job, start_plan
 
+    allow = plan.granted  # only what the operator granted in the dialog's question
     if plan.core_plan is not None:
-        return job_view(start_plan(config, plan.core_plan, yes=push_confirmed, env=env), None)
+        started = start_plan(config, plan.core_plan, yes=push_confirmed, env=env, allow=allow)
+        return job_view(started, None)
     record = launch_job(
         config,
         bake,
@@ -383,6 +387,7 @@ def launch(
         yes=push_confirmed,
         env=env,
         overrides={**env_overrides(bake, env, config.variables), **dict(plan.overrides)},
+        allow=allow,
     )
     return job_view(record, None)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
+from rocmtui.core.bake.entitlements import Privilege
 from rocmtui.core.records import PartlyCompared, repr_without
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState, NodeState
@@ -159,6 +160,10 @@ class BakePlan(PartlyCompared, frozen=True):
     ready: bool = False  # resolved by bake with no error: what Start may launch
     # what such a build took before, from the job store's history (None: not asked)
     estimate: str | None = None
+    # what bake will ask for (`--allow`), as the core worked it out; Start asks for them
+    privileges: tuple[Privilege, ...] = ()
+    # what the operator granted in the dialog's question (set only on the plan it dismisses with)
+    granted: tuple[str, ...] = ()
     # the core's own LaunchPlan this view shows: Start launches exactly it (no second resolve);
     # it is how the view came to be, not what it shows, so equality and repr leave it out
     core_plan: LaunchPlan | None = None
@@ -177,11 +182,13 @@ class BakeRequest(Struct, frozen=True):
     ready: bool = False  # focus Start: Enter launches (once bake has resolved it)
     push: bool = False  # the `--push` switch
     overrides: tuple[tuple[str, str], ...] = ()
+    allowed: tuple[str, ...] = ()  # what the earlier build was granted: said, and asked again
 
     @classmethod
     def rebuild(cls, job: JobView) -> BakeRequest:
         """`r` on a job: exactly what it built (the name as given, whether a target, a group or
-        a matrix name; its arch, node, push switch and variables), ready to start."""
+        a matrix name; its arch, node, push switch and variables), ready to start; what it was
+        granted is shown, never granted again unasked."""
         return cls(
             node=job.record.node,
             target=job.record.target,
@@ -189,6 +196,7 @@ class BakeRequest(Struct, frozen=True):
             ready=True,
             push=job.record.push,
             overrides=tuple(sorted(job.record.overrides.items())),
+            allowed=job.record.allowed,
         )
 
 

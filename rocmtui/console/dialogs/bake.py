@@ -6,7 +6,9 @@ the core on a thread of its own (never behind the views' thread pool, see `usert
 the arch a matrix name fixes, whether the launch pushes and to which registries its tags name,
 and `bake --print` under the job's environment. Start launches only the plan resolved for
 exactly what is on screen: pressed earlier, it starts when the answer comes, or says why not.
-A launch that pushes always asks first, with its own key, naming those registries. The dialog
+A launch that pushes, or that bake will ask for privileges (`--allow`: reads outside the bake
+folder, `network.host` ...), always asks first, with its own key, naming those registries and
+privileges; only what was asked is granted. The dialog
 dismisses with the `BakePlan` to start; the App's owner of intents starts it. It is given what
 it shows and the one call that resolves a choice (`PlanFor`): it never reaches into the App.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
+from msgspec.structs import replace
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -42,6 +45,7 @@ from rocmtui.console.dialogs.bake_choices import (
     parse_overrides_field,
     push_note,
 )
+from rocmtui.console.dialogs.bake_grants import privileges_note, start_question
 from rocmtui.console.dialogs.confirm import ConfirmDialog
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.core.config.fleetfile import FleetConfig
@@ -284,6 +288,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             note.append(self._note + "\n" if self._note else "", style="bold")
             note.append(arch_note(shown_arch, self.bake, node, self.node_gfx(node), plan))
             note.append("\n" + push_note(plan, self.push_switch, resolving))
+            note.append("\n").append(privileges_note(plan, resolving, self.request.allowed))
             if plan is not None and plan.estimate and not resolving:
                 note.append("\n" + clean(plan.estimate, 200), style="italic")
         self.query_one("#bake-note", Static).update(note)
@@ -303,6 +308,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         hint = Text(self.keys_hint(), style="dim")
         if self.start_when_resolved:
             hint.append("  starting once bake has resolved it…", style="bold")
+        elif plan is not None and plan.privileges and not resolving:
+            hint.append("  asks bake for privileges: asks again", style="bold")
         elif plan is not None and plan.push and not resolving:
             hint.append("  pushes to the registry: asks again", style="bold")
         self.query_one("#bake-hint", Static).update(hint)
@@ -343,7 +350,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
     @on(Button.Pressed, "#bake-start")
     def action_start(self) -> None:
         """Start the plan bake resolved for what is shown; before the answer, start when it
-        comes. A pushing plan asks a second time, with an explicit key."""
+        comes. A plan that pushes or asks for privileges asks a second time, with an explicit
+        key; only then are its privileges granted."""
         self.refresh_plan()  # the variables typed a moment ago count
         plan = self.plan
         if plan is None or self.asked is None:
@@ -358,23 +366,18 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             why = clean(plan.error or "bake has not resolved it", 200)
             self.notify(f"Not started: {why}", severity="error", markup=False)
             return
-        if not plan.push:
+        if not plan.push and not plan.privileges:
             self.dismiss(plan)
             return
+        granted = replace(plan, granted=tuple(p.grant for p in plan.privileges))
 
         def answered(yes: bool | None) -> None:
             if yes and self.plan is plan:
-                self.dismiss(plan)
+                self.dismiss(granted)
 
-        hosts = ", ".join(clean(h, 60) for h in plan.push_hosts) or "the registry"
+        question, label, details = start_question(plan)
         self.app.push_screen(
-            ConfirmDialog(
-                f"Push {clean(plan.target)} for {plan.arch} to {hosts}?",
-                "Build and push",
-                keymap=self.keymap,
-                details="Pushing replaces the published tags of this target.",
-            ),
-            answered,
+            ConfirmDialog(question, label, keymap=self.keymap, details=details), answered
         )
 
     @on(Button.Pressed, "#bake-cancel")
