@@ -288,7 +288,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             note.append(self._note + "\n" if self._note else "", style="bold")
             note.append(arch_note(shown_arch, self.bake, node, self.node_gfx(node), plan))
             note.append("\n" + push_note(plan, self.push_switch, resolving))
-            note.append("\n").append(privileges_note(plan, resolving, self.request.allowed))
+            asks = privileges_note(plan, resolving, self.request.allowed)
+            note.append("\n" if asks else "").append(asks)
             if plan is not None and plan.estimate and not resolving:
                 note.append("\n" + clean(plan.estimate, 200), style="italic")
         self.query_one("#bake-note", Static).update(note)

@@ -21,14 +21,11 @@ LOUD = "bold red"
 
 
 def privileges_note(plan: BakePlan | None, resolving: bool, earlier: Sequence[str]) -> Text:
-    """One line (or two): what bake will ask for, as the resolved plan says; what an earlier
-    build was granted when this is its rebuild."""
+    """What bake will ask for, as the resolved plan says (a line only when it asks for
+    something: at 80x24 the resolved definition needs the rows); what an earlier build was
+    granted when this is its rebuild (a line of its own)."""
     note = Text()
-    if resolving or plan is None:
-        note.append("privileges: decided when bake has resolved the plan", style="dim")
-    elif not plan.privileges:
-        note.append("privileges: none asked")
-    else:
+    if not resolving and plan is not None and plan.privileges:
         note.append("asks bake for: ")
         for index, privilege in enumerate(plan.privileges):
             if index:
@@ -40,7 +37,8 @@ def privileges_note(plan: BakePlan | None, resolving: bool, earlier: Sequence[st
         note.append("; Start asks first")
     if earlier:
         words = " ".join(clean(word, 120) for word in earlier)
-        note.append(f"\nthe earlier build was granted: {words} (asked again)", style="italic")
+        note.append("\n" if note else "")
+        note.append(f"the earlier build was granted: {words} (asked again)", style="italic")
     return note
 
 
