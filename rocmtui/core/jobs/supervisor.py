@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import select
 import signal
@@ -39,6 +38,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.core.jobs.bakefiles import build_refs_from_metadata, digest_from_metadata
 from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
 from rocmtui.core.jobs.procstat import start_time
@@ -54,47 +54,6 @@ from rocmtui.core.text.units import fmt_age
 EXIT_CODE_NOT_STARTED = 127
 _PR_SET_PDEATHSIG = 1
 CHUNK = 1 << 16
-
-
-def digest_from_metadata(path: Path, target: str) -> str | None:
-    """The image digest bake wrote for `target` (`containerimage.digest`), if any.
-
-    bake's metadata file maps each target to its build's metadata; a single-target file may
-    also hold the keys at the top level, so both shapes are read.
-    """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    candidates = [data.get(target), data, *data.values()]
-    for entry in candidates:
-        if isinstance(entry, dict):
-            digest = entry.get("containerimage.digest")
-            if isinstance(digest, str) and digest.startswith("sha256:"):
-                return digest
-    return None
-
-
-def build_refs_from_metadata(path: Path) -> list[str]:
-    """The BuildKit history record ids bake wrote (`buildx.build.ref`, builder/node/id), one
-    per target built: what ties this job to its history records."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict):
-        return []
-    refs: list[str] = []
-    for entry in [data, *data.values()]:
-        if isinstance(entry, dict):
-            ref = entry.get("buildx.build.ref")
-            if isinstance(ref, str) and ref.strip():
-                last = ref.strip().rsplit("/", 1)[-1]
-                if last not in refs:
-                    refs.append(last)
-    return refs
 
 
 def _set_pdeathsig() -> None:
