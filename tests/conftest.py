@@ -125,6 +125,7 @@ def _isolated_env(
         ("XDG_STATE_HOME", "state"),
         ("XDG_CACHE_HOME", "cache"),
         ("XDG_DATA_HOME", "data"),
+        ("XDG_RUNTIME_DIR", "runtime"),  # bake's metadata while it runs: never /run/user
         ("DOCKER_CONFIG", "docker"),
         ("ROCMTUI_LOCK_DIR", "locks"),  # slot locks too: never the machine-wide /run/lock
     ):

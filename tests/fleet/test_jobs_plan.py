@@ -80,7 +80,10 @@ def test_rocmtui_bake_asks_bake_once_and_starts_what_it_resolved(tmp_path: Path)
     record = start_plan(config, plan, env=env)
     assert prints(calls) == 1  # started as resolved: bake was not asked again
     assert (record.target, record.arch, record.node) == ("demo-base", "gfx1201", "snoc-think")
-    shown = [w.replace("<job>/metadata.json", str(record.metadata_path)) for w in plan.command()]
+    # bake writes its metadata off the state disk (bakefiles.py); the job's folder keeps it after
+    meta = record.command[record.command.index("--metadata-file") + 1]
+    assert Path(meta).name == "metadata.json" and Path(meta).parent.name == record.id
+    shown = [w.replace("<job>/metadata.json", meta) for w in plan.command()]
     # the launch adds one thing the plan cannot know: the job's own id as a build arg (how
     # BuildKit's history names the build rocmtui's own), right before the targets
     mark = ["--set", f"*.args.ROCMTUI_JOB={record.id}"]

@@ -98,9 +98,14 @@ def _step_text(value: Any) -> str | None:
     return str(value)
 
 
-def error_step_of(log_path: Path) -> str | None:
-    """The name of the build step that failed, from the log's tail; None when not found."""
-    lines, _ = read_tail(log_path)
+def error_step_of(log_path: Path, dropped: bytes = b"") -> str | None:
+    """The name of the build step that failed, from the log's tail (or, for a log that
+    stopped holding lines, from `dropped`, the end of the output it could not keep); None
+    when not found."""
+    if dropped:
+        lines = dropped.decode("utf-8", "replace").splitlines()[1:]  # the first: cut
+    else:
+        lines, _ = read_tail(log_path)
     snap = _tracker_snapshot(lines, time.time())
     name = _step_text(getattr(snap, "error_step", None)) if snap is not None else None
     if name:

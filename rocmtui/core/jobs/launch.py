@@ -37,6 +37,7 @@ import rocmtui
 from rocmtui.core.bake.file import BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs import locks, remote
+from rocmtui.core.jobs.bakefiles import bake_metadata_file
 from rocmtui.core.jobs.command import bake_workdir, engine_assignments
 from rocmtui.core.jobs.images import write_targets
 from rocmtui.core.jobs.plan import LaunchPlan, resolve_plan
@@ -186,6 +187,7 @@ class Held:
     job: int = -1
     log: int = -1
     record: JobRecord | None = field(default=None, repr=False)
+    metadata: Path | None = None  # where bake writes its metadata (`bakefiles`)
 
     def close(self) -> None:
         """Close them all (the locks stay held by the supervisor's copies)."""
@@ -265,7 +267,8 @@ def record_job(
         fd = locks.try_lock(job_dir / "lock")
         assert fd is not None  # a brand-new file nobody else knows
         held.job = fd
-        argv = plan.argv(str(job_dir / "metadata.json"), _docker(plan), job_id, allow)
+        held.metadata = bake_metadata_file(store.root, job_dir, env)  # off the state disk
+        argv = plan.argv(str(held.metadata), _docker(plan), job_id, allow)
         record = JobRecord(
             id=job_id,
             target=plan.target,
@@ -350,7 +353,8 @@ def spawn_supervisor(
     command += remote.supervisor_args(plan.node, config, env)
     command += [word for fd in held.slots for word in ("--slot-fd", str(fd))]
     command += [*(["--push"] if plan.pushes else []), "--registry-url", config.registry.url]
-    command += ["--", *plan.argv(str(record.metadata_path), _docker(plan), record.id, allow)]
+    metadata = held.metadata or record.metadata_path
+    command += ["--", *plan.argv(str(metadata), _docker(plan), record.id, allow)]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

@@ -16,7 +16,9 @@ and its outcome must still be recorded, so:
   `RESUME_FREE` bytes free again *and* the reserve could be taken back first, tried every
   `RETRY_SECONDS`; a later full disk then releases it again;
 - `stopped_line` is the record's "log stopped: ..." line (said at once), `incomplete` its
-  "log incomplete: disk full at ..." line (said with the outcome).
+  "log incomplete: disk full at ..." line (said with the outcome);
+- the last `DROPPED_TAIL` bytes of what was dropped stay in memory (`dropped_tail`): a build
+  that fails while the log is stopped is still told apart by its failed step.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ TOUCH_SECONDS = 1.0
 RESERVE_BYTES = 256 * 1024  # the outcome (sqlite WAL pages, record.json) and bake's metadata
 MARKER_BYTES = 4096  # the log's own room for its stop marker
 RESUME_FREE = 4 * RESERVE_BYTES
+DROPPED_TAIL = 512 * 1024  # the end of the output not kept, for the failed step
 _FULL = {errno.ENOSPC, errno.EDQUOT}
 
 
@@ -88,6 +91,7 @@ class LogWriter:
         self.first_stop: tuple[float, str] | None = None  # when and why it first stopped
         self._stopped_at: float | None = None  # while not holding lines
         self._dropped_now = 0
+        self.dropped_tail = bytearray()  # the last DROPPED_TAIL bytes not kept (memory only)
         self._next_try = 0.0
         self._touched = 0.0
 
@@ -121,12 +125,18 @@ class LogWriter:
         if not self.holding and not self._resume():
             self.dropped += len(data)
             self._dropped_now += len(data)
+            self._keep_tail(data)
             self._touch()
             return
         try:
             self._write_all(data)
         except _Short as short:
             self._stop(short.cause, len(data) - short.written)
+
+    def _keep_tail(self, data: bytes) -> None:
+        self.dropped_tail += data[-DROPPED_TAIL:]
+        if len(self.dropped_tail) > DROPPED_TAIL:
+            del self.dropped_tail[: len(self.dropped_tail) - DROPPED_TAIL]
 
     def note(self, line: str) -> bool:
         """A line of our own (the footer); best effort. True when it was written. While the

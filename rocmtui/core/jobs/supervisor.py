@@ -38,7 +38,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from rocmtui.core.jobs.bakefiles import build_refs_from_metadata, digest_from_metadata
+from rocmtui.core.jobs.bakefiles import (
+    MetadataRoom,
+    build_refs_from_metadata,
+    digest_from_metadata,
+    forget,
+    metadata_file_in,
+)
 from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
 from rocmtui.core.jobs.procstat import start_time
@@ -96,6 +102,10 @@ class Supervisor:
         self.marker_room = Reserve(store.jobs_dir / job_id / "reserve.log", MARKER_BYTES)
         self.log = LogWriter(1, self.reserve, self.marker_room)  # stdout is the job's log
         self.slot = OutcomeSlot(store.jobs_dir / job_id)  # the outcome's room, taken now
+        # bake's metadata: written off the state disk, kept in room taken now (bakefiles.py)
+        self.bake_metadata = metadata_file_in(self.argv)
+        self.metadata_room = MetadataRoom(store.jobs_dir / job_id)
+        self.metadata: Path | None = None  # where it can be read once bake has ended
         self.recorder = JobRecorder(store, job_id, self.log, self.slot, lambda: len(self.signals))
         self.build_signals = 0  # signals that came while bake ran (after: not a cancel)
         self._wake: tuple[int, ...] = ()  # the signal wake-up pipe, from wait() to close()
@@ -232,7 +242,7 @@ class Supervisor:
 
         exit_code = returncode if returncode >= 0 else 128 - returncode
         latest = self.store.get(self.job_id)
-        digest = digest_from_metadata(latest.metadata_path, latest.target)
+        digest = digest_from_metadata(self.bake_metadata or latest.metadata_path, latest.target)
         message = None
         error_step = None
         if latest.cancel_requested_at is not None or self.build_signals:
@@ -249,7 +259,8 @@ class Supervisor:
             state = JobState.SUCCEEDED
         else:
             state = JobState.FAILED
-            error_step = error_step_of(latest.log_path)
+            dropped = b"" if self.log.holding else bytes(self.log.dropped_tail)
+            error_step = error_step_of(latest.log_path, dropped)
         ended = time.time()
         if self.log.incomplete:
             message = f"{message}; {self.log.incomplete}" if message else self.log.incomplete
@@ -283,17 +294,20 @@ class Supervisor:
             {"exit_code": code, "ended_at": time.time(), "signalled": self.build_signals > 0}
         )
         fields = self.outcome(returncode)
+        # into its kept room before the store (which may wait for room): no new block needed
+        self.metadata = self.metadata_room.keep(self.bake_metadata)
         self.footer(fields, record.started_at)
         recorded = self.recorder.record(fields, self.build_signals)
         self.close()
         self.tie_refs(recorded)
         self.afterwards(recorded)
+        forget(self.bake_metadata, record.path)
         return recorded
 
     def tie_refs(self, record: JobRecord) -> None:
         """Tie the build's history records (bake's metadata) to this job, so history never
         shows it again as a build started elsewhere; best effort."""
-        for ref in build_refs_from_metadata(record.metadata_path):
+        for ref in build_refs_from_metadata(self.metadata or record.metadata_path):
             try:
                 self.store.tie_ref(ref, record.id, record.node)
             except Exception as exc:
