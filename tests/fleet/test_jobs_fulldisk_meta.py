@@ -16,25 +16,34 @@ import os
 import signal
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from devfleet import DevFleet
-from tests.fleet.test_jobs_fulldisk import (
-    STILL_FULL,
-    fleet_file_on,
-    gone,
-    job,
-    small_disk,  # noqa: F401 (the fixture)
-)
+from rocmtui.core.jobs.store import JobStore
+from tests.fleet.test_jobs_fulldisk import SIZE, STILL_FULL, fleet_file_on, gone, job
 from tests.fleet.test_jobs_privileges import old_buildx_env
 from tests.fleet.test_remote_jobs import login_entry, registry_host
-from tests.support.jobs import bake, wait_for
+from tests.support.jobs import bake, kill_job_leftovers, wait_for
 from tests.support.realparts import require
-from tests.support.smalldisk import fill, free_bytes
+from tests.support.smalldisk import fill, free_bytes, small_tmpfs
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs for the state folder, unmounted at the end (every job's process gone)."""
+    require("root")
+    with small_tmpfs(tmp_path / "small", SIZE) as point:
+        try:
+            yield point
+        finally:
+            if (point / "state" / "jobs.sqlite").exists():
+                for record in JobStore(point / "state").list(limit=None):
+                    kill_job_leftovers(record.to_json())
 
 
 def buildx_env(which: str, tmp_path: Path) -> dict[str, str]:
@@ -92,7 +101,7 @@ def test_a_build_that_filled_the_disk_succeeds_with_its_digest(
     tmp_path: Path,
     fleet: DevFleet,
     small_disk: Path,
-    which: str,  # noqa: F811
+    which: str,
 ) -> None:
     require("docker-buildx")
     env = buildx_env(which, tmp_path)
@@ -126,7 +135,7 @@ def test_a_push_that_filled_the_disk_is_pushed_with_its_digest(
     tmp_path: Path,
     fleet: DevFleet,
     small_disk: Path,
-    which: str,  # noqa: F811
+    which: str,
 ) -> None:
     require("docker-buildx")
     host = registry_host(fleet)
@@ -160,7 +169,7 @@ def test_a_build_that_really_fails_on_a_full_disk_says_its_step(
     tmp_path: Path,
     fleet: DevFleet,
     small_disk: Path,
-    which: str,  # noqa: F811
+    which: str,
 ) -> None:
     require("docker-buildx")
     env = buildx_env(which, tmp_path)
@@ -173,6 +182,81 @@ def test_a_build_that_really_fails_on_a_full_disk_says_its_step(
         assert shown["state"] == "failed" and shown["exit_code"] != 0, shown
         assert shown["digest"] is None
         assert "fake-compile pytorch" in str(shown["error_step"]), shown
+    finally:
+        end_supervisor(first)
+        with contextlib.suppress(FileNotFoundError):
+            filler.unlink()
+
+
+# ---------------------------------------------------------------- bake's write fails anyway
+
+
+def runtime_on(disk: Path, env: dict[str, str]) -> dict[str, str]:
+    """bake's runtime folder on the full disk too (a host whose /run shares it): bake's own
+    metadata write then fails, and the build's word must come from BuildKit."""
+    folder = disk / "runtime"
+    folder.mkdir(mode=0o700)
+    return {**env, "XDG_RUNTIME_DIR": str(folder)}
+
+
+@pytest.mark.parametrize("push", [False, True])
+def test_bake_failing_on_its_metadata_takes_the_build_s_word_from_buildkit(
+    tmp_path: Path,
+    fleet: DevFleet,
+    small_disk: Path,
+    push: bool,
+) -> None:
+    require("docker-buildx", "current-engine")
+    host = registry_host(fleet)
+    login_entry(host)
+    env = runtime_on(small_disk, dict(os.environ))
+    config = fleet_file_on(tmp_path, fleet, small_disk / "state")
+    args = (
+        ("demo-pytorch-push", "--yes", "--set", f"REGISTRY={host}") if push else ("demo-pytorch",)
+    )
+    job_id, first, filler = full_disk_build(config, small_disk, env, *args)
+    try:
+        shown = outcome_on_the_full_disk(config, small_disk, job_id, first)
+        assert shown["exit_code"] == 102, shown  # bake's own word: it could not write
+        assert shown["state"] == "succeeded", shown
+        digest = str(shown["digest"])
+        assert digest.startswith("sha256:"), shown
+        pushed = ", pushed" if push else ""
+        assert str(shown["message"]).startswith(
+            f"built {digest}{pushed}; bake could not write its metadata: state disk full"
+        ), shown["message"]
+        if push:
+            request = urllib.request.Request(
+                f"http://{host}/v2/rocm-bake/demo-pytorch/manifests/{digest}", method="HEAD",
+                headers={"Accept": "application/vnd.oci.image.index.v1+json, "
+                         "application/vnd.oci.image.manifest.v1+json, "
+                         "application/vnd.docker.distribution.manifest.v2+json"},
+            )  # fmt: skip
+            assert urllib.request.urlopen(request, timeout=10).status == 200
+    finally:
+        end_supervisor(first)
+        with contextlib.suppress(FileNotFoundError):
+            filler.unlink()
+
+
+def test_with_no_history_to_ask_the_failure_stays_and_says_why(
+    tmp_path: Path,
+    fleet: DevFleet,
+    small_disk: Path,
+) -> None:
+    """buildx 0.13 has no `history`: bake's exit stands, and the record says why it could not
+    be told apart from the build's own failure."""
+    require("docker-buildx")
+    env = runtime_on(small_disk, old_buildx_env(tmp_path))
+    config = fleet_file_on(tmp_path, fleet, small_disk / "state")
+    job_id, first, filler = full_disk_build(config, small_disk, env, "demo-pytorch")
+    try:
+        shown = outcome_on_the_full_disk(config, small_disk, job_id, first)
+        assert (shown["state"], shown["exit_code"]) == ("failed", 1), shown
+        assert str(shown["message"]).startswith(
+            "bake could not write its metadata: state disk full; the builder keeps no build "
+            "history to tell"
+        ), shown["message"]
     finally:
         end_supervisor(first)
         with contextlib.suppress(FileNotFoundError):

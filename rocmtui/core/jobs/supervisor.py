@@ -51,6 +51,7 @@ from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.recorder import JobRecorder, Stopped
 from rocmtui.core.jobs.store import JobStore, JobStoreError
+from rocmtui.core.jobs.truebuild import ask_buildkit, only_our_files
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
@@ -252,6 +253,12 @@ class Supervisor:
             gave_up = self.link.watch.gave_up
             state = JobState.FAILED if exit_code or gave_up else JobState.SUCCEEDED
             message = link
+        elif (why := only_our_files(exit_code, self.bake_metadata)) is not None:
+            # bake failed writing rocmtui's file: the build's own word, from BuildKit
+            word = ask_buildkit(latest, self.argv, os.environ, self.registry_url, why)
+            state, digest, message = word.state or JobState.FAILED, word.digest, word.message
+            if state == JobState.FAILED:
+                error_step = error_step_of(latest.log_path, self._dropped())
         elif exit_code == 0 and self.push and digest is None:
             state = JobState.FAILED
             message = "bake exited 0 but its metadata file names no pushed image digest"
@@ -259,8 +266,7 @@ class Supervisor:
             state = JobState.SUCCEEDED
         else:
             state = JobState.FAILED
-            dropped = b"" if self.log.holding else bytes(self.log.dropped_tail)
-            error_step = error_step_of(latest.log_path, dropped)
+            error_step = error_step_of(latest.log_path, self._dropped())
         ended = time.time()
         if self.log.incomplete:
             message = f"{message}; {self.log.incomplete}" if message else self.log.incomplete
@@ -273,6 +279,10 @@ class Supervisor:
             "error_step": error_step,
             "message": message,
         }
+
+    def _dropped(self) -> bytes:
+        """The end of the output the log could not keep, while it is not holding lines."""
+        return b"" if self.log.holding else bytes(self.log.dropped_tail)
 
     def footer(self, fields: dict[str, Any], started_at: float) -> None:
         """The log's last line of ours: how the job ended. Before the store hears of it (a
