@@ -12,9 +12,9 @@ truly) or is its progress, which goes through the supervisor's pipe into the log
 - bake writes its metadata into a folder of this job's off the state disk (`runtime_root`:
   `$XDG_RUNTIME_DIR`, else `/dev/shm`, both in memory): a full state disk cannot refuse it;
 - the supervisor takes `MetadataRoom` on the state disk at the job's start and, once bake has
-  ended, writes the metadata into it in place (no new block is needed) and names it
-  `metadata.json` in the job's folder, where every reader looks; the outcome reads the file
-  bake wrote, so it never waits on that copy.
+  ended, writes the metadata into it in place (no new block is needed; the rest of the room
+  padded with JSON whitespace) and names it `metadata.json` in the job's folder, where every
+  reader looks; the outcome reads the file bake wrote, so it never waits on that copy.
 
 With no such folder (neither exists), bake writes into the job's folder as before.
 """
@@ -138,8 +138,9 @@ class MetadataRoom:
         except OSError:
             return False
         try:
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))  # frees the rest: never needs a block
+            # padded with spaces (JSON whitespace) over the zeros fallocate gave: the room
+            # stays the job's, so nothing else on a full disk gets room from it
+            os.pwrite(fd, data.ljust(self.size, b" "), 0)
             os.fdatasync(fd)
             os.replace(self.room, self.final)
         except OSError:
