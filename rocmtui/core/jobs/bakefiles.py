@@ -71,11 +71,24 @@ def bake_metadata_file(store_root: Path, job_dir: Path, env: Mapping[str, str]) 
         folder = root / store / job_dir.name
         try:
             os.makedirs(root, mode=0o700, exist_ok=True)
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            return folder / "metadata.json"
+            if _ours(root):  # never a folder (or a link) someone else made there first
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                return folder / "metadata.json"
         except OSError:
             pass
     return job_dir / "metadata.json"
+
+
+def _ours(folder: Path) -> bool:
+    """A real folder of this user's that nobody else can write."""
+    import stat
+
+    info = os.lstat(folder)
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.geteuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
 
 
 def metadata_file_in(argv: Sequence[str]) -> Path | None:

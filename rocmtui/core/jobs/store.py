@@ -4,7 +4,8 @@ Layout under the state folder (`paths.state_dir`):
 
     jobs.sqlite            the index (WAL, busy timeout): one row per job
     jobs/<id>/log          bake's stdout and stderr, plus a header and footer we write
-    jobs/<id>/metadata.json  bake's --metadata-file (image digest)
+    jobs/<id>/metadata.json  bake's --metadata-file (image digest), kept in room of its own
+                             once bake has ended (bake writes it off this disk: bakefiles.py)
     jobs/<id>/record.json  the row as JSON, replaced atomically (tmp + rename) on every change
     jobs/<id>/lock         flock held by the job's supervisor for its whole life
 
