@@ -104,6 +104,9 @@ def one_build(config_path: Path, env: dict[str, str], mode: str, disk: Path) -> 
             time.sleep(0.01)
         free = free_bytes(disk)
         where = "slot" if "not yet in the job store" in said else "store"
+        if filler is not None:  # the supervisor waits for room in the store: give it some
+            filler.unlink()
+            filler = None
         digest = "digest" if shown.digest else "no digest"
         said = (
             f"{shown.state} (exit {shown.exit_code}, {digest}, from the {where}), "
