@@ -82,6 +82,8 @@ def one_build(config_path: Path, env: dict[str, str], mode: str, disk: Path) -> 
     filler = None
     if full:
         while job.log_path.stat().st_size < 256 * 1024:  # it prints; then the disk fills
+            if gone(job.bake_pid, job.bake_start):
+                raise RuntimeError(f"bake ended before its log held 256 KiB: {job.log_path}")
             time.sleep(0.02)
         filler = fill(disk)
         reserve = job.path / "reserve"
@@ -114,6 +116,7 @@ def one_build(config_path: Path, env: dict[str, str], mode: str, disk: Path) -> 
         )
         while not gone(shown.supervisor_pid or 0, shown.supervisor_start or 0):
             time.sleep(0.05)  # its supervisor done before the next build
+        job.log_path.unlink()  # the small disk holds one build's log at a time
         return took, said
     finally:
         if filler is not None:
