@@ -1,0 +1,216 @@
+"""The placement rule: from every node's facts to the node that would finish first.
+
+The cache condition a build would most likely meet on a node, in this order:
+
+- it built this target × arch there and succeeded within `HOT_WITHIN`: BuildKit's local cache
+  most likely still holds its compile layers, so `hot`; and when the history shows what a
+  rebuild that soon after a build met on that node (cache pruned often, or nothing changed
+  and every step cached), that condition instead;
+- else any node built it and succeeded within `WARM_WITHIN`: the shared sccache store most
+  likely still holds its objects, so `warm`;
+- else `cold` (built long ago or never).
+
+The ETA is the history's median for that condition on that node, else on the fleet (the same
+target × arch on other nodes), else the next slower condition's (said so: an upper bound),
+else unknown; a node already running builds shares its cores, so its ETA is multiplied by
+one plus their number (said so). A node that is down, unknown, unprobed or stalled, whose
+data root is full, that cannot build the arch, or that already builds this very target × arch
+is never chosen, and says why not. Among the others the smallest ETA wins (a known ETA before
+an unknown one; ties: fewer running builds, then the fleet file's order). A rebuild (`r`)
+keeps its original node when that is within `KEEP_ORIGINAL_MARGIN` of the best, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rocmtui.core.history.cost import CONDITIONS, Condition, CostPoint, condition_stats
+from rocmtui.core.placement.model import NodeEstimate, NodeFacts, Placement
+from rocmtui.core.text.units import fmt_age, fmt_bytes
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+#: Succeeded here within this long: the node's BuildKit cache most likely holds the layers.
+HOT_WITHIN = 2 * DAY
+#: Succeeded on any node within this long: the shared sccache most likely holds the objects.
+WARM_WITHIN = 14 * DAY
+#: A data root with less free than this (or `FULL_USED_PERCENT` used) is full: never chosen.
+FULL_FREE_BYTES = 2 * 1024**3
+FULL_USED_PERCENT = 97.0
+#: A rebuild keeps its node when its ETA is at most this much over the best one's.
+KEEP_ORIGINAL_MARGIN = 0.10
+#: Node states a build may be placed on.
+USABLE_STATES = ("ok", "building")
+
+
+def why_not(facts: NodeFacts) -> str | None:
+    """Why a node is never chosen, or None when it may be."""
+    if facts.state not in USABLE_STATES:
+        said = {"unprobed": "not probed"}.get(facts.state, facts.state)
+        reason = f" ({facts.state_reason})" if facts.state_reason else ""
+        return f"{said}{reason}"
+    if not facts.accepts_arch:
+        gpu = f" (its GPU is {facts.gfx})" if facts.gfx else ""
+        return f"cannot build this arch{gpu}"
+    if facts.busy_with:
+        return f"already building it: {facts.busy_with}"
+    if facts.free_bytes is not None and facts.free_bytes < FULL_FREE_BYTES:
+        return f"data root full ({fmt_bytes(facts.free_bytes)} free)"
+    if facts.free_bytes is not None and facts.total_bytes:
+        used = 100.0 * (facts.total_bytes - facts.free_bytes) / facts.total_bytes
+        if used >= FULL_USED_PERCENT:
+            return f"data root full ({used:.0f}% used)"
+    return None
+
+
+def _rebuild_condition(points: Sequence[CostPoint]) -> Condition | None:
+    """The condition the node's latest quick rebuild met (a build started within
+    `HOT_WITHIN` of a succeeded one before it), when known."""
+    ordered = sorted(points, key=lambda p: p.started_at)
+    last_ok: float | None = None
+    found: Condition | None = None
+    for p in ordered:
+        quick = last_ok is not None and p.started_at - last_ok <= HOT_WITHIN
+        if quick and p.succeeded and p.condition is not Condition.UNKNOWN:
+            found = p.condition
+        if p.succeeded:
+            last_ok = p.started_at
+    return found
+
+
+def predict(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> tuple[Condition, str]:
+    """The condition a build would most likely meet on this node, and why (the module doc)."""
+    done = [p for p in facts.points if p.succeeded]
+    last = max(done, key=lambda p: p.started_at) if done else None
+    if last is not None and now - last.started_at <= HOT_WITHIN:
+        ago = fmt_age(now - last.started_at)
+        quick = _rebuild_condition(facts.points)
+        if quick is not None and quick is not Condition.HOT:
+            return quick, f"built it {ago} ago; its last quick rebuild here was {quick}"
+        return Condition.HOT, f"built it {ago} ago"
+    anywhere = [p for p in fleet if p.succeeded and now - p.started_at <= WARM_WITHIN]
+    if anywhere:
+        newest = max(anywhere, key=lambda p: p.started_at)
+        here = "" if last is None else f"; here {fmt_age(now - last.started_at)} ago"
+        return Condition.WARM, (
+            f"the fleet built it {fmt_age(now - newest.started_at)} ago (sccache){here}"
+        )
+    if last is not None:
+        return Condition.COLD, f"built it here {fmt_age(now - last.started_at)} ago"
+    return Condition.COLD, "never built it here"
+
+
+def eta_for(
+    condition: Condition, here: Sequence[CostPoint], fleet: Sequence[CostPoint]
+) -> tuple[float | None, str]:
+    """The history's median for `condition`: this node's, else the fleet's, else the next
+    slower condition's (an upper bound); (None, why) with nothing to go by."""
+    mine, all_ = condition_stats(here), condition_stats(fleet)
+    start = CONDITIONS.index(condition)
+    for c in CONDITIONS[start:]:
+        if c is Condition.UNKNOWN:
+            break
+        as_ = "" if c is condition else f"no {condition} build to go by: as {c}, at most; "
+        if c in mine:
+            s = mine[c]
+            return s.median, f"{as_}median of {s.count} {c} build{'s' * (s.count > 1)} here"
+        if c in all_:
+            s = all_[c]
+            return s.median, f"{as_}median of {s.count} {c} build{'s' * (s.count > 1)} on the fleet"
+    return None, "no earlier build to go by"
+
+
+def estimate_node(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> NodeEstimate:
+    """One node's estimate (see the module doc)."""
+    condition, cwhy = predict(facts, fleet, now)
+    eta, efrom = eta_for(condition, facts.points, fleet)
+    if eta is not None and facts.running:
+        n = len(facts.running)
+        eta *= 1 + n
+        efrom += f", x{1 + n}: shares the node with {n} running build{'s' * (n > 1)}"
+    blocked = why_not(facts)
+    return NodeEstimate(
+        node=facts.node,
+        condition=condition,
+        condition_why=cwhy,
+        eta=eta,
+        eta_from=efrom,
+        running=facts.running,
+        load1=facts.load1,
+        cpu_count=facts.cpu_count,
+        free_bytes=facts.free_bytes,
+        eligible=blocked is None,
+        why_not=blocked,
+    )
+
+
+def _rank(e: NodeEstimate, order: int) -> tuple[int, float, int, int]:
+    return (0 if e.eta is not None else 1, e.eta or 0.0, len(e.running), order)
+
+
+def place(
+    target: str,
+    arch: str,
+    facts: Sequence[NodeFacts],
+    now: float,
+    original: str | None = None,
+) -> Placement:
+    """Every node's estimate and the node that would finish first (see the module doc)."""
+    fleet = tuple(p for f in facts for p in f.points)
+    estimates = tuple(estimate_node(f, fleet, now) for f in facts)
+    ranked = sorted(
+        ((e, i) for i, e in enumerate(estimates) if e.eligible), key=lambda ei: _rank(*ei)
+    )
+    if not ranked:
+        why = (
+            "no node can build it: " + "; ".join(e.line() for e in estimates)
+            if estimates
+            else ("no node in the fleet file")
+        )
+        return Placement(
+            target, arch, estimates, None, why, original, None if not original else False
+        )
+    best = ranked[0][0]
+    if original is None:
+        return Placement(target, arch, estimates, best.node, best.line())
+    mine = next((e for e in estimates if e.node == original), None)
+    if (
+        mine is not None
+        and mine.eligible
+        and (
+            mine is best
+            or (
+                mine.eta is not None
+                and best.eta is not None
+                and mine.eta <= best.eta * (1 + KEEP_ORIGINAL_MARGIN)
+            )
+        )
+    ):
+        return Placement(
+            target, arch, estimates, mine.node, f"kept {mine.line()} (still the best choice)",
+            original, True,
+        )  # fmt: skip
+    if mine is None:
+        was = f"{original} is no longer in the fleet file"
+    elif not mine.eligible:
+        was = f"{original} {mine.why_not}"
+    else:
+        was = f"{original} would take {mine.eta_words().removeprefix('about ')}"
+    return Placement(
+        target, arch, estimates, best.node, f"{best.line()} (not {original}: {was})",
+        original, False,
+    )  # fmt: skip
+
+
+__all__ = [
+    "FULL_FREE_BYTES",
+    "FULL_USED_PERCENT",
+    "HOT_WITHIN",
+    "KEEP_ORIGINAL_MARGIN",
+    "WARM_WITHIN",
+    "estimate_node",
+    "eta_for",
+    "place",
+    "predict",
+    "why_not",
+]

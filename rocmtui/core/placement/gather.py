@@ -1,0 +1,125 @@
+"""The facts placement judges, gathered from the fleet file, a fleet snapshot and the job store.
+
+Blocking (SQLite, a stat per running job): call it from a command or a worker thread. Load and
+free disk come from the node's vitals (`NodeSnapshot.vitals`) when its probe gathered them,
+else from the host figures the local node's snapshot carries, else they stay unknown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.history.cost import CostPoint
+from rocmtui.core.history.costbook import CostBook, CostFilter
+from rocmtui.core.jobs.checks import accepted_arches
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.placement.choose import place
+from rocmtui.core.placement.model import NodeFacts, Placement
+from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
+from rocmtui.core.text.sanitize import one_line
+
+
+def _figures(
+    snap: NodeSnapshot | None,
+) -> tuple[float | None, int | None, int | None, int | None, str | None]:
+    """(load1, cpu count, free bytes, total bytes, where from) for a node's snapshot."""
+    if snap is None:
+        return None, None, None, None, None
+    v = snap.vitals
+    if v is not None and (v.load1 is not None or v.data_root_free_bytes is not None):
+        return v.load1, v.cpu_count, v.data_root_free_bytes, v.data_root_total_bytes, v.source
+    h = snap.host
+    if h is not None:
+        total = int(h.disk_free * 100 / (100 - h.disk_percent)) if h.disk_percent < 100 else None
+        return h.load1, h.cpu_count, h.disk_free, total, "host"
+    return None, None, None, None, None
+
+
+def node_facts(
+    config: FleetConfig,
+    snapshot: FleetSnapshot | None,
+    target: str,
+    arch: str,
+    points: dict[str, list[CostPoint]],
+    running: Sequence[JobRecord],
+    listed_arches: Sequence[str],
+    declares_arch: bool = True,
+) -> list[NodeFacts]:
+    """Every configured node's facts for a build of `target` × `arch` (fleet file order)."""
+    out = []
+    for node in config.nodes:
+        snap = snapshot.node(node.name) if snapshot is not None else None
+        gfx = (snap.gfx if snap is not None else None) or node.gfx
+        accepts = (not arch and not declares_arch) or arch in accepted_arches(
+            listed_arches, gfx, declares_arch
+        )
+        here = [j for j in running if j.node == node.name]
+        busy = next((j for j in here if j.target == target and j.arch == arch), None)
+        load1, cpus, free, total, source = _figures(snap)
+        out.append(
+            NodeFacts(
+                node=node.name,
+                gfx=gfx,
+                state=str(snap.state) if snap is not None else "unprobed",
+                state_reason=one_line(snap.reason) if snap and snap.reason else None,
+                accepts_arch=accepts,
+                busy_with=f"job {busy.id}" if busy is not None else None,
+                running=tuple(one_line(f"{j.target} {j.arch} ({j.id})") for j in here),
+                load1=load1,
+                cpu_count=cpus,
+                free_bytes=free,
+                total_bytes=total,
+                vitals_from=source,
+                points=tuple(points.get(node.name, ())),
+            )
+        )
+    return out
+
+
+def cost_points(
+    store: JobStore, target: str, arch: str, now: float, retention_days: float
+) -> dict[str, list[CostPoint]]:
+    """The cost book's builds of `target` × `arch` per node, the book brought up to date."""
+    book = CostBook(store, retention_days)
+    book.sync(now)
+    by: dict[str, list[CostPoint]] = {}
+    for row in book.rows(CostFilter(target=target, arch=arch)):
+        by.setdefault(row.node, []).append(row.point())
+    return by
+
+
+def running_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
+    """Jobs running (or stalled) now, with their live state."""
+    from rocmtui.core.jobs.control import live_record
+    from rocmtui.core.states import JobState
+
+    live = (live_record(store, r, stall_after, now) for r in store.list(None, unfinished_only=True))
+    return [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
+
+
+def placement_for(
+    config: FleetConfig,
+    snapshot: FleetSnapshot | None,
+    target: str,
+    arch: str,
+    listed_arches: Sequence[str],
+    declares_arch: bool = True,
+    store: JobStore | None = None,
+    original: str | None = None,
+    now: float | None = None,
+) -> Placement:
+    """Where a build of `target` × `arch` should go (the module doc says what is read)."""
+    now = time.time() if now is None else now
+    store = store or JobStore.for_config(config)
+    points = cost_points(store, target, arch, now, config.history_retention_days)
+    running = running_jobs(store, config.stall_after_seconds, now)
+    facts = node_facts(
+        config, snapshot, target, arch, points, running, listed_arches, declares_arch
+    )
+    return place(target, arch, facts, now, original)
+
+
+__all__ = ["cost_points", "node_facts", "placement_for", "running_jobs"]
