@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.cli.bake_auto import AUTO, choose_node, say
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 
 if TYPE_CHECKING:
@@ -42,7 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(pytorch-gfx1201)",
     )
     parser.add_argument("--arch", metavar="GFX", help="GFX_ARCH (default: the bake file's)")
-    parser.add_argument("--node", metavar="NAME", help="fleet node (default: the local one)")
+    parser.add_argument(
+        "--node",
+        metavar="NAME",
+        help="fleet node (default: the local one); `auto`: the node that would finish first, "
+        "from each node's cache condition, cost history, running builds and free disk",
+    )
     parser.add_argument("--push", action="store_true", help="push the image (needs --yes)")
     parser.add_argument(
         "--yes",
@@ -158,6 +164,15 @@ def run(args: argparse.Namespace) -> int:
         check_found(config)
         bake = load_bake_cached(config.bake_file)
         overrides = parse_overrides(args.overrides)
+        placement = None
+        if args.node == AUTO:
+            placement = choose_node(config, bake, args.target, args.arch)
+            say(placement)
+            if placement.chosen is None:
+                _answer(args, {"started": False, "refused": placement.why,
+                               "placement": placement.to_json()})  # fmt: skip
+                return EXIT_UNHEALTHY
+            args.node = placement.chosen
         record = launch_job(
             config,
             bake,
@@ -193,7 +208,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         job = {k: v for k, v in record.to_json().items() if k != "command"}
-        _answer(args, {"started": True, **job, "job_id": record.id, "log": str(record.log_path)})
+        more = {"placement": placement.to_json()} if placement is not None else {}
+        _answer(
+            args,
+            {"started": True, **job, "job_id": record.id, "log": str(record.log_path), **more},
+        )
     else:
         print(record.id, flush=True)
     risk = logout_risk()

@@ -133,3 +133,15 @@ def test_a_node_with_no_history_borrows_the_fleets_and_json_has_every_node() -> 
     assert [n["node"] for n in data["nodes"]] == ["a", "b"]
     assert [n["eta_seconds"] for n in data["nodes"]] == [None, None]
     assert data["why"] == "a: cold, ETA unknown, idle"
+
+
+def test_on_a_tie_of_borrowed_etas_the_better_condition_wins() -> None:
+    # one cold build on the last node only: every ETA is that median, the hot node's included
+    facts = [node("a"), node("b"), node("c", points=(pt(H, 30, Condition.COLD),))]
+    chosen = place("t", "gfx1201", facts, NOW)
+    assert [e.condition for e in chosen.estimates] == [
+        Condition.WARM,
+        Condition.WARM,
+        Condition.HOT,
+    ]
+    assert chosen.chosen == "c"

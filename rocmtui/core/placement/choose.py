@@ -16,8 +16,9 @@ else unknown; a node already running builds shares its cores, so its ETA is mult
 one plus their number (said so). A node that is down, unknown, unprobed or stalled, whose
 data root is full, that cannot build the arch, or that already builds this very target × arch
 is never chosen, and says why not. Among the others the smallest ETA wins (a known ETA before
-an unknown one; ties: fewer running builds, then the fleet file's order). A rebuild (`r`)
-keeps its original node when that is within `KEEP_ORIGINAL_MARGIN` of the best, and says so.
+an unknown one; ties: the better condition, fewer running builds, then the fleet file's
+order). A rebuild (`r`) keeps its original node when that is within `KEEP_ORIGINAL_MARGIN` of
+the best, and says so.
 """
 
 from __future__ import annotations
@@ -144,8 +145,11 @@ def estimate_node(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> N
     )
 
 
-def _rank(e: NodeEstimate, order: int) -> tuple[int, float, int, int]:
-    return (0 if e.eta is not None else 1, e.eta or 0.0, len(e.running), order)
+def _rank(e: NodeEstimate, order: int) -> tuple[int, float, int, int, int]:
+    """Known ETA first, smallest first; on a tie (two ETAs borrowed from one median) the
+    better cache condition, then fewer running builds, then the fleet file's order."""
+    known = 0 if e.eta is not None else 1
+    return (known, e.eta or 0.0, CONDITIONS.index(e.condition), len(e.running), order)
 
 
 def place(
