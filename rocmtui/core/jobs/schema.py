@@ -1,5 +1,6 @@
-"""The job store's SQLite schema (`jobs` and `history_refs`; `build_costs` is the cost book's)
-and the mapping between a `jobs` row and its `JobRecord`."""
+"""The job store's SQLite schema (`jobs` and `history_refs`; `build_costs` is the cost book's,
+`runs` and `run_jobs` the run book's) and the mapping between a `jobs` row and its
+`JobRecord`."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 
 # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs;
-# 5: build_costs.settled, the build_steps table; 6: allowed
-SCHEMA_VERSION = 6
+# 5: build_costs.settled, the build_steps table; 6: allowed; 7: runs and run_jobs
+# (core/runs/schema.py)
+SCHEMA_VERSION = 7
 
 COLUMNS = """
     id TEXT PRIMARY KEY,

@@ -48,6 +48,7 @@ from rocmtui.core.jobs.schema import (
     row_to_record,
 )
 from rocmtui.core.paths import state_dir
+from rocmtui.core.runs.schema import RUN_JOBS_TABLE, RUNS_INDEXES, RUNS_TABLE
 from rocmtui.core.sharing import close_to_others, make_folder, open_file, sharing_of
 
 BUSY_TIMEOUT_MS = 10_000
@@ -186,7 +187,9 @@ class JobStore:
                 conn.execute("CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at)")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS history_refs ({REFS_TABLE})")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_costs ({COSTS_TABLE})")
-                for index in COSTS_INDEXES:
+                conn.execute(f"CREATE TABLE IF NOT EXISTS runs ({RUNS_TABLE})")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS run_jobs ({RUN_JOBS_TABLE})")
+                for index in (*COSTS_INDEXES, *RUNS_INDEXES):
                     conn.execute(index)
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_steps ({STEPS_TABLE})")
                 add_missing_cost_columns(conn)

@@ -1,0 +1,227 @@
+"""A run as a chart, pure: one lane per node, one bar per build from its start to its end
+(to now while it runs), the run's wall time, each node's busy and idle time, and the chain
+of builds that set the run's length; and `compare`, which build on which node got slower.
+
+Times are the job records': a build rocmtui started carries this host's clock (its supervisor
+writes it); a build started elsewhere carries its node's, which may disagree. A bar that ends
+before it starts, or starts after `now` (a node's clock ahead), is drawn clamped, and its lane
+says so in one line, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from msgspec import Struct
+
+from rocmtui.core.runs.model import Run, RunBuild
+from rocmtui.core.text.units import fmt_age
+
+#: A later build on a lane starting within this of the previous one's end continues a chain.
+CHAIN_GAP = 5.0
+#: A build is slower in a comparison when it took this much longer (seconds and share).
+SLOWER_MIN_SECONDS = 2.0
+SLOWER_MIN_SHARE = 0.10
+
+
+class Bar(Struct, frozen=True):
+    """One build as drawn: offsets in seconds from the run's start."""
+
+    build: RunBuild
+    start: float
+    end: float
+    running: bool
+    clamped: bool = False  # its times disagreed (clock skew) and were clamped to draw it
+
+    @property
+    def length(self) -> float:
+        """Seconds drawn."""
+        return max(0.0, self.end - self.start)
+
+
+class Lane(Struct, frozen=True):
+    """One node's row: its bars, busy and idle time, and a note (why nothing started there,
+    the node gone from the fleet file, a clock that disagrees)."""
+
+    node: str
+    bars: tuple[Bar, ...]
+    busy: float
+    idle: float
+    note: str | None = None
+
+
+class Chart(Struct, frozen=True):
+    """A run ready to draw."""
+
+    run: Run
+    lanes: tuple[Lane, ...]
+    wall: float  # seconds from the first start to the last end (now while running)
+    chain: tuple[str, ...]  # job ids of the builds that set the run's length, in order
+    running: bool
+    notes: tuple[str, ...] = ()  # run-wide lines: builds lost from the store ...
+
+    def to_json(self) -> dict[str, Any]:
+        """What `rocmtui runs show ID --json` prints."""
+        now = self.run.started_at + self.wall
+        return {
+            "id": self.run.id,
+            "target": self.run.target,
+            "started_at": self.run.started_at,
+            "origin": self.run.origin,
+            "started_by": self.run.started_by,
+            "running": self.running,
+            "wall_seconds": round(self.wall, 1),
+            "chain": list(self.chain),
+            "notes": list(self.notes),
+            "overrides": dict(self.run.overrides),
+            "lanes": [
+                {
+                    "node": lane.node,
+                    "busy_seconds": round(lane.busy, 1),
+                    "idle_seconds": round(lane.idle, 1),
+                    "note": lane.note,
+                    "builds": [_bar_json(bar, now) for bar in lane.bars],
+                }
+                for lane in self.lanes
+            ],
+        }
+
+
+def _bar_json(bar: Bar, now: float) -> dict[str, Any]:
+    return {**bar.build.to_json(now), "offset": round(bar.start, 1), "clamped": bar.clamped}
+
+
+def _union(spans: Sequence[tuple[float, float]]) -> float:
+    """Seconds covered by the spans."""
+    total, end = 0.0, None
+    for a, b in sorted(spans):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Chart:
+    """Draw `run` as of `now`; `fleet_nodes` (the fleet file's, when known) marks lanes of
+    nodes removed since."""
+    starts = [b.started_at for b in run.builds if b.started_at <= now]
+    origin = min([run.started_at, *starts]) if starts else run.started_at
+    bars_by: dict[str, list[Bar]] = {}
+    skewed: set[str] = set()
+    for b in sorted(run.builds, key=lambda b: (b.started_at, b.job_id)):
+        end_at = b.ended_at if b.ended_at is not None else now
+        clamped = b.started_at > now or end_at < b.started_at
+        start = min(max(0.0, b.started_at - origin), max(0.0, now - origin))
+        end = max(start, min(end_at, now) - origin)
+        if clamped:
+            skewed.add(b.node)
+        bars_by.setdefault(b.node, []).append(
+            Bar(b, start, end, running=b.ended_at is None, clamped=clamped)
+        )
+    ends = [bar.end for bars in bars_by.values() for bar in bars]
+    wall = max(ends, default=0.0)
+    order = list(dict.fromkeys([*run.nodes, *bars_by]))
+    lanes = []
+    for node in order:
+        bars = tuple(bars_by.get(node, ()))
+        busy = _union([(bar.start, bar.end) for bar in bars])
+        said = []
+        if node in run.notes:
+            said.append(f"did not start: {run.notes[node]}")
+        elif not bars:
+            said.append("no build recorded")
+        if fleet_nodes is not None and node not in fleet_nodes:
+            said.append("no longer in the fleet file")
+        if node in skewed:
+            said.append("its clock disagrees with this host's: times clamped")
+        lanes.append(Lane(node, bars, busy, max(0.0, wall - busy), "; ".join(said) or None))
+    notes = []
+    if run.missing_jobs:
+        n = run.missing_jobs
+        notes.append(f"{n} build{'s' * (n > 1)} of this run no longer in the job store")
+    return Chart(run, tuple(lanes), wall, _chain(lanes, wall), run.running(), tuple(notes))
+
+
+def _chain(lanes: Sequence[Lane], wall: float) -> tuple[str, ...]:
+    """The builds that set the run's length: on the lane whose last bar ends last, that bar and
+    the bars before it it followed without a gap (a lane of back-to-back builds)."""
+    best: list[Bar] = []
+    for lane in lanes:
+        if lane.bars and abs(max(b.end for b in lane.bars) - wall) < 1e-9:
+            bars = sorted(lane.bars, key=lambda b: b.end)
+            chain = [bars[-1]]
+            for bar in reversed(bars[:-1]):
+                if chain[-1].start - bar.end <= CHAIN_GAP and bar.end <= chain[-1].start + 1e-9:
+                    chain.append(bar)
+            if sum(b.length for b in chain) > sum(b.length for b in best):
+                best = chain
+    return tuple(b.build.job_id for b in reversed(best))
+
+
+class Change(Struct, frozen=True):
+    """One build's duration in two runs (matched by node, target and arch)."""
+
+    node: str
+    target: str
+    arch: str
+    before: float | None  # seconds in the earlier run (None: not in it)
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        """Seconds slower (negative: faster)."""
+        return None if self.before is None or self.after is None else self.after - self.before
+
+    @property
+    def slower(self) -> bool:
+        """It got noticeably slower."""
+        d = self.delta
+        return (
+            d is not None
+            and self.before is not None
+            and d >= SLOWER_MIN_SECONDS
+            and d >= self.before * SLOWER_MIN_SHARE
+        )
+
+    def line(self) -> str:
+        """`demo-vllm gfx1201 on snoc-think: 1m10s -> 2m05s (+55s, slower)`."""
+        what = f"{self.target} {self.arch} on {self.node}".replace("  ", " ")
+        if self.before is None:
+            return f"{what}: only in the newer run ({fmt_age(self.after)})"
+        if self.after is None:
+            return f"{what}: only in the earlier run ({fmt_age(self.before)})"
+        d = self.delta or 0.0
+        sign = "+" if d >= 0 else "-"
+        tail = ", slower" if self.slower else ""
+        span = f"{fmt_age(self.before)} -> {fmt_age(self.after)}"
+        return f"{what}: {span} ({sign}{fmt_age(abs(d))}{tail})"
+
+
+def compare(before: Run, after: Run, now: float) -> list[Change]:
+    """Each build of either run against its match in the other, the most slowed first."""
+
+    def by_key(run: Run) -> dict[tuple[str, str, str], float]:
+        out: dict[tuple[str, str, str], float] = {}
+        for b in run.builds:
+            out[(b.node, b.target, b.arch)] = b.duration(now)
+        return out
+
+    a, b = by_key(before), by_key(after)
+    changes = [Change(k[0], k[1], k[2], a.get(k), b.get(k)) for k in dict.fromkeys([*a, *b])]
+    return sorted(changes, key=lambda c: -(c.delta if c.delta is not None else float("-inf")))
+
+
+def compare_line(changes: Sequence[Change]) -> str:
+    """One line: the build made slowest, or that none got slower."""
+    slower = [c for c in changes if c.slower]
+    if not slower:
+        return "no build got slower"
+    more = f" (and {len(slower) - 1} more)" if len(slower) > 1 else ""
+    return f"slower: {slower[0].line()}{more}"
+
+
+__all__ = ["Bar", "Change", "Chart", "Lane", "chart", "compare", "compare_line"]
