@@ -63,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the probe loop as one long-running process: consoles attach, Prometheus scrapes",
     ),
     "serve": ("rocmtui.cli.serve", "the console in a browser, read-only unless --allow-actions"),
+    "run": ("rocmtui.cli.run", "a fleet run: a target or group on every node at once"),
+    "runs": ("rocmtui.cli.runs", "fleet runs, newest first; `runs show ID` draws one"),
 }
 
 

@@ -1,0 +1,74 @@
+"""`rocmtui runs` and `rocmtui runs show ID` as text: every outside string sanitised."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from rocmtui.core.runs.chart import Chart, compare, compare_line
+from rocmtui.core.runs.model import Run
+from rocmtui.core.runs.scale import text_row
+from rocmtui.core.text.sanitize import sanitize_line
+from rocmtui.core.text.units import fmt_age, fmt_utc_stamp
+
+CHART_WIDTH = 60
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def render_list(charts: Sequence[Chart]) -> None:
+    """One line per run, newest first."""
+    if not charts:
+        _out("no fleet runs yet (rocmtui run TARGET starts one)")
+        return
+    for c in charts:
+        r = c.run
+        failed = sum(1 for b in r.builds if b.state in ("failed", "lost", "cancelled"))
+        state = "running" if c.running else ("failed" if failed else "done")
+        _out(
+            sanitize_line(
+                f"{r.id}  {fmt_utc_stamp(r.started_at)}  {r.target}  {len(r.builds)} builds "
+                f"on {len(r.nodes)} nodes  {fmt_age(c.wall)}  {state}  ({r.origin}: "
+                f"{r.started_by})",
+                300,
+            )
+        )
+
+
+def render_chart(drawn: Chart, previous: Run | None, now: float) -> None:
+    """A lane per node: its bars as letters (F H W C ? by cache condition, > running,
+    x failed, ! stalled), busy and idle time; the chain; the change against `previous`."""
+    r = drawn.run
+    _out(sanitize_line(f"run {r.id}: {r.target} ({r.origin}: {r.started_by})", 300))
+    _out(
+        f"started {fmt_utc_stamp(r.started_at)}; wall {fmt_age(drawn.wall)}"
+        + ("; running" if drawn.running else "")
+    )
+    width = max(len(ln.node) for ln in drawn.lanes) if drawn.lanes else 4
+    for lane in drawn.lanes:
+        name = sanitize_line(lane.node, 40).ljust(width)
+        bars = text_row(lane, drawn.wall, CHART_WIDTH)
+        _out(f"  {name} |{bars}| busy {fmt_age(lane.busy)} idle {fmt_age(lane.idle)}")
+        if lane.note:
+            _out(f"  {' ' * width}  {sanitize_line(lane.note, 200)}")
+    for note in drawn.notes:
+        _out(f"  {sanitize_line(note, 200)}")
+    builds = {b.job_id: b for b in r.builds}
+    chain = [builds[j] for j in drawn.chain if j in builds]
+    if chain:
+        said = " -> ".join(f"{b.target} on {b.node} ({fmt_age(b.duration(now))})" for b in chain)
+        _out(sanitize_line(f"  set its length: {said}", 300))
+    for b in r.builds:
+        _out(
+            sanitize_line(
+                f"  {b.job_id}  {b.node}  {b.target} {b.arch}  {b.state}  {b.condition}  "
+                f"{fmt_age(b.duration(now))}",
+                300,
+            )
+        )
+    if previous is not None:
+        _out(
+            sanitize_line(f"against {previous.id}: {compare_line(compare(previous, r, now))}", 300)
+        )
