@@ -19,7 +19,7 @@ from rocmtui.core.runs.model import Run, RunBuild
 from rocmtui.core.text.units import fmt_age
 
 #: A later build on a lane starting within this of the previous one's end continues a chain.
-CHAIN_GAP = 5.0
+CHAIN_GAP = 60.0
 #: A build is slower in a comparison when it took this much longer (seconds and share).
 SLOWER_MIN_SECONDS = 2.0
 SLOWER_MIN_SHARE = 0.10
@@ -56,7 +56,7 @@ class Chart(Struct, frozen=True):
 
     run: Run
     lanes: tuple[Lane, ...]
-    wall: float  # seconds from the first start to the last end (now while running)
+    wall: float  # seconds from the first build's start to the last end (now while running)
     chain: tuple[str, ...]  # job ids of the builds that set the run's length, in order
     running: bool
     notes: tuple[str, ...] = ()  # run-wide lines: builds lost from the store ...
@@ -109,7 +109,7 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
     """Draw `run` as of `now`; `fleet_nodes` (the fleet file's, when known) marks lanes of
     nodes removed since."""
     starts = [b.started_at for b in run.builds if b.started_at <= now]
-    origin = min([run.started_at, *starts]) if starts else run.started_at
+    origin = min(starts) if starts else run.started_at  # the first build's start
     bars_by: dict[str, list[Bar]] = {}
     skewed: set[str] = set()
     for b in sorted(run.builds, key=lambda b: (b.started_at, b.job_id)):
@@ -185,6 +185,17 @@ class Change(Struct, frozen=True):
             and self.before is not None
             and d >= SLOWER_MIN_SECONDS
             and d >= self.before * SLOWER_MIN_SHARE
+        )
+
+    @property
+    def faster(self) -> bool:
+        """It got noticeably faster."""
+        d = self.delta
+        return (
+            d is not None
+            and self.before is not None
+            and -d >= SLOWER_MIN_SECONDS
+            and -d >= self.before * SLOWER_MIN_SHARE
         )
 
     def line(self) -> str:
