@@ -33,6 +33,7 @@ from rocmtui.console.intents import (
     PublishedRequested,
     RebuildRequested,
     TimelineRequested,
+    RunsRequested,
 )
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from rocmtui.console.screens.history import HistoryScreen
     from rocmtui.console.screens.logs import LogsScreen
     from rocmtui.console.screens.published import PublishedScreen
+    from rocmtui.console.screens.runs import RunsScreen
     from rocmtui.core.config.fleetfile import FleetConfig
 
 
@@ -74,6 +76,8 @@ class ConsoleState(Protocol):
     @property
     def history_screen(self) -> HistoryScreen: ...
     def timeline_screen(self, job_id: str, title: str, running: bool) -> Screen[None]: ...
+    @property
+    def runs_screen(self) -> RunsScreen: ...
 
 
 class ConsoleActions:
@@ -105,6 +109,8 @@ class ConsoleActions:
             self.app.push_screen(self.console.published_screen)
         elif isinstance(intent, HistoryRequested):
             self.app.push_screen(self.console.history_screen)
+        elif isinstance(intent, RunsRequested):
+            self.app.push_screen(self.console.runs_screen)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first 
     from rocmtui.console.screens.history import HistoryScreen
     from rocmtui.console.screens.logs import LogsScreen
     from rocmtui.console.screens.published import PublishedScreen
+    from rocmtui.console.screens.runs import RunsScreen
 
 SETTLE_AFTER = 3.0  # s after mount: start-up objects are frozen (performance.settle_heap)
 STYLES = stylesheets.STYLES
@@ -74,6 +75,7 @@ class RocmTui(App[list[JobView]]):
         self._logs_screen: LogsScreen | None = None
         self._published_screen: PublishedScreen | None = None
         self._history_screen: HistoryScreen | None = None
+        self._runs_screen: RunsScreen | None = None
         self.theme_problem = self._first_theme()
 
     def _first_theme(self) -> str | None:
@@ -184,6 +186,19 @@ class RocmTui(App[list[JobView]]):
             self.config, job_id, title, running=running, clock=self.clock, live=self.live,
             read_only=self.read_only, keymap=self.keymap,
         )  # fmt: skip
+
+    @property
+    def runs_screen(self) -> RunsScreen:
+        """Fleet runs (`u`), made (and its modules imported) when first needed."""
+        if self._runs_screen is None:
+            from rocmtui.console.screens.runs import RunsScreen
+
+            self._runs_screen = RunsScreen(
+                self.config, clock=self.clock, live=self.live, read_only=self.read_only,
+                keymap=self.keymap,
+            )  # fmt: skip
+            self.install_screen(self._runs_screen, name="runs")
+        return self._runs_screen
 
     @property
     def open_history_screen(self) -> HistoryScreen | None:

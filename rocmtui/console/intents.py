@@ -15,6 +15,7 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     h             HistoryRequested      the history screen: what builds cost
     t             TimelineRequested     a build's steps on a time axis (its timeline screen)
     ⏎ (timeline)  LogRequested(at=...)  the log pane, at that step's first line
+    u             RunsRequested         the Runs screen: fleet runs, drawn and compared
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
     o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
@@ -100,6 +101,8 @@ class TimelineRequested(Intent):
     def __init__(self, job_id: str) -> None:
         super().__init__()
         self.job_id = job_id
+class RunsRequested(Intent):
+    """`u`: fleet runs, a lane per node and a bar per build, compared run with run."""
 
 
 class JobsChanged(Intent):

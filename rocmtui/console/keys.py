@@ -40,6 +40,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.matrix", "m", "show_matrix", "Published", "fleet"),
     KeyAction("fleet.history", "h", "show_history", "History", "fleet"),
     KeyAction("fleet.timeline", "t", "show_timeline", "Timeline", "fleet"),
+    KeyAction("fleet.runs", "u", "show_runs", "Runs", "fleet"),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),
     KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
@@ -82,6 +83,10 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("waterfall.first", "home", "cursor_to(0)", "First step", "waterfall", show=False),
     KeyAction("waterfall.last", "end", "cursor_to(-1)", "Last step", "waterfall", show=False),
     KeyAction("waterfall.log", "enter", "choose", "Log at this step", "waterfall"),
+    # the Runs screen: fleet runs, a lane per node, a bar per build (screens/runs.py)
+    KeyAction("runs.back", "escape", "back", "Back", "runs"),
+    KeyAction("runs.baseline", "k", "mark_baseline", "Compare with this", "runs"),
+    KeyAction("runs.refresh", "ctrl+r", "refresh", "Refresh now", "runs"),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
     KeyAction("logview.wrap", "w", "toggle_wrap", "Wrap", "logview"),
@@ -161,6 +166,8 @@ FOOTER_FIRST: tuple[str, ...] = (
     "timeline.back",
     "timeline.diff",
     "waterfall.log",
+    "runs.back",
+    "runs.baseline",
     "matrix.back",
     "matrix.rebuild",
     "matrix.log",

@@ -43,6 +43,7 @@ from rocmtui.console.intents import (
     PublishedRequested,
     RebuildRequested,
     TimelineRequested,
+    RunsRequested,
 )
 from rocmtui.console.messages import (
     BakeLoaded,
@@ -434,6 +435,10 @@ class FleetScreen(CatalogScreen):
     def action_show_history(self) -> None:
         """`h`: what builds cost, per target × arch × node."""
         self.post_message(HistoryRequested())
+
+    def action_show_runs(self) -> None:
+        """`u`: fleet runs, drawn and compared."""
+        self.post_message(RunsRequested())
 
     def action_refresh(self) -> None:
         """Probe and re-read now."""

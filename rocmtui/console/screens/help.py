@@ -20,6 +20,7 @@ SCOPE_TITLES = {
     "logs": "Log panes",
     "matrix": "Published (m)",
     "history": "History (h): what builds cost",
+    "runs": "Runs (u): fleet runs, a lane per node, compared",
     "table": "In a table (fleet panels, published grid)",
     "bake": "Bake dialog (b, r)",
     "confirm": "A question before a build starts or stops",

@@ -1,0 +1,107 @@
+"""A fleet run drawn: one lane per node, one bar per build from its start to its end.
+
+Renders a `core.runs.chart.Chart` (a snapshot: the screen makes a new one to let a running
+build's bar grow) at the widget's width, with `core.runs.scale`, so the text of `rocmtui runs
+show` and this chart put bars in the same cells. A bar starts with its mark (F H W C ? by cache
+condition, `>` running, `x` failed, `!` stalled), so it reads without colour; colour follows the
+history screen's condition colours. Node names and notes are outside text: cleaned.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from rocmtui.console.outside_text import clean
+from rocmtui.console.widgets.common import Palette
+from rocmtui.core.history.cost import Condition
+from rocmtui.core.runs.chart import Bar, Chart
+from rocmtui.core.runs.scale import mark, row
+from rocmtui.core.text.units import fmt_age
+
+NAME_MAX = 14
+FIGURES = 24  # " busy 12m00s idle 12m00s": two ages of at most six characters
+
+
+def bar_style(bar: Bar, palette: Palette) -> Style:
+    """A bar's colour: its state when it failed, stalled or runs; else its condition's."""
+    symbol = mark(bar)
+    if symbol == "!":
+        return palette.alarm
+    if symbol == "x":
+        return palette.bad
+    if symbol == ">":
+        return palette.busy
+    return {
+        Condition.FROZEN: palette.accent,
+        Condition.HOT: palette.good,
+        Condition.WARM: palette.warn,
+        Condition.COLD: palette.bad,
+    }.get(bar.build.condition, palette.muted)
+
+
+def chart_text(chart: Chart | None, width: int, palette: Palette, empty: str) -> Text:
+    """The chart as lines of `width` cells (a note under a lane that has one)."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if chart is None:
+        out.append(empty, style=palette.muted)
+        return out
+    names = [clean(lane.node, NAME_MAX) for lane in chart.lanes]
+    name_w = max((len(n) for n in names), default=4)
+    cells = max(10, width - name_w - 3 - FIGURES)
+    for index, (lane, name) in enumerate(zip(chart.lanes, names, strict=True)):
+        if index:
+            out.append("\n")
+        out.append(name.ljust(name_w) + " ", style="bold")
+        line = [(" ", Style())] * cells
+        for a, b, bar in row(lane, chart.wall, cells):
+            style = bar_style(bar, palette)
+            line[a:b] = [(mark(bar), style)] + [("━", style)] * (b - a - 1)
+        out.append("▏", style=palette.muted)
+        for char, style in line:
+            out.append(char, style=style)
+        out.append("▕", style=palette.muted)
+        figures = f" busy {fmt_age(lane.busy):>6} idle {fmt_age(lane.idle):>6}"
+        out.append(figures.ljust(FIGURES), style=palette.muted)
+        if lane.note:
+            out.append("\n" + " " * (name_w + 2))
+            out.append(clean(lane.note, 200), style=palette.warn)
+    out.append("\n" + " " * (name_w + 1))
+    right = fmt_age(chart.wall)
+    out.append("0s".ljust(cells + 2 - len(right)) + right, style=palette.muted)
+    return out
+
+
+class RunChart(Widget):
+    """The chart of one run (see the module doc); `draw` gives it a new snapshot."""
+
+    DEFAULT_CSS = "RunChart { height: auto; }"
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self.chart: Chart | None = None
+        self.empty = "no fleet run yet: `rocmtui run TARGET` starts one"
+        self._palette: Palette | None = None
+
+    def draw(self, chart: Chart | None, palette: Palette, empty: str | None = None) -> None:
+        """Show `chart` (None: the `empty` line)."""
+        self.chart, self._palette = chart, palette
+        if empty is not None:
+            self.empty = empty
+        self.refresh(layout=True)
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        """A line per lane and per lane note, and the axis."""
+        chart = self.chart
+        if chart is None:
+            return 1
+        return len(chart.lanes) + sum(1 for lane in chart.lanes if lane.note) + 1
+
+    def render(self) -> Text:
+        """The chart at the widget's width."""
+        palette = self._palette or Palette.from_app(self.app)
+        return chart_text(self.chart, self.size.width, palette, self.empty)
+
+
+__all__ = ["RunChart", "bar_style", "chart_text"]

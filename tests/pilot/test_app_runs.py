@@ -1,0 +1,119 @@
+"""The Runs screen (`u`) on recorded runs: keys in, screen text out, and an SVG snapshot at
+80×24 (TZ=UTC, a fixed clock)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from msgspec.structs import replace
+from textual.pilot import Pilot
+
+from rocmtui.console.screens.help import help_table
+from rocmtui.console.screens.runs import RunsScreen
+from rocmtui.core.runs.model import Run
+from tests.support.blackbox import screen_text
+from tests.support.runs import DAY, T0, recorded_run, recorded_runs
+from tests.support.snapshots.harness import feed, recorded_app
+
+NOW = T0 + 2 * DAY + 6 * 3600.0  # six hours after the newest of three runs started
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+async def open_runs(pilot: Pilot[Any], shown: list[Run] | None = None) -> RunsScreen:
+    await feed(pilot.app, pilot)  # type: ignore[arg-type]
+    await pilot.press("u")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, RunsScreen)
+    screen.show(recorded_runs() if shown is None else shown)
+    await pilot.pause()
+    return screen
+
+
+async def test_u_opens_the_newest_run_and_the_selector_walks_earlier_ones() -> None:
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_runs(pilot)
+        text = screen_text(app)
+        assert " runs · 3 runs" in text
+        newest, middle = recorded_run(2), recorded_run(1)
+        assert screen.table.selected_key == newest.id
+        for node in ("snoc-strix", "snoc-think", "snoc-gaming"):
+            assert f"{node.ljust(11)} ▏" in text  # one lane each, names aligned
+        assert "set its length: " in text
+        assert f"against {middle.id.removeprefix('run-')}: no build got slower" in text
+        await pilot.press("down")
+        await pilot.pause()
+        assert screen.table.selected_key == middle.id
+        text = screen_text(app)
+        # run 1: pytorch on snoc-think 40 minutes slower than run 0
+        assert "slower: pytorch gfx1201 on snoc-think: 1h45m -> 2h25m (+40m00s, slower)" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunsScreen)
+
+
+async def test_k_marks_a_baseline_to_compare_any_run_with() -> None:
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_runs(pilot)
+        await pilot.press("down")  # run 1 (pytorch on snoc-think slow)
+        await pilot.press("k")
+        await pilot.pause()
+        assert screen.baseline == recorded_run(1).id
+        assert "◆ baseline" in screen_text(app)
+        await pilot.press("up")  # run 2 against run 1: pytorch on snoc-think got faster
+        await pilot.pause()
+        text = screen_text(app)
+        assert f"against {recorded_run(1).id.removeprefix('run-')}: " in text
+        assert "pytorch gfx1201 on snoc-think: 2h25m -> 1h45m (-40m00s)" in text
+
+
+async def test_a_run_in_flight_grows_and_a_lane_that_did_not_start_says_why() -> None:
+    clock = [T0 + 2 * DAY + 600.0]
+    app = recorded_app(clock=lambda: clock[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = replace(
+            recorded_run(2, running_at=clock[0]),
+            nodes=("snoc-strix", "snoc-think", "snoc-gaming", "snoc-old"),
+            notes={"snoc-old": "down (connect: refused)"},
+        )
+        screen = await open_runs(pilot, [live])
+        assert screen.chart.chart is not None and screen.chart.chart.running
+        wall = screen.chart.chart.wall
+        text = screen_text(app)
+        assert "did not start: down (connect: refused); no longer in the fleet file" in text
+        assert " runs · 1 runs · 1 running" in text
+        clock[0] += 300
+        screen.show_selected()  # what the one-second tick does
+        await pilot.pause()
+        assert screen.chart.chart.wall == wall + 300
+
+
+async def test_no_run_yet_says_how_to_start_one() -> None:
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_runs(pilot, [])
+        assert "no fleet run yet: `rocmtui run TARGET` starts one" in screen_text(app)
+
+
+def test_help_names_the_runs_keys() -> None:
+    text = help_table({}, read_only=True).plain
+    assert "Runs (u): fleet runs" in text and "Compare with this" in text
+
+
+def test_runs_80x24(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await open_runs(pilot)
+        await pilot.press("down")
+        await pilot.pause()
+
+    app = recorded_app(clock=lambda: NOW)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
