@@ -167,9 +167,13 @@ class ConsoleActions:
         from rocmtui.console.dialogs.bake import BakeDialog
 
         self._dialog_open = True
+        backend = self.console.backend
         dialog = BakeDialog(
-            data, request, self.console.config, self.console.backend.plan, self.console.keymap
-        )
+            data, request, self.console.config, backend.plan, self.console.keymap,
+            place_for=lambda target, arch, original: backend.placement(
+                target, arch, original, data.fleet
+            ),
+        )  # fmt: skip
         app.push_screen(dialog, self._dialog_closed)
 
     def _dialog_closed(self, plan: BakePlan | None) -> None:

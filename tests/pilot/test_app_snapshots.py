@@ -90,6 +90,7 @@ def test_bake_dialog_100x30(snap_compare: Any) -> None:
         await feed(pilot.app, pilot)  # type: ignore[arg-type]
         await pilot.press("tab", "tab", "down", "r")
         await until_text(pilot, r"▶ +\"GFX_ARCH\": \"gfx1201\"")
+        await until_text(pilot, r"finishes first: ")  # the node estimates, from their thread
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -145,3 +145,10 @@ def test_on_a_tie_of_borrowed_etas_the_better_condition_wins() -> None:
         Condition.HOT,
     ]
     assert chosen.chosen == "c"
+
+
+def test_a_rebuild_stays_put_when_nothing_says_another_node_is_faster() -> None:
+    facts = [node("a"), node("b"), node("c")]
+    kept = place("t", "gfx1201", facts, NOW, original="b")
+    assert kept.chosen == "b" and kept.kept_original is True
+    assert kept.why == "kept b: cold, ETA unknown, idle (still the best choice)"

@@ -39,6 +39,7 @@ from rocmtui.core.snapshots import FleetSnapshot
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.history.costestimate import CostEstimates
+    from rocmtui.core.placement.model import Placement
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
@@ -231,6 +232,20 @@ class FleetBackend:
         except JobStoreError:
             return made
         return replace(made, estimate=said)
+
+    def placement(
+        self, target: str, arch: str, original: str | None, fleet: FleetSnapshot | None
+    ) -> Placement:
+        """Where `target` × `arch` would finish first, by `fleet` (the console's latest
+        snapshot) and the job store: the bake dialog's node estimates (blocking)."""
+        from rocmtui.core.bake.file import ARCH_VARIABLE
+        from rocmtui.core.placement.gather import placement_for
+
+        bake = self.bake()
+        declares = ARCH_VARIABLE in bake.variables
+        return placement_for(
+            self.config, fleet, target, arch, bake.arches, declares, original=original
+        )
 
     def estimates(self) -> CostEstimates:
         """What builds cost, from the job store's history (made when first asked)."""

@@ -46,6 +46,7 @@ from rocmtui.console.dialogs.bake_choices import (
     push_note,
 )
 from rocmtui.console.dialogs.bake_grants import privileges_note, start_question
+from rocmtui.console.dialogs.bake_nodes import NodeEstimates, PlaceFor
 from rocmtui.console.dialogs.confirm import ConfirmDialog
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.core.config.fleetfile import FleetConfig
@@ -85,9 +86,11 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         config: FleetConfig,
         plan_for: PlanFor,
         keymap: Mapping[str, str] | None = None,
+        place_for: PlaceFor | None = None,
     ) -> None:
         """Choose a bake from `data` (the bake file, the fleet), opened as `request` says, on
-        the nodes of `config`; `plan_for` resolves each choice (it blocks: run on a thread)."""
+        the nodes of `config`; `plan_for` resolves each choice and `place_for` estimates every
+        node for it (both block: run on a thread)."""
         super().__init__(id="bake-dialog", classes="dialog")
         self.data = data
         self.request = request
@@ -104,6 +107,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         self.set_error: str | None = None
         self._note = ""  # what the last node change did to the arch
         self._typing: Timer | None = None
+        self.place_for = place_for
+        self.node_touched = False  # the operator chose a node: estimates never move it
+        self._set_nodes: set[str] = set()  # node values set by the dialog, not the operator
 
     def compose(self) -> ComposeResult:
         """Fields, variables, notes, the command, the resolved definition, the buttons."""
@@ -111,6 +117,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         nodes = [n.name for n in self.data.fleet.nodes] if self.data.fleet else []
         nodes += [n.name for n in self.config.nodes if n.name not in nodes]
         node = self.request.node if self.request.node in nodes else (nodes[0] if nodes else None)
+        self._set_nodes.add(str(node))
         target = self.request.target if self.request.target in bake.targets else None
         target = target or (bake.targets[0] if bake.targets else None)
         arches = arch_choices(bake, self.node_gfx(node), (self.request.arch,))
@@ -151,6 +158,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                     id="bake-set",
                 )
             yield Static("", id="bake-note", markup=False)
+            yield NodeEstimates(self.place_for, id="bake-nodes")
             yield Static("", id="bake-command", markup=False)
             with VerticalScroll(id="bake-resolved"):
                 yield Static("resolving…", id="bake-print", markup=False)
@@ -198,6 +206,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
     def _node_changed(self, event: Select.Changed) -> None:
         """The new node may not build the chosen arch: say what happens to it."""
         node = str(event.value)
+        self.node_touched = self.node_touched or node not in self._set_nodes
         box = self.query_one("#bake-arch", Select)
         arch = str(box.value)
         arches = arch_choices(self.bake, self.node_gfx(node), (self.request.arch,))
@@ -237,6 +246,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             self.show()
             return
         target, arch, node, push, overrides = chosen
+        original = self.request.node if self.request.ready else None  # `r`: the job's node
+        self.query_one(NodeEstimates).ask(target, arch, original)
         self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
         self.show()
         self.resolve(chosen)
@@ -271,6 +282,19 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         if self.start_when_resolved:
             self.start_when_resolved = False
             self.action_start()
+
+    @on(NodeEstimates.Placed)
+    def _placed(self, message: NodeEstimates.Placed) -> None:
+        """Preselect the node that would finish first, unless the operator chose one or a
+        start waits on the plan on show."""
+        chosen, box = message.placement.chosen, self.query_one("#bake-node", Select)
+        asked = self.asked[:2] if self.asked else None
+        if chosen is None or self.node_touched or self.start_when_resolved:
+            return
+        if asked != message.asked or chosen == box.value:
+            return
+        self._set_nodes.add(chosen)
+        box.value = chosen
 
     @property
     def resolved(self) -> bool:

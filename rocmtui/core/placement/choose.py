@@ -152,6 +152,18 @@ def _rank(e: NodeEstimate, order: int) -> tuple[int, float, int, int, int]:
     return (known, e.eta or 0.0, CONDITIONS.index(e.condition), len(e.running), order)
 
 
+def _keeps(mine: NodeEstimate, best: NodeEstimate) -> bool:
+    """A rebuild stays on its node: the best itself, within the margin of the best's ETA, or,
+    when no ETA is known anywhere, at a condition no worse (nothing says another is faster)."""
+    if mine is best:
+        return True
+    if best.eta is None:
+        return mine.eta is None and (
+            CONDITIONS.index(mine.condition) <= CONDITIONS.index(best.condition)
+        )
+    return mine.eta is not None and mine.eta <= best.eta * (1 + KEEP_ORIGINAL_MARGIN)
+
+
 def place(
     target: str,
     arch: str,
@@ -178,18 +190,7 @@ def place(
     if original is None:
         return Placement(target, arch, estimates, best.node, best.line())
     mine = next((e for e in estimates if e.node == original), None)
-    if (
-        mine is not None
-        and mine.eligible
-        and (
-            mine is best
-            or (
-                mine.eta is not None
-                and best.eta is not None
-                and mine.eta <= best.eta * (1 + KEEP_ORIGINAL_MARGIN)
-            )
-        )
-    ):
+    if mine is not None and mine.eligible and _keeps(mine, best):
         return Placement(
             target, arch, estimates, mine.node, f"kept {mine.line()} (still the best choice)",
             original, True,

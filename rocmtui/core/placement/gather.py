@@ -59,6 +59,9 @@ def node_facts(
         here = [j for j in running if j.node == node.name]
         busy = next((j for j in here if j.target == target and j.arch == arch), None)
         load1, cpus, free, total, source = _figures(snap)
+        running_now = tuple(one_line(f"{j.target} {j.arch} ({j.id})") for j in here)
+        if not running_now and snap is not None and str(snap.state) == "building":
+            running_now = ("a build its builder reports (not in the job store)",)
         out.append(
             NodeFacts(
                 node=node.name,
@@ -67,7 +70,7 @@ def node_facts(
                 state_reason=one_line(snap.reason) if snap and snap.reason else None,
                 accepts_arch=accepts,
                 busy_with=f"job {busy.id}" if busy is not None else None,
-                running=tuple(one_line(f"{j.target} {j.arch} ({j.id})") for j in here),
+                running=running_now,
                 load1=load1,
                 cpu_count=cpus,
                 free_bytes=free,
