@@ -33,7 +33,7 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.runchart import RunChart
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.runs.chart import Chart, chart, compare, compare_line
+from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
 from rocmtui.core.runs.model import Run
 from rocmtui.core.runs.scale import FAILED_STATES
 from rocmtui.core.text.units import fmt_age, fmt_when
@@ -61,10 +61,16 @@ class _Holder(Panel):
 class RunsLoaded(Message):
     """Runs read by the worker (or its failure)."""
 
-    def __init__(self, runs: list[Run] | None, error: str | None = None) -> None:
+    def __init__(
+        self,
+        runs: list[Run] | None,
+        error: str | None = None,
+        walls: dict[str, float] | None = None,
+    ) -> None:
         super().__init__()
         self.runs = runs
         self.error = error
+        self.walls = walls or {}  # each finished run's wall, worked out on the worker's thread
 
 
 class RunTable(SnapshotTable):
@@ -89,10 +95,9 @@ def run_state(run: Run) -> str:
 
 
 def run_row(
-    drawn: Chart, baseline: str | None, now: float, palette: Palette
+    r: Run, baseline: str | None, now: float, palette: Palette, wall: float | None = None
 ) -> tuple[str, list[Text]]:
     """One table row: the run's id (its short end), target, start, builds, wall, state."""
-    r = drawn.run
     state = run_state(r)
     style = {"running": palette.busy, "failed": palette.bad}.get(state, palette.good)
     return r.id, [
@@ -100,7 +105,7 @@ def run_row(
         Text(clean(r.target, 40)),
         Text(fmt_when(r.started_at, now)),
         Text(f"{len(r.builds)} on {len(r.nodes)}", justify="right"),
-        Text(fmt_age(drawn.wall), justify="right"),
+        Text(fmt_age(wall_of(r, now) if wall is None else wall), justify="right"),
         Text(state, style=style),
         Text("◆ baseline" if r.id == baseline else "", style=palette.accent),
     ]
@@ -167,6 +172,7 @@ class RunsScreen(CatalogScreen):
         self.live = live
         self.runs: list[Run] = []
         self.by_id: dict[str, Run] = {}
+        self.walls: dict[str, float] = {}
         self.read_at: float | None = None
         self.error: str | None = None
         self.loading = False
@@ -239,7 +245,9 @@ class RunsScreen(CatalogScreen):
             book = RunBook(JobStore.for_config(config), config.stall_after_seconds)
             if not config.read_only:
                 book.adopt_outside(now)
-            self.post_message(RunsLoaded(book.runs(None, now)))
+            runs = book.runs(None, now)
+            walls = {r.id: wall_of(r, now) for r in runs if not r.running()}
+            self.post_message(RunsLoaded(runs, walls=walls))
         except (JobStoreError, OSError) as exc:
             self.post_message(RunsLoaded(None, str(exc)))
 
@@ -251,19 +259,20 @@ class RunsScreen(CatalogScreen):
             self.error = message.error
             self.render_status()
         else:
-            self.show(message.runs)
+            self.show(message.runs, message.walls)
 
-    def show(self, runs: Sequence[Run]) -> None:
-        """Render runs, newest first (tests call this with recorded runs)."""
+    def show(self, runs: Sequence[Run], walls: dict[str, float] | None = None) -> None:
+        """Render runs, newest first (tests call this with recorded runs); `walls`: finished
+        runs' wall times already worked out."""
         self.runs, self.error = list(runs), None
+        self.walls = walls if walls is not None else self.walls
         self.by_id = {r.id: r for r in self.runs}
         if self.baseline not in self.by_id:
             self.baseline = None
         now = self.clock()
-        fleet = [n.name for n in self.config.nodes]
         palette = self.palette
         self.table.show_rows(
-            [run_row(chart(r, now, fleet), self.baseline, now, palette) for r in self.runs]
+            [run_row(r, self.baseline, now, palette, self.walls.get(r.id)) for r in self.runs]
         )
         self.render_status()
         self.show_selected()

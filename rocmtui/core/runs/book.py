@@ -23,17 +23,31 @@ from rocmtui.core.runs.model import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
 
 #: Builds started elsewhere within this many seconds of each other form one run.
 RUN_WINDOW = 10.0
-_COST_COLUMNS = "steps_total, steps_cached, sccache_hits, sccache_misses"
+_COST_COLUMNS = "bc.steps_total, bc.steps_cached, bc.sccache_hits, bc.sccache_misses"
 
 
-def _condition(values: Sequence[object] | None, record: JobRecord) -> Condition:
-    if record.ended_at is None or values is None or values[0] is None:
-        return Condition.UNKNOWN
+def _opt(x: object) -> int | None:
+    return x if isinstance(x, int) else None
 
-    def opt(x: object) -> int | None:
-        return x if isinstance(x, int) else None
 
-    return BuildEvidence(opt(values[0]), opt(values[1]), opt(values[2]), opt(values[3])).classify()
+def _build(v: Sequence[object]) -> RunBuild:
+    """A finished member from its row: run_id, job_id, id, node, target, arch, started_at,
+    ended_at, state, outside?, and the cost book's four evidence columns (None: not yet)."""
+    steps = _opt(v[10])
+    condition = Condition.UNKNOWN
+    if steps is not None:
+        condition = BuildEvidence(steps, _opt(v[11]), _opt(v[12]), _opt(v[13])).classify()
+    return RunBuild(
+        job_id=str(v[2]),
+        node=str(v[3]),
+        target=str(v[4]),
+        arch=str(v[5]),
+        started_at=float(v[6]),  # type: ignore[arg-type]
+        ended_at=float(v[7]),  # type: ignore[arg-type]
+        state=str(v[8]),
+        condition=condition,
+        started_elsewhere=bool(v[9]),
+    )
 
 
 class RunBook:
@@ -112,72 +126,67 @@ class RunBook:
         return self._with_builds(rows, now)[0]
 
     def _with_builds(self, rows: Sequence[sqlite3.Row], now: float | None) -> list[Run]:
+        """The runs of `rows` with their builds: one query for every member's few columns
+        (a whole job record only for a build still unfinished, whose live state is read)."""
         from rocmtui.core.jobs.control import live_record
 
         now = time.time() if now is None else now
         ids = [r["id"] for r in rows]
-        members: dict[str, list[str]] = {i: [] for i in ids}
-        records: dict[str, JobRecord] = {}
-        costs: dict[str, tuple[object, ...]] = {}
+        builds: dict[str, list[RunBuild]] = {i: [] for i in ids}
+        missing: dict[str, int] = dict.fromkeys(ids, 0)
+        unfinished: list[tuple[str, str]] = []
         with self.store.connect() as conn:
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 marks = ", ".join("?" for _ in chunk)
-                for run_id, job_id in conn.execute(
-                    f"SELECT run_id, job_id FROM run_jobs WHERE run_id IN ({marks})", chunk
-                ):
-                    members[run_id].append(job_id)
-                for row in conn.execute(
-                    f"SELECT jobs.* FROM jobs JOIN run_jobs ON jobs.id = run_jobs.job_id "
-                    f"WHERE run_jobs.run_id IN ({marks})",
+                found = conn.execute(
+                    "SELECT rj.run_id, rj.job_id, j.id, j.node, j.target, j.arch, j.started_at, "
+                    f"j.ended_at, j.state, j.outside IS NOT NULL, {_COST_COLUMNS} "
+                    "FROM run_jobs rj LEFT JOIN jobs j ON j.id = rj.job_id "
+                    "LEFT JOIN build_costs bc ON bc.job_id = rj.job_id "
+                    f"WHERE rj.run_id IN ({marks})",
                     chunk,
-                ):
-                    records[row["id"]] = row_to_record(row)
-                for row in conn.execute(
-                    f"SELECT job_id, {_COST_COLUMNS} FROM build_costs WHERE job_id IN "
-                    f"(SELECT job_id FROM run_jobs WHERE run_id IN ({marks}))",
-                    chunk,
-                ):
-                    costs[row[0]] = tuple(row[1:])
-        out = []
-        for r in rows:
-            builds = []
-            missing = 0
-            for job_id in members[r["id"]]:
-                record = records.get(job_id)
-                if record is None:
-                    missing += 1
-                    continue
-                if record.ended_at is None:
-                    record = live_record(self.store, record, self.stall_after, now)
-                builds.append(
-                    RunBuild(
-                        job_id=record.id,
-                        node=record.node,
-                        target=record.target,
-                        arch=record.arch,
-                        started_at=record.started_at,
-                        ended_at=record.ended_at,
-                        state=str(record.state),
-                        condition=_condition(costs.get(record.id), record),
-                        started_elsewhere=record.started_elsewhere,
-                    )
-                )
-            out.append(
-                Run(
-                    id=r["id"],
-                    target=r["target"],
-                    started_at=r["started_at"],
-                    origin=r["origin"],
-                    started_by=r["started_by"],
-                    nodes=tuple(json.loads(r["nodes"])),
-                    notes=json.loads(r["notes"]),
-                    overrides=json.loads(r["overrides"]),
-                    builds=tuple(sorted(builds, key=lambda b: (b.started_at, b.job_id))),
-                    missing_jobs=missing,
+                ).fetchall()
+                for v in found:
+                    if v[2] is None:
+                        missing[v[0]] += 1
+                    elif v[7] is None:
+                        unfinished.append((v[0], v[1]))
+                    else:
+                        builds[v[0]].append(_build(v))
+        for run_id, job_id in unfinished:
+            try:
+                record = live_record(self.store, self.store.get(job_id), self.stall_after, now)
+            except LookupError:
+                missing[run_id] += 1
+                continue
+            builds[run_id].append(
+                RunBuild(
+                    job_id=record.id,
+                    node=record.node,
+                    target=record.target,
+                    arch=record.arch,
+                    started_at=record.started_at,
+                    ended_at=record.ended_at,
+                    state=str(record.state),
+                    started_elsewhere=record.started_elsewhere,
                 )
             )
-        return out
+        return [
+            Run(
+                id=r["id"],
+                target=r["target"],
+                started_at=r["started_at"],
+                origin=r["origin"],
+                started_by=r["started_by"],
+                nodes=tuple(json.loads(r["nodes"])),
+                notes=json.loads(r["notes"]),
+                overrides=json.loads(r["overrides"]),
+                builds=tuple(sorted(builds[r["id"]], key=lambda b: (b.started_at, b.job_id))),
+                missing_jobs=missing[r["id"]],
+            )
+            for r in rows
+        ]
 
     # -- builds started elsewhere -------------------------------------------------------------
 

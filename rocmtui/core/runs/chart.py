@@ -105,18 +105,35 @@ def _union(spans: Sequence[tuple[float, float]]) -> float:
     return total
 
 
+def _origin(run: Run, now: float) -> float:
+    """The chart's zero: the first build's start (the run's own start with none yet)."""
+    starts = [b.started_at for b in run.builds if b.started_at <= now]
+    return min(starts) if starts else run.started_at
+
+
+def _offsets(b: RunBuild, origin: float, now: float) -> tuple[float, float]:
+    """A build's bar (start, end) in seconds from `origin`, clamped to [0, now]."""
+    end_at = b.ended_at if b.ended_at is not None else now
+    start = min(max(0.0, b.started_at - origin), max(0.0, now - origin))
+    return start, max(start, min(end_at, now) - origin)
+
+
+def wall_of(run: Run, now: float) -> float:
+    """The chart's wall time without drawing it (a list of many runs needs only this)."""
+    origin = _origin(run, now)
+    return max((_offsets(b, origin, now)[1] for b in run.builds), default=0.0)
+
+
 def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Chart:
     """Draw `run` as of `now`; `fleet_nodes` (the fleet file's, when known) marks lanes of
     nodes removed since."""
-    starts = [b.started_at for b in run.builds if b.started_at <= now]
-    origin = min(starts) if starts else run.started_at  # the first build's start
+    origin = _origin(run, now)
     bars_by: dict[str, list[Bar]] = {}
     skewed: set[str] = set()
     for b in sorted(run.builds, key=lambda b: (b.started_at, b.job_id)):
         end_at = b.ended_at if b.ended_at is not None else now
         clamped = b.started_at > now or end_at < b.started_at
-        start = min(max(0.0, b.started_at - origin), max(0.0, now - origin))
-        end = max(start, min(end_at, now) - origin)
+        start, end = _offsets(b, origin, now)
         if clamped:
             skewed.add(b.node)
         bars_by.setdefault(b.node, []).append(
@@ -235,4 +252,4 @@ def compare_line(changes: Sequence[Change]) -> str:
     return f"slower: {slower[0].line()}{more}"
 
 
-__all__ = ["Bar", "Change", "Chart", "Lane", "chart", "compare", "compare_line"]
+__all__ = ["Bar", "Change", "Chart", "Lane", "chart", "compare", "compare_line", "wall_of"]
