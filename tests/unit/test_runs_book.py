@@ -12,17 +12,16 @@ from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.book import RUN_WINDOW, RunBook
 from rocmtui.core.runs.model import RUN_ID_RE, Run
 from rocmtui.core.states import JobState
+from tests.support.jobs import job_record
 
 T0 = 1_800_000_000.0
 
 
 def _job(store: JobStore, node: str, start: float, outside: bool = False) -> JobRecord:
     def make(job_id: str, job_dir: Path) -> JobRecord:
-        return JobRecord(
-            id=job_id, target="demo-vllm", arch="gfx1201", node=node, endpoint="unix:///x",
-            push=False, overrides={}, command=(), user="", host="", bake_file="",
-            job_dir=str(job_dir), started_at=T0 + start, ended_at=T0 + start + 30,
-            state=JobState.SUCCEEDED,
+        return job_record(
+            job_id, job_dir, target="demo-vllm", node=node, started_at=T0 + start,
+            ended_at=T0 + start + 30, state=JobState.SUCCEEDED,
             outside=OutsideBuild(ref=f"{node}{start}", name="bake") if outside else None,
         )  # fmt: skip
 
