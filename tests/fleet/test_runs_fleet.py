@@ -6,6 +6,7 @@ sleep made slower."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,36 @@ def test_a_fleet_run_drawn_grown_and_compared(config: Path, fleet: DevFleet) -> 
     assert [r["id"] for r in json.loads(listed.stdout)] == [second["run_id"], first["run_id"]]
     text = run_cli(config, "runs", "show", second["run_id"])
     assert text.returncode == 0 and f"against {first['run_id']}: slower: " in text.stdout
+
+
+def test_a_run_launched_while_a_node_is_down_says_why_its_lane_is_empty(
+    config: Path, fleet: DevFleet, tmp_path: Path
+) -> None:
+    require("docker-buildx")
+    text = config.read_text()
+    gone = re.sub(
+        r'(name = "snoc-gaming"\ndocker_host = )"[^"]*"', r'\1"tcp://127.0.0.1:1"', text
+    )  # loopback port 1 refuses: the node probes down
+    assert gone != text
+    down = tmp_path / "down.toml"
+    down.write_text(gone)
+    sets = ("--set", f"DEMO_NONCE={secrets.token_hex(4)}", "--set", "DEMO_STEPS=3",
+            "--set", "DEMO_SLEEP=0")  # fmt: skip
+    done = run_cli(down, "run", "default", "--nodes", "snoc-think,snoc-gaming", "--json", *sets)
+    assert done.returncode == 1, done.stderr  # not every chosen node started
+    data = json.loads(done.stdout)
+    starts = {n["node"]: n for n in data["nodes"]}
+    assert starts["snoc-think"]["started"] and not starts["snoc-gaming"]["started"]
+    assert starts["snoc-gaming"]["why_not"].startswith("down")
+    assert "snoc-gaming: not started: down" in done.stderr
+    wait_state(down, starts["snoc-think"]["job_id"], ["succeeded", "failed"])
+    shown = _show(down, data["run_id"])
+    lanes = {ln["node"]: ln for ln in shown["lanes"]}
+    assert list(lanes) == ["snoc-think", "snoc-gaming"]
+    assert lanes["snoc-gaming"]["builds"] == []
+    assert lanes["snoc-gaming"]["note"].startswith("did not start: down")
+    # the same run read with the fleet file that no longer names snoc-gaming
+    removed = tmp_path / "removed.toml"
+    removed.write_text(re.sub(r'\[\[nodes\]\]\nname = "snoc-gaming"[^\[]*', "", text))
+    lanes = {ln["node"]: ln for ln in _show(removed, data["run_id"])["lanes"]}
+    assert lanes["snoc-gaming"]["note"].endswith("no longer in the fleet file")
