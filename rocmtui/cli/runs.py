@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from(args)
     now = time.time()
     book = RunBook(JobStore.for_config(config), config.stall_after_seconds)
-    book.adopt_outside(now)
+    book.bring_up_to_date(config.history_retention_days, now)
     fleet = [n.name for n in config.nodes]
     if args.action == "show":
         if not args.run_id:

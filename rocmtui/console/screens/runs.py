@@ -243,8 +243,7 @@ class RunsScreen(CatalogScreen):
         now = self.clock()
         try:
             book = RunBook(JobStore.for_config(config), config.stall_after_seconds)
-            if not config.read_only:
-                book.adopt_outside(now)
+            book.bring_up_to_date(config.history_retention_days, now)
             runs = book.runs(None, now)
             walls = {r.id: wall_of(r, now) for r in runs if not r.running()}
             self.post_message(RunsLoaded(runs, walls=walls))

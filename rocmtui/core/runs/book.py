@@ -188,6 +188,16 @@ class RunBook:
             for r in rows
         ]
 
+    def bring_up_to_date(self, retention_days: float, now: float | None = None) -> None:
+        """Before a read: adopt new runs from builds started elsewhere, and take settled
+        builds into the cost book, whose evidence gives each build its cache condition (as
+        `rocmtui history` does before its read)."""
+        from rocmtui.core.history.costbook import CostBook
+
+        now = time.time() if now is None else now
+        self.adopt_outside(now)
+        CostBook(self.store, retention_days).sync(now)
+
     # -- builds started elsewhere -------------------------------------------------------------
 
     def adopt_outside(self, now: float | None = None) -> list[str]:
