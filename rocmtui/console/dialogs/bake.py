@@ -44,6 +44,7 @@ from rocmtui.console.dialogs.bake_choices import (
     overrides_key,
     parse_overrides_field,
     push_note,
+    resolved_text,
 )
 from rocmtui.console.dialogs.bake_grants import privileges_note, start_question
 from rocmtui.console.dialogs.bake_nodes import NodeEstimates, PlaceFor
@@ -54,7 +55,6 @@ from rocmtui.core.jobs.command import shown_command
 
 __all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.backend.model)
 
-MAX_RESOLVED_LINES = 400
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
 
 Choice = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]  # target, arch, node, push, set
@@ -325,7 +325,8 @@ class BakeDialog(ModalScreen[BakePlan | None]):
                 f"GFX_ARCH={plan.arch} docker buildx bake … -- {clean(plan.target)}", style="dim"
             )
         self.query_one("#bake-command", Static).update(command)
-        self.query_one("#bake-print", Static).update(self.resolved_text(plan, resolving))
+        shown = resolved_text(plan, resolving, self.set_error)
+        self.query_one("#bake-print", Static).update(shown)
         if plan is not None and plan.changed and not resolving:  # the first difference in view
             first = min(plan.changed) + 1  # +1: the heading line
             scroller = self.query_one("#bake-resolved")
@@ -347,28 +348,6 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             entry = keys.BY_ID[key_id]
             said.append(f"{keys.display_key(entry.key, self.keymap, key_id)} {what}")
         return " · ".join(said)
-
-    def resolved_text(self, plan: BakePlan | None, resolving: bool) -> Text:
-        """What bake printed, or why there is nothing to show."""
-        body = Text()
-        if self.set_error:
-            body.append(clean(self.set_error, 300), style="bold red")
-        elif plan is None:
-            body.append("choose a target, an arch and a node", style="dim")
-        elif resolving:
-            body.append("resolving with bake --print…", style="dim")
-        elif plan.error:
-            body.append(f"bake --print failed: {clean(plan.error, 300)}", style="bold red")
-        else:
-            body.append(
-                "bake --print (lines that differ from the defaults are marked ▶)\n", style="dim"
-            )
-            for index, line in enumerate(plan.resolved[:MAX_RESOLVED_LINES]):
-                if index in plan.changed:
-                    body.append("▶ " + clean(line, 300) + "\n", style="bold reverse")
-                else:
-                    body.append("  " + clean(line, 300) + "\n")
-        return body
 
     # ---------------------------------------------------------------- actions
 

@@ -1,6 +1,6 @@
 """The bake dialog's choices as pure functions: which arches a node can build, what the dialog
-says about the arch and the push, and the variables field (`VAR=VALUE ...`, as `--set` takes
-them). No Textual here: each is tested on its own.
+says about the arch and the push, the variables field (`VAR=VALUE ...`, as `--set` takes
+them) and what bake printed. No Textual here: each is tested on its own.
 """
 
 from __future__ import annotations
@@ -8,12 +8,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
+from rich.text import Text
+
 from rocmtui.console.backend.model import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
 from rocmtui.core.bake.find import bake_file_names as bake_named
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
 
+MAX_RESOLVED_LINES = 400
 #: How the job store writes a secret it would not keep (rocmtui.core.text.redact's placeholder).
 REDACTED = "<redacted:"
 
@@ -125,3 +128,26 @@ def parse_overrides_field(text: str) -> dict[str, str]:
 def overrides_key(overrides: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """A mapping as the sorted pairs a plan and a job record carry."""
     return tuple(sorted(overrides.items()))
+
+
+def resolved_text(plan: BakePlan | None, resolving: bool, set_error: str | None) -> Text:
+    """What bake printed, or why there is nothing to show (the variables field's error first)."""
+    body = Text()
+    if set_error:
+        body.append(clean(set_error, 300), style="bold red")
+    elif plan is None:
+        body.append("choose a target, an arch and a node", style="dim")
+    elif resolving:
+        body.append("resolving with bake --print…", style="dim")
+    elif plan.error:
+        body.append(f"bake --print failed: {clean(plan.error, 300)}", style="bold red")
+    else:
+        body.append(
+            "bake --print (lines that differ from the defaults are marked ▶)\n", style="dim"
+        )
+        for index, line in enumerate(plan.resolved[:MAX_RESOLVED_LINES]):
+            if index in plan.changed:
+                body.append("▶ " + clean(line, 300) + "\n", style="bold reverse")
+            else:
+                body.append("  " + clean(line, 300) + "\n")
+    return body
