@@ -120,6 +120,7 @@ def _summary(c: Chart) -> dict[str, Any]:
         "nodes": list(c.run.nodes),
         "builds": len(c.run.builds),
         "running": c.running,
+        "state": c.run.state(),
         "failed": sum(1 for b in c.run.builds if b.state in ("failed", "lost", "cancelled")),
         "wall_seconds": round(c.wall, 1),
         "notes": [*c.notes, *(f"{ln.node}: {ln.note}" for ln in c.lanes if ln.note)],

@@ -25,8 +25,7 @@ def render_list(charts: Sequence[Chart]) -> None:
         return
     for c in charts:
         r = c.run
-        failed = sum(1 for b in r.builds if b.state in ("failed", "lost", "cancelled"))
-        state = "running" if c.running else ("failed" if failed else "done")
+        state = r.state()
         _out(
             sanitize_line(
                 f"{r.id}  {fmt_utc_stamp(r.started_at)}  {r.target}  {len(r.builds)} builds "

@@ -107,3 +107,11 @@ def test_a_run_of_200_builds_draws() -> None:
     assert sum(len(ln.bars) for ln in c.lanes) == 200
     assert c.wall == 199 * 3 + 30
     assert all(len(text_row(ln, c.wall, 60)) == 60 for ln in c.lanes)
+
+
+def test_a_run_s_state_word() -> None:
+    assert run(b("j1", "a", 0, None, state="running")).state() == "running"
+    assert run().state() == "not started"
+    assert run(b("j1", "a", 0, 5)).state() == "done"
+    assert run(b("j1", "a", 0, 5, state="lost")).state() == "failed"
+    assert run(b("j1", "a", 0, 5), notes={"b": "down"}).state() == "failed"

@@ -35,7 +35,6 @@ from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
 from rocmtui.core.runs.model import Run
-from rocmtui.core.runs.scale import FAILED_STATES
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 30.0
@@ -87,19 +86,14 @@ class RunTable(SnapshotTable):
             self.post_message(self.Moved())
 
 
-def run_state(run: Run) -> str:
-    """`running`, `failed` (a build failed, was lost or cancelled) or `done`."""
-    if run.running():
-        return "running"
-    return "failed" if any(b.state in FAILED_STATES for b in run.builds) else "done"
-
-
 def run_row(
     r: Run, baseline: str | None, now: float, palette: Palette, wall: float | None = None
 ) -> tuple[str, list[Text]]:
     """One table row: the run's id (its short end), target, start, builds, wall, state."""
-    state = run_state(r)
-    style = {"running": palette.busy, "failed": palette.bad}.get(state, palette.good)
+    state = r.state()
+    style = {"running": palette.busy, "failed": palette.bad, "not started": palette.bad}.get(
+        state, palette.good
+    )
     return r.id, [
         Text(r.id.removeprefix("run-")),
         Text(clean(r.target, 40)),

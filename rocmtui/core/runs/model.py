@@ -74,5 +74,15 @@ class Run(Struct, frozen=True):
         """A build of it still runs."""
         return any(b.ended_at is None for b in self.builds)
 
+    def state(self) -> str:
+        """`running`, `not started` (no build started anywhere), `failed` (a build failed,
+        was lost or cancelled, or a node did not start), or `done`."""
+        if self.running():
+            return "running"
+        if not self.builds:
+            return "not started"
+        bad = any(b.state in ("failed", "lost", "cancelled") for b in self.builds)
+        return "failed" if bad or self.notes else "done"
+
 
 __all__ = ["ORIGIN_ELSEWHERE", "ORIGIN_ROCMTUI", "RUN_ID_RE", "Run", "RunBuild", "new_run_id"]
