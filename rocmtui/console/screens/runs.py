@@ -40,6 +40,7 @@ from rocmtui.core.text.units import fmt_age, fmt_when
 RELOAD_SECONDS = 30.0
 LIVE_RELOAD_SECONDS = 3.0
 GROW_SECONDS = 1.0  # a running run's bars are drawn again this often
+COSTS_EVERY = 30.0  # s between two syncs of the cost book (a build settles 30 s after its end)
 COMPARE_LINES = 3
 COLUMNS = ("Run", "Target", "Started", "Builds", "Wall", "State", "")
 FITS = (Fit(min=10, turn=3), Fit(min=8, turn=2), Fit(), Fit(drop=True, turn=1), Fit(), Fit(), Fit())
@@ -167,6 +168,7 @@ class RunsScreen(CatalogScreen):
         self.runs: list[Run] = []
         self.by_id: dict[str, Run] = {}
         self.walls: dict[str, float] = {}
+        self._costs_synced_at = float("-inf")  # by the worker only
         self.read_at: float | None = None
         self.error: str | None = None
         self.loading = False
@@ -237,7 +239,10 @@ class RunsScreen(CatalogScreen):
         now = self.clock()
         try:
             book = RunBook(JobStore.for_config(config), config.stall_after_seconds)
-            book.bring_up_to_date(config.history_retention_days, now)
+            costs = now - self._costs_synced_at >= COSTS_EVERY
+            book.bring_up_to_date(config.history_retention_days, now, costs)
+            if costs:
+                self._costs_synced_at = now
             runs = book.runs(None, now)
             walls = {r.id: wall_of(r, now) for r in runs if not r.running()}
             self.post_message(RunsLoaded(runs, walls=walls))

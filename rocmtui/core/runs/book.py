@@ -188,15 +188,19 @@ class RunBook:
             for r in rows
         ]
 
-    def bring_up_to_date(self, retention_days: float, now: float | None = None) -> None:
+    def bring_up_to_date(
+        self, retention_days: float, now: float | None = None, costs: bool = True
+    ) -> None:
         """Before a read: adopt new runs from builds started elsewhere, and take settled
         builds into the cost book, whose evidence gives each build its cache condition (as
-        `rocmtui history` does before its read)."""
+        `rocmtui history` does before its read; `costs` False: not the cost book, a write a
+        screen reading every few seconds need not make each time)."""
         from rocmtui.core.history.costbook import CostBook
 
         now = time.time() if now is None else now
         self.adopt_outside(now)
-        CostBook(self.store, retention_days).sync(now)
+        if costs:
+            CostBook(self.store, retention_days).sync(now)
 
     # -- builds started elsewhere -------------------------------------------------------------
 
