@@ -23,14 +23,13 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
-from rocmtui.console.widgets.runchart import RunChart
+from rocmtui.console.widgets.runchart import RunChart, TextBlock
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
@@ -176,8 +175,8 @@ class RunsScreen(CatalogScreen):
         self._palette: Palette | None = None
         self.table = RunTable(COLUMNS, id="runs-table", fits=FITS)
         self.chart = RunChart(id="runs-chart")
-        self.summary = Static("", id="runs-summary", markup=False)
-        self.comparison = Static("", id="runs-compare", markup=False)
+        self.summary = TextBlock(id="runs-summary")
+        self.comparison = TextBlock(id="runs-compare")
 
     def compose(self) -> ComposeResult:
         """Status line, the chart with its summary, the runs and the comparison, the footer."""
@@ -289,14 +288,14 @@ class RunsScreen(CatalogScreen):
         if run is None:
             empty = "reading the runs…" if self.loading and not self.runs else None
             self.chart.draw(None, palette, empty)
-            self.summary.update("")
-            self.comparison.update("")
+            self.summary.show(Text())
+            self.comparison.show(Text())
             return
         now = self.clock()
         drawn = chart(run, now, [n.name for n in self.config.nodes])
         self.chart.draw(drawn, palette)
-        self.summary.update(summary_text(drawn, now, palette))
-        self.comparison.update(compare_text(self.baseline_for(run), run, now, palette))
+        self.summary.show(summary_text(drawn, now, palette))
+        self.comparison.show(compare_text(self.baseline_for(run), run, now, palette))
 
     def baseline_for(self, run: Run) -> Run | None:
         """The marked run (unless it is this one), else the same target's run before it."""

@@ -85,18 +85,24 @@ class RunChart(Widget):
         self._palette: Palette | None = None
 
     def draw(self, chart: Chart | None, palette: Palette, empty: str | None = None) -> None:
-        """Show `chart` (None: the `empty` line)."""
+        """Show `chart` (None: the `empty` line); the screen's layout is redone only when the
+        chart's height changes (a switch between runs of the same nodes repaints only this)."""
+        before = self.lines()
         self.chart, self._palette = chart, palette
         if empty is not None:
             self.empty = empty
-        self.refresh(layout=True)
+        self.refresh(layout=self.lines() != before)
 
-    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+    def lines(self) -> int:
         """A line per lane and per lane note, and the axis."""
         chart = self.chart
         if chart is None:
             return 1
         return len(chart.lanes) + sum(1 for lane in chart.lanes if lane.note) + 1
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        """The chart's lines."""
+        return self.lines()
 
     def render(self) -> Text:
         """The chart at the widget's width."""
@@ -104,4 +110,31 @@ class RunChart(Widget):
         return chart_text(self.chart, self.size.width, palette, self.empty)
 
 
-__all__ = ["RunChart", "bar_style", "chart_text"]
+class TextBlock(Widget):
+    """Lines of rich Text that repaint in place: `Static.update` redoes the whole screen's
+    layout on every call; this does only when the number of lines changes."""
+
+    DEFAULT_CSS = "TextBlock { height: auto; }"
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._text = Text()
+
+    def show(self, text: Text) -> None:
+        """Show `text` (nothing to do when it is what is shown)."""
+        old = self._text
+        if text.plain == old.plain and text.spans == old.spans:
+            return
+        self._text = text
+        self.refresh(layout=text.plain.count("\n") != old.plain.count("\n"))
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        """One line per line of text."""
+        return self._text.plain.count("\n") + 1 if self._text.plain else 1
+
+    def render(self) -> Text:
+        """The text."""
+        return self._text
+
+
+__all__ = ["RunChart", "TextBlock", "bar_style", "chart_text"]
