@@ -4,8 +4,9 @@
     rocmtui completion zsh > "${fpath[1]}/_rocmtui"           # zsh
     rocmtui completion fish > ~/.config/fish/completions/rocmtui.fish
 
-Job ids (`logs`, `cancel`), bake targets (`bake`), nodes (`--node`) and arches (`--arch`)
-complete from the job store, the bake file and the fleet file at Tab time: the script calls
+Job ids (`logs`, `cancel`), run ids (`runs show`), bake targets (`bake`), nodes (`--node`) and
+arches (`--arch`) complete from the job store, the bake file and the fleet file at Tab time: the
+script calls
 `rocmtui completion --words KIND`, which prints one word a line and nothing else, ever. A job
 store that is locked, corrupt or missing, a broken fleet or bake file: no words, no message,
 exit 0 -- a completion must never write on the operator's command line.
@@ -22,7 +23,7 @@ from collections.abc import Iterable
 from rocmtui.cli.main import EXIT_OK
 
 SHELLS = ("bash", "zsh", "fish")
-KINDS = ("jobs", "targets", "nodes", "arches")
+KINDS = ("jobs", "targets", "nodes", "arches", "runs")
 STORE_TIMEOUT = 0.2  # seconds a completion waits on a busy job store before giving up
 JOBS_LISTED = 50
 
@@ -61,8 +62,14 @@ def script(shell: str) -> str:
     from rocmtui.cli.main import build_parser
 
     parser = build_parser()
-    dynamic = {"job": "jobs", "target": "targets", "node": "nodes", "arch": "arches"}
-    # every parser, nested ones (`history show ID`) too
+    dynamic = {
+        "job": "jobs",
+        "target": "targets",
+        "node": "nodes",
+        "arch": "arches",
+        "run_id": "runs",
+    }
+    # every parser, nested ones (`history show ID`, `runs show ID`) too
     commands = [parser]
     for command in commands:
         for action in command._actions:
@@ -87,6 +94,8 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
         return [n.name for n in config.nodes]
     if kind == "jobs":
         return job_ids(config)
+    if kind == "runs":
+        return job_ids(config, "runs")
     from rocmtui.cli.bake import load_bake_cached
     from rocmtui.core.bake.find import check_found
 
@@ -100,9 +109,10 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
     return sorted(n for n in bake.names() if not n.startswith("_"))  # "_x": an internal base
 
 
-def job_ids(config: object) -> list[str]:
-    """Newest job ids, read-only and without waiting: completion never creates the state
-    folder, never migrates the store, and gives up on a busy one after `STORE_TIMEOUT`."""
+def job_ids(config: object, table: str = "jobs") -> list[str]:
+    """Newest job ids (or run ids: `table` "runs"), read-only and without waiting: completion
+    never creates the state folder, never migrates the store, and gives up on a busy one after
+    `STORE_TIMEOUT` (a store older than the runs table has no run ids: nothing, as any error)."""
     import sqlite3
 
     from rocmtui.core.config.fleetfile import FleetConfig
@@ -116,7 +126,9 @@ def job_ids(config: object) -> list[str]:
     try:
         conn.execute(f"PRAGMA busy_timeout={int(STORE_TIMEOUT * 1000)}")
         rows = conn.execute(
-            "SELECT id FROM jobs ORDER BY started_at DESC LIMIT ?", (JOBS_LISTED,)
+            f"SELECT id FROM {'runs' if table == 'runs' else 'jobs'} "
+            "ORDER BY started_at DESC LIMIT ?",
+            (JOBS_LISTED,),
         ).fetchall()
     finally:
         conn.close()

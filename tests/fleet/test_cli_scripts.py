@@ -252,3 +252,16 @@ def test_bake_json_error_and_cancel_json(tmp_path: Path) -> None:
     out = rocmtui("--config", str(config), "cancel", done.id, "--json")
     assert out.returncode == 1
     assert json.loads(out.stdout)["cancelled"] is False
+
+
+def test_bash_completes_run_ids_after_runs_show(tmp_path: Path) -> None:
+    from rocmtui.core.runs.book import RunBook
+    from rocmtui.core.runs.model import Run
+
+    config = offline_config(tmp_path)
+    book = RunBook(JobStore(tmp_path / "state"))
+    ids = ["run-20261206-1200-ab12", "run-20261206-1300-cd34"]
+    for n, run_id in enumerate(ids):
+        book.create(Run(run_id, "default", 1.0e9 + n, "rocmtui", "me", ("snoc-think",)))
+    assert sorted(bash_complete("rocmtui runs show ", tmp_path, config)) == ids
+    assert bash_complete("rocmtui runs show run-20261206-13", tmp_path, config) == [ids[1]]
