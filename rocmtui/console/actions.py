@@ -33,6 +33,7 @@ from rocmtui.console.intents import (
     PublishedRequested,
     RebuildRequested,
     TimelineRequested,
+    RunAgainRequested,
     RunsRequested,
 )
 from rocmtui.console.messages import JobStarted
@@ -111,6 +112,8 @@ class ConsoleActions:
             self.app.push_screen(self.console.history_screen)
         elif isinstance(intent, RunsRequested):
             self.app.push_screen(self.console.runs_screen)
+        elif isinstance(intent, RunAgainRequested):
+            self.run_again(intent)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):
@@ -222,6 +225,38 @@ class ConsoleActions:
         self.app.post_message(LogRequested(job.record.id))
 
     # ---------------------------------------------------------------- cancel
+
+    def run_again(self, intent: RunAgainRequested) -> None:
+        """Ask, then start the run on a thread of its own (the core refuses it read-only)
+        and say where it started and where not; the Runs screen reads again."""
+        from rocmtui.console.dialogs.confirm import ConfirmDialog
+
+        backend, fleet = self.console.backend, self.console.fleet_screen.data.fleet
+        target, nodes, overrides = intent.target, intent.nodes, intent.overrides
+
+        async def start() -> None:
+            try:
+                said = await run_on_own_thread(
+                    lambda: backend.launch_run(target, nodes, overrides, fleet), name="run"
+                )
+            except Exception as exc:
+                self.app.notify(failure_text(exc), title="Run refused", severity="error",
+                                markup=False)  # fmt: skip
+                return
+            self.app.notify(clean(said, 300), title="Run started", markup=False)
+            self.console.runs_screen.action_refresh()  # read again (not a test's recorded runs)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.run_worker(start(), name="run-again", group="run", exit_on_error=False)
+
+        sets = " ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+        text = f"Run {clean(target, 40)} again on {clean(', '.join(nodes), 120)}?"
+        self.app.push_screen(
+            ConfirmDialog(text, "Start the run", keymap=self.console.keymap,
+                          details=clean(f"each node at its own arch; {sets or 'no --set'}", 200)),
+            answered,
+        )  # fmt: skip
 
     def confirm_cancel(self, job: JobView) -> None:
         """Ask; a yes comes back as `CancelConfirmed`. A build started elsewhere is not

@@ -16,6 +16,7 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     t             TimelineRequested     a build's steps on a time axis (its timeline screen)
     ⏎ (timeline)  LogRequested(at=...)  the log pane, at that step's first line
     u             RunsRequested         the Runs screen: fleet runs, drawn and compared
+    r (Runs)      RunAgainRequested     the selected run's target on its nodes again, asked first
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
     o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
@@ -103,6 +104,17 @@ class TimelineRequested(Intent):
         self.job_id = job_id
 class RunsRequested(Intent):
     """`u`: fleet runs, a lane per node and a bar per build, compared run with run."""
+
+
+class RunAgainRequested(Intent):
+    """`r` on the Runs screen: start the selected run's target on its nodes again (with its
+    variables), once the operator said yes."""
+
+    def __init__(self, target: str, nodes: tuple[str, ...], overrides: dict[str, str]) -> None:
+        super().__init__()
+        self.target = target
+        self.nodes = nodes
+        self.overrides = overrides
 
 
 class JobsChanged(Intent):

@@ -86,6 +86,7 @@ CATALOG: tuple[KeyAction, ...] = (
     # the Runs screen: fleet runs, a lane per node, a bar per build (screens/runs.py)
     KeyAction("runs.back", "escape", "back", "Back", "runs"),
     KeyAction("runs.baseline", "k", "mark_baseline", "Compare with this", "runs"),
+    KeyAction("runs.again", "r", "run_again", "Run again", "runs", dangerous=True),
     KeyAction("runs.refresh", "ctrl+r", "refresh", "Refresh now", "runs"),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
@@ -168,6 +169,7 @@ FOOTER_FIRST: tuple[str, ...] = (
     "waterfall.log",
     "runs.back",
     "runs.baseline",
+    "runs.again",
     "matrix.back",
     "matrix.rebuild",
     "matrix.log",

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.runs import RunsScreen
 from rocmtui.core.runs.model import Run
-from tests.support.blackbox import screen_text
+from tests.support.blackbox import screen_text, toasts, until, until_text
 from tests.support.runs import DAY, T0, recorded_run, recorded_runs
 from tests.support.snapshots.harness import feed, recorded_app
 
@@ -117,3 +117,47 @@ def test_runs_80x24(snap_compare: Any) -> None:
 
     app = recorded_app(clock=lambda: NOW)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_r_asks_then_runs_the_selected_run_again_and_refuses_one_from_elsewhere() -> None:
+    app = recorded_app(clock=lambda: NOW)
+    asked: list[tuple[object, ...]] = []
+
+    def launch_run(target: str, nodes: tuple[str, ...], overrides: Any, fleet: Any) -> str:
+        # a stand-in for the core's launch_run (tests/fleet/test_runs_fleet.py runs it for real)
+        asked.append((target, nodes, dict(overrides)))
+        return "run-20261206-1300-abcd: 3 of 3 nodes"
+
+    app.backend.launch_run = launch_run  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        elsewhere = replace(recorded_run(0), id="run-20261130-0200-ffff", origin="elsewhere")
+        screen = await open_runs(pilot, [replace(recorded_run(2), overrides={"A": "1"}), elsewhere])
+        await pilot.press("r")
+        shown = await until_text(pilot, "Run nightly again on snoc-strix, snoc-think, snoc-gaming")
+        assert "each node at its own arch; A=1" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert asked == []
+        await pilot.press("r")
+        await until_text(pilot, "Run nightly again")
+        await pilot.press("y")
+        await until(
+            pilot, lambda: "abcd: 3 of 3 nodes" in toasts(screen_text(app)), "the run's toast"
+        )
+        assert asked == [("nightly", ("snoc-strix", "snoc-think", "snoc-gaming"), {"A": "1"})]
+        await pilot.press("down")  # the run from elsewhere: nothing to run again here
+        await pilot.press("r")
+        await until(
+            pilot, lambda: "was started elsewhere" in toasts(screen_text(app)), "the refusal"
+        )
+        assert len(asked) == 1 and isinstance(app.screen, RunsScreen) and screen.is_current
+
+
+async def test_read_only_refuses_r_on_the_runs_screen() -> None:
+    app = recorded_app(read_only=True, clock=lambda: NOW)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await open_runs(pilot)
+        await pilot.press("r")
+        await until(
+            pilot, lambda: "Run again (r) is off" in toasts(screen_text(app)), "the refusal"
+        )

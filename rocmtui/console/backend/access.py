@@ -287,6 +287,24 @@ class FleetBackend:
         and a push the operator did not confirm)."""
         return core_adapters.launch(self.config, self.bake(), plan, self.env, push_confirmed)
 
+    def launch_run(
+        self,
+        target: str,
+        nodes: tuple[str, ...],
+        overrides: Mapping[str, str],
+        fleet: FleetSnapshot | None,
+    ) -> str:
+        """Start a fleet run through the core (refused when read-only); one line: its id and
+        where it did not start."""
+        from rocmtui.core.runs.launch import launch_run
+
+        run, starts = launch_run(
+            self.config, self.bake(), target, nodes, overrides, env=self.env, snapshot=fleet
+        )
+        started = sum(1 for s in starts if s.job is not None)
+        missed = "; ".join(f"{s.node}: {s.why_not}" for s in starts if s.job is None)
+        return f"{run.id}: {started} of {len(starts)} nodes" + (f"; not {missed}" if missed else "")
+
     def cancel(self, job_id: str) -> None:
         """Cancel a job through the core (which refuses it when read-only)."""
         core_adapters.cancel(self.config, job_id)

@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.intents import RunAgainRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
@@ -329,6 +330,22 @@ class RunsScreen(CatalogScreen):
         """ctrl+r: read again now."""
         if self.live:
             self.reload()
+
+    def action_run_again(self) -> None:
+        """`r`: the selected run's target on its nodes again (the App asks first). A run
+        adopted from builds started elsewhere has no one target to start: said so."""
+        run = self.selected
+        if run is None:
+            return
+        if run.origin != "rocmtui":
+            self.notify(
+                f"{clean(run.id)} was started elsewhere ({clean(run.target, 60)}): run its "
+                "target with rocmtui run TARGET",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.post_message(RunAgainRequested(run.target, run.nodes, dict(run.overrides)))
 
     def action_mark_baseline(self) -> None:
         """`k`: compare every run with the selected one (again on it: back to the run before)."""
