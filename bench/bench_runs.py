@@ -199,6 +199,18 @@ def monitor(config: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return proc
 
 
+def settle(config: object) -> None:
+    """Wait (60 s at most) for the launches' supervisors to record their builds' end (no
+    engine: they fail at once), so nothing writes in the folder while it is removed."""
+    from rocmtui.core.jobs.control import list_jobs
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if all(j.ended_at is not None for j in list_jobs(config, limit=50)):  # type: ignore[arg-type]
+            return
+        time.sleep(0.5)
+
+
 def auto_figures(config_path: Path, env: dict[str, str], runs: int) -> list[common.Row]:
     os.environ.update(env)
     from rocmtui.cli.bake import load_bake_cached
@@ -234,6 +246,7 @@ def auto_figures(config_path: Path, env: dict[str, str], runs: int) -> list[comm
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+        settle(config)
     mine, anchor = common.median(added) * 1000, common.median(launches) * 1000
     return [
         common.row(
@@ -257,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs (also BENCH_QUICK=1)")
     args = parser.parse_args(argv)
     quick = args.quick or common.quick()
-    with tempfile.TemporaryDirectory(prefix="rocmtui-bench-runs-") as name:
+    with tempfile.TemporaryDirectory(
+        prefix="rocmtui-bench-runs-", ignore_cleanup_errors=True
+    ) as name:
         tmp = Path(name)
         for sub in ("home", "xdg", "xdgc", "run", "locks"):
             (tmp / sub).mkdir(mode=0o700)
