@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmtui.cli.bake_auto import AUTO, choose_node, say
+from rocmtui.cli.bake_auto import AUTO, choose_node, placement_json, say
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
             say(placement)
             if placement.chosen is None:
                 _answer(args, {"started": False, "refused": placement.why,
-                               "placement": placement.to_json()})  # fmt: skip
+                               "placement": placement_json(placement)})  # fmt: skip
                 return EXIT_UNHEALTHY
             args.node = placement.chosen
         record = launch_job(
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         job = {k: v for k, v in record.to_json().items() if k != "command"}
-        more = {"placement": placement.to_json()} if placement is not None else {}
+        more = {"placement": placement_json(placement)} if placement is not None else {}
         _answer(
             args,
             {"started": True, **job, "job_id": record.id, "log": str(record.log_path), **more},

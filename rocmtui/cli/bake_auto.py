@@ -6,7 +6,7 @@ Kept apart from `cli/bake.py` so a launch on a named node imports none of it.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rocmtui.core.bake.file import BakeFile
@@ -29,6 +29,14 @@ def choose_node(config: FleetConfig, bake: BakeFile, target: str, arch: str | No
     return placement_for(config, snapshot, target, chosen_arch, bake.arches, declares)
 
 
+def placement_json(placement: Placement) -> dict[str, Any]:
+    """The placement's view (`core.placement.views`) as plain data, for bake's JSON answer."""
+    from rocmtui.core.history.costviews import plain
+    from rocmtui.core.placement.views import PlacementView
+
+    return plain(PlacementView.of(placement))
+
+
 def say(placement: Placement) -> None:
     """The choice and every node's estimate, on stderr (stdout keeps the job id alone)."""
     from rocmtui.core.text.sanitize import one_line
@@ -42,4 +50,4 @@ def say(placement: Placement) -> None:
             print(f"      {one_line(e.detail())}", file=sys.stderr)
 
 
-__all__ = ["AUTO", "choose_node", "say"]
+__all__ = ["AUTO", "choose_node", "placement_json", "say"]

@@ -11,7 +11,6 @@ error (unknown target, node or variable; bad bake file).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -71,21 +70,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui run: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        data = {
-            "run_id": the_run.id,
-            "target": the_run.target,
-            "nodes": [
-                {
-                    "node": s.node,
-                    "arch": s.arch,
-                    "started": s.job is not None,
-                    "job_id": s.job.id if s.job else None,
-                    "why_not": s.why_not,
-                }
-                for s in starts
-            ],
-        }
-        print(json.dumps(data, sort_keys=True), flush=True)
+        from msgspec import json as mjson
+
+        from rocmtui.core.runs.views import RunStartView
+
+        print(mjson.encode(RunStartView.of(the_run, starts)).decode(), flush=True)
     else:
         print(the_run.id, flush=True)
     for s in starts:

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 
 if TYPE_CHECKING:
     from rocmtui.core.runs.book import RunBook
-    from rocmtui.core.runs.chart import Chart
     from rocmtui.core.runs.model import Run
 
 
@@ -60,10 +58,14 @@ def run(args: argparse.Namespace) -> int:
         drawn = chart(the_run, now, fleet)
         previous = _previous(book, the_run, now)
         if args.json:
-            data = drawn.to_json()
-            data["compared_with"] = previous.id if previous else None
-            data["changes"] = _changes_json(previous, the_run, now)
-            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+            from msgspec import json as mjson
+
+            from rocmtui.core.runs.chart import compare
+            from rocmtui.core.runs.views import RunView
+
+            changes = compare(previous, the_run, now) if previous is not None else []
+            view = RunView.of(drawn, now, previous, changes)
+            sys.stdout.write(mjson.format(mjson.encode(view), indent=2).decode() + "\n")
         else:
             from rocmtui.cli.runs_text import render_chart
 
@@ -72,7 +74,12 @@ def run(args: argparse.Namespace) -> int:
     runs = book.runs(None, now)
     charts = [chart(r, now, fleet) for r in runs]
     if args.json:
-        sys.stdout.write(json.dumps([_summary(c) for c in charts], indent=2) + "\n")
+        from msgspec import json as mjson
+
+        from rocmtui.core.runs.views import RunSummaryView
+
+        views = [RunSummaryView.of(c) for c in charts]
+        sys.stdout.write(mjson.format(mjson.encode(views), indent=2).decode() + "\n")
     elif args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["run_id", "job_id", "node", "target", "arch", "started_at",
@@ -96,32 +103,3 @@ def _previous(book: RunBook, the_run: Run, now: float) -> Run | None:
     earlier = [r for r in book.runs(None, now) if r.target == the_run.target]
     earlier = [r for r in earlier if (r.started_at, r.id) < (the_run.started_at, the_run.id)]
     return earlier[0] if earlier else None
-
-
-def _changes_json(previous: Run | None, the_run: Run, now: float) -> list[dict[str, Any]]:
-    from rocmtui.core.runs.chart import compare
-
-    if previous is None:
-        return []
-    return [
-        {"node": c.node, "target": c.target, "arch": c.arch, "before": c.before,
-         "after": c.after, "delta": c.delta, "slower": c.slower, "line": c.line()}
-        for c in compare(previous, the_run, now)
-    ]  # fmt: skip
-
-
-def _summary(c: Chart) -> dict[str, Any]:
-    return {
-        "id": c.run.id,
-        "target": c.run.target,
-        "started_at": c.run.started_at,
-        "origin": c.run.origin,
-        "started_by": c.run.started_by,
-        "nodes": list(c.run.nodes),
-        "builds": len(c.run.builds),
-        "running": c.running,
-        "state": c.run.state(),
-        "failed": sum(1 for b in c.run.builds if b.state in ("failed", "lost", "cancelled")),
-        "wall_seconds": round(c.wall, 1),
-        "notes": [*c.notes, *(f"{ln.node}: {ln.note}" for ln in c.lanes if ln.note)],
-    }

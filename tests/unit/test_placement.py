@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rocmtui.core.history.cost import Condition, CostPoint
+from rocmtui.core.history.costviews import plain
 from rocmtui.core.placement.choose import FULL_FREE_BYTES, HOT_WITHIN, place, predict
 from rocmtui.core.placement.model import NodeFacts
+from rocmtui.core.placement.views import PlacementView
 
 NOW = 1_800_000_000.0
 H = 3600.0
@@ -129,7 +131,7 @@ def test_a_node_with_no_history_borrows_the_fleets_and_json_has_every_node() -> 
         "t", "gfx1201", [node("a"), node("b", points=(pt(H, 9, Condition.HOT, False),))], NOW
     )
     assert nothing.chosen == "a"
-    data = nothing.to_json()
+    data = plain(PlacementView.of(nothing))
     assert [n["node"] for n in data["nodes"]] == ["a", "b"]
     assert [n["eta_seconds"] for n in data["nodes"]] == [None, None]
     assert data["why"] == "a: cold, ETA unknown, idle"

@@ -4,9 +4,11 @@ chain, clamped clocks, nodes gone or down, compare. Recorded runs, no process.""
 from __future__ import annotations
 
 from rocmtui.core.history.cost import Condition
+from rocmtui.core.history.costviews import plain
 from rocmtui.core.runs.chart import chart, compare, compare_line
 from rocmtui.core.runs.model import Run, RunBuild
 from rocmtui.core.runs.scale import text_row
+from rocmtui.core.runs.views import RunView
 
 T0 = 1_800_000_000.0
 
@@ -86,7 +88,7 @@ def test_clocks_that_disagree_are_clamped_and_said() -> None:
 def test_builds_lost_from_the_store_are_counted() -> None:
     c = chart(run(b("j1", "a", 0, 10), missing_jobs=3), T0 + 10)
     assert c.notes == ("3 builds of this run no longer in the job store",)
-    assert c.to_json()["notes"] == list(c.notes)
+    assert plain(RunView.of(c, T0 + 10, None, []))["notes"] == list(c.notes)
 
 
 def test_compare_names_the_build_made_slower() -> None:

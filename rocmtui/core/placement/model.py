@@ -6,8 +6,6 @@ tested on facts written by hand and the CLI, the console and the benchmark share
 
 from __future__ import annotations
 
-from typing import Any
-
 from msgspec import Struct
 
 from rocmtui.core.history.cost import Condition, CostPoint
@@ -75,22 +73,6 @@ class NodeEstimate(Struct, frozen=True):
         )
         return f"{self.condition_why}; {self.eta_from}; {load}, {disk}"
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (seconds rounded to 0.1)."""
-        return {
-            "node": self.node,
-            "condition": str(self.condition),
-            "condition_why": self.condition_why,
-            "eta_seconds": None if self.eta is None else round(self.eta, 1),
-            "eta_from": self.eta_from,
-            "running": list(self.running),
-            "load1": self.load1,
-            "cpu_count": self.cpu_count,
-            "free_bytes": self.free_bytes,
-            "eligible": self.eligible,
-            "why_not": self.why_not,
-        }
-
 
 class Placement(Struct, frozen=True):
     """Every node's estimate (fleet order) and the node chosen, with one line why."""
@@ -106,18 +88,6 @@ class Placement(Struct, frozen=True):
     def estimate(self, node: str) -> NodeEstimate | None:
         """The estimate of `node`."""
         return next((e for e in self.estimates if e.node == node), None)
-
-    def to_json(self) -> dict[str, Any]:
-        """What `rocmtui bake --node auto --json` reports under `placement`."""
-        return {
-            "target": self.target,
-            "arch": self.arch,
-            "chosen": self.chosen,
-            "why": self.why,
-            "original": self.original,
-            "kept_original": self.kept_original,
-            "nodes": [e.to_json() for e in self.estimates],
-        }
 
 
 __all__ = ["NodeEstimate", "NodeFacts", "Placement"]

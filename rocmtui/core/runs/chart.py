@@ -11,7 +11,6 @@ says so in one line, never dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import Struct
 
@@ -60,36 +59,6 @@ class Chart(Struct, frozen=True):
     chain: tuple[str, ...]  # job ids of the builds that set the run's length, in order
     running: bool
     notes: tuple[str, ...] = ()  # run-wide lines: builds lost from the store ...
-
-    def to_json(self) -> dict[str, Any]:
-        """What `rocmtui runs show ID --json` prints."""
-        now = self.run.started_at + self.wall
-        return {
-            "id": self.run.id,
-            "target": self.run.target,
-            "started_at": self.run.started_at,
-            "origin": self.run.origin,
-            "started_by": self.run.started_by,
-            "running": self.running,
-            "wall_seconds": round(self.wall, 1),
-            "chain": list(self.chain),
-            "notes": list(self.notes),
-            "overrides": dict(self.run.overrides),
-            "lanes": [
-                {
-                    "node": lane.node,
-                    "busy_seconds": round(lane.busy, 1),
-                    "idle_seconds": round(lane.idle, 1),
-                    "note": lane.note,
-                    "builds": [_bar_json(bar, now) for bar in lane.bars],
-                }
-                for lane in self.lanes
-            ],
-        }
-
-
-def _bar_json(bar: Bar, now: float) -> dict[str, Any]:
-    return {**bar.build.to_json(now), "offset": round(bar.start, 1), "clamped": bar.clamped}
 
 
 def _union(spans: Sequence[tuple[float, float]]) -> float:

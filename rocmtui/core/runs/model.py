@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from typing import Any
 
 from msgspec import Struct, field
 
@@ -38,21 +37,6 @@ class RunBuild(Struct, frozen=True):
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""
         return max(0.0, (self.ended_at if self.ended_at is not None else now) - self.started_at)
-
-    def to_json(self, now: float) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "job_id": self.job_id,
-            "node": self.node,
-            "target": self.target,
-            "arch": self.arch,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "duration": round(self.duration(now), 1),
-            "state": self.state,
-            "condition": str(self.condition),
-            "started_elsewhere": self.started_elsewhere,
-        }
 
 
 class Run(Struct, frozen=True):
