@@ -32,9 +32,9 @@ from rocmtui.console.intents import (
     PanesChanged,
     PublishedRequested,
     RebuildRequested,
-    TimelineRequested,
     RunAgainRequested,
     RunsRequested,
+    TimelineRequested,
 )
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean

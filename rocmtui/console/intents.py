@@ -102,6 +102,8 @@ class TimelineRequested(Intent):
     def __init__(self, job_id: str) -> None:
         super().__init__()
         self.job_id = job_id
+
+
 class RunsRequested(Intent):
     """`u`: fleet runs, a lane per node and a bar per build, compared run with run."""
 

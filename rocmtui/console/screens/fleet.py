@@ -42,8 +42,8 @@ from rocmtui.console.intents import (
     LogsRequested,
     PublishedRequested,
     RebuildRequested,
-    TimelineRequested,
     RunsRequested,
+    TimelineRequested,
 )
 from rocmtui.console.messages import (
     BakeLoaded,
