@@ -74,7 +74,7 @@ CATALOG: tuple[KeyAction, ...] = (
     # the timeline screen: one build's steps on a time axis (screens/timeline.py)
     KeyAction("timeline.back", "escape", "back", "Back", "timeline"),
     KeyAction("timeline.refresh", "ctrl+r", "refresh", "Refresh now", "timeline"),
-    KeyAction("timeline.diff", "d", "toggle_diff", "Against the last build", "timeline"),
+    KeyAction("timeline.diff", "D", "toggle_diff", "Against the last build", "timeline"),
     # its waterfall (widgets/waterfall.py), while it has the focus
     KeyAction("waterfall.up", "up", "cursor(-1)", "Up", "waterfall", show=False),
     KeyAction("waterfall.down", "down", "cursor(1)", "Down", "waterfall", show=False),
@@ -86,7 +86,7 @@ CATALOG: tuple[KeyAction, ...] = (
     # the Runs screen: fleet runs, a lane per node, a bar per build (screens/runs.py)
     KeyAction("runs.back", "escape", "back", "Back", "runs"),
     KeyAction("runs.baseline", "k", "mark_baseline", "Compare with this", "runs"),
-    KeyAction("runs.again", "r", "run_again", "Run again", "runs", dangerous=True),
+    KeyAction("runs.again", "r", "rebuild", "Run again", "runs", dangerous=True),
     KeyAction("runs.refresh", "ctrl+r", "refresh", "Refresh now", "runs"),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),

@@ -133,7 +133,7 @@ async def test_d_sets_the_build_beside_its_baseline() -> None:
     app = recorded_app()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_timeline(pilot)
-        await pilot.press("d")
+        await pilot.press("D")
         await pilot.pause()
         text = screen_text(app)
         assert "comparing with the last build" in text
@@ -142,7 +142,7 @@ async def test_d_sets_the_build_beside_its_baseline() -> None:
         text = screen_text(app)
         assert "first miss: [final 3/3] RUN" in text and "FLAVOUR: x → chocolate" in text
         assert any(x.strip().startswith("!") and "begin two" in x for x in text.splitlines())
-        await pilot.press("d")
+        await pilot.press("D")
         await pilot.pause()
         assert "first miss" not in screen_text(app) and screen.waterfall.display
 

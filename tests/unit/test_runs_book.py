@@ -75,4 +75,4 @@ def test_a_store_of_schema_4_gains_the_run_tables(tmp_path: Path) -> None:
     again = JobStore(tmp_path)
     assert RunBook(again).runs() == []
     with sqlite3.connect(tmp_path / "jobs.sqlite") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7

@@ -331,7 +331,7 @@ class RunsScreen(CatalogScreen):
         if self.live:
             self.reload()
 
-    def action_run_again(self) -> None:
+    def action_rebuild(self) -> None:
         """`r`: the selected run's target on its nodes again (the App asks first). A run
         adopted from builds started elsewhere has no one target to start: said so."""
         run = self.selected

@@ -1,7 +1,7 @@
 """The timeline screen (`t` on a job row, a history row or in a log pane): one build's steps as
 a waterfall (`widgets/waterfall`), its critical path highlighted and summed, live while the
-build runs; Enter on a step opens the build's log at that step; `d` sets the build beside its
-baseline (`history.baseline.diff_jobs`: per step then and now, the first miss and why), `d`
+build runs; Enter on a step opens the build's log at that step; `D` sets the build beside its
+baseline (`history.baseline.diff_jobs`: per step then and now, the first miss and why), `D`
 again back to the waterfall.
 
 The steps come from the core (`history.stepstore.steps_of`: kept in the job store, else read
@@ -240,7 +240,7 @@ class TimelineScreen(CatalogScreen):
         self.post_message(LogRequested(self.job_id, at=message.step.name))
 
     def action_toggle_diff(self) -> None:
-        """`d`: the build against its baseline; again: back to the waterfall."""
+        """`D`: the build against its baseline; again: back to the waterfall."""
         holder = self.query_one("#timeline-diffs")
         showing = not holder.display
         holder.display = showing
