@@ -179,3 +179,22 @@ def test_keys_table_accepts_dotted_and_quoted_ids(tmp_path: Path) -> None:
         parse_config(bad)
     assert caught.value.key == "keys.fleet.rebuild"
     assert caught.value.line == 5
+
+
+def test_stall_busy_after_defaults_to_four_stall_thresholds(tmp_path: Path) -> None:
+    config = parse_config(write(tmp_path / "f.toml", GOOD))
+    assert config.stall_busy_after_seconds == 240.0
+    text = GOOD.replace(
+        "stall_after_seconds = 60", "stall_after_seconds = 60\nstall_busy_after_seconds = 600"
+    )
+    assert parse_config(write(tmp_path / "g.toml", text)).stall_busy_after_seconds == 600.0
+
+
+def test_stall_busy_after_below_stall_after_is_refused(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "stall_after_seconds = 60", "stall_after_seconds = 60\nstall_busy_after_seconds = 30"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_config(write(tmp_path / "b.toml", text))
+    assert "b.toml:5" in str(caught.value) and "stall_busy_after_seconds" in str(caught.value)
+    assert "at least stall_after_seconds (60)" in str(caught.value)

@@ -90,6 +90,9 @@ class FleetConfig(Struct, frozen=True):
     ssh_config: Path | None = None
     # a build whose link to its remote node stays down this long is ended, `failed`
     link_timeout_seconds: float = 120.0
+    # silent this long even while its node is busy: `stalled` (a spinning hang is a hang);
+    # the parser makes it 4 x stall_after_seconds when the file does not say
+    stall_busy_after_seconds: float = 3600.0
     variables: Mapping[str, str] = field(default_factory=dict)  # bake variables the fleet sets
     matrix: MatrixConfig = field(default_factory=MatrixConfig)
     upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
@@ -109,6 +112,7 @@ _TOP_KEYS = {
     "bake_file",
     "refresh_seconds",
     "stall_after_seconds",
+    "stall_busy_after_seconds",
     "probe_deadline_seconds",
     "registry",
     "webdav",
@@ -161,6 +165,7 @@ def default_config(cwd: Path | None = None) -> FleetConfig:
         bake_problem=bake.problem,
         refresh_seconds=2.0,
         stall_after_seconds=900.0,
+        stall_busy_after_seconds=3600.0,
         probe_deadline_seconds=3.0,
         registry=ServiceConfig(DEFAULT_REGISTRY_URL),
         webdav=ServiceConfig(DEFAULT_WEBDAV_URL),
@@ -290,6 +295,18 @@ class _Validator(Validator):
             **tls,
         )
 
+    def stall_thresholds(self, data: Mapping[str, Any]) -> tuple[float, float]:
+        """`stall_after_seconds` and `stall_busy_after_seconds` (4 x the first when absent; never
+        below it: a busy build is given at least as long as an idle one)."""
+        after = self.number(data, "stall_after_seconds", 900, 1, 7 * 86400)
+        busy = self.number(data, "stall_busy_after_seconds", 4 * after, 1, 28 * 86400)
+        if busy < after:
+            raise self.fail(
+                f"must be at least stall_after_seconds ({after:g}), not {busy:g}",
+                "stall_busy_after_seconds",
+            )
+        return after, busy
+
     def keys(self, table: Any, prefix: str = "") -> dict[str, str]:
         """`[keys]` as binding id -> key. TOML reads `fleet.rebuild = "R"` as a nested table,
         so nested tables are flattened back into dotted ids."""
@@ -333,6 +350,7 @@ class _Validator(Validator):
         ssh_config = config_remote.ssh_config(self, data)
         if ssh_config is not None:  # every node carries it: a probe needs only its node
             nodes = tuple(replace(n, ssh_config=str(ssh_config)) for n in nodes)
+        stall_after, stall_busy_after = self.stall_thresholds(data)
         theme = data.get("theme")
         if theme is not None and (not isinstance(theme, str) or not theme.strip()):
             raise self.fail('must be a theme name such as "textual-dark"', "theme")
@@ -340,7 +358,8 @@ class _Validator(Validator):
             source=self.path,
             bake_file=(base / bake).resolve(),
             refresh_seconds=refresh,
-            stall_after_seconds=self.number(data, "stall_after_seconds", 900, 1, 7 * 86400),
+            stall_after_seconds=stall_after,
+            stall_busy_after_seconds=stall_busy_after,
             probe_deadline_seconds=self.number(data, "probe_deadline_seconds", 3.0, 0.2, 120),
             registry=self.service(data, "registry", DEFAULT_REGISTRY_URL),
             webdav=self.service(data, "webdav", DEFAULT_WEBDAV_URL),
