@@ -116,11 +116,15 @@ def _extras(record: JobRecord) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
     from rocmtui.core.jobs.control import list_jobs
+    from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.text.units import fmt_age, fmt_when
+    from rocmtui.core.verdicts.oneshot import one_shot_judge
 
     config = config_from(args)
+    store = JobStore.for_config(config)
+    judge = one_shot_judge(config, store)  # vitals once, of the nodes with silent builds
     now = time.time()
-    records = list_jobs(config, limit=max(1, args.limit), with_evidence=True)
+    records = list_jobs(config, store, limit=max(1, args.limit), with_evidence=True, judge=judge)
     if args.json:
         out = []
         for r in records:

@@ -62,10 +62,13 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.verdicts.oneshot import read_silent_nodes
 
     config = config_from(args)
     preload(config)
     overlay = NodeJobOverlay(config)
+    # a round's first vitals have no rates: the nodes with silent builds are sampled once
+    read_silent_nodes(overlay.judge, config, overlay.store)
     snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for 
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.history.costestimate import CostEstimates
     from rocmtui.core.placement.model import Placement
+    from rocmtui.core.verdicts.context import StallJudge
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
@@ -68,6 +69,7 @@ class FleetBackend:
         self._extras = JobExtras()
         self._bake: BakeFile | None = None
         self._estimates: CostEstimates | None = None
+        self._judge: StallJudge | None = None
 
     @property
     def read_only(self) -> bool:
@@ -175,6 +177,7 @@ class FleetBackend:
                 return False
             if isinstance(item, str):
                 raise MonitorFailed(item)
+            self.verdicts().observe_fleet(item)  # the silent builds' verdicts read its vitals
             publish(item)
             if feed.kind == OWN and time.monotonic() >= look_at:
                 look_at = time.monotonic() + REATTACH_EVERY
@@ -257,6 +260,19 @@ class FleetBackend:
             self._estimates = CostEstimates(store, self.config.history_retention_days)
         return self._estimates
 
+    def verdicts(self) -> StallJudge:
+        """The stall verdicts of this console's jobs, fed with every round's vitals (made
+        when first asked)."""
+        with self._lock:
+            if self._judge is None:
+                from rocmtui.core.history.usual import UsualTimes
+                from rocmtui.core.jobs.store import JobStore
+                from rocmtui.core.verdicts.context import StallJudge
+
+                store = JobStore.for_config(self.config)
+                self._judge = StallJudge(self.config, UsualTimes(store).of)
+            return self._judge
+
     def bake(self) -> BakeFile:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
@@ -275,7 +291,7 @@ class FleetBackend:
         now = time.time() if now is None else now
         return core_adapters.list_jobs(
             self.config, self._progress, now, self._watched, self._extras, self._bake,
-            self.estimates(),
+            self.estimates(), self.verdicts(),
         )  # fmt: skip
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:

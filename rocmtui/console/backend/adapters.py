@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported when first used, not at start-up (the console's fi
     from rocmtui.core.history.costestimate import CostEstimates
     from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.progress.tracker import JobProgress, ProgressTracker, Step
+    from rocmtui.core.verdicts.context import StallJudge
 
 MAX_PROGRESS_READ = 4 << 20  # bytes of new log read per job per round; the rest next round
 PRINT_TIMEOUT = 20.0
@@ -313,6 +314,7 @@ def list_jobs(
     extras: JobExtras | None = None,
     bake: BakeFile | None = None,
     estimates: CostEstimates | None = None,
+    judge: StallJudge | None = None,
 ) -> tuple[JobView, ...]:
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
@@ -321,7 +323,7 @@ def list_jobs(
 
     views = []
     followed: list[str] = []
-    for record in core_list_jobs(config, limit=100, with_evidence=True):
+    for record in core_list_jobs(config, limit=100, with_evidence=True, judge=judge):
         view = job_view(record, None, bake)
         shown = view.record
         if view.active or shown.id in watched:

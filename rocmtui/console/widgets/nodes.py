@@ -132,7 +132,13 @@ class NodesPanel(FleetPanel):
         counter = fmt_counter(job.progress)
         if counter:
             cell.append(" " + counter, style=palette.accent)
-        if job.progress and job.progress.step:
+        if job.record.verdict_line:  # silent past the threshold: the verdict says why
+            stalled = job.record.state == JobState.STALLED
+            cell.append(
+                " · " + clean(job.record.verdict_line, 100),
+                style=palette.alarm if stalled else palette.warn,
+            )
+        elif job.progress and job.progress.step:
             cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
         return cell
 
@@ -150,6 +156,8 @@ class NodesPanel(FleetPanel):
         age = fmt_age(now - job.progress.last_output_at)
         if state == NodeState.STALLED or job.record.state == JobState.STALLED:
             return Text(f"silent {age}", style=palette.alarm)
+        if job.record.quiet:  # silent past the threshold, its node busy: marked, no alarm
+            return Text(f"quiet {age}", style=palette.warn)
         return Text(age, style=palette.muted)
 
     def host_cell(self, node: NodeSnapshot, palette: Palette) -> Text:

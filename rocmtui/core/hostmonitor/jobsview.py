@@ -18,6 +18,7 @@ from rocmtui.core.jobs.control import live_record, silent_seconds
 from rocmtui.core.jobs.images import read_cache_stats
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
+from rocmtui.core.verdicts.context import StallJudge
 
 
 class ActiveBuild(Struct, frozen=True):
@@ -26,6 +27,7 @@ class ActiveBuild(Struct, frozen=True):
     node: str
     stalled: bool
     silent: float | None  # seconds since its log last grew (None: no log yet)
+    verdict: str | None = None  # silent past stall_after_seconds: the verdict's kind
 
 
 class Outcomes(Struct, frozen=True):
@@ -103,18 +105,26 @@ def cache_rates(rows: list[tuple[object, object, object]]) -> tuple[CacheRate, .
     return tuple(CacheRate(t, a, r) for (t, a), r in found.items())
 
 
-def read_jobs(config: FleetConfig, store: JobStore, now: float | None = None) -> JobsView:
-    """The active builds with their silence, outcome counts, the last job per target, arch
-    and push, and the last known sccache hit rate per target and arch. An unreadable store
-    gives a view that says why (the monitor goes on)."""
+def read_jobs(
+    config: FleetConfig,
+    store: JobStore,
+    now: float | None = None,
+    judge: StallJudge | None = None,
+) -> JobsView:
+    """The active builds with their silence and verdict (from `judge`, which has seen the
+    round's vitals), outcome counts, the last job per target, arch and push, and the last
+    known sccache hit rate per target and arch. An unreadable store gives a view that says
+    why (the monitor goes on)."""
     now = time.time() if now is None else now
     try:
         active = []
         for record in store.list(limit=None, unfinished_only=True):
-            live = live_record(store, record, config.stall_after_seconds, now)
+            after = config.stall_after_seconds
+            live = live_record(store, record, after, now, config, judge=judge)
             if live.state in (JobState.RUNNING, JobState.STALLED):
                 stalled = live.state is JobState.STALLED
-                active.append(ActiveBuild(live.node, stalled, silent_seconds(live, now)))
+                silent = silent_seconds(live, now)
+                active.append(ActiveBuild(live.node, stalled, silent, live.verdict))
         with store.connect() as conn:
             outcomes = tuple(
                 Outcomes(str(t), str(a), str(n), str(s), int(c))

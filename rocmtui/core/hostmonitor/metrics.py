@@ -106,9 +106,20 @@ def node_families(snapshot: FleetSnapshot, jobs: JobsView) -> list[Metric]:
         "Seconds since the log of the node's most silent running build last grew",
         ["node"],
     )
+    verdicts = _gauge(
+        "rocmtui_builds_silent",
+        "Builds silent past stall_after_seconds, by node and verdict (busy: quiet, still "
+        "building; idle, io, memory, disk, link, no-evidence, busy-too-long: stalled)",
+        ["node", "verdict"],
+    )
     by_node: dict[str, list[tuple[bool, float | None]]] = {}
+    kinds: dict[tuple[str, str], int] = {}
     for build in jobs.active:
         by_node.setdefault(build.node, []).append((build.stalled, build.silent))
+        if build.verdict is not None:
+            kinds[(build.node, build.verdict)] = kinds.get((build.node, build.verdict), 0) + 1
+    for (name, kind), count in sorted(kinds.items()):
+        verdicts.add_metric([name, kind], float(count))
     for node in snapshot.nodes:
         mine = by_node.get(node.name, [])
         now = state_with_jobs(node.state, bool(mine), any(s for s, _ in mine))
@@ -135,7 +146,7 @@ def node_families(snapshot: FleetSnapshot, jobs: JobsView) -> list[Metric]:
         ages = [age for _, age in mine if age is not None]
         if ages:
             silent.add_metric([name], max(ages))
-    return [state, up, latency, last_ok, info, builder, builds, silent]
+    return [state, up, latency, last_ok, info, builder, builds, silent, verdicts]
 
 
 def service_families(snapshot: FleetSnapshot) -> list[Metric]:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from rocmtui import __version__
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.diskroom import describe
+from rocmtui.core.history.usual import UsualTimes
 from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs
@@ -35,6 +36,7 @@ from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.probes.fleet import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.verdicts.context import StallJudge
 
 log = logging.getLogger("rocmtui.monitor")
 LOCK_MODE = 0o640
@@ -62,6 +64,8 @@ class _MetricsFeed:
         self.figures = figures
         self.store = JobStore.for_config(config)
         self.costs = CostCounts(self.store, config.history_retention_days)
+        # the verdicts on silent builds, from the vitals of the rounds offered here
+        self.judge = StallJudge(config, UsualTimes(self.store).of)
         self._lock = threading.Lock()
         self._next: FleetSnapshot | None = None
         self._busy = False
@@ -82,7 +86,8 @@ class _MetricsFeed:
                     self._busy = False
                     return
             try:
-                jobs = read_jobs(self.config, self.store)
+                self.judge.observe_fleet(snapshot)
+                jobs = read_jobs(self.config, self.store, judge=self.judge)
                 try:
                     costs = self.costs.series()
                 except Exception:  # the store said so in rocmtui_job_store_up already

@@ -24,6 +24,7 @@ import os
 import signal
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
@@ -37,6 +38,9 @@ from rocmtui.core.jobs.refusals import refuse_if_read_only
 from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age, fmt_utc_clock
+
+if TYPE_CHECKING:
+    from rocmtui.core.verdicts.context import StallJudge
 
 DEFAULT_GRACE = 10.0
 EVIDENCE_TTL = 15.0  # seconds stall evidence (a CPU sample, a buildx call) is reused
@@ -83,9 +87,12 @@ def live_record(
     now: float | None = None,
     config: FleetConfig | None = None,
     with_evidence: bool = False,
+    judge: StallJudge | None = None,
 ) -> JobRecord:
     """`record` with `state` as it is now (see the module doc); a job found lost is recorded
-    as lost. With `with_evidence`, a stalled job's evidence is gathered and stored."""
+    as lost. With `with_evidence`, a stalled job's evidence is gathered and stored. With a
+    `judge`, a build silent past `stall_after` is `stalled` only when its verdict says so
+    (`rocmtui.core.verdicts`); without one, silence alone decides."""
     now = time.time() if now is None else now
     if record.ended_at is not None:
         return record
@@ -102,7 +109,8 @@ def live_record(
         same_silence = record.evidence is not None and gathered_at >= now - silent
         if with_evidence and not (same_silence and now - gathered_at < EVIDENCE_TTL):
             node = config.node(record.node) if config else None
-            evidence = stall_evidence(record.log_path, silent, node)
+            # a judge reads the node's CPU from its vitals: no sample of our own then
+            evidence = stall_evidence(record.log_path, silent, node, sample_cpu=judge is None)
             try:
                 record = store.update(record.id, evidence=evidence, evidence_at=now)
             except JobStoreError:  # a full disk: a reader shows what it found all the same
@@ -113,6 +121,8 @@ def live_record(
             record = replace(record, evidence=f"silent {fmt_age(silent)};{rest}".rstrip(";"))
         else:
             record = replace(record, evidence=f"silent {fmt_age(silent)}")
+        if judge is not None:
+            return judged(record, judge, silent, now)
         return replace(record, state=JobState.STALLED)
     # nobody holds the lock: the supervisor may have recorded an outcome just now
     fresh = store.get(record.id)
@@ -133,6 +143,8 @@ def live_record(
         note = "its output is not being followed on this host yet"
         if stalled and silent is not None:
             note = f"silent {fmt_age(silent)}; {note}"
+            if judge is not None:
+                return judged(replace(fresh, evidence=note), judge, silent, now)
         return replace(
             fresh, state=JobState.STALLED if stalled else JobState.RUNNING, evidence=note
         )
@@ -151,6 +163,21 @@ def live_record(
         )
     except JobStoreError:  # a full disk: said as lost now, recorded by a later reader
         return replace(fresh, state=JobState.LOST, ended_at=ended, message=LOST_MESSAGE)
+
+
+def judged(record: JobRecord, judge: StallJudge, silent: float, now: float) -> JobRecord:
+    """A silent `record` with its verdict: `stalled` or `running` (quiet), the verdict's line
+    first in its evidence, then what the evidence added past its "silent ..." (the open step,
+    BuildKit's clipping, the builder's status)."""
+    verdict = judge.verdict(record, silent, now)
+    rest = (record.evidence or "").partition(";")[2].strip()
+    return replace(
+        record,
+        state=JobState.STALLED if verdict.stalled else JobState.RUNNING,
+        evidence="; ".join(p for p in (verdict.line, rest) if p),
+        verdict=str(verdict.kind),
+        verdict_line=verdict.line,
+    )
 
 
 def link_evidence(record: JobRecord, now: float) -> str:
@@ -172,13 +199,15 @@ def list_jobs(
     with_evidence: bool = False,
     stall_after: float | None = None,
     env: Mapping[str, str] | None = None,
+    judge: StallJudge | None = None,
 ) -> list[JobRecord]:
     """Jobs newest first, each with its live state (what `rocmtui jobs` shows)."""
     store = store or JobStore.for_config(config, env)
     after = _stall_after(config, stall_after)
     now = time.time()
     return [
-        live_record(store, r, after, now, config, with_evidence) for r in store.list(limit=limit)
+        live_record(store, r, after, now, config, with_evidence, judge)
+        for r in store.list(limit=limit)
     ]
 
 
@@ -188,15 +217,20 @@ def get_job(
     store: JobStore | None = None,
     with_evidence: bool = False,
     env: Mapping[str, str] | None = None,
+    judge: StallJudge | None = None,
 ) -> JobRecord:
     """The job named by an id, unique prefix or suffix, with its live state."""
     store = store or JobStore.for_config(config, env)
     record = store.resolve(ref)
-    return live_record(store, record, _stall_after(config, None), None, config, with_evidence)
+    after = _stall_after(config, None)
+    return live_record(store, record, after, None, config, with_evidence, judge)
 
 
 def stalled_jobs(
-    store: JobStore | None, config: FleetConfig, with_evidence: bool = False
+    store: JobStore | None,
+    config: FleetConfig,
+    with_evidence: bool = False,
+    judge: StallJudge | None = None,
 ) -> list[JobRecord]:
     """Running jobs silent for longer than the fleet file's `stall_after_seconds`.
 
@@ -207,7 +241,8 @@ def stalled_jobs(
     now = time.time()
     out = []
     for record in store.list(limit=None, unfinished_only=True):
-        live = live_record(store, record, config.stall_after_seconds, now, config, with_evidence)
+        after = config.stall_after_seconds
+        live = live_record(store, record, after, now, config, with_evidence, judge)
         if live.state is JobState.STALLED:
             out.append(live)
     return out

@@ -251,9 +251,12 @@ def stall_evidence(
     node: NodeConfig | None,
     env: Mapping[str, str] | None = None,
     cpu_interval: float = 0.5,
+    sample_cpu: bool = True,
 ) -> str:
     """One short line of evidence for a silent job, e.g.
-    "silent 16m00s; step [demo-vllm 2/2] RUN fake-compile still open; engine busy 180% CPU"."""
+    "silent 16m00s; step [demo-vllm 2/2] RUN fake-compile still open; engine busy 180% CPU".
+    `sample_cpu=False` leaves out the local engine's CPU sample (a stall verdict reads the
+    node's vitals instead)."""
     parts = [f"silent {fmt_age(silent_for)}"]
     lines, _ = read_tail(log_path, 256 * 1024)
     step = open_step_of(lines)
@@ -263,7 +266,7 @@ def stall_evidence(
     limit = clipped_limit(lines)
     if limit:
         parts.append(f"BuildKit clipped its output at {limit}: silence expected")
-    if node is not None and node.local:
+    if sample_cpu and node is not None and node.local:
         pid = engine_pid(node)
         cpu = tree_cpu_percent(pid, cpu_interval) if pid else None
         if cpu is None:

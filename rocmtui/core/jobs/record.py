@@ -16,6 +16,8 @@ from msgspec import Struct, to_builtins
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.states import JobState
 
+#: JobRecord fields computed on every read and never stored
+LIVE_FIELDS = frozenset({"verdict", "verdict_line"})
 JOB_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{4,8}$")
 
 
@@ -61,6 +63,16 @@ class JobRecord(Struct, frozen=True):
     outside: OutsideBuild | None = None
     # the `--allow` words the operator granted bake for this build (a rebuild asks again)
     allowed: tuple[str, ...] = ()
+    # live only, never stored (`LIVE_FIELDS`): the verdict on a build silent past
+    # stall_after_seconds (rocmtui.core.verdicts): its kind ("busy", "idle", "disk", ...) and
+    # its one line; a `running` job with a verdict is quiet, a `stalled` one says why
+    verdict: str | None = None
+    verdict_line: str | None = None
+
+    @property
+    def quiet(self) -> bool:
+        """Running, silent past the stall threshold, and judged busy: marked, not alarmed."""
+        return self.state is JobState.RUNNING and self.verdict is not None
 
     @property
     def started_elsewhere(self) -> bool:
@@ -115,4 +127,4 @@ def new_job_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(2)}"
 
 
-__all__ = ["JOB_ID_RE", "JobRecord", "new_job_id"]
+__all__ = ["JOB_ID_RE", "LIVE_FIELDS", "JobRecord", "new_job_id"]

@@ -13,7 +13,7 @@ from msgspec import to_builtins
 from msgspec.structs import fields
 
 from rocmtui.core.history.record import OutsideBuild
-from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.record import LIVE_FIELDS, JobRecord
 from rocmtui.core.states import JobState
 
 # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs;
@@ -64,7 +64,7 @@ REFS_TABLE = """
 """
 
 
-FIELD_NAMES = tuple(f.name for f in fields(JobRecord))
+FIELD_NAMES = tuple(f.name for f in fields(JobRecord) if f.name not in LIVE_FIELDS)
 
 
 def row_to_record(row: sqlite3.Row) -> JobRecord:
