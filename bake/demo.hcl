@@ -10,7 +10,8 @@
 # Knobs for tests (environment, by exact name, like every bake variable):
 #   DEMO_STEPS=400           more [i/N] lines per stage (default 40)
 #   DEMO_SLEEP=0.5           slower output (default 0.05 s between lines)
-#   DEMO_SILENT_SECONDS=30   go silent this long halfway through each stage (stall tests)
+#   DEMO_SILENT_SECONDS=30   go silent this long halfway through each stage (stall tests);
+#                            busy:30 burns a core while silent, fill:64:30 writes 64 MiB first
 #   DEMO_FAIL=pytorch        fail the pytorch stage halfway with a compiler error
 #   DEMO_FAIL=vllm:7         ... or at step 7 of the vllm stage
 #   DEMO_NONCE=$RANDOM       a new value defeats BuildKit's cache, forcing a real run

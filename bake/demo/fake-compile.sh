@@ -6,7 +6,11 @@
 # Knobs (environment; the bake file passes its DEMO_* variables as build args):
 #   DEMO_STEPS           number of [i/N] lines (default 40)
 #   DEMO_SLEEP           seconds between lines, fractions allowed (default 0.05)
-#   DEMO_SILENT_SECONDS  go silent this long halfway through (default 0: never)
+#   DEMO_SILENT_SECONDS  go silent this long halfway through (default 0: never), asleep;
+#                        `busy:N` burns a core for N seconds instead (a silent compile or link),
+#                        `fill:MB:N` writes MB MiB of zeros into the image first (stops early
+#                        when the disk is full), then sleeps N seconds (a build that filled
+#                        its node's data root)
 #   DEMO_FAIL            COMPONENT or COMPONENT:STEP -- fail there with a compiler error
 #   DEMO_NONCE           any value; changing it defeats BuildKit's cache of this step
 #   DEMO_CACHE_HITS      percent of the compiles sccache's closing statistics count as hits
@@ -97,6 +101,19 @@ while [ "$i" -le "$steps" ]; do
   if [ "$i" -eq $((steps / 2)) ]; then
     case $silent in
       0 | 0.0 | "") ;;
+      busy:*)
+        # arithmetic in the shell itself: one process at 100% of a core, no output
+        end=$(($(date +%s) + ${silent#busy:}))
+        while [ "$(date +%s)" -lt "$end" ]; do
+          j=0
+          while [ "$j" -lt 20000 ]; do j=$((j + 1)); done
+        done
+        ;;
+      fill:*)
+        rest=${silent#fill:}
+        dd if=/dev/zero of=/var/tmp/fill bs=1048576 count="${rest%%:*}" 2>/dev/null || true
+        sleep "${rest#*:}"
+        ;;
       *) sleep "$silent" ;;
     esac
   fi

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` buil
     from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.hostmonitor.client import MonitorStatus
     from rocmtui.core.jobs.overlay import NodeJobOverlay
+    from rocmtui.core.probes.fleet import Probers
     from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 
 STATE_STYLES = {
@@ -62,13 +63,10 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.verdicts.oneshot import read_silent_nodes
 
     config = config_from(args)
     preload(config)
     overlay = NodeJobOverlay(config)
-    # a round's first vitals have no rates: the nodes with silent builds are sampled once
-    read_silent_nodes(overlay.judge, config, overlay.store)
     snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
@@ -107,8 +105,34 @@ async def probe_and_ask(
     # a look at history that outlived the round (a slow ssh link): its builds still count
     if watch is not None and await watch.settle(HISTORY_SETTLE):
         overlay.invalidate()
-        snapshot = replace(snapshot, nodes=tuple(overlay(n) for n in snapshot.nodes))
+        snapshot = replace(snapshot, nodes=tuple(overlay.again(n) for n in snapshot.nodes))
+    snapshot = await judged_again(config, snapshot, overlay, probers)
     return snapshot, await asking
+
+
+async def judged_again(
+    config: FleetConfig, snapshot: FleetSnapshot, overlay: NodeJobOverlay, probers: Probers
+) -> FleetSnapshot:
+    """A round's first vitals have no rates (a CPU percentage needs two readings): the nodes
+    with a silent build are read once more through the round's own sources and kept ssh
+    connections, and their builds judged again with it."""
+    import asyncio
+
+    from rocmtui.core.verdicts.oneshot import read_again
+
+    names = overlay.silent_nodes()
+    if not names or probers.vitals is None:
+        return snapshot
+    prober = probers.vitals
+    nodes = {n.name: n for n in config.nodes}
+    wanted = [n for n in snapshot.nodes if n.name in names and n.name in nodes]
+
+    async def again(snap: NodeSnapshot) -> NodeSnapshot:
+        vitals = await read_again(prober, nodes[snap.name], snap.vitals, probe_budget(config))
+        return overlay.again(replace(snap, vitals=vitals)) if vitals is not None else snap
+
+    fresh = {s.name: s for s in await asyncio.gather(*(again(s) for s in wanted))}
+    return replace(snapshot, nodes=tuple(fresh.get(n.name, n) for n in snapshot.nodes))
 
 
 def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> FleetSnapshot:

@@ -126,6 +126,17 @@ class NodeJobOverlay:
             ]
             return list(self._active[node])
 
+    def again(self, snapshot: NodeSnapshot) -> NodeSnapshot:
+        """Lay the overlay anew on a snapshot it already went over (new vitals came in): a
+        `building` or `stalled` state is its own, laid over `ok`."""
+        if snapshot.state in (NodeState.BUILDING, NodeState.STALLED):
+            snapshot = replace(snapshot, state=NodeState.OK, reason=None)
+        return self(snapshot)
+
+    def silent_nodes(self) -> set[str]:
+        """Nodes with a build silent past the stall threshold (judged), from the last read."""
+        return {node for node, jobs in self._current().items() if any(j.verdict for j in jobs)}
+
     def __call__(self, snapshot: NodeSnapshot) -> NodeSnapshot:
         """The node's snapshot with `building` / `stalled` laid over `ok` (its vitals kept
         for the verdicts first, whatever its state)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
@@ -23,16 +23,13 @@ from rocmtui.core.states import NodeState
 from rocmtui.core.verdicts.judge import judge
 from rocmtui.core.verdicts.model import Reading, SilentBuild, Thresholds, Usual, Verdict
 from rocmtui.core.verdicts.window import VitalsWindow, spacing_for
-from rocmtui.core.vitals.model import NodeVitals
 
 if TYPE_CHECKING:
-    from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.jobs.record import JobRecord
 
 TAIL_BYTES = 256 * 1024
 
-#: reads one node's vitals now (a one-shot command's source); None when it has none
-VitalsReader = Callable[["NodeConfig"], NodeVitals | None]
 #: the usual time of a target x arch at a moment (`history.usual.UsualTimes.of`)
 UsualLookup = Callable[[str, str, float], Usual | None]
 
@@ -71,25 +68,6 @@ class StallJudge:
         orders them, and an older one is ignored)."""
         for node in fleet.nodes:
             self.observe(node)
-
-    def read_once(
-        self, nodes: Iterable[NodeConfig], reader: VitalsReader, now: float | None = None
-    ) -> None:
-        """For a one-shot command: read the vitals of `nodes` once (those with silent builds)."""
-        for node in nodes:
-            try:
-                vitals = reader(node)
-            except Exception as exc:  # a source's failure is a missing figure, not a crash
-                from rocmtui.core.text.sanitize import one_line
-
-                vitals = NodeVitals(
-                    node=node.name,
-                    source="engine",
-                    taken_at=time.time() if now is None else now,
-                    error=one_line(str(exc) or type(exc).__name__),
-                )
-            if vitals is not None:
-                self.window.add(node.name, Reading(vitals.taken_at, vitals))
 
     # ---------------------------------------------------------------- the verdict
 
@@ -146,4 +124,4 @@ class StallJudge:
                 del self._oom_at_start[key]
 
 
-__all__ = ["StallJudge", "UsualLookup", "VitalsReader"]
+__all__ = ["StallJudge", "UsualLookup"]

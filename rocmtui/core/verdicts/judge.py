@@ -23,9 +23,10 @@ from rocmtui.core.verdicts.model import (
 )
 from rocmtui.core.vitals.model import NodeVitals
 
-#: percent of one core the engine's tree must use to count as working (an idle dockerd ticks
-#: at a few percent; a compiler or a linker keeps a core busy)
-BUSY_CPU = 25.0
+#: percent of one core the engine's tree must use to count as working: an idle dockerd ticks
+#: at a few percent; a compiler or a linker keeps a core busy, and still gets a fifth of one on
+#: a host loaded nine deep on two cores (measured on the dev machine)
+BUSY_CPU = 10.0
 #: /proc/pressure/io "some avg10" at or above this, CPU idle: waiting on I/O
 IO_PRESSURE = 20.0
 #: swap-in pages a second at or above this at the last two readings: thrashing

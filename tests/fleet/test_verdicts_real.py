@@ -1,0 +1,182 @@
+"""Stall verdicts on the real dev fleet: a silent build is judged by its node's evidence.
+
+On the ssh node, with the threshold at 8 s: a build that burns a core without printing stays
+`running`, quiet and busy, and `status` exits 0 over it; a build that sleeps without printing is
+`stalled` "idle" and `status` exits 1. On the TLS node (vitals from the engine API alone: no CPU
+figure) the sleeping build is `stalled` and says what that node could and could not tell. A node
+whose data root is a small filesystem that its build fills: the "disk" verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devfleet import DevFleet
+from devfleet.dockerd import start_engine
+from rocmtui.core.config.fleetfile import load_config
+from rocmtui.core.jobs.control import cancel_job, list_jobs
+from tests.support.jobs import DEMO_BAKE, bake, job_json, log_has, run_cli, started_job, wait_for
+from tests.support.realparts import require
+from tests.support.smalldisk import small_tmpfs
+
+pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+STALL_AFTER = 8
+
+
+def with_thresholds(config: Path, busy_after: float = 120) -> Path:
+    """The test's fleet file with the stall threshold at 8 s and the busy one at `busy_after`."""
+    text = re.sub(
+        r"(?m)^stall_after_seconds = .*$",
+        f"stall_after_seconds = {STALL_AFTER}\nstall_busy_after_seconds = {busy_after}",
+        config.read_text(),
+    )
+    config.write_text(text)
+    return config
+
+
+def silent_build(config: Path, node: str, silence: str) -> str:
+    """A demo build on `node` that goes silent halfway (`DEMO_SILENT_SECONDS=silence`), once
+    its log has begun: its job id."""
+    job_id = bake(
+        config, "demo-base", "--arch", "gfx1201", "--node", node,
+        "--set", "DEMO_STEPS=4", "--set", "DEMO_SLEEP=0.05",
+        "--set", f"DEMO_SILENT_SECONDS={silence}",
+        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    log = Path(started_job(config, job_id)["log"])
+    wait_for("the build's first step", lambda: log_has(log, b"Building HIP object"), 120)
+    return job_id
+
+
+def judged(config: Path, job_id: str, timeout: float = 90) -> dict[str, Any]:
+    """The job once `rocmtui jobs --json` gives it a verdict (silent past the threshold)."""
+    return wait_for(
+        f"a verdict on {job_id}",
+        lambda: (lambda j: j if j.get("verdict") else None)(job_json(config, job_id)),
+        timeout,
+    )
+
+
+def status(config: Path) -> tuple[int, dict[str, Any]]:
+    done = run_cli(config, "status", "--json", timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def build_in(report: dict[str, Any], job_id: str) -> dict[str, Any]:
+    return next(b for b in report["builds"] if b["id"] == job_id)
+
+
+def node_in(report: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(n for n in report["nodes"] if n["name"] == name)
+
+
+def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stalls(
+    fleet: DevFleet, config: Path
+) -> None:
+    with_thresholds(config)
+    busy = silent_build(config, "snoc-think", "busy:40")
+    job = judged(config, busy)
+    # busy through the silence, read at every look while it lasts
+    while job["state"] == "running" and job["verdict"] == "busy":
+        said = job["verdict_line"]
+        assert said.startswith("quiet ") and "% CPU" in said, said
+        silent = re.match(r"quiet (\d+)s", said)
+        if silent is None or int(silent.group(1)) >= 20:
+            break
+        job = job_json(config, busy)
+    assert job["state"] == "running" and job["verdict"] == "busy", job
+    code, report = status(config)
+    mine = build_in(report, busy)
+    assert mine["state"] == "running" and mine["verdict"] == "busy", mine
+    assert node_in(report, "snoc-think")["state"] == "building"
+    assert not [p for p in report["problems"] if busy in p], report["problems"]
+    assert code == 0, report["problems"]
+
+    done = run_cli(config, "cancel", busy)
+    assert done.returncode == 0, done.stderr
+    idle = silent_build(config, "snoc-think", "90")
+    job = wait_for(
+        "the sleeping build stalled",
+        lambda: (lambda j: j if j["state"] == "stalled" else None)(job_json(config, idle)),
+        90,
+    )
+    assert job["verdict"] == "idle", job
+    assert job["verdict_line"].startswith("idle: "), job["verdict_line"]
+    assert job["evidence"].startswith(job["verdict_line"])
+    code, report = status(config)
+    assert code == 1
+    assert node_in(report, "snoc-think")["state"] == "stalled"
+    assert build_in(report, idle)["verdict"] == "idle"
+    assert any(idle in p and "stalled" in p for p in report["problems"]), report["problems"]
+
+
+def test_a_sleeping_build_on_the_tls_node_stalls_saying_what_the_node_could_tell(
+    fleet: DevFleet, config: Path
+) -> None:
+    with_thresholds(config)
+    idle = silent_build(config, "snoc-gaming", "90")
+    job = wait_for(
+        "the sleeping build stalled",
+        lambda: (lambda j: j if j["state"] == "stalled" else None)(job_json(config, idle)),
+        90,
+    )
+    assert job["verdict"] == "no-evidence", job
+    said = job["verdict_line"]
+    # what it could not tell (no CPU figure: the engine API gives none) and what it could
+    assert said.startswith("no evidence from this node: silent "), said
+    assert "no CPU figure (from engine" in said, said
+    assert "data root" in said or "build cache" in said, said
+    code, report = status(config)
+    assert code == 1 and build_in(report, idle)["verdict"] == "no-evidence"
+
+
+@pytest.fixture
+def small_disk_node(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, str]]:
+    """An engine of its own (in a netns) whose data root is a 160 MiB tmpfs, and a fleet file
+    naming only it: (fleet file, node name)."""
+    require("root", "dockerd", "netns", "docker-buildx")
+    name = f"tiny{uuid.uuid4().hex[:4]}"
+    data = tmp_path / "engines" / name
+    data.mkdir(parents=True)
+    with small_tmpfs(data / "data", 160 * 1024 * 1024):
+        engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar)
+        try:
+            config = tmp_path / "rocmtui.toml"
+            config.write_text(
+                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
+                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
+                f"stall_after_seconds = {STALL_AFTER}\n"
+                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
+                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
+                'gfx = "gfx1201"\n'
+            )
+            yield config, name
+            loaded = load_config(config)
+            for job in list_jobs(loaded, limit=None):
+                if job.ended_at is None:
+                    cancel_job(loaded, job.id, grace=2.0)
+        finally:
+            engine.stop(grace=5.0)
+
+
+def test_a_build_that_fills_its_data_root_gets_the_disk_verdict(
+    small_disk_node: tuple[Path, str],
+) -> None:
+    config, node = small_disk_node
+    filled = silent_build(config, node, "fill:400:90")
+    job = wait_for(
+        "the filled build stalled",
+        lambda: (lambda j: j if j["state"] == "stalled" else None)(job_json(config, filled)),
+        120,
+    )
+    assert job["verdict"] == "disk", job
+    assert job["verdict_line"].startswith("disk: "), job["verdict_line"]
+    assert " full (" in job["verdict_line"] and "free of" in job["verdict_line"]
