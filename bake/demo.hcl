@@ -118,7 +118,7 @@ variable "DEMO_SLEEP" {
 }
 
 variable "DEMO_SILENT_SECONDS" {
-  default = 0
+  default = "0"  # a string: it also takes busy:N and fill:MB:N
 }
 
 variable "DEMO_FAIL" {

@@ -111,7 +111,7 @@ while [ "$i" -le "$steps" ]; do
         ;;
       fill:*)
         rest=${silent#fill:}
-        dd if=/dev/zero of=/var/tmp/fill bs=1048576 count="${rest%%:*}" 2>/dev/null || true
+        dd if=/dev/zero of=/fill bs=1048576 count="${rest%%:*}" 2>/dev/null || true
         sleep "${rest#*:}"
         ;;
       *) sleep "$silent" ;;

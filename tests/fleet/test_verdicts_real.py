@@ -144,9 +144,9 @@ def small_disk_node(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, str]
     naming only it: (fleet file, node name)."""
     require("root", "dockerd", "netns", "docker-buildx")
     name = f"tiny{uuid.uuid4().hex[:4]}"
-    data = tmp_path / "engines" / name
-    data.mkdir(parents=True)
-    with small_tmpfs(data / "data", 160 * 1024 * 1024):
+    (tmp_path / "engines").mkdir()
+    # the engine's folder, not its data root: stopping an engine unmounts what is under that
+    with small_tmpfs(tmp_path / "engines" / name, 160 * 1024 * 1024):
         engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar)
         try:
             config = tmp_path / "rocmtui.toml"
@@ -177,6 +177,6 @@ def test_a_build_that_fills_its_data_root_gets_the_disk_verdict(
         lambda: (lambda j: j if j["state"] == "stalled" else None)(job_json(config, filled)),
         120,
     )
-    assert job["verdict"] == "disk", job
+    assert job["verdict"] == "disk", job["verdict_line"]
     assert job["verdict_line"].startswith("disk: "), job["verdict_line"]
     assert " full (" in job["verdict_line"] and "free of" in job["verdict_line"]
