@@ -115,7 +115,8 @@ async def judged_again(
 ) -> FleetSnapshot:
     """A round's first vitals have no rates (a CPU percentage needs two readings): the nodes
     with a silent build are read once more through the round's own sources and kept ssh
-    connections, and their builds judged again with it."""
+    connections, a second after the first, and their builds judged again with it (so a
+    silent build adds up to 1 s and the round's deadline to `status`)."""
     import asyncio
 
     from rocmtui.core.verdicts.oneshot import read_again
@@ -128,7 +129,10 @@ async def judged_again(
     wanted = [n for n in snapshot.nodes if n.name in names and n.name in nodes]
 
     async def again(snap: NodeSnapshot) -> NodeSnapshot:
-        vitals = await read_again(prober, nodes[snap.name], snap.vitals, probe_budget(config))
+        # its own deadline, the round's: what is left of the command's budget after the round
+        # is too short for an ssh read on a loaded host
+        deadline = config.probe_deadline_seconds
+        vitals = await read_again(prober, nodes[snap.name], snap.vitals, deadline)
         return overlay.again(replace(snap, vitals=vitals)) if vitals is not None else snap
 
     fresh = {s.name: s for s in await asyncio.gather(*(again(s) for s in wanted))}

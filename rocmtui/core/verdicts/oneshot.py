@@ -48,16 +48,25 @@ async def read_again(
     deadline: float = DEADLINE,
     gap: float = GAP,
 ) -> NodeVitals | None:
-    """The node's second reading, `gap` seconds after `first` (read now when there is none),
-    so that its rates are there."""
+    """The node's next reading, `gap` seconds after `first` (read now when there is none), so
+    that its rates are there. A first reading from another source than the next (the round's
+    ssh read ran out of time and the engine API answered) gives no rates: then once more."""
     if first is None:
         first = await prober.vitals(node, None, deadline)
-    if first is None:
-        return None
-    wait = gap - (time.time() - first.taken_at)
-    if wait > 0:
-        await asyncio.sleep(wait)
-    return await prober.vitals(node, first, deadline, None)
+    reading = first
+    for _ in range(2):
+        if reading is None:
+            return None
+        wait = gap - (time.time() - reading.taken_at)
+        if wait > 0:
+            await asyncio.sleep(wait)
+        before = reading
+        reading = await prober.vitals(node, before, deadline, None)
+        if reading is None or reading.engine_cpu_percent is not None:
+            break
+        if reading.source == before.source and reading.taken_at > before.taken_at:
+            break  # a source that gives no CPU figure: asking again would not help
+    return reading
 
 
 async def read_nodes(
