@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("rocmtui.cli.jobs", "list bake jobs (newest first) with state and duration"),
     "logs": ("rocmtui.cli.logs", "print a job's log (sanitised); -f follows it until the job ends"),
     "cancel": ("rocmtui.cli.cancel", "cancel a running build"),
+    "prune": ("rocmtui.cli.prune", "show, then prune a node's build cache"),
     "matrix": (
         "rocmtui.cli.matrix",
         "every buildable target × arch: what the registry holds, the last job, a verdict",
