@@ -30,6 +30,8 @@ from rocmtui.console.intents import (
     LogRequested,
     LogsRequested,
     PanesChanged,
+    PruneConfirmed,
+    PruneRequested,
     PublishedRequested,
     RebuildRequested,
     RunAgainRequested,
@@ -100,6 +102,10 @@ class ConsoleActions:
             self.confirm_cancel(intent.job)
         elif isinstance(intent, CancelConfirmed):
             self.cancel(intent.job_id)
+        elif isinstance(intent, PruneRequested):
+            self.confirm_prune(intent.node)
+        elif isinstance(intent, PruneConfirmed):
+            self.prune(intent.node)
         elif isinstance(intent, LogRequested):
             self.open_log(intent.job_id, intent.at)
         elif isinstance(intent, TimelineRequested):
@@ -301,6 +307,54 @@ class ConsoleActions:
             self.console.fleet_screen.poke()
 
         self.app.run_worker(run(), name="cancel", group="actions", exit_on_error=False)
+
+    # ---------------------------------------------------------------- prune
+
+    def confirm_prune(self, node: str) -> None:
+        """Ask the node's engine what a prune would remove (a thread), then ask the operator;
+        a yes comes back as `PruneConfirmed`."""
+        from rocmtui.console.dialogs.confirm import ConfirmDialog
+
+        backend = self.console.backend
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.post_message(PruneConfirmed(node))
+
+        async def run() -> None:
+            try:
+                preview = await run_on_own_thread(
+                    lambda: backend.prune_preview(node), name="prune-plan", daemon=True
+                )
+            except Exception as exc:
+                self.app.notify(failure_text(exc), title="Prune", severity="error", markup=False)
+                return
+            if not preview.records:
+                self.app.notify(clean(preview.lines[0], 300), title="Nothing to prune")
+                return
+            question = f"Prune the build cache of {clean(node)}?"
+            details = "\n".join(clean(line, 120) for line in preview.lines)
+            dialog = ConfirmDialog(question, "Prune", keymap=self.console.keymap, details=details)
+            self.app.push_screen(dialog, answered)
+
+        self.app.run_worker(run(), name="prune-plan", group="actions", exit_on_error=False)
+
+    def prune(self, node: str) -> None:
+        """Prune through the core (refused read-only or while a build runs there)."""
+        backend = self.console.backend
+
+        async def run() -> None:
+            try:
+                said = await run_on_own_thread(lambda: backend.prune(node), name="prune")
+            except Exception as exc:
+                self.app.notify(
+                    failure_text(exc), title="Prune refused", severity="error", markup=False
+                )
+                return
+            self.app.notify(clean(said, 200), title="Prune", markup=False)
+            self.console.fleet_screen.poke()
+
+        self.app.run_worker(run(), name="prune", group="actions", exit_on_error=False)
 
     # ---------------------------------------------------------------- logs and jobs
 

@@ -54,11 +54,12 @@ class BuildAlarms:
             last = job.progress.last_output_at if job.progress else None
             # the silence the core measured (the log's age): never less than the threshold
             silent = max(self.stall_after, self.clock() - (last or job.record.started_at))
-            self._notices[job_id] = self._post(
-                f"{_where(job)} has printed nothing for {fmt_age(silent)} "
-                f"(stalled after {fmt_age(self.stall_after)})",
-                "Build stalled",
-            )
+            said = f"{_where(job)} has printed nothing for {fmt_age(silent)}"
+            if job.record.verdict_line:  # its node's evidence says why a person is needed
+                said += f": {clean(job.record.verdict_line, 160)}"
+            else:
+                said += f" (stalled after {fmt_age(self.stall_after)})"
+            self._notices[job_id] = self._post(said, "Build stalled")
         for job_id in self.stalled - stalled.keys():  # it prints again, or it ended
             notice = self._notices.pop(job_id, None)
             if notice is not None:

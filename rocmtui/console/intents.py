@@ -10,6 +10,8 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     Start         LaunchRequested       start this resolved plan (a push already confirmed)
     c             CancelRequested       ask, then cancel this running job
     y             CancelConfirmed       the operator said yes: cancel it through the core
+    p             PruneRequested        show what a prune of this node's build cache removes, ask
+    y             PruneConfirmed        the operator said yes: prune it through the core
     l / Enter     LogRequested          this job's log pane, brought forward
     L / m         LogsRequested / PublishedRequested   show that screen
     h             HistoryRequested      the history screen: what builds cost
@@ -72,6 +74,22 @@ class CancelConfirmed(Intent):
     def __init__(self, job_id: str) -> None:
         super().__init__()
         self.job_id = job_id
+
+
+class PruneRequested(Intent):
+    """`p`: a node's build cache, shown, then pruned once the operator confirms."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+
+
+class PruneConfirmed(Intent):
+    """The operator confirmed: prune the node's build cache through the core."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
 
 
 class LogRequested(Intent):

@@ -34,6 +34,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.rebuild", "r", "rebuild", "Rebuild", "fleet", dangerous=True),
     KeyAction("fleet.log", "l", "open_log", "Log", "fleet"),
     KeyAction("fleet.cancel", "c", "cancel_job", "Cancel", "fleet", dangerous=True),
+    KeyAction("fleet.prune", "p", "prune", "Prune cache", "fleet", dangerous=True),
     # `L`, not `v`: inside a pane `v` selects lines (one meaning per key across the screens)
     KeyAction("fleet.logs", "L", "show_logs", "Log panes", "fleet"),
     KeyAction("fleet.refresh", "ctrl+r", "refresh", "Refresh now", "fleet", show=False),

@@ -22,7 +22,7 @@ from msgspec.structs import replace
 
 from rocmtui.console.backend import adapters as core_adapters
 from rocmtui.console.backend.jobextras import JobExtras
-from rocmtui.console.backend.model import BakePlan, BakeView, JobView
+from rocmtui.console.backend.model import BakePlan, BakeView, JobView, PrunePreview
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.sources import (
     OWN,
@@ -324,6 +324,27 @@ class FleetBackend:
     def cancel(self, job_id: str) -> None:
         """Cancel a job through the core (which refuses it when read-only)."""
         core_adapters.cancel(self.config, job_id)
+
+    def prune_preview(self, node: str) -> PrunePreview:
+        """What a prune of `node`'s build cache would remove (asks its engine)."""
+        from rocmtui.core.prune.action import plan_node
+        from rocmtui.core.prune.plan import PruneFilters, summary
+
+        plan = plan_node(self.config, node, PruneFilters(), self.env)
+        return PrunePreview(plan.node, tuple(summary(plan)), len(plan.records))
+
+    def prune(self, node: str) -> str:
+        """Prune `node`'s build cache through the core (which refuses it when read-only or
+        while a build runs there, and records it); one line saying what went."""
+        from rocmtui.core.prune.action import prune_node
+        from rocmtui.core.prune.plan import PruneFilters
+        from rocmtui.core.text.units import fmt_bytes
+
+        done = prune_node(self.config, node, PruneFilters(), lambda _plan: True, env=self.env)
+        gone = done.result
+        if gone is None:
+            return f"Nothing to prune on {node}."
+        return f"Pruned {len(gone.deleted)} records ({fmt_bytes(gone.reclaimed_bytes)}) on {node}."
 
 
 class _FirstRound:

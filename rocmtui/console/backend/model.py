@@ -281,3 +281,11 @@ def pushes_ended(before: Iterable[JobView], after: Iterable[JobView]) -> bool:
 def keep_running(jobs: Iterable[JobView]) -> list[JobView]:
     """Jobs that go on after the console quits (they never belonged to it)."""
     return [j for j in jobs if j.active]
+
+
+class PrunePreview(Struct, frozen=True):
+    """What a prune of a node's build cache would remove, in lines for the question."""
+
+    node: str
+    lines: tuple[str, ...]  # the total, then the largest records (sanitised)
+    records: int  # how many would go (0: nothing to prune)

@@ -40,6 +40,7 @@ from rocmtui.console.intents import (
     JobsChanged,
     LogRequested,
     LogsRequested,
+    PruneRequested,
     PublishedRequested,
     RebuildRequested,
     RunsRequested,
@@ -423,6 +424,14 @@ class FleetScreen(CatalogScreen):
             )
             return
         self.post_message(CancelRequested(job))
+
+    def action_prune(self) -> None:
+        """`p`: the focused row's node's build cache, shown, then pruned once confirmed."""
+        node, _, why = self.focused_row()
+        if node is None:
+            self.notify(why, severity="information", markup=False)
+            return
+        self.post_message(PruneRequested(node))
 
     def action_show_logs(self) -> None:
         """`L`: the log panes already open."""

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual import on
 
+from rocmtui.console import keys
 from rocmtui.console.backend.model import (
     NODE_RANK,
     ConsoleData,
@@ -138,6 +139,8 @@ class NodesPanel(FleetPanel):
                 " · " + clean(job.record.verdict_line, 100),
                 style=palette.alarm if stalled else palette.warn,
             )
+            if job.record.verdict == "disk":  # what fits a full data root: room on it
+                cell.append(f" · {keys.BY_ID['fleet.prune'].key} prunes its build cache")
         elif job.progress and job.progress.step:
             cell.append(" " + clean(job.progress.step, 60), style=palette.muted)
         return cell
