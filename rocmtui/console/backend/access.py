@@ -35,6 +35,7 @@ from rocmtui.core.hostmonitor.sources import (
 )
 from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for 
     from rocmtui.core.verdicts.context import StallJudge
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
+VERDICT_SLACK = 0.05  # s after a silence passes the threshold before its jobs are read again
 ReadOnlyError = ReadOnlyRefused  # what a read-only console's launch or cancel raises
 __all__ = ["FleetBackend", "MonitorFailed", "MonitorGone", "ReadOnlyError"]
 
@@ -293,6 +295,23 @@ class FleetBackend:
             self.config, self._progress, now, self._watched, self._extras, self._bake,
             self.estimates(), self.verdicts(),
         )  # fmt: skip
+
+    def next_verdict_in(self, jobs: Iterable[JobView]) -> float | None:
+        """Seconds until the first running, not yet judged build's silence passes
+        `stall_after_seconds` (its verdict is due then, not a refresh later), or None."""
+        now = time.time()
+        due = []
+        for job in jobs:
+            if job.record.state is not JobState.RUNNING or job.record.verdict is not None:
+                continue
+            try:
+                last = os.stat(job.record.log_path).st_mtime
+            except OSError:
+                continue
+            left = last + self.config.stall_after_seconds - now + VERDICT_SLACK
+            if left > 0:  # one already past it was judged, or is not judged (its link is down)
+                due.append(left)
+        return min(due) if due else None
 
     def watch_progress(self, job_ids: Iterable[str]) -> None:
         """Jobs whose progress is wanted whether or not they still run (open log panes)."""

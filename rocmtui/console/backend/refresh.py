@@ -123,13 +123,18 @@ class Feeds:
         failures = 0
         while not self.stopping.is_set():
             started = time.monotonic()
+            crossing: float | None = None
             try:
-                self.post(JobsUpdated(self.backend.jobs()))
+                jobs = self.backend.jobs()
+                self.post(JobsUpdated(jobs))
+                crossing = self.backend.next_verdict_in(jobs)
                 failures = 0
             except Exception as exc:
                 failures += 1
                 self.post(PanelFailed("jobs", f"job store: {failure_text(exc)}"))
             wait = backoff(refresh, failures)
+            if crossing is not None:  # a silence passes the threshold sooner: judge it then
+                wait = min(wait, crossing + (time.monotonic() - started))
             if not self._sleep(max(0.0, wait - (time.monotonic() - started))):
                 break
 
