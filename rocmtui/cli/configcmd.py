@@ -72,6 +72,7 @@ def config_facts(args: argparse.Namespace) -> dict[str, Any]:
     for key in (
         "refresh_seconds",
         "stall_after_seconds",
+        "stall_busy_after_seconds",
         "probe_deadline_seconds",
         "read_only",
         "theme",
