@@ -17,7 +17,7 @@ from devfleet.dockerd import CURRENT_ENGINE
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.prune.record import prunes
-from tests.support.jobs import DEMO_BAKE, run_cli
+from tests.support.jobs import DEMO_BAKE, bake, log_has, run_cli, started_job, wait_for
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 
@@ -93,3 +93,26 @@ def test_an_unknown_node_and_a_bad_size_are_usage_errors(
     assert nobody.returncode == 2 and "no node named 'nobody'" in nobody.stderr
     bad = run_cli(config, "prune", engine.name, "--keep-storage", "lots")
     assert bad.returncode == 2 and "not a size: 'lots'" in bad.stderr
+
+
+def test_a_prune_is_refused_while_a_build_runs_there(
+    tmp_path: Path, engine_factory: Callable[..., EngineHandle]
+) -> None:
+    engine = engine_factory()
+    config = fleet_file(tmp_path, engine)
+    build_something(engine)
+    before = du_ids(engine)
+    job = bake(
+        config, "demo-base", "--node", engine.name, "--arch", "gfx1201",
+        "--set", "DEMO_STEPS=4", "--set", "DEMO_SILENT_SECONDS=120",
+        "--set", f"DEMO_NONCE={uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    try:
+        log = Path(started_job(config, job)["log"])
+        wait_for("the build's first step", lambda: log_has(log, b"Building HIP object"), 120)
+        refused = run_cli(config, "prune", engine.name, "--yes")
+        assert refused.returncode == 1, refused.stderr
+        assert f"a build runs on {engine.name} (job {job})" in refused.stderr, refused.stderr
+        assert before <= du_ids(engine)  # nothing went
+    finally:
+        run_cli(config, "cancel", job, "--grace", "2")

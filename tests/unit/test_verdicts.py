@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import pairwise
+from pathlib import Path
 
 from rocmtui.core.verdicts.judge import judge, span
 from rocmtui.core.verdicts.model import (
@@ -16,6 +17,7 @@ from rocmtui.core.verdicts.window import VitalsWindow, spacing_for
 from rocmtui.core.vitals.model import EngineProcess, NodeVitals
 
 NOW = 1_800_000_000.0
+SIZE_CLIP = "#8 12.031 [output clipped, log limit 2MiB reached]"  # dockerd 28.5.2's words
 T = Thresholds(stall_after=900, stall_busy_after=3600)
 GiB = 1024**3
 
@@ -197,3 +199,47 @@ def test_window_oom_at_start() -> None:
     assert w.oom_kills_at("other", NOW) is None
     w.forget_except({"other"})
     assert w.readings("n") == []
+
+
+def test_the_judge_reads_rounds_and_the_build_log(tmp_path: Path) -> None:
+    """StallJudge: each round's node snapshot kept, the log's clipping read (once per change),
+    the OOM count at the build's start kept from the first window that reached back to it."""
+    from rocmtui.core.config.fleetfile import parse_config
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.snapshots import NodeSnapshot
+    from rocmtui.core.states import NodeState
+    from rocmtui.core.verdicts.context import StallJudge
+
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(
+        "stall_after_seconds = 60\nstall_busy_after_seconds = 3600\n"
+        '[[nodes]]\nname = "think"\ndocker_host = "ssh://ci@think"\n'
+    )
+    judge = StallJudge(parse_config(fleet), usual=lambda t, a, now: Usual(600.0, 5))
+    for at, cpu, oom in ((NOW - 300, 500.0, 2), (NOW - 200, 480.0, 2), (NOW - 100, 510.0, 2)):
+        vitals = vit(at, engine_cpu_percent=cpu, oom_kills_total=oom)
+        snap = NodeSnapshot("think", None, "ssh://ci@think", NodeState.OK, at, vitals=vitals)
+        judge.observe(snap)
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    (job_dir / "log").write_text("#8 [demo 2/2] RUN fake-compile\n" + SIZE_CLIP + "\n")
+    record = JobRecord(
+        id="20270115-0800-abcd", target="pytorch", arch="gfx1201", node="think", endpoint="",
+        push=False, overrides={}, command=(), user="ci", host="h", bake_file="b",
+        job_dir=str(job_dir), started_at=NOW - 400,
+    )  # fmt: skip
+    said = judge.verdict(record, 250, NOW)
+    assert not said.stalled and said.line == "quiet 4m10s, output clipped at 2MiB, 510% CPU"
+    # the node went down: the readings since the silence began say so
+    for at in (NOW + 100, NOW + 200):
+        down = NodeSnapshot("think", None, "ssh://", NodeState.DOWN, at, reason="ssh: timed out")
+        judge.observe(down)
+    assert judge.verdict(record, 650, NOW + 200).kind is VerdictKind.BUSY_TOO_LONG  # p90 600
+    assert judge.verdict(record, 250, NOW + 200).kind is VerdictKind.LINK
+    # an OOM kill after the start
+    judge.observe(
+        NodeSnapshot("think", None, "ssh://", NodeState.OK, NOW + 300,
+                     vitals=vit(NOW + 300, engine_cpu_percent=0.0, oom_kills_total=3))
+    )  # fmt: skip
+    assert judge.verdict(record, 250, NOW + 300).kind is VerdictKind.MEMORY
+    judge.forget_except(set())

@@ -343,6 +343,8 @@ def list_jobs(
             view = replace(view, estimate=running_estimate(estimates, record, now, eta))
         views.append(view)
     cache.forget_except(followed)
+    if judge is not None:  # what it keeps per build (a log's tail, an OOM count): active only
+        judge.forget_except({v.record.id for v in views if v.active})
     return tuple(views)
 
 

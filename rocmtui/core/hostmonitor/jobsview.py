@@ -118,6 +118,7 @@ def read_jobs(
     now = time.time() if now is None else now
     try:
         active = []
+        running: set[str] = set()
         for record in store.list(limit=None, unfinished_only=True):
             after = config.stall_after_seconds
             live = live_record(store, record, after, now, config, judge=judge)
@@ -125,6 +126,9 @@ def read_jobs(
                 stalled = live.state is JobState.STALLED
                 silent = silent_seconds(live, now)
                 active.append(ActiveBuild(live.node, stalled, silent, live.verdict))
+                running.add(live.id)
+        if judge is not None:  # what it keeps per build: the running ones' only
+            judge.forget_except(running)
         with store.connect() as conn:
             outcomes = tuple(
                 Outcomes(str(t), str(a), str(n), str(s), int(c))

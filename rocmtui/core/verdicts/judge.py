@@ -12,6 +12,7 @@ says so, with what the node could tell.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from rocmtui.core.text.units import fmt_bytes
 from rocmtui.core.verdicts.model import (
@@ -123,7 +124,12 @@ def judge(
             f"link: {build.node} unreachable since the silence began {span(silent)} ago ({why})",
         )
     vitals = [r.vitals for r in during if r.vitals is not None]
-    return _from_vitals(build, vitals, thresholds, now) or _from_cpu(build, vitals, thresholds, now)
+    # a rate read at the silence's first round also covers the output before it: only readings
+    # whose previous one was taken in the silence say that the build kept working in it
+    inside = {b.taken_at for a, b in pairwise(readings) if a.taken_at >= began}
+    return _from_vitals(build, vitals, thresholds, now) or _from_cpu(
+        build, vitals, thresholds, now, inside
+    )
 
 
 def _from_vitals(
@@ -163,7 +169,11 @@ def _from_vitals(
 
 
 def _from_cpu(
-    build: SilentBuild, vitals: Sequence[NodeVitals], thresholds: Thresholds, now: float
+    build: SilentBuild,
+    vitals: Sequence[NodeVitals],
+    thresholds: Thresholds,
+    now: float,
+    inside: set[float],
 ) -> Verdict:
     """Busy, busy too long, idle, or waiting on I/O, from the CPU over the silence."""
     silent_s = build.silent_seconds
@@ -195,7 +205,7 @@ def _from_cpu(
                 f"(p90) in {usual.builds} earlier builds",
             )
         return Verdict(False, VerdictKind.BUSY, _busy_line(build, latest, cpu, host_only))
-    busy_at = [v.taken_at for v, (c, _) in cpus if c >= BUSY_CPU]
+    busy_at = [v.taken_at for v, (c, _) in cpus if c >= BUSY_CPU and v.taken_at in inside]
     idle_from = busy_at[-1] if busy_at else cpus[0][0].taken_at
     idle_for = max(0.0, now - idle_from)
     if busy_at and idle_for < min(thresholds.stall_after, IDLE_GRACE):
