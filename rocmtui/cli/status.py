@@ -126,7 +126,13 @@ async def judged_again(
         return snapshot
     prober = probers.vitals
     nodes = {n.name: n for n in config.nodes}
-    wanted = [n for n in snapshot.nodes if n.name in names and n.name in nodes]
+    wanted = [
+        n
+        for n in snapshot.nodes
+        if n.name in names
+        and n.name in nodes
+        and (n.vitals is None or n.vitals.engine_cpu_percent is None)  # no rate yet
+    ]
 
     async def again(snap: NodeSnapshot) -> NodeSnapshot:
         # its own deadline, the round's: what is left of the command's budget after the round
