@@ -33,6 +33,7 @@ def _with_client(
     call: Callable[[Any], Any],
 ) -> Any:
     from rocmtui.core.jobs.remote import endpoint_of
+    from rocmtui.core.probes.api_versions import negotiate
     from rocmtui.core.probes.engine_prober import _client, _dialer
     from rocmtui.core.text.sanitize import one_line
 
@@ -43,6 +44,9 @@ def _with_client(
     try:
         client = _client(endpoint, timeout, dialer)
         try:
+            # the version both speak (an engine of 20.10 refuses the SDK's newest outright)
+            said = client.api.version(api_version=False)
+            client.api._version = negotiate(said.get("ApiVersion"), said.get("MinAPIVersion"))
             return call(client)
         finally:
             client.close()
