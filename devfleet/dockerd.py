@@ -56,6 +56,9 @@ class EngineKind:
     #: more of dockerd's environment, e.g. BuildKit's step log limits (a bench that floods a
     #: step's output lifts them: by default BuildKit clips a step at 2 MiB and 200 KB/s)
     extra_env: tuple[tuple[str, str], ...] = ()
+    #: more of daemon.json, e.g. `cgroup-parent` (a test's memory-limited cgroup: its RUN steps
+    #: are OOM-killed for real)
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def dockerd(self) -> str:
@@ -380,6 +383,7 @@ def launch_engine(
     settings: dict[str, Any] = {"deprecated-key-path": str(home / "key.json")}
     if kind.containerd_store:
         settings["features"] = {"containerd-snapshotter": True}
+    settings.update(kind.settings)
     config.write_text(json.dumps(settings) + "\n")
     run_dir = processes.short_dir("rt")
     sock, exec_root, pidfile = run_dir / "d.sock", run_dir / "e", run_dir / "d.pid"

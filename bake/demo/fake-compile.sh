@@ -10,7 +10,8 @@
 #                        `busy:N` burns a core for N seconds instead (a silent compile or link),
 #                        `fill:MB:N` writes MB MiB of zeros into the image first (stops early
 #                        when the disk is full), then sleeps N seconds (a build that filled
-#                        its node's data root)
+#                        its node's data root), `oom:MB:N` has a helper eat MB MiB in the
+#                        background while it sleeps N seconds (a compiler the OOM killer ended)
 #   DEMO_FAIL            COMPONENT or COMPONENT:STEP -- fail there with a compiler error
 #   DEMO_NONCE           any value; changing it defeats BuildKit's cache of this step
 #   DEMO_CACHE_HITS      percent of the compiles sccache's closing statistics count as hits
@@ -108,6 +109,13 @@ while [ "$i" -le "$steps" ]; do
           j=0
           while [ "$j" -lt 20000 ]; do j=$((j + 1)); done
         done
+        ;;
+      oom:*)
+        # a helper that eats MB MiB in the background (the OOM killer's, in a memory-limited
+        # engine), while the step itself waits N seconds without a word
+        rest=${silent#oom:}
+        (x=$(head -c "${rest%%:*}m" /dev/zero | tr '\0' a); echo "${#x}" >/dev/null) &
+        sleep "${rest#*:}"
         ;;
       fill:*)
         rest=${silent#fill:}

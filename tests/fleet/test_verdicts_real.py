@@ -9,6 +9,7 @@ whose data root is a small filesystem that its build fills: the "disk" verdict.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import uuid
@@ -18,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from devfleet import DevFleet
-from devfleet.dockerd import start_engine
+from devfleet import DevFleet, start_monitor
+from devfleet.dockerd import EngineKind, start_engine
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.support.jobs import DEMO_BAKE, bake, job_json, log_has, run_cli, started_job, wait_for
+from tests.support.prometheus import scrape
 from tests.support.realparts import require
 from tests.support.smalldisk import small_tmpfs
 
@@ -180,3 +182,61 @@ def test_a_build_that_fills_its_data_root_gets_the_disk_verdict(
     assert job["verdict"] == "disk", job["verdict_line"]
     assert job["verdict_line"].startswith("disk: "), job["verdict_line"]
     assert " full (" in job["verdict_line"] and "free of" in job["verdict_line"]
+
+
+@pytest.fixture
+def memory_limited_node(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, str]]:
+    """An engine of its own whose RUN steps run in a cgroup v1 memory cgroup of 200 MiB
+    (dockerd's `cgroup-parent`: BuildKit puts each step's cgroup under it), and a fleet file
+    naming only it, refreshed every second: (fleet file, node name)."""
+    require("root", "dockerd", "netns", "docker-buildx")
+    name = f"oom{uuid.uuid4().hex[:4]}"
+    group = Path("/sys/fs/cgroup/memory") / f"rocmtui-test-{name}"
+    group.mkdir()  # this machine's kernel has cgroup v1's memory controller (HAZARDS.md)
+    try:
+        (group / "memory.limit_in_bytes").write_text(str(200 * 1024 * 1024))
+        kind = EngineKind("20.10-oom", settings=(("cgroup-parent", f"/{group.name}"),))
+        engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar, kind=kind)
+        try:
+            config = tmp_path / "rocmtui.toml"
+            config.write_text(
+                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
+                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
+                f"refresh_seconds = 1.0\nstall_after_seconds = {STALL_AFTER}\n"
+                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
+                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
+                'gfx = "gfx1201"\n'
+            )
+            yield config, name
+            loaded = load_config(config)
+            for job in list_jobs(loaded, limit=None):
+                if job.ended_at is None:
+                    cancel_job(loaded, job.id, grace=2.0)
+        finally:
+            engine.stop(grace=5.0)
+    finally:
+        for sub in sorted(group.glob("**/"), key=lambda p: -len(p.parts)):  # leaves first
+            with contextlib.suppress(OSError):
+                sub.rmdir()
+
+
+def test_a_step_the_oom_killer_ended_gets_the_memory_verdict_in_the_monitor(
+    tmp_path: Path, memory_limited_node: tuple[Path, str]
+) -> None:
+    """The monitor watches the node from before the build: its OOM count at the build's start
+    is known, and a helper of the step killed by the kernel while the step waits in silence is
+    the `memory` verdict, `stalled` (a one-shot command cannot know the count at the start)."""
+    config, node = memory_limited_node
+    monitor = start_monitor(tmp_path / "monitor", config)
+    try:
+        wait_for(
+            "the monitor's vitals of the node",
+            lambda: f'rocmtui_node_oom_kills_total{{node="{node}"}}' in scrape(monitor),
+            60,
+        )
+        silent_build(config, node, "oom:400:120")
+        line = f'rocmtui_builds_silent{{node="{node}",verdict="memory"}} 1.0'
+        wait_for("the memory verdict in the metrics", lambda: line in scrape(monitor), 90)
+        assert f'rocmtui_builds_active{{node="{node}",state="stalled"}} 1.0' in scrape(monitor)
+    finally:
+        monitor.stop(grace=5.0)
