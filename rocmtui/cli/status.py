@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         report = {**snapshot.to_json(), "monitor": monitor.to_json(), "builds": builds}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        render(snapshot, monitor_line=monitor.line())
+        render(snapshot, monitor_line=monitor.line(), quiet=quiet_lines(overlay))
     sys.stdout.flush()
     return EXIT_OK if snapshot.healthy else EXIT_UNHEALTHY
 
@@ -162,6 +162,19 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
         for job in stalled
     )
     return replace(snapshot, problems=(*snapshot.problems, *lines))
+
+
+def quiet_lines(overlay: NodeJobOverlay) -> list[str]:
+    """One line per quiet build (silent past the threshold, its node busy): not a problem,
+    but said, with the verdict's reason."""
+    from rocmtui.core.text.sanitize import one_line
+
+    return [
+        one_line(f"job {j.id} ({j.target} {j.arch} on {j.node}) is quiet: {j.verdict_line}")
+        for jobs in overlay.all_active().values()
+        for j in jobs
+        if j.quiet
+    ]
 
 
 def preload(config: FleetConfig) -> None:
@@ -271,8 +284,10 @@ def render(
     now: float | None = None,
     width: int | None = None,
     monitor_line: str | None = None,
+    quiet: Sequence[str] = (),
 ) -> None:
-    """Print the snapshot as tables (rich; every cell is Text, never markup).
+    """Print the snapshot as tables (rich; every cell is Text, never markup); `quiet`: a line
+    per quiet build (`quiet_lines`).
 
     Reasons go under each table rather than in a column, so the tables fit 80 columns.
     Piped output is drawn 160 columns wide so nothing is cut in a log or a cron mail.
@@ -367,6 +382,8 @@ def render(
     console.print(services)
     for line in reasons:
         console.print(line)
+    for said in quiet:
+        console.print(Text(f"  {NODE_SYMBOLS[NodeState.BUILDING]} {said}"))
     for problem in snapshot.problems:
         console.print(Text(f"  {NODE_SYMBOLS[NodeState.STALLED]} {problem}", style="bold yellow"))
     if monitor_line:

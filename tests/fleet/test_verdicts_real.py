@@ -101,6 +101,11 @@ def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stal
     assert node_in(report, "snoc-think")["state"] == "building"
     assert not [p for p in report["problems"] if busy in p], report["problems"]
     assert code == 0, report["problems"]
+    said = run_cli(config, "status", timeout=120)  # for people: the quiet build, and why
+    assert (
+        said.returncode == 0
+        and f"job {busy} (demo-base gfx1201 on snoc-think) is quiet: quiet " in said.stdout
+    ), said.stdout
 
     done = run_cli(config, "cancel", busy)
     assert done.returncode == 0, done.stderr
