@@ -111,3 +111,15 @@ async def test_read_only_has_no_prune(monkeypatch: pytest.MonkeyPatch) -> None:
         await pilot.press("p")
         await pilot.pause()
         assert "Prune the build cache" not in screen_text(app) and asked == []
+
+
+async def test_r_on_a_stalled_build_offers_it_on_another_node() -> None:
+    """Its node needs a person: `r` opens the dialog with what it built on another node that
+    is ok (of the same GPU arch first), not ready: the operator looks before starting."""
+    app = recorded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(app, pilot, with_jobs=False)
+        post_feed(app, JobsUpdated(judged(JobState.STALLED, "idle", IDLE)))
+        await until_text(pilot, r"‼ stalled +snoc-think")
+        await pilot.press("up", "r")
+        await until_text(pilot, r"target demo-pytorch .*arch gfx1201 .*node snoc-gaming")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from rocmtui.core.bake.entitlements import Privilege
 from rocmtui.core.records import PartlyCompared, repr_without
@@ -198,6 +199,19 @@ class BakeRequest(Struct, frozen=True):
             overrides=tuple(sorted(job.record.overrides.items())),
             allowed=job.record.allowed,
         )
+
+    @classmethod
+    def elsewhere(cls, job: JobView, fleet: FleetSnapshot | None) -> BakeRequest | None:
+        """`r` on a stalled job: what it built, on another node that is `ok` (one of the same
+        GPU arch first), for the operator to look at before starting (not ready); None when
+        no other node is free."""
+        if fleet is None:
+            return None
+        free = [n for n in fleet.nodes if n.name != job.record.node and n.state is NodeState.OK]
+        free.sort(key=lambda n: n.gfx != job.record.arch)
+        if not free:
+            return None
+        return replace(cls.rebuild(job), node=free[0].name, ready=False)
 
 
 class ConsoleData(Struct, frozen=True):

@@ -62,6 +62,7 @@ from rocmtui.console.widgets.fleet import (
 from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.sources import MONITOR
+from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -389,6 +390,11 @@ class FleetScreen(CatalogScreen):
         if job is None:
             self.notify(f"{why} (b starts a new build)", severity="information", markup=False)
             return
+        if job.record.state == JobState.STALLED:  # its node needs a person: another one
+            elsewhere = BakeRequest.elsewhere(job, self.data.fleet)
+            if elsewhere is not None:
+                self.post_message(RebuildRequested(elsewhere))
+                return
         self.post_message(RebuildRequested(BakeRequest.rebuild(job)))
 
     def action_open_log(self) -> None:
