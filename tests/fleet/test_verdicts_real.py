@@ -13,13 +13,13 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devfleet import DevFleet, start_monitor
+from devfleet import DevFleet, EngineHandle, start_monitor
 from devfleet.dockerd import EngineKind, start_engine
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
@@ -245,3 +245,46 @@ def test_a_step_the_oom_killer_ended_gets_the_memory_verdict_in_the_monitor(
         assert f'rocmtui_builds_active{{node="{node}",state="stalled"}} 1.0' in scrape(monitor)
     finally:
         monitor.stop(grace=5.0)
+
+
+def test_busy_longer_than_every_earlier_build_of_it_is_a_hang(
+    tmp_path: Path, engine_factory: Callable[..., EngineHandle]
+) -> None:
+    """Three builds of demo-base in the cost book, then one that burns a core in silence for
+    longer than any of them took: `stalled`, busy too long, naming their p90 and count."""
+    engine = engine_factory()
+    config = tmp_path / "rocmtui.toml"
+    config.write_text(
+        f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
+        f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
+        f"stall_after_seconds = {STALL_AFTER}\nstall_busy_after_seconds = 600\n"
+        '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
+        f'[[nodes]]\nname = "{engine.name}"\ndocker_host = "{engine.docker_host}"\n'
+        'gfx = "gfx1201"\n'
+    )
+    for _ in range(3):
+        done = bake(config, "demo-base", "--node", engine.name, "--arch", "gfx1201",
+                    "--set", "DEMO_STEPS=2", "--set", "DEMO_SLEEP=0")  # fmt: skip
+        wait_for(
+            "the build to succeed",
+            lambda job=done: job_json(config, job)["state"] == "succeeded",  # type: ignore[misc]
+            120,
+        )
+
+    def in_the_book() -> bool:  # the cost book takes a build 30 s after its end
+        out = run_cli(config, "history", "--json")
+        builds = json.loads(out.stdout)["builds"] if out.returncode in (0, 1) else []
+        return sum(1 for b in builds if b["outcome"] == "succeeded") == 3
+
+    wait_for("three builds in the cost book", in_the_book, 120, poll=2.0)
+    spinning = silent_build(config, engine.name, "busy:90")
+    job = wait_for(
+        "the spinning build stalled",
+        lambda: (lambda j: j if j["state"] == "stalled" else None)(job_json(config, spinning)),
+        90,
+    )
+    assert job["verdict"] == "busy-too-long", job["verdict_line"]
+    assert re.match(
+        r"busy but silent \S+; this build took at most \S+ \(p90\) in 3 earlier builds$",
+        job["verdict_line"],
+    ), job["verdict_line"]

@@ -1,6 +1,6 @@
 """The usual time of a target x arch, for the stall verdicts: the p90 of its succeeded builds in
-the cost book (a busy build silent past it is overdue), re-read at most once a minute. Blocking
-(SQLite): called where the jobs are read.
+the cost book (a busy build silent past it is overdue), brought up to date and re-read at most
+once a minute. Blocking (SQLite): called where the jobs are read.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ class UsualTimes:
 
     def _read(self, target: str, arch: str) -> Usual | None:
         try:
-            rows = CostBook(self.store).rows(CostFilter(target=target, arch=arch))
+            book = CostBook(self.store)
+            book.sync()  # the builds that ended since (incremental; a write, so not read-only)
+            rows = book.rows(CostFilter(target=target, arch=arch))
         except Exception:  # an unreadable cost book leaves only the busy threshold
             return None
         done = [r.duration for r in rows if r.outcome == JobState.SUCCEEDED.value]
