@@ -325,10 +325,12 @@ def test_silent_build_is_stalled_then_running_again(tmp_path: Path, fleet: Any) 
         assert status.returncode == 1, status.stderr  # the fleet is not healthy while stalled
         report = json.loads(status.stdout)
         assert any(job_id in problem for problem in report["problems"]), report["problems"]
+        # the verdict of its node's evidence first: asleep, the engine's tree idle
         evidence = stalled["evidence"]
-        assert evidence.startswith("silent ") and "CPU" in evidence, evidence
+        assert stalled["verdict"] == "idle" and evidence.startswith(stalled["verdict_line"])
+        assert "CPU" in evidence, evidence
         table = run_cli(config, "jobs")
-        assert "stalled" in table.stdout and "silent" in table.stdout
+        assert "stalled" in table.stdout and "idle: " in table.stdout
         store = JobStore(load_config(config))
         from rocmtui.core.jobs.control import stalled_jobs
 
