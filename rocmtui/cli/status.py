@@ -126,13 +126,9 @@ async def judged_again(
         return snapshot
     prober = probers.vitals
     nodes = {n.name: n for n in config.nodes}
-    wanted = [
-        n
-        for n in snapshot.nodes
-        if n.name in names
-        and n.name in nodes
-        and (n.vitals is None or n.vitals.engine_cpu_percent is None)  # no rate yet
-    ]
+    # read again even when the round's two readings gave a rate: half a second of a loaded
+    # host is a noisy sample of a busy build, and a second one a second later steadies it
+    wanted = [n for n in snapshot.nodes if n.name in names and n.name in nodes]
 
     async def again(snap: NodeSnapshot) -> NodeSnapshot:
         # its own deadline, the round's: what is left of the command's budget after the round

@@ -97,7 +97,10 @@ def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stal
     assert job["state"] == "running" and job["verdict"] == "busy", job
     code, report = status(config)
     mine = build_in(report, busy)
-    assert mine["state"] == "running" and mine["verdict"] == "busy", mine["verdict_line"]
+    assert mine["state"] == "running" and mine["verdict"] == "busy", (
+        mine["verdict_line"],
+        node_in(report, "snoc-think").get("vitals"),
+    )
     assert node_in(report, "snoc-think")["state"] == "building"
     assert not [p for p in report["problems"] if busy in p], report["problems"]
     assert code == 0, report["problems"]
