@@ -330,7 +330,8 @@ class ConsoleActions:
                 self.app.notify(failure_text(exc), title="Prune", severity="error", markup=False)
                 return
             if not preview.records:
-                self.app.notify(clean(preview.lines[0], 300), title="Nothing to prune")
+                said = clean(preview.lines[0], 300)
+                self.app.notify(said, title="Nothing to prune", markup=False)
                 return
             question = f"Prune the build cache of {clean(node)}?"
             details = "\n".join(clean(line, 120) for line in preview.lines)
