@@ -317,7 +317,7 @@ def test_silent_build_is_stalled_then_running_again(tmp_path: Path, fleet: Any) 
         "snoc-strix",  # the local node: CPU evidence too
         *quick(steps=10, sleep=0.05),
         "--set",
-        "DEMO_SILENT_SECONDS=12",
+        "DEMO_SILENT_SECONDS=20",  # room for status and jobs, each reading vitals twice
     )
     try:
         stalled = wait_state(config, job_id, ["stalled"], timeout=120)
@@ -330,7 +330,7 @@ def test_silent_build_is_stalled_then_running_again(tmp_path: Path, fleet: Any) 
         assert stalled["verdict"] == "idle" and evidence.startswith(stalled["verdict_line"])
         assert "CPU" in evidence, evidence
         table = run_cli(config, "jobs")
-        assert "stalled" in table.stdout and "idle: " in table.stdout
+        assert "stalled" in table.stdout and "idle: " in table.stdout, table.stdout
         store = JobStore(load_config(config))
         from rocmtui.core.jobs.control import stalled_jobs
 
