@@ -115,7 +115,7 @@ async def test_read_only_has_no_prune(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_r_on_a_stalled_build_offers_it_on_another_node() -> None:
     """Its node needs a person: `r` opens the dialog with what it built on another node that
-    is ok (of the same GPU arch first), not ready: the operator looks before starting."""
+    is ok (of the same GPU arch first), ready as `r` is: the operator sees the node there."""
     app = recorded_app()
     async with app.run_test(size=SIZE) as pilot:
         await feed(app, pilot, with_jobs=False)

@@ -203,15 +203,15 @@ class BakeRequest(Struct, frozen=True):
     @classmethod
     def elsewhere(cls, job: JobView, fleet: FleetSnapshot | None) -> BakeRequest | None:
         """`r` on a stalled job: what it built, on another node that is `ok` (one of the same
-        GPU arch first), for the operator to look at before starting (not ready); None when
-        no other node is free."""
+        GPU arch first), ready as `r` is (the dialog shows the node; Enter starts it, and the
+        node estimates keep the node named); None when no other node is free."""
         if fleet is None:
             return None
         free = [n for n in fleet.nodes if n.name != job.record.node and n.state is NodeState.OK]
         free.sort(key=lambda n: n.gfx != job.record.arch)
         if not free:
             return None
-        return replace(cls.rebuild(job), node=free[0].name, ready=False)
+        return replace(cls.rebuild(job), node=free[0].name)
 
 
 class ConsoleData(Struct, frozen=True):
