@@ -246,7 +246,9 @@ class BakeDialog(ModalScreen[BakePlan | None]):
             self.show()
             return
         target, arch, node, push, overrides = chosen
-        original = self.request.node if self.request.ready else None  # `r`: the job's node
+        # the node the operator came from (`b` on a node row, `r`: the job's node) is kept
+        # while it is as good as the best, and the note says why when it is not
+        original = self.request.node
         self.query_one(NodeEstimates).ask(target, arch, original)
         self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
         self.show()
