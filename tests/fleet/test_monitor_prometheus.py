@@ -26,42 +26,10 @@ from devfleet import (
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.support.jobs import bake, kill_job_leftovers, quick, wait_for, write_config
-from tests.support.loopback import Handler, LoopbackHTTP, send
-from tests.support.prometheus import DEPLOY, prometheus_config, query
+from tests.support.prometheus import WebhookSink, alertmanager_config, prometheus_config, query
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-
-
-class WebhookSink:
-    """A loopback stand-in keeping every JSON body POSTed to it (Alertmanager's
-    notifications)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self._http = LoopbackHTTP(self._answer)
-        self.url = f"{self._http.url}/hook"
-
-    def _answer(self, handler: Handler) -> None:
-        if handler.command != "POST":
-            send(handler, 405, {}, b"")
-            return
-        size = int(handler.headers.get("Content-Length") or 0)
-        self.bodies.append(json.loads(handler.rfile.read(size)))
-        send(handler, 200, {}, b"")
-
-    def alerts(self) -> list[dict[str, Any]]:
-        return [alert for body in list(self.bodies) for alert in body.get("alerts", [])]
-
-    def stop(self) -> None:
-        self._http.stop()
-
-
-def alertmanager_config(sink: WebhookSink) -> str:
-    """deploy/prometheus/alertmanager.yml, notifying the sink a second after an alert."""
-    text = (DEPLOY / "alertmanager.yml").read_text()
-    text = re.sub(r"url: \S+", f"url: {sink.url}", text)
-    return text.replace("group_wait: 30s", "group_wait: 1s")
 
 
 def node_states(prometheus: ServiceHandle) -> dict[str, str]:

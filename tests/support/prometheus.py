@@ -1,4 +1,5 @@
-"""The monitor's metrics as Prometheus reads them: a scrape, a scrape config, a query."""
+"""The monitor's metrics as Prometheus reads them (a scrape, a scrape config, a query), and
+Alertmanager's config and webhook as the alert tests use them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from devfleet import (
     ServiceHandle,
 )
+from tests.support.loopback import Handler, LoopbackHTTP, send
 
 
 def scrape(handle: ServiceHandle, timeout: float = 5.0) -> str:
@@ -38,3 +40,34 @@ def query(prometheus: ServiceHandle, promql: str) -> list[dict[str, Any]]:
         data = json.loads(answer.read())
     assert data["status"] == "success", data
     return list(data["data"]["result"])
+
+
+class WebhookSink:
+    """A loopback stand-in keeping every JSON body POSTed to it (Alertmanager's
+    notifications)."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self._http = LoopbackHTTP(self._answer)
+        self.url = f"{self._http.url}/hook"
+
+    def _answer(self, handler: Handler) -> None:
+        if handler.command != "POST":
+            send(handler, 405, {}, b"")
+            return
+        size = int(handler.headers.get("Content-Length") or 0)
+        self.bodies.append(json.loads(handler.rfile.read(size)))
+        send(handler, 200, {}, b"")
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return [alert for body in list(self.bodies) for alert in body.get("alerts", [])]
+
+    def stop(self) -> None:
+        self._http.stop()
+
+
+def alertmanager_config(sink: WebhookSink) -> str:
+    """deploy/prometheus/alertmanager.yml, notifying the sink a second after an alert."""
+    text = (DEPLOY / "alertmanager.yml").read_text()
+    text = re.sub(r"url: \S+", f"url: {sink.url}", text)
+    return text.replace("group_wait: 30s", "group_wait: 1s")
