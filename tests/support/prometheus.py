@@ -24,11 +24,14 @@ def scrape(handle: ServiceHandle, timeout: float = 5.0) -> str:
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
 
-def prometheus_config(monitor: ServiceHandle, alertmanager: ServiceHandle | None) -> str:
-    """deploy/prometheus/prometheus.yml, every second, scraping this test's monitor."""
+def prometheus_config(
+    monitor: ServiceHandle, alertmanager: ServiceHandle | None, rules: Path | None = None
+) -> str:
+    """deploy/prometheus/prometheus.yml, every second, scraping this test's monitor, with the
+    shipped rules or the file `rules` (a test's copy of them)."""
     text = (DEPLOY / "prometheus.yml").read_text()
     text = re.sub(r"(scrape|evaluation)_interval: 15s", r"\1_interval: 1s", text)
-    text = text.replace("- rocmtui-alerts.yml", f"- {DEPLOY / 'rocmtui-alerts.yml'}")
+    text = text.replace("- rocmtui-alerts.yml", f"- {rules or DEPLOY / 'rocmtui-alerts.yml'}")
     text = text.replace('"127.0.0.1:9464"', f'"{monitor.address}"')
     target = alertmanager.address if alertmanager else "127.0.0.1:1"
     return text.replace('"127.0.0.1:9093"', f'"{target}"')
