@@ -4,6 +4,12 @@ and evaluates the shipped rule RocmtuiDataRootFillingUp, a real Alertmanager (th
 alertmanager.yml, group_wait shortened) notifies a webhook sink of this test; and the node's
 silent build gets the `disk` verdict. Every process is stopped by pid.
 
+The rule watches the rate: at the 2 minute window here, any build using this small disk at
+a pace that empties it within the hour fires it, the image's layers as much as the fill (a run
+without the fill fired it too); what this test proves is that the shipped expression, evaluated
+by a real Prometheus on the monitor's real metric, reaches Alertmanager for the node whose build
+fills its data root, and that the node is seen full.
+
 The shipped rule holds 5 minutes (`for: 5m`) over a 30 minute window
 (`predict_linear(...[30m], 3600)`): a test cannot wait that long, so it runs a copy of the shipped
 rule file in which only those two durations are shortened; the expression is otherwise the
@@ -157,6 +163,8 @@ def test_a_build_filling_its_data_root_fires_the_alert_at_alertmanager(
         )
         assert job["verdict"] == "disk", job["verdict_line"]
         assert job["verdict_line"].startswith("disk: "), job["verdict_line"]
+        # the data root as Prometheus saw it: full (the fill stops at "no space left")
+        assert query(prometheus, f"min_over_time({free}[5m]) < {16 << 20}"), "never nearly full"
         silent = f'rocmtui_builds_silent{{node="{node}",verdict="disk"}} == 1'
         wait_for("the disk verdict in Prometheus", lambda: query(prometheus, silent), 60)
     finally:
