@@ -71,16 +71,18 @@ def test_the_four_conditions_arranged_for_real(config: Path, fleet: DevFleet) ->
     warm = _build(config, f"DEMO_NONCE={nonce}-b", "DEMO_CACHE_HITS=92")
     hot = _build(config, f"DEMO_NONCE={nonce}-b", "DEMO_CACHE_HITS=92", "VLLM_VERSION=0.33.9")
     frozen = _build(config, f"DEMO_NONCE={nonce}-b", "DEMO_CACHE_HITS=92", "VLLM_VERSION=0.33.9")
-    # the cost book reads a job 30 s after it ended (SETTLE_SECONDS): ask until it has all four
+    # a build is listed the moment it ends, `settling` until its evidence is read again
+    # SETTLE_SECONDS (30 s) after its end: ask until all four have settled
     wanted = {cold: "cold", warm: "warm", hot: "hot", frozen: "frozen"}
 
     def read() -> dict[str, dict[str, object]] | None:
         done = run_cli(config, "history", "--json", "--target", "demo-vllm", "--node", NODE)
         assert done.returncode in (0, 1), done.stderr
         builds = {b["job_id"]: b for b in json.loads(done.stdout)["builds"]}
-        return builds if set(wanted) <= set(builds) else None
+        settled = set(wanted) <= set(builds) and not any(builds[j]["settling"] for j in wanted)
+        return builds if settled else None
 
-    builds = wait_for("the cost book to hold the four builds", read, 90, poll=2.0)
+    builds = wait_for("the cost book to hold the four builds settled", read, 120, poll=2.0)
     said = {job: builds[job]["condition"] for job in wanted}
     assert said == wanted, {job: builds[job]["evidence"] for job in wanted}
     assert builds[cold]["evidence"] == "cold: 0/4 steps cached, sccache 4% hits"
