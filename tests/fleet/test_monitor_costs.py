@@ -34,7 +34,11 @@ def test_the_histogram_counts_each_condition_per_target_and_arch() -> None:
 
 
 def test_the_monitor_serves_it(tmp_path: Path) -> None:
-    fleet = engineless_fleet(tmp_path, refresh_seconds=1.0, history_retention_days=3650)
+    # the bake file names the targets and arches: labels outside it read `other` (bounded)
+    bake_file = Path(__file__).resolve().parents[2] / "bake" / "rocm-bake.hcl"
+    fleet = engineless_fleet(
+        tmp_path, refresh_seconds=1.0, history_retention_days=3650, bake_file=bake_file
+    )
     rows = recorded_rows(240)
     CostBook(JobStore.for_config(load_config(fleet)), 3650).add(rows)
     handle = start_monitor(tmp_path / "monitor", fleet)
