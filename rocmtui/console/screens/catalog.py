@@ -17,6 +17,7 @@ from textual import events
 from textual.screen import Screen
 
 from rocmtui.console import keys
+from rocmtui.console.widgets.common import Palette
 
 
 class CatalogScreen(Screen[None]):
@@ -28,6 +29,15 @@ class CatalogScreen(Screen[None]):
         super().__init__(id=id)
         self.read_only = read_only
         self.keymap = keymap
+        self._palette: Palette | None = None
+
+    @property
+    def palette(self) -> Palette:
+        """The theme's colours, resolved once (a screen that follows theme changes sets
+        `_palette` to None to resolve them again)."""
+        if self._palette is None:
+            self._palette = Palette.from_app(self.app)
+        return self._palette
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only mode hides the scope's dangerous keys."""

@@ -55,7 +55,7 @@ from rocmtui.console.messages import (
 )
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
-from rocmtui.console.widgets.common import Palette, StatusLine
+from rocmtui.console.widgets.common import StatusLine
 from rocmtui.console.widgets.fleet import (
     WatchPanel,
 )
@@ -99,7 +99,6 @@ class FleetScreen(CatalogScreen):
         self.data = ConsoleData()
         self.history: dict[str, deque[float]] = {}
         self._alarms: BuildAlarms | None = None
-        self._palette: Palette | None = None
         self._round_at: float | None = None  # the last whole round's time: the verdict's age
         self.feeds: Feeds | None = None
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
@@ -216,13 +215,6 @@ class FleetScreen(CatalogScreen):
         if self._alarms is None:
             self._alarms = BuildAlarms(self.app, self.config.stall_after_seconds, self.clock)
         return self._alarms
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours for the state words (resolved once per theme)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def theme_changed(self, theme: Theme | None = None) -> None:
         """A new theme: resolve the state words' colours again and repaint."""

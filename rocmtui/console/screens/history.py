@@ -175,7 +175,6 @@ class HistoryScreen(CatalogScreen):
         self.report: HistoryReport | None = None
         self.error: str | None = None
         self.loading = False
-        self._palette: Palette | None = None
         self.table = GroupTable(COLUMNS, id="history-table", fits=FITS)
         self.detail = Static("", id="history-detail", markup=False)
         self.over_time = DurationPlot(id="history-time")
@@ -192,13 +191,6 @@ class HistoryScreen(CatalogScreen):
             yield self.over_time
             yield self.spread
         yield QuietFooter()
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours (resolved once)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def on_mount(self) -> None:
         """Read the history (unless a test shows recorded reports)."""

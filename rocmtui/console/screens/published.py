@@ -31,7 +31,7 @@ from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
 from rocmtui.console.outside_text import clean, literal
 from rocmtui.console.screens.catalog import CatalogScreen
-from rocmtui.console.widgets.common import Palette, Panel, StatusLine
+from rocmtui.console.widgets.common import Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.matrix import MatrixGrid, cell_detail, versions_rows
 from rocmtui.console.widgets.table import SnapshotTable
@@ -101,7 +101,6 @@ class PublishedScreen(CatalogScreen):
         self.round_started: float | None = None
         self.error: str | None = None
         self.feed: MatrixFeed | None = None
-        self._palette: Palette | None = None
         self.grid_panel = _GridPanel()
         self.cell_panel = _CellPanel()
         self.versions_panel = _VersionsPanel()
@@ -113,13 +112,6 @@ class PublishedScreen(CatalogScreen):
         yield self.cell_panel
         yield self.versions_panel
         yield QuietFooter()
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours for the verdicts (resolved once)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def on_mount(self) -> None:
         """Start asking (unless a test feeds answers) and keep the ages current."""

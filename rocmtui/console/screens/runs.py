@@ -173,7 +173,6 @@ class RunsScreen(CatalogScreen):
         self.error: str | None = None
         self.loading = False
         self.baseline: str | None = None  # the run marked with `k`
-        self._palette: Palette | None = None
         self.table = RunTable(COLUMNS, id="runs-table", fits=FITS)
         self.chart = RunChart(id="runs-chart")
         self.summary = TextBlock(id="runs-summary")
@@ -187,13 +186,6 @@ class RunsScreen(CatalogScreen):
         yield _Holder("Runs · newest first", self.table, id="runs-panel")
         yield _Holder("Compare", self.comparison, id="runs-compare-panel")
         yield QuietFooter()
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours (resolved once)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def on_mount(self) -> None:
         """Read the runs (unless a test shows recorded ones); let running bars grow."""

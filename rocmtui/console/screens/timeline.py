@@ -147,7 +147,6 @@ class TimelineScreen(CatalogScreen):
         self.report: StepReport | None = None
         self.error: str | None = None
         self.loading = False
-        self._palette: Palette | None = None
         self.summary = Static("", id="timeline-summary", markup=False)
         self.waterfall = Waterfall(id="timeline-waterfall")
         self.diff_view = Static("", id="timeline-diff", markup=False)
@@ -162,13 +161,6 @@ class TimelineScreen(CatalogScreen):
             id="timeline-panel",
         )
         yield QuietFooter()
-
-    @property
-    def palette(self) -> Palette:
-        """Theme colours (resolved once)."""
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)
-        return self._palette
 
     def on_mount(self) -> None:
         """Read the steps (unless a test shows recorded ones); again while the build runs."""
