@@ -69,7 +69,7 @@ WRITER = textwrap.dedent(
 
 def make_store(state: Path) -> Path:
     """10,000 finished jobs with their cost rows, and the schema of this tree."""
-    from rocmtui.core.history.costbook import CostBook
+    from rocmtui.core.costbook.book import CostBook
     from rocmtui.core.jobs.store import JobStore
     from tests.support.history import recorded_rows
 

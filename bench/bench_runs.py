@@ -46,8 +46,8 @@ DATA_MARKER = f"runs · {RUNS} runs".encode()
 
 def make_store(state: Path) -> list[str]:
     """The runs, their jobs and cost rows; the run ids newest first."""
-    from rocmtui.core.history.cost import BuildEvidence, Condition
-    from rocmtui.core.history.costbook import CostBook, CostRow
+    from rocmtui.core.costbook.book import CostBook, CostRow
+    from rocmtui.core.costbook.cost import BuildEvidence, Condition
     from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.runs.book import RunBook
     from tests.support.runs import recorded_run

@@ -31,7 +31,7 @@ def choose_node(config: FleetConfig, bake: BakeFile, target: str, arch: str | No
 
 def placement_json(placement: Placement) -> dict[str, Any]:
     """The placement's view (`core.placement.views`) as plain data, for bake's JSON answer."""
-    from rocmtui.core.history.costviews import plain
+    from rocmtui.core.costbook.views import plain
     from rocmtui.core.placement.views import PlacementView
 
     return plain(PlacementView.of(placement))

@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         from rocmtui.cli.history_steps import run_diff
 
         return run_diff(args)
-    from rocmtui.core.history.costbook import CostFilter, load_history
-    from rocmtui.core.history.costreport import HistoryReport
+    from rocmtui.core.costbook.book import CostFilter, load_history
+    from rocmtui.core.costbook.report import HistoryReport
     from rocmtui.core.jobs.store import JobStore
 
     config = config_from(args)

@@ -3,8 +3,8 @@ of each target × arch × node, regressions marked `!`."""
 
 from __future__ import annotations
 
-from rocmtui.core.history.cost import CONDITIONS
-from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.costbook.cost import CONDITIONS
+from rocmtui.core.costbook.report import HistoryReport
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_age, fmt_when
 

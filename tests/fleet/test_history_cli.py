@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.history.costbook import CostBook
+from rocmtui.core.costbook.book import CostBook
 from rocmtui.core.jobs.store import JobStore
 from tests.support.history import recorded_rows
 from tests.support.jobs import run_cli

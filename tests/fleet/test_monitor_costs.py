@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from devfleet import start_monitor
 from rocmtui.core.config.fleetfile import load_config
-from rocmtui.core.history.costbook import CostBook
+from rocmtui.core.costbook.book import CostBook
 from rocmtui.core.hostmonitor.costmetrics import BUCKETS, NAME, histograms
 from rocmtui.core.jobs.store import JobStore
 from tests.support.history import recorded_rows

@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.history import HistoryScreen
-from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.costbook.report import HistoryReport
 from tests.support.blackbox import screen_text
 from tests.support.history import T0, recorded_rows
 from tests.support.snapshots.harness import feed, recorded_app

@@ -11,8 +11,8 @@ from textual.widgets import Select
 
 from rocmtui.console.dialogs.bake import BakeDialog
 from rocmtui.console.dialogs.bake_nodes import NodeEstimates, placement_text
-from rocmtui.core.history.cost import BuildEvidence
-from rocmtui.core.history.costbook import CostBook, CostRow
+from rocmtui.core.costbook.book import CostBook, CostRow
+from rocmtui.core.costbook.cost import BuildEvidence
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.gather import placement_for
 from tests.pilot.test_app_snapshots import PLAN

@@ -14,8 +14,8 @@ from msgspec.structs import replace
 from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.messages import JobsUpdated
 from rocmtui.core.config.fleetfile import load_config
-from rocmtui.core.history.costbook import CostBook
-from rocmtui.core.history.costestimate import CostEstimates
+from rocmtui.core.costbook.book import CostBook
+from rocmtui.core.costbook.estimate import CostEstimates
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from tests.support.blackbox import screen_text, until_text

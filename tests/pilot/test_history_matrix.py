@@ -12,7 +12,7 @@ import pytest
 from msgspec.structs import replace
 
 from rocmtui.console.screens.published import PublishedScreen
-from rocmtui.core.history.costbook import CostBook
+from rocmtui.core.costbook.book import CostBook
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.matrix.views import read_matrix
 from tests.support.blackbox import until_text

@@ -21,7 +21,7 @@ from rocmtui.console.messages import BakeLoaded, FleetUpdated, JobsUpdated
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.history import HistoryScreen
 from rocmtui.console.screens.published import PublishedScreen
-from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.costbook.report import HistoryReport
 from rocmtui.core.snapshots import FleetSnapshot
 from tests.support.blackbox import panel, screen_text, until_text
 from tests.support.history import recorded_rows

@@ -3,8 +3,8 @@ the cost book holds them, for a few targets × arches × nodes under the four co
 
 from __future__ import annotations
 
-from rocmtui.core.history.cost import BuildEvidence
-from rocmtui.core.history.costbook import CostRow
+from rocmtui.core.costbook.book import CostRow
+from rocmtui.core.costbook.cost import BuildEvidence
 
 T0 = 1_764_547_200.0  # 2025-12-01 00:00 UTC
 HOUR = 3600.0

@@ -3,7 +3,7 @@ deterministic, on the recorded SNOC fleet's three nodes."""
 
 from __future__ import annotations
 
-from rocmtui.core.history.cost import CONDITIONS, Condition
+from rocmtui.core.costbook.cost import CONDITIONS, Condition
 from rocmtui.core.runs.model import Run, RunBuild
 
 T0 = 1_796_000_000.0  # 2026-12-01 ...

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmtui.core.history import cost
-from rocmtui.core.history.cost import (
+from rocmtui.core.costbook import cost
+from rocmtui.core.costbook.cost import (
     BuildEvidence,
     Condition,
     CostPoint,

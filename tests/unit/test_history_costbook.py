@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rocmtui.core.config.fleetfile import ConfigError, load_config
-from rocmtui.core.history.costbook import SETTLE_SECONDS, CostBook, CostFilter
-from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.costbook.book import SETTLE_SECONDS, CostBook, CostFilter
+from rocmtui.core.costbook.report import HistoryReport
 from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import SCHEMA_VERSION
@@ -101,7 +101,7 @@ def test_a_build_is_in_the_history_the_moment_it_ends_settling_until_its_evidenc
     """Issue 38: no 30 s wait. The row is there at once, settling; the sccache statistics the
     supervisor writes after the outcome are read when it settles, and its condition moves
     from unknown to warm."""
-    from rocmtui.core.history.costbook import load_history
+    from rocmtui.core.costbook.book import load_history
 
     store = JobStore(tmp_path)
     job = store.create(_job("demo-pytorch", NOW - 101, 100))  # ended 1 s ago

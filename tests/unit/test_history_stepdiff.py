@@ -9,10 +9,10 @@ import json
 
 import pytest
 
+from rocmtui.core.costbook.book import CostRow
+from rocmtui.core.costbook.cost import BuildEvidence
 from rocmtui.core.history.baseline import NoBaseline, pick_baseline
 from rocmtui.core.history.buildfacts import BuildFacts, from_metadata
-from rocmtui.core.history.cost import BuildEvidence
-from rocmtui.core.history.costbook import CostRow
 from rocmtui.core.history.stepdiff import diff_builds, step_key
 from rocmtui.core.history.stepgraph import Step
 from rocmtui.core.history.stepreport import StepReport

@@ -16,9 +16,9 @@ import pytest
 
 from rocmtui.cli.vars import to_json as variable_json
 from rocmtui.core.bake.effective import EffectiveVariable
-from rocmtui.core.history.cost import BuildEvidence
-from rocmtui.core.history.costbook import CostRow
-from rocmtui.core.history.costreport import HistoryReport
+from rocmtui.core.costbook.book import CostRow
+from rocmtui.core.costbook.cost import BuildEvidence
+from rocmtui.core.costbook.report import HistoryReport
 from rocmtui.core.hostmonitor.client import MonitorStatus
 from rocmtui.core.hostmonitor.place import Holder, MonitorPlace
 from rocmtui.core.hostmonitor.wire import Hello

@@ -10,7 +10,7 @@ from pathlib import Path
 from msgspec import json
 from msgspec.structs import replace
 
-from rocmtui.core.history.cost import Condition, CostPoint
+from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.placement.choose import place
 from rocmtui.core.placement.model import NodeFacts
 from rocmtui.core.placement.views import PlacementView

@@ -3,8 +3,8 @@ chain, clamped clocks, nodes gone or down, compare. Recorded runs, no process.""
 
 from __future__ import annotations
 
-from rocmtui.core.history.cost import Condition
-from rocmtui.core.history.costviews import plain
+from rocmtui.core.costbook.cost import Condition
+from rocmtui.core.costbook.views import plain
 from rocmtui.core.runs.chart import chart, compare, compare_line
 from rocmtui.core.runs.model import Run, RunBuild
 from rocmtui.core.runs.scale import text_row

@@ -39,7 +39,7 @@ from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
-    from rocmtui.core.history.costestimate import CostEstimates
+    from rocmtui.core.costbook.estimate import CostEstimates
     from rocmtui.core.placement.model import Placement
     from rocmtui.core.verdicts.context import StallJudge
 
@@ -255,7 +255,7 @@ class FleetBackend:
     def estimates(self) -> CostEstimates:
         """What builds cost, from the job store's history (made when first asked)."""
         if self._estimates is None:
-            from rocmtui.core.history.costestimate import CostEstimates
+            from rocmtui.core.costbook.estimate import CostEstimates
             from rocmtui.core.jobs.store import JobStore
 
             store = JobStore.for_config(self.config)
@@ -267,7 +267,7 @@ class FleetBackend:
         when first asked)."""
         with self._lock:
             if self._judge is None:
-                from rocmtui.core.history.usual import UsualTimes
+                from rocmtui.core.costbook.usual import UsualTimes
                 from rocmtui.core.jobs.store import JobStore
                 from rocmtui.core.verdicts.context import StallJudge
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # imported when first used, not at start-up (the console's fi
     # needs none of them: the bake file and the progress parser are read by the workers)
     from rocmtui.console.backend.jobextras import JobExtras
     from rocmtui.core.bake.file import BakeFile
-    from rocmtui.core.history.costestimate import CostEstimates
+    from rocmtui.core.costbook.estimate import CostEstimates
     from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.progress.tracker import JobProgress, ProgressTracker, Step
     from rocmtui.core.verdicts.context import StallJudge

@@ -87,7 +87,7 @@ class JobView(Struct, frozen=True):
     cache: str | None = None  # sccache statistics as one line (`sccache 30/40 hits (75%), …`)
     images: tuple[tuple[str, str | None, str | None], ...] = ()  # (target, digest, loop word)
     # while it runs: what such a build took (`≈ 2h10m, warm as last time`), or that it is
-    # running far past its usual time (history.costestimate)
+    # running far past its usual time (costbook.estimate)
     estimate: str | None = None
 
     @property

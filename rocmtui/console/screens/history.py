@@ -4,7 +4,7 @@ A table of every target × arch × node with builds (its last build's duration a
 next build's estimate, a `!` on a regression), the selected group's evidence and spread in
 words, and two plots of it (duration over time, spread per condition; `widgets/costplots`,
 imported here, when the screen is first made). The data is the core's `HistoryReport`, read in
-a thread worker (`history.costbook.load_history` brings the job store's cost book up to date
+a thread worker (`costbook.book.load_history` brings the job store's cost book up to date
 first) when the screen is shown, every `RELOAD_SECONDS` while it is, and on ctrl+r; tests show
 recorded reports (`show`).
 """
@@ -33,8 +33,8 @@ from rocmtui.console.widgets.costplots import DurationPlot, SpreadPlot
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.history.cost import CONDITIONS, Condition
-from rocmtui.core.history.costreport import GroupReport, HistoryReport
+from rocmtui.core.costbook.cost import CONDITIONS, Condition
+from rocmtui.core.costbook.report import GroupReport, HistoryReport
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
@@ -217,7 +217,7 @@ class HistoryScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, name="history")
     def _load(self) -> None:
-        from rocmtui.core.history.costbook import load_history
+        from rocmtui.core.costbook.book import load_history
         from rocmtui.core.jobs.store import JobStore, JobStoreError
 
         config = self.config

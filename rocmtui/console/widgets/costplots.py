@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from textual_plotext import PlotextPlot
 
-from rocmtui.core.history.cost import CONDITIONS, Condition, CostPoint
+from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint
 from rocmtui.core.history.timeaxis import time_axis
 
 COLOURS = {

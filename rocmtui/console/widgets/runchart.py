@@ -15,7 +15,7 @@ from textual.widget import Widget
 
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
-from rocmtui.core.history.cost import Condition
+from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Chart
 from rocmtui.core.runs.scale import mark, row
 from rocmtui.core.text.units import fmt_age

@@ -25,7 +25,7 @@ from rocmtui.core.config.validate import Validator
 
 DEFAULT_BAKE_FILE = "bake/rocm-bake.hcl"
 DEFAULT_DISK_WARN_PERCENT = 90.0
-# days of build history the job store keeps (history.costbook); not imported from there: the
+# days of build history the job store keeps (costbook.book); not imported from there: the
 # fleet file is read on the way to the console's first frame
 DEFAULT_RETENTION_DAYS = 90.0
 DEFAULT_REGISTRY_URL = "http://localhost:8080"

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.history.costbook import CostBook, CostFilter, CostRow
+from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow
 from rocmtui.core.history.stepdiff import BuildDiff, diff_builds
 from rocmtui.core.history.stepreport import StepReport
 from rocmtui.core.jobs.record import JobRecord

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from msgspec import Struct
 from prometheus_client.core import HistogramMetricFamily
 
-from rocmtui.core.history.costbook import CostBook, CostRow
+from rocmtui.core.costbook.book import CostBook, CostRow
 from rocmtui.core.jobs.store import JobStore
 
 BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0)

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from rocmtui import __version__
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.costbook.usual import UsualTimes
 from rocmtui.core.diskroom import describe
-from rocmtui.core.history.usual import UsualTimes
 from rocmtui.core.hostmonitor.costmetrics import CostCounts
 from rocmtui.core.hostmonitor.http import MetricsServer, parse_listen
 from rocmtui.core.hostmonitor.jobsview import read_jobs

@@ -14,7 +14,7 @@ import time
 from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.history.usual import UsualTimes
+from rocmtui.core.costbook.usual import UsualTimes
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore

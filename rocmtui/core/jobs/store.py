@@ -30,13 +30,13 @@ from typing import Any
 from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.diskroom import condition, describe
-from rocmtui.core.history.costschema import (
+from rocmtui.core.costbook.schema import (
     COSTS_INDEXES,
     COSTS_TABLE,
     STEPS_TABLE,
     add_missing_cost_columns,
 )
+from rocmtui.core.diskroom import condition, describe
 from rocmtui.core.jobs.record import JobRecord, new_job_id
 from rocmtui.core.jobs.schema import (
     COLUMNS,

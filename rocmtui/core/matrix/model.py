@@ -133,7 +133,7 @@ class Cell(Struct, frozen=True):
     pins: tuple[PinDiff, ...] = ()
     notes: tuple[str, ...] = ()
     # what builds of it cost lately: a regression per node (`snoc-think: warm took 4h18m,
-    # usually 2h06m`), from the job store's history (history.costreport)
+    # usually 2h06m`), from the job store's history (costbook.report)
     regressions: tuple[str, ...] = ()
 
     @property

@@ -25,8 +25,8 @@ def with_regressions(
     """Each cell with the regressions of the builds of its targets for its arch, per node."""
     from msgspec.structs import replace
 
-    from rocmtui.core.history.costbook import CostBook
-    from rocmtui.core.history.costreport import HistoryReport
+    from rocmtui.core.costbook.book import CostBook
+    from rocmtui.core.costbook.report import HistoryReport
     from rocmtui.core.jobs.store import JobStore
 
     book = CostBook(JobStore.for_config(config, env), config.history_retention_days)

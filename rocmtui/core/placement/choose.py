@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rocmtui.core.history.cost import CONDITIONS, Condition, CostPoint, condition_stats
+from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint, condition_stats
 from rocmtui.core.placement.model import NodeEstimate, NodeFacts, Placement
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 

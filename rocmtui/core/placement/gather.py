@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.history.cost import CostPoint
-from rocmtui.core.history.costbook import CostBook, CostFilter
+from rocmtui.core.costbook.book import CostBook, CostFilter
+from rocmtui.core.costbook.cost import CostPoint
 from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore

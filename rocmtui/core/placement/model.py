@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from rocmtui.core.history.cost import Condition, CostPoint
+from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from rocmtui.core.history.cost import Condition
+from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.placement.model import NodeEstimate, Placement
 
 

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
-from rocmtui.core.history.cost import BuildEvidence, Condition
+from rocmtui.core.costbook.cost import BuildEvidence, Condition
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
@@ -195,7 +195,7 @@ class RunBook:
         builds into the cost book, whose evidence gives each build its cache condition (as
         `rocmtui history` does before its read; `costs` False: not the cost book, a write a
         screen reading every few seconds need not make each time)."""
-        from rocmtui.core.history.costbook import CostBook
+        from rocmtui.core.costbook.book import CostBook
 
         now = time.time() if now is None else now
         self.adopt_outside(now)

@@ -8,7 +8,7 @@ import time
 
 from msgspec import Struct, field
 
-from rocmtui.core.history.cost import Condition
+from rocmtui.core.costbook.cost import Condition
 
 RUN_ID_RE = re.compile(r"^run-\d{8}-\d{4}-[0-9a-f]{4,8}$")
 ORIGIN_ROCMTUI = "rocmtui"

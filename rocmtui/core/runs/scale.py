@@ -3,7 +3,7 @@ and the console's Runs screen, so both draw a run the same way. Pure."""
 
 from __future__ import annotations
 
-from rocmtui.core.history.cost import Condition
+from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Lane
 
 #: Job states drawn as a failed bar.

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from rocmtui.core.history.cost import Condition
+from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Change, Chart
 from rocmtui.core.runs.launch import NodeStart
 from rocmtui.core.runs.model import Run

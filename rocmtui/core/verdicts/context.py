@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 TAIL_BYTES = 256 * 1024
 
-#: the usual time of a target x arch at a moment (`history.usual.UsualTimes.of`)
+#: the usual time of a target x arch at a moment (`costbook.usual.UsualTimes.of`)
 UsualLookup = Callable[[str, str, float], Usual | None]
 
 
@@ -43,7 +43,7 @@ class StallJudge:
         usual: UsualLookup | None = None,
         window: VitalsWindow | None = None,
     ) -> None:
-        """`usual`: the cost book's usual times (`history.usual.UsualTimes(store).of`); None:
+        """`usual`: the cost book's usual times (`costbook.usual.UsualTimes(store).of`); None:
         only the busy threshold ends a busy silence."""
         self.thresholds = Thresholds(config.stall_after_seconds, config.stall_busy_after_seconds)
         self.window = window or VitalsWindow(spacing_for(config.stall_after_seconds))

@@ -90,7 +90,7 @@ async def read_nodes(
 def one_shot_judge(config: FleetConfig, store: JobStore) -> StallJudge:
     """A judge for a one-shot command that reads jobs without a probe round (`rocmtui jobs`):
     the nodes with a silent build are read twice first."""
-    from rocmtui.core.history.usual import UsualTimes
+    from rocmtui.core.costbook.usual import UsualTimes
 
     judge = StallJudge(config, UsualTimes(store).of)
     try:

@@ -3,7 +3,7 @@ condition, regressions and what the next build is expected to take.
 
 `HistoryReport.build(rows)` is what `rocmtui history` prints and the console's history screen
 draws. `to_json()` is the stable shape documented in the README (fields are only added),
-encoded by msgspec from the view Structs of `rocmtui.core.history.costviews`.
+encoded by msgspec from the view Structs of `rocmtui.core.costbook.views`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.history.cost import (
+from rocmtui.core.costbook.book import CostRow
+from rocmtui.core.costbook.cost import (
     CONDITIONS,
     Condition,
     ConditionStats,
@@ -29,8 +30,7 @@ from rocmtui.core.history.cost import (
     regressions,
     thresholds,
 )
-from rocmtui.core.history.costbook import CostRow
-from rocmtui.core.history.costviews import (
+from rocmtui.core.costbook.views import (
     BuildView,
     EstimateView,
     GroupView,
@@ -81,7 +81,7 @@ class GroupReport(Struct, frozen=True):
         return plain(self.view())
 
     def view(self) -> GroupView:
-        """The group as printed (`rocmtui.core.history.costviews`)."""
+        """The group as printed (`rocmtui.core.costbook.views`)."""
         return GroupView(
             target=self.target,
             arch=self.arch,

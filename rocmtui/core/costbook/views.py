@@ -13,8 +13,8 @@ from typing import Any
 
 from msgspec import Struct, json
 
-from rocmtui.core.history.cost import Condition, ConditionStats, Estimate, Regression
-from rocmtui.core.history.costbook import CostRow
+from rocmtui.core.costbook.book import CostRow
+from rocmtui.core.costbook.cost import Condition, ConditionStats, Estimate, Regression
 
 
 def plain(view: Struct) -> dict[str, Any]:

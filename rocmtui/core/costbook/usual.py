@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import threading
 
-from rocmtui.core.history.cost import percentile
-from rocmtui.core.history.costbook import CostBook, CostFilter
+from rocmtui.core.costbook.book import CostBook, CostFilter
+from rocmtui.core.costbook.cost import percentile
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
 from rocmtui.core.verdicts.model import Usual

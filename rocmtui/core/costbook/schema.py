@@ -4,7 +4,7 @@ its `settled` flag (0 while the build's late evidence, its sccache.json, may sti
 the `build_steps` table beside it.
 
 Its own module so `jobs.store` can make the table without importing what fills it
-(`history.costbook`, which imports the store).
+(`costbook.book`, which imports the store).
 """
 
 from __future__ import annotations

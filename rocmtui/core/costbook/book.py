@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
-from rocmtui.core.history.cost import BuildEvidence, Condition, CostPoint
+from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore

@@ -11,8 +11,8 @@ import threading
 import time
 
 from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
-from rocmtui.core.history.cost import OVERTIME_FACTOR, CostPoint, estimate, overtime_limit
-from rocmtui.core.history.costbook import CostBook, CostFilter
+from rocmtui.core.costbook.book import CostBook, CostFilter
+from rocmtui.core.costbook.cost import OVERTIME_FACTOR, CostPoint, estimate, overtime_limit
 from rocmtui.core.jobs.store import JobStore
 
 REFRESH_SECONDS = 60.0
