@@ -75,7 +75,7 @@ def latency_once(config_path: Path, host: str, workdir: Path, run: int) -> float
     """Seconds from bake's first output line to `building` on node n0 (None: never seen)."""
     from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.probes.fleet import FleetMonitor
+    from rocmtui.core.probes.round import FleetMonitor
     from rocmtui.core.snapshots import FleetSnapshot
     from rocmtui.core.states import NodeState
 
@@ -130,7 +130,7 @@ IDLE = textwrap.dedent(
     import asyncio, resource, sys, time
     from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.probes.fleet import FleetMonitor
+    from rocmtui.core.probes.round import FleetMonitor
 
     config = load_config(sys.argv[1])
     history = sys.argv[2] == "on"

@@ -52,7 +52,7 @@ from devfleet import (
     start_monitor,
 )
 
-BUILDX_PERIOD = 30.0  # rocmtui.core.probes.fleet.BUILDER_REFRESH: the windows are multiples of it
+BUILDX_PERIOD = 30.0  # rocmtui.core.probes.round.BUILDER_REFRESH: the windows are multiples of it
 
 ANCHOR_SERVER = """
 import sys, time

@@ -45,7 +45,7 @@ from tui import Pty
 from devfleet import DevFleet, start_fleet
 from rocmtui.core.config.fleetfile import FleetConfig, parse_config
 from rocmtui.core.probes import HttpClients, NodeProber
-from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.probes.round import Probers, probe_fleet
 
 DOWN_MARKER = "✗ down".encode()
 REFRESH = 2.0

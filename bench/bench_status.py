@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devfleet import DevFleet, HungTcpListener, HungUnixSocket, start_fleet
 from rocmtui.core.config.fleetfile import parse_config
-from rocmtui.core.probes.fleet import FleetMonitor
+from rocmtui.core.probes.round import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
 
 DEADLINE = 3.0  # the fleet file's default probe_deadline_seconds

@@ -41,16 +41,16 @@ import common
 from devfleet import DevFleet, HungTcpListener, HungUnixSocket, start_fleet
 from rocmtui.core.config.fleetfile import parse_config
 from rocmtui.core.probes import HttpClients, NodeProber
-from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.probes.round import Probers, probe_fleet
 
 REFRESH = 2.0
 DEADLINE = 3.0
-MARGIN = 0.5  # probes.fleet.ROUND_MARGIN
+MARGIN = 0.5  # probes.round.ROUND_MARGIN
 CHILD = """
 import asyncio, sys
 from pathlib import Path
 from rocmtui.core.config.fleetfile import parse_config
-from rocmtui.core.probes.fleet import FleetMonitor
+from rocmtui.core.probes.round import FleetMonitor
 
 config = parse_config(Path(sys.argv[1]))
 monitor = FleetMonitor(config, lambda s: print(len(s.nodes), flush=True),

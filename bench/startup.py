@@ -74,8 +74,8 @@ sys.stdin.read()
 LIVE = b"probed"  # the status line's word once a real round is on screen
 READY = b"rocmtui-bench-ready"  # the minimal app's Static
 MINIMAL_NAME = "Textual app mounting one Static"  # the anchor
-# what the monitor's first round imports (rocmtui.core.probes.fleet brings asyncio)
-PROBE_LIBRARIES = "rocmtui.core.probes.fleet,docker,httpx,psutil"
+# what the monitor's first round imports (rocmtui.core.probes.round brings asyncio)
+PROBE_LIBRARIES = "rocmtui.core.probes.round,docker,httpx,psutil"
 
 
 def monitor_argv(config: Path) -> list[str]:

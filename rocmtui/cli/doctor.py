@@ -5,7 +5,7 @@ system-wide file it shadows that would not load), every node's engine (ssh agent
 host for ssh:// nodes), the registry login of each pushing target's registry (never read:
 presence, and whether the registry takes it), the bake file and `bake --print`, the state
 folder, its disk and the lock folder, the terminal (colours, size, tmux), the systemd units of
-deploy/systemd/ when installed (rocmtui/core/doctor/units.py). Each line: verdict,
+deploy/systemd/ when installed (rocmtui/core/doctor/systemd.py). Each line: verdict,
 what, detail, and the remedy when not ok. Every check runs at once under the fleet file's
 probe deadline: a dead node is a `fail` line, never a hang.
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         run_checks,
     )
     from rocmtui.core.doctor.fleet import NodesCheck, check_bake, check_ssh
-    from rocmtui.core.doctor.units import check_units
+    from rocmtui.core.doctor.systemd import check_units
 
     config = config_from(args)
     env = dict(os.environ)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the probes are imported by `run`: `rocmtui completion` buil
     from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.hostmonitor.client import MonitorStatus
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.probes.fleet import Probers
+    from rocmtui.core.probes.round import Probers
     from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 
 STATE_STYLES = {
@@ -88,7 +88,7 @@ async def probe_and_ask(
 
     from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.hostmonitor.client import query
-    from rocmtui.core.probes.fleet import Probers, probe_fleet
+    from rocmtui.core.probes.round import Probers, probe_fleet
 
     asking = asyncio.ensure_future(asyncio.to_thread(query, config))
     # builds started elsewhere: every node's BuildKit history asked once, now

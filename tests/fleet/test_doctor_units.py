@@ -1,4 +1,4 @@
-"""`rocmtui doctor` on installed systemd units (rocmtui/core/doctor/units.py): deploy/'s units,
+"""`rocmtui doctor` on installed systemd units (rocmtui/core/doctor/systemd.py): deploy/'s units,
 installed as an operator would (their ExecStart pointed at this rocmtui), pass the command
 checks; a serve unit that would be refused at start, one whose program is missing, and one
 without the monitor's unit beside it are named with file and line; `systemctl is-active` is
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from rocmtui.core.doctor.checks import FAIL, OK, WARN
-from rocmtui.core.doctor.units import check_units
+from rocmtui.core.doctor.systemd import check_units
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
 ROCMTUI = Path(sys.executable).parent / "rocmtui"  # the venv's entry point

@@ -26,7 +26,7 @@ from rocmtui.core.history.discover import HistoryWatch
 from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.probes.round import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState, NodeState
 from tests.support.realparts import require
@@ -386,7 +386,7 @@ def test_the_monitor_shows_a_build_started_on_this_host_without_waiting_its_inte
     """A long history interval: only the sign of a new build process here can make the
     monitor look, so the node reads `building` from that sign alone."""
     from rocmtui.core.jobs.overlay import NodeJobOverlay
-    from rocmtui.core.probes.fleet import FleetMonitor
+    from rocmtui.core.probes.round import FleetMonitor
 
     config = load_config(write_fleet(tmp_path, {"cur": current_engine.docker_host}))
     states: list[NodeState] = []

@@ -35,7 +35,7 @@ NOT_BEFORE_THE_FRAME = (
     "psutil",
     "prometheus_client",
     "_hashlib",  # OpenSSL, for a socket name: rocmtui.core.digests hashes without it
-    "rocmtui.core.probes.fleet",
+    "rocmtui.core.probes.round",
     "rocmtui.core.probes",
     "hcl2",
     "lark",

@@ -247,7 +247,7 @@ async def main():
         app.screen.stop_feeds()
 
 asyncio.run(main())
-probes = ("docker", "httpx", "psutil", "rocmtui.core.probes.fleet", "rocmtui.core.probes")
+probes = ("docker", "httpx", "psutil", "rocmtui.core.probes.round", "rocmtui.core.probes")
 print(",".join(sorted(m for m in sys.modules if m.split(".")[0] in probes or m in probes)))
 """
 

@@ -21,7 +21,7 @@ from tests.support.jobs import engineless_fleet
 
 INJECT = """
 if b"ownchild" in open("/proc/self/cmdline", "rb").read():
-    import rocmtui.core.probes.fleet as monitor
+    import rocmtui.core.probes.round as monitor
 
     real = monitor.probe_fleet
     calls = [0]

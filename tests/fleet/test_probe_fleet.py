@@ -16,8 +16,8 @@ from msgspec.structs import replace
 from devfleet import DevFleet, EngineHandle, HungTcpListener, HungUnixSocket, ServiceHandle
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig, ServiceConfig, parse_config
 from rocmtui.core.hostmonitor.wire import decode
-from rocmtui.core.probes import fleet as monitor_module
-from rocmtui.core.probes.fleet import FleetMonitor, probe_fleet
+from rocmtui.core.probes import round as monitor_module
+from rocmtui.core.probes.round import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 

@@ -167,7 +167,7 @@ async def test_history_looks_are_sessions_over_the_probes_kept_connection(
     from rocmtui.core.history.buildx import node_workdir
     from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.paths import state_dir
-    from rocmtui.core.probes.fleet import Probers, probe_fleet
+    from rocmtui.core.probes.round import Probers, probe_fleet
 
     config = parse_config(fleet.config_path)
     think = fleet.remote("snoc-think")

@@ -218,7 +218,7 @@ def discover(fleet: Path) -> None:
     import asyncio
 
     from rocmtui.core.history.discover import HistoryWatch
-    from rocmtui.core.probes.fleet import Probers, probe_fleet
+    from rocmtui.core.probes.round import Probers, probe_fleet
 
     config = load_config(fleet)
     watch = HistoryWatch(config, interval=0, local=None)

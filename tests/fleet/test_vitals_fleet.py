@@ -28,7 +28,7 @@ from devfleet import DevFleet
 from devfleet.exporters import ExporterHandle, start_node_exporter
 from rocmtui.core.config.fleetfile import FleetConfig, parse_config
 from rocmtui.core.probes import NodeProber as NodeProberForSsh
-from rocmtui.core.probes.fleet import Probers, probe_fleet
+from rocmtui.core.probes.round import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.vitals import procfs
 from rocmtui.core.vitals.model import NodeVitals

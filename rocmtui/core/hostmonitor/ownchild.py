@@ -87,7 +87,7 @@ def poke(child: subprocess.Popen[bytes]) -> None:
 async def _run(config: FleetConfig) -> None:
     import asyncio
 
-    from rocmtui.core.probes.fleet import FleetMonitor
+    from rocmtui.core.probes.round import FleetMonitor
 
     loop = asyncio.get_running_loop()
     out = sys.stdout.buffer

@@ -34,7 +34,7 @@ from rocmtui.core.hostmonitor.wire import PROTOCOL, Hello, snapshot_line
 from rocmtui.core.jobs.locks import try_lock, write_holder
 from rocmtui.core.jobs.procstat import start_time
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.probes.fleet import FleetMonitor
+from rocmtui.core.probes.round import FleetMonitor
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.verdicts.context import StallJudge
 

@@ -39,7 +39,7 @@ def fleet_snapshot(config: FleetConfig, deadline: float | None = None) -> tuple[
     found = from_monitor(config)
     if found is not None:
         return found, "monitor"
-    from rocmtui.core.probes.fleet import probe_fleet
+    from rocmtui.core.probes.round import probe_fleet
 
     return asyncio.run(probe_fleet(config, deadline=deadline)), "probe"
 

@@ -1,6 +1,6 @@
 """Probes: engines and builders (docker SDK, buildx), the local host (psutil), the registry and
 WebDAV (httpx). Each returns an immutable snapshot within a hard deadline and never raises;
-`rocmtui.core.probes.fleet` runs them all concurrently.
+`rocmtui.core.probes.round` runs them all concurrently.
 
 Modules load their heavy dependencies (docker, httpx, psutil) on first use, so importing this
 package is cheap.

@@ -1,4 +1,4 @@
-"""A node's vitals in a probe round (`probes.fleet.probe_fleet`): gathered in a task of their
+"""A node's vitals in a probe round (`probes.round.probe_fleet`): gathered in a task of their
 own beside the node's probe, and attached to its snapshot at the round's end.
 
 A task of their own, so that a probe overrunning the round loses its snapshot, never the
