@@ -44,7 +44,7 @@ CONSOLE_FOLLOWING = """
 import sys, time
 from pathlib import Path
 from rocmtui.console.app import RocmTui
-from rocmtui.console.backend.model import JobView
+from rocmtui.console.backend.views import JobView
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.store import JobRecord
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.config.fleetfile import FleetConfig
-    from rocmtui.core.placement.model import Placement
+    from rocmtui.core.placement.facts import Placement
 
 AUTO = "auto"
 

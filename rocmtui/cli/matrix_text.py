@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from rocmtui.core.matrix.model import NEEDS_WORK, VERDICT_SYMBOLS, Cell, Matrix
+from rocmtui.core.matrix.cells import NEEDS_WORK, VERDICT_SYMBOLS, Cell, Matrix
 from rocmtui.core.text.sanitize import sanitize_line
 
 STYLES = {

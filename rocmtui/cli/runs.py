@@ -18,7 +18,7 @@ from rocmtui.cli.main import EXIT_OK, EXIT_USAGE, config_from
 
 if TYPE_CHECKING:
     from rocmtui.core.runs.book import RunBook
-    from rocmtui.core.runs.model import Run
+    from rocmtui.core.runs.run import Run
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

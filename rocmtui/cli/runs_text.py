@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from rocmtui.core.runs.chart import Chart, compare, compare_line
-from rocmtui.core.runs.model import Run
+from rocmtui.core.runs.run import Run
 from rocmtui.core.runs.scale import text_row
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_age, fmt_utc_stamp

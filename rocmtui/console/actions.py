@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
+from rocmtui.console.backend.views import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,

@@ -21,7 +21,7 @@ from textual.app import App
 from textual.notifications import Notification, Notify
 
 from rocmtui.console import textual_private
-from rocmtui.console.backend.model import JobView
+from rocmtui.console.backend.views import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age

@@ -21,7 +21,7 @@ from textual.widget import Widget
 from rocmtui.console import keys, performance, stylesheets
 from rocmtui.console.actions import ConsoleActions
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.model import JobView
+from rocmtui.console.backend.views import JobView
 from rocmtui.console.intents import Intent
 from rocmtui.console.messages import BakeLoaded, JobStarted
 from rocmtui.console.outside_text import markup_escaped

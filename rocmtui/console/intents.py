@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from rocmtui.console.backend.model import BakePlan, BakeRequest, JobView
+from rocmtui.console.backend.views import BakePlan, BakeRequest, JobView
 from rocmtui.console.prefs import PaneLayout
 
 

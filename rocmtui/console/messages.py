@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from rocmtui.console.backend.model import BakeView, JobView
+from rocmtui.console.backend.views import BakeView, JobView
 from rocmtui.core.snapshots import FleetSnapshot
 
 

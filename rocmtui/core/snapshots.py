@@ -19,7 +19,7 @@ from rocmtui.core.states import (
     NodeState,
     ServiceState,
 )
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 
 class BuilderInfo(Struct, frozen=True):

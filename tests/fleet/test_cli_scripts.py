@@ -256,7 +256,7 @@ def test_bake_json_error_and_cancel_json(tmp_path: Path) -> None:
 
 def test_bash_completes_run_ids_after_runs_show(tmp_path: Path) -> None:
     from rocmtui.core.runs.book import RunBook
-    from rocmtui.core.runs.model import Run
+    from rocmtui.core.runs.run import Run
 
     config = offline_config(tmp_path)
     book = RunBook(JobStore(tmp_path / "state"))

@@ -14,7 +14,7 @@ import pytest
 from msgspec.structs import replace
 
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.model import BakeView
+from rocmtui.console.backend.views import BakeView
 from rocmtui.console.dialogs.bake_choices import arch_choices
 from rocmtui.core.bake.file import load_bake
 from rocmtui.core.config.fleetfile import load_config

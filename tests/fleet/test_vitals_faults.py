@@ -15,7 +15,7 @@ from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.probes import HttpClients, NodeProber
 from rocmtui.core.vitals.exporter import MAX_BODY
 from rocmtui.core.vitals.gather import VitalsProber
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 from tests.support.loopback import Handler, LoopbackHTTP, send
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vitals"

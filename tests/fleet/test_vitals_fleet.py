@@ -31,7 +31,7 @@ from rocmtui.core.probes import NodeProber as NodeProberForSsh
 from rocmtui.core.probes.round import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.vitals import procfs
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 from tests.support.jobs import run_cli, write_config
 from tests.support.realparts import require
 

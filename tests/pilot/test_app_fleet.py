@@ -17,7 +17,7 @@ from rich.console import Console
 
 from rocmtui.console import keys
 from rocmtui.console.backend.access import FleetBackend, ReadOnlyError
-from rocmtui.console.backend.model import BakePlan, BakeRequest
+from rocmtui.console.backend.views import BakePlan, BakeRequest
 from rocmtui.console.intents import BakeRequested
 from rocmtui.console.messages import FleetUpdated, JobsUpdated, PanelFailed
 from rocmtui.console.screens.help import help_table

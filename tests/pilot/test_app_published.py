@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from rocmtui.console.backend.model import BakeView, JobView
+from rocmtui.console.backend.views import BakeView, JobView
 from rocmtui.console.dialogs.bake import BakeDialog
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import LogRequested

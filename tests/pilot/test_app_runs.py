@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.runs import RunsScreen
-from rocmtui.core.runs.model import Run
+from rocmtui.core.runs.run import Run
 from tests.support.blackbox import screen_text, toasts, until, until_text
 from tests.support.runs import DAY, T0, recorded_run, recorded_runs
 from tests.support.snapshots.harness import feed, recorded_app

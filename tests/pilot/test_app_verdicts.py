@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rocmtui.console.backend.model import JobView, PrunePreview
+from rocmtui.console.backend.views import JobView, PrunePreview
 from rocmtui.console.messages import JobsUpdated
 from rocmtui.core.states import JobState
 from tests.support.blackbox import row, screen_text, status_line, toasts, until_text

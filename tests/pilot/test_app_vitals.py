@@ -9,7 +9,7 @@ import pytest
 from msgspec.structs import replace
 
 from rocmtui.console.messages import FleetUpdated
-from rocmtui.core.vitals.model import (
+from rocmtui.core.vitals.nodevitals import (
     SOURCE_ENGINE,
     SOURCE_NODE_EXPORTER,
     SOURCE_SSH,

@@ -24,7 +24,7 @@ from textual import on
 from textual.app import App
 
 from rocmtui.console import keys
-from rocmtui.console.backend.model import BakePlan, BakeRequest, BakeView, JobView
+from rocmtui.console.backend.views import BakePlan, BakeRequest, BakeView, JobView
 from rocmtui.console.intents import (
     BakeRequested,
     CancelConfirmed,

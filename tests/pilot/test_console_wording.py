@@ -22,7 +22,7 @@ from rich.style import Style
 from rocmtui.console import keys
 from rocmtui.console.app import RocmTui
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.model import ProgressView
+from rocmtui.console.backend.views import ProgressView
 from rocmtui.console.messages import JobsUpdated
 from rocmtui.core.states import JobState
 from tests.support.blackbox import screen_text, toasts, until_text

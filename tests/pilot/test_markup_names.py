@@ -14,7 +14,7 @@ import pytest
 from msgspec.structs import replace
 
 from rocmtui.console.backend.matrix_child import Published
-from rocmtui.console.backend.model import BakeView, JobView, VariableView
+from rocmtui.console.backend.views import BakeView, JobView, VariableView
 from rocmtui.console.dialogs.bake import BakeDialog
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.messages import BakeLoaded, FleetUpdated, JobsUpdated

@@ -4,7 +4,7 @@ deterministic, on the recorded SNOC fleet's three nodes."""
 from __future__ import annotations
 
 from rocmtui.core.costbook.cost import CONDITIONS, Condition
-from rocmtui.core.runs.model import Run, RunBuild
+from rocmtui.core.runs.run import Run, RunBuild
 
 T0 = 1_796_000_000.0  # 2026-12-01 ...
 NODES = ("snoc-strix", "snoc-think", "snoc-gaming")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from rocmtui.console import keys
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     LATENCY_FLOOR,
     effective_node_state,
     fmt_counter,

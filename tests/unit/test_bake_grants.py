@@ -3,7 +3,7 @@ each named with what it does, the ones that change the node marked and first."""
 
 from __future__ import annotations
 
-from rocmtui.console.backend.model import BakePlan
+from rocmtui.console.backend.views import BakePlan
 from rocmtui.console.dialogs.bake_grants import privileges_note, start_question
 from rocmtui.core.bake.entitlements import Privilege
 

@@ -22,7 +22,7 @@ from rocmtui.core.costbook.report import HistoryReport
 from rocmtui.core.hostmonitor.client import MonitorStatus
 from rocmtui.core.hostmonitor.place import Holder, MonitorPlace
 from rocmtui.core.hostmonitor.wire import Hello
-from rocmtui.core.matrix.model import (
+from rocmtui.core.matrix.cells import (
     Cell,
     CellJob,
     Matrix,

@@ -12,7 +12,7 @@ from msgspec.structs import replace
 
 from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.placement.choose import place
-from rocmtui.core.placement.model import NodeFacts
+from rocmtui.core.placement.facts import NodeFacts
 from rocmtui.core.placement.views import PlacementView
 from rocmtui.core.runs.chart import chart, compare
 from rocmtui.core.runs.launch import NodeStart

@@ -11,7 +11,7 @@ import pytest
 
 from rocmtui.core.hostmonitor.wire import Hello, ProtocolError, hello_line, read_line, snapshot_line
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 from tests.support.snapshots import recorded
 
 

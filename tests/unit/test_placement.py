@@ -5,7 +5,7 @@ from __future__ import annotations
 from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.costbook.views import plain
 from rocmtui.core.placement.choose import FULL_FREE_BYTES, HOT_WITHIN, place, predict
-from rocmtui.core.placement.model import NodeFacts
+from rocmtui.core.placement.facts import NodeFacts
 from rocmtui.core.placement.views import PlacementView
 
 NOW = 1_800_000_000.0

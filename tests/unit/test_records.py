@@ -8,8 +8,8 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from rocmtui.console.backend.model import BakePlan
-from rocmtui.core.bake.model import BakeTarget, BakeVariable
+from rocmtui.console.backend.views import BakePlan
+from rocmtui.core.bake.targets import BakeTarget, BakeVariable
 
 
 def test_a_declaration_is_what_it_says_wherever_it_was_read() -> None:

@@ -10,7 +10,7 @@ from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.book import RUN_WINDOW, RunBook
-from rocmtui.core.runs.model import RUN_ID_RE, Run
+from rocmtui.core.runs.run import RUN_ID_RE, Run
 from rocmtui.core.states import JobState
 from tests.support.jobs import job_record
 

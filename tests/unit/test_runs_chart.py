@@ -6,7 +6,7 @@ from __future__ import annotations
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.costbook.views import plain
 from rocmtui.core.runs.chart import chart, compare, compare_line
-from rocmtui.core.runs.model import Run, RunBuild
+from rocmtui.core.runs.run import Run, RunBuild
 from rocmtui.core.runs.scale import text_row
 from rocmtui.core.runs.views import RunView
 

@@ -6,7 +6,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from rocmtui.core.verdicts.judge import judge, span
-from rocmtui.core.verdicts.model import (
+from rocmtui.core.verdicts.verdict import (
     Reading,
     SilentBuild,
     Thresholds,
@@ -14,7 +14,7 @@ from rocmtui.core.verdicts.model import (
     VerdictKind,
 )
 from rocmtui.core.verdicts.window import VitalsWindow, spacing_for
-from rocmtui.core.vitals.model import EngineProcess, NodeVitals
+from rocmtui.core.vitals.nodevitals import EngineProcess, NodeVitals
 
 NOW = 1_800_000_000.0
 SIZE_CLIP = "#8 12.031 [output clipped, log limit 2MiB reached]"  # dockerd 28.5.2's words

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rocmtui.core.hostmonitor.jobsview import JobsView
 from rocmtui.core.hostmonitor.metrics import MetricsBook
-from rocmtui.core.vitals.model import SOURCE_ENGINE, SOURCE_SSH, NodeVitals
+from rocmtui.core.vitals.nodevitals import SOURCE_ENGINE, SOURCE_SSH, NodeVitals
 from tests.support.snapshots import recorded
 from tests.unit.test_monitor_metrics import FIGURES, samples, value
 

@@ -10,7 +10,7 @@ import pytest
 
 from rocmtui.core.config.fleetfile import ConfigError, parse_config
 from rocmtui.core.vitals import exposition, procfs
-from rocmtui.core.vitals.model import SOURCE_SSH
+from rocmtui.core.vitals.nodevitals import SOURCE_SSH
 from rocmtui.core.vitals.reading import Reading, TreeProcess, derive
 from rocmtui.core.vitals.sshsource import remote_command
 
@@ -221,7 +221,7 @@ def test_vitals_survive_the_monitor_wire() -> None:
 def test_status_says_each_node_s_vitals_in_one_line() -> None:
     from msgspec.structs import replace
 
-    from rocmtui.core.vitals.model import NodeVitals
+    from rocmtui.core.vitals.nodevitals import NodeVitals
     from rocmtui.core.vitals.summary import summary
 
     busy = NodeVitals(

@@ -1,7 +1,7 @@
 """The console's only door to the core: blocking calls, run by the screen in named workers.
 
 Every method here may block (probes, the job store, `bake --print`); none may be called on the
-event loop. Results come back as the frozen views of `rocmtui.console.backend.model`, so the widgets
+event loop. Results come back as the frozen views of `rocmtui.console.backend.views`, so the widgets
 never
 depend on the exact shape of the core's records. Read-only mode is the core's rule: a read-only
 backend hands the core a read-only fleet config, and the core's launch and cancel refuse, as
@@ -22,7 +22,7 @@ from msgspec.structs import replace
 
 from rocmtui.console.backend import adapters as core_adapters
 from rocmtui.console.backend.jobextras import JobExtras
-from rocmtui.console.backend.model import BakePlan, BakeView, JobView, PrunePreview
+from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.sources import (
     OWN,
@@ -40,7 +40,7 @@ from rocmtui.core.states import JobState
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.costbook.estimate import CostEstimates
-    from rocmtui.core.placement.model import Placement
+    from rocmtui.core.placement.facts import Placement
     from rocmtui.core.verdicts.context import StallJudge
 
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own

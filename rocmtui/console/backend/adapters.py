@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     BakePlan,
     BakeView,
     JobView,

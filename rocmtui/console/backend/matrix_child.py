@@ -26,7 +26,7 @@ from msgspec import Struct
 from rocmtui.core.text.units import fmt_seconds
 
 if TYPE_CHECKING:
-    from rocmtui.core.matrix.model import Matrix
+    from rocmtui.core.matrix.cells import Matrix
     from rocmtui.core.versions.report import Versions
 
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from rocmtui.console.backend.access import FleetBackend, MonitorGone
-from rocmtui.console.backend.model import BakeView
+from rocmtui.console.backend.views import BakeView
 from rocmtui.console.messages import (
     BakeLoaded,
     FleetUpdated,

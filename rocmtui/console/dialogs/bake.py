@@ -30,9 +30,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from rocmtui.console import keys, stylesheets
-from rocmtui.console.backend.model import BakePlan, BakeRequest, ConsoleData
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
+from rocmtui.console.backend.views import BakePlan, BakeRequest, ConsoleData
 from rocmtui.console.dialogs.bake_choices import (
     arch_choices,
     arch_label,
@@ -53,7 +53,7 @@ from rocmtui.console.outside_text import clean, safe
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.command import shown_command
 
-__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is the model's (rocmtui.console.backend.model)
+__all__ = ["BakeDialog", "PlanFor"]  # BakeRequest is a view (rocmtui.console.backend.views)
 
 TYPING_PAUSE = 0.4  # s after the last key in the variables field before it is resolved
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rich.text import Text
 
-from rocmtui.console.backend.model import BakePlan, BakeView
+from rocmtui.console.backend.views import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
 from rocmtui.core.bake.find import bake_file_names as bake_named
 from rocmtui.core.config.fleetfile import FleetConfig

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from rocmtui.console.backend.model import BakePlan
+from rocmtui.console.backend.views import BakePlan
 from rocmtui.console.outside_text import clean
 
 __all__ = ["privileges_note", "start_question"]

@@ -20,7 +20,7 @@ from textual.widgets import Static
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.outside_text import clean
-from rocmtui.core.placement.model import Placement
+from rocmtui.core.placement.facts import Placement
 
 # (target, arch, the node a rebuild came from) -> the placement, blocking
 PlaceFor = Callable[[str, str, str | None], Placement]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from rocmtui.console.backend.model import JobView
+from rocmtui.console.backend.views import JobView
 from rocmtui.console.outside_text import clean
 
 

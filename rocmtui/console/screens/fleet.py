@@ -22,7 +22,9 @@ from textual.worker import Worker, WorkerState
 from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.refresh import Feeds, failure_text
+from rocmtui.console.backend.userthreads import run_on_own_thread
+from rocmtui.console.backend.views import (
     BakeRequest,
     ConsoleData,
     JobView,
@@ -30,8 +32,6 @@ from rocmtui.console.backend.model import (
     pushes_ended,
     running_job_on,
 )
-from rocmtui.console.backend.refresh import Feeds, failure_text
-from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,

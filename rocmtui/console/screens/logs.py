@@ -23,7 +23,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent, TabPane
 
 from rocmtui.console import keys, stylesheets
-from rocmtui.console.backend.model import BakeRequest, JobView
+from rocmtui.console.backend.views import BakeRequest, JobView
 from rocmtui.console.intents import (
     CancelRequested,
     LayoutChanged,

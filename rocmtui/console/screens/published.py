@@ -26,7 +26,7 @@ from rocmtui.console.backend.matrix_refresh import (
     PublishedRound,
     PublishedUpdated,
 )
-from rocmtui.console.backend.model import BakeRequest
+from rocmtui.console.backend.views import BakeRequest
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
 from rocmtui.console.outside_text import clean, literal
@@ -36,7 +36,7 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.matrix import MatrixGrid, cell_detail, versions_rows
 from rocmtui.console.widgets.table import SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.matrix.model import Cell, Row
+from rocmtui.core.matrix.cells import Cell, Row
 from rocmtui.core.text.units import fmt_age, fmt_seconds
 
 VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "", "Registry images")

@@ -34,7 +34,7 @@ from rocmtui.console.widgets.runchart import RunChart, TextBlock
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
-from rocmtui.core.runs.model import Run
+from rocmtui.core.runs.run import Run
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 30.0

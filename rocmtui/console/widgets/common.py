@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from rocmtui.console.backend.model import SEVERITY
+from rocmtui.console.backend.views import SEVERITY
 from rocmtui.console.outside_text import clean, literal
 
 

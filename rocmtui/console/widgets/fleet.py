@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     LATENCY_FLOOR,
     ConsoleData,
     JobView,

@@ -14,7 +14,7 @@ import os
 from msgspec import Struct
 from rich.text import Text
 
-from rocmtui.console.backend.model import JobView
+from rocmtui.console.backend.views import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
 from rocmtui.core.bake.find import bake_files

@@ -10,7 +10,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import on
 
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     ConsoleData,
     JobView,
     fmt_counter,

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 
-from rocmtui.console.backend.model import JobView, StepView, fmt_counter
+from rocmtui.console.backend.views import JobView, StepView, fmt_counter
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
 from rocmtui.console.widgets.common import Palette

@@ -17,7 +17,7 @@ from textual.strip import Strip
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.table import HEADER, Row, SnapshotTable
-from rocmtui.core.matrix.model import VERDICT_SYMBOLS, Cell, Matrix
+from rocmtui.core.matrix.cells import VERDICT_SYMBOLS, Cell, Matrix
 from rocmtui.core.states import LOOP_SYMBOLS
 from rocmtui.core.text.units import fmt_age, fmt_when
 
@@ -131,7 +131,7 @@ class MatrixGrid(SnapshotTable):
 
 
 def _none(arch: str) -> Cell:
-    from rocmtui.core.matrix.model import Verdict
+    from rocmtui.core.matrix.cells import Verdict
 
     return Cell(arch=arch, tag=None, verdict=Verdict.UNKNOWN)
 

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on
 
 from rocmtui.console import keys
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     NODE_RANK,
     ConsoleData,
     JobView,
@@ -32,7 +32,7 @@ from rocmtui.core.states import (
     NodeState,
 )
 from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 STALE_VITALS = 10.0  # seconds older than the node's probe: the vitals show their age
 

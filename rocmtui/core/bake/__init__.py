@@ -1,4 +1,4 @@
 """The bake file: as written (`file`: variables, targets, groups; `scan`, `jsonform`, `merge`,
-`model`), where it is (`find`), and as buildx resolves it (`resolve`: `docker buildx bake
+`targets`), where it is (`find`), and as buildx resolves it (`resolve`: `docker buildx bake
 --print`).
 """

@@ -28,7 +28,8 @@ from typing import Any
 from rocmtui.core.bake.find import BAKE_DEFAULT_FILES, bake_files
 from rocmtui.core.bake.jsonform import JsonBakeError, json_error_text, label_lines, parse_json
 from rocmtui.core.bake.merge import BakePart, build
-from rocmtui.core.bake.model import (
+from rocmtui.core.bake.scan import MAX_NESTING, BlockHeader, Scan, scan
+from rocmtui.core.bake.targets import (
     ARCH_VARIABLE,
     SUPPORTED_ARCHES_VARIABLE,
     BakeError,
@@ -36,7 +37,6 @@ from rocmtui.core.bake.model import (
     BakeTarget,
     BakeVariable,
 )
-from rocmtui.core.bake.scan import MAX_NESTING, BlockHeader, Scan, scan
 
 __all__ = [
     "ARCH_VARIABLE",

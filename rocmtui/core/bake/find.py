@@ -144,7 +144,7 @@ class FoundBake(Protocol):
 def check_found(config: FoundBake) -> None:
     """Raise the lookup's one-line BakeError when the default found no bake file (callers
     then say that, not 'no such bake file' for a path nobody chose)."""
-    from rocmtui.core.bake.model import BakeError  # only a caller that checks pays for it
+    from rocmtui.core.bake.targets import BakeError  # only a caller that checks pays for it
 
     if config.bake_problem and not config.bake_file.exists():
         raise BakeError(config.bake_problem, config.bake_file.parent)

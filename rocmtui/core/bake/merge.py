@@ -15,8 +15,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.bake.model import BakeFile, BakeTarget, BakeVariable
 from rocmtui.core.bake.scan import literal, plain_string, to_source
+from rocmtui.core.bake.targets import BakeFile, BakeTarget, BakeVariable
 
 _PUSH_OUTPUT = re.compile(r"(^|[\s,\"])(type=registry|push=true)\b")
 

@@ -11,7 +11,7 @@ from rocmtui.core.costbook.book import CostBook, CostFilter
 from rocmtui.core.costbook.cost import percentile
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
-from rocmtui.core.verdicts.model import Usual
+from rocmtui.core.verdicts.verdict import Usual
 
 USUAL_REFRESH = 60.0  # seconds a target x arch's usual time is reused
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from rocmtui.core.bake.model import ARCH_VARIABLE, BakeFile
+from rocmtui.core.bake.targets import ARCH_VARIABLE, BakeFile
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
 from rocmtui.core.jobs.record import JobRecord
 

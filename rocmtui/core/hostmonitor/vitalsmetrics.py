@@ -13,7 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from rocmtui.core.snapshots import FleetSnapshot
-from rocmtui.core.vitals.model import SOURCES, NodeVitals
+from rocmtui.core.vitals.nodevitals import SOURCES, NodeVitals
 
 
 def _gauge(name: str, doc: str, labels: tuple[str, ...] = ("node",)) -> GaugeMetricFamily:

@@ -24,8 +24,8 @@ from typing import Any
 
 from msgspec import Struct
 
+from rocmtui.core.matrix.cells import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
 from rocmtui.core.matrix.fill import ELSEWHERE, INVALID, TagAnswer
-from rocmtui.core.matrix.model import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
 from rocmtui.core.matrix.plan import PIN_PREFIX, MatrixPlan, PlannedCell
 from rocmtui.core.registry.client import Lookup
 from rocmtui.core.registry.pushcheck import short

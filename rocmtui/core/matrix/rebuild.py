@@ -12,7 +12,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.matrix.model import Cell, Row
+from rocmtui.core.matrix.cells import Cell, Row
 
 
 class Rebuild(Struct, frozen=True):

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from rocmtui.core.bake.file import BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.bakecache import load_bake_kept
+from rocmtui.core.matrix.cells import Matrix, Row
 from rocmtui.core.matrix.fill import fill_tags
 from rocmtui.core.matrix.judge import judge, seen_jobs
-from rocmtui.core.matrix.model import Matrix, Row
 from rocmtui.core.matrix.plan import launch_environment, make_plan, state_cache
 
 JOB_LIMIT = 500  # the newest jobs looked at for each cell's last job

@@ -1,7 +1,7 @@
 """`rocmtui matrix --json`: `matrix_json` prints a matrix, `read_matrix` reads it back.
 
 The shape is Structs: msgspec encodes and validates them, in field order (kw_only
-lets them stand as printed); the records of `rocmtui.core.matrix.model` convert to and from them
+lets them stand as printed); the records of `rocmtui.core.matrix.cells` convert to and from them
 where they differ (a job's duration, a cell's registry answer nested, the counts).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from msgspec import Struct, ValidationError, convert, field, json
 
-from rocmtui.core.matrix.model import (
+from rocmtui.core.matrix.cells import (
     Cell,
     CellJob,
     Matrix,

@@ -2,7 +2,7 @@
 ETA from the cost history, what runs there now, its load and free disk, and the node that
 would finish first, with one line why (`rocmtui bake --node auto`, the bake dialog's node).
 
-- `model`: `NodeFacts` (what is known of a node, the input), `NodeEstimate` and `Placement`
+- `facts`: `NodeFacts` (what is known of a node, the input), `NodeEstimate` and `Placement`
   (the answer), all immutable;
 - `choose`: `place(...)`, the pure rule from facts to a placement;
 - `gather`: the facts from the fleet file, a fleet snapshot and the job store (blocking).

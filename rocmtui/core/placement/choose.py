@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint, condition_stats
-from rocmtui.core.placement.model import NodeEstimate, NodeFacts, Placement
+from rocmtui.core.placement.facts import NodeEstimate, NodeFacts, Placement
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 
 HOUR = 3600.0

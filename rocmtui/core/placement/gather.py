@@ -17,7 +17,7 @@ from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import place
-from rocmtui.core.placement.model import NodeFacts, Placement
+from rocmtui.core.placement.facts import NodeFacts, Placement
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.text.sanitize import one_line
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from rocmtui.core.costbook.cost import Condition
-from rocmtui.core.placement.model import NodeEstimate, Placement
+from rocmtui.core.placement.facts import NodeEstimate, Placement
 
 
 class NodeEstimateView(Struct, frozen=True, kw_only=True):

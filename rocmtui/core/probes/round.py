@@ -41,7 +41,7 @@ from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.vitals import inround as vitals_in_round
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 if TYPE_CHECKING:
     from rocmtui.core.history.discover import HistoryWatch

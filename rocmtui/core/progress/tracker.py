@@ -36,7 +36,7 @@ from rocmtui.core.progress.buildkit import (
     items,
     parse_step_name,
 )
-from rocmtui.core.progress.model import (
+from rocmtui.core.progress.jobprogress import (
     FINISHED,
     JobProgress,
     Step,

@@ -1,7 +1,7 @@
 """Fleet runs: builds started together across the fleet, kept with their builds.
 
 - `schema`: the job store's `runs` and `run_jobs` tables (schema 7);
-- `model`: `Run` (what was started, where, and why a node did not start) and `RunBuild`;
+- `run`: `Run` (what was started, where, and why a node did not start) and `RunBuild`;
 - `chart`: the pure view of a run: one lane per node, one bar per build, wall, busy and idle
   time, the chain that set the run's length; `compare` of two runs;
 - `book`: `RunBook`, reading and writing runs in the job store, and adopting builds started

@@ -19,7 +19,7 @@ from rocmtui.core.costbook.cost import BuildEvidence, Condition
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.runs.model import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
+from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
 
 #: Builds started elsewhere within this many seconds of each other form one run.
 RUN_WINDOW = 10.0

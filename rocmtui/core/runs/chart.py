@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from rocmtui.core.runs.model import Run, RunBuild
+from rocmtui.core.runs.run import Run, RunBuild
 from rocmtui.core.text.units import fmt_age
 
 #: A later build on a lane starting within this of the previous one's end continues a chain.

@@ -33,7 +33,7 @@ from rocmtui.core.jobs.redaction import redact_mapping
 from rocmtui.core.jobs.refusals import LaunchError, refuse_if_read_only
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.book import RunBook
-from rocmtui.core.runs.model import ORIGIN_ROCMTUI, Run, new_run_id
+from rocmtui.core.runs.run import ORIGIN_ROCMTUI, Run, new_run_id
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.text.sanitize import one_line
 

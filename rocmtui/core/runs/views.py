@@ -13,7 +13,7 @@ from msgspec import Struct
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Change, Chart
 from rocmtui.core.runs.launch import NodeStart
-from rocmtui.core.runs.model import Run
+from rocmtui.core.runs.run import Run
 
 
 class BuildView(Struct, frozen=True, kw_only=True):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState
 from rocmtui.core.verdicts.judge import judge
-from rocmtui.core.verdicts.model import Reading, SilentBuild, Thresholds, Usual, Verdict
+from rocmtui.core.verdicts.verdict import Reading, SilentBuild, Thresholds, Usual, Verdict
 from rocmtui.core.verdicts.window import VitalsWindow, spacing_for
 
 if TYPE_CHECKING:

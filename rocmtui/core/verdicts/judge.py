@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from rocmtui.core.text.units import fmt_bytes
-from rocmtui.core.verdicts.model import (
+from rocmtui.core.verdicts.verdict import (
     Reading,
     SilentBuild,
     Thresholds,
     Verdict,
     VerdictKind,
 )
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 #: percent of one core the engine's tree must use to count as working: an idle dockerd ticks
 #: at a few percent; a compiler or a linker keeps a core busy, and still gets a fifth of one on

@@ -14,14 +14,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rocmtui.core.verdicts.context import StallJudge
-from rocmtui.core.verdicts.model import Reading
+from rocmtui.core.verdicts.verdict import Reading
 
 if TYPE_CHECKING:
     from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
     from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.vitals.gather import VitalsProber
-    from rocmtui.core.vitals.model import NodeVitals
+    from rocmtui.core.vitals.nodevitals import NodeVitals
 
 GAP = 1.0  # seconds between a node's two readings: the CPU rate's window
 DEADLINE = 3.0

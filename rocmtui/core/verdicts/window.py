@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from rocmtui.core.verdicts.model import Reading
+from rocmtui.core.verdicts.verdict import Reading
 
 MAX_READINGS = 256
 

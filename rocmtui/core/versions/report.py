@@ -19,7 +19,7 @@ from msgspec import Struct, ValidationError, convert, field, json
 
 from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.matrix.model import Matrix
+from rocmtui.core.matrix.cells import Matrix
 from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
 from rocmtui.core.versions.upstream import UpstreamAnswer, ask_upstream, compare, registry_pins
 

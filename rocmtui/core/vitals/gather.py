@@ -34,7 +34,7 @@ from rocmtui.core.text.units import fmt_seconds
 from rocmtui.core.vitals import procfs
 from rocmtui.core.vitals.engineapi import EngineInfo, EngineSource, engine_reading
 from rocmtui.core.vitals.exporter import ExporterError, ExporterSource
-from rocmtui.core.vitals.model import (
+from rocmtui.core.vitals.nodevitals import (
     SOURCE_ENGINE,
     SOURCE_LOCAL,
     SOURCE_NODE_EXPORTER,

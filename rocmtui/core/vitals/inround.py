@@ -17,7 +17,7 @@ from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.snapshots import NodeSnapshot, ServiceSnapshot
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 if TYPE_CHECKING:
     from rocmtui.core.vitals.gather import VitalsProber

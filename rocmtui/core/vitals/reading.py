@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rocmtui.core.vitals.model import EngineProcess, NodeVitals, VitalsCounters
+from rocmtui.core.vitals.nodevitals import EngineProcess, NodeVitals, VitalsCounters
 
 #: a reading further apart than this from the previous one gives no rates (a node that was
 #: away for minutes has no "current" CPU figure from two such readings)

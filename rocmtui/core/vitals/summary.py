@@ -4,7 +4,7 @@ Host cell from the same figures)."""
 from __future__ import annotations
 
 from rocmtui.core.text.units import fmt_age, fmt_bytes
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 
 def summary(vitals: NodeVitals, now: float) -> str:

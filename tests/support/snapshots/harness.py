@@ -17,7 +17,7 @@ from textual.pilot import Pilot
 
 from rocmtui.console.app import RocmTui
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.model import BakePlan
+from rocmtui.console.backend.views import BakePlan
 from rocmtui.console.messages import BakeLoaded, FleetUpdated, JobsUpdated
 from rocmtui.core.config.fleetfile import FleetConfig
 from tests.support.snapshots import recorded

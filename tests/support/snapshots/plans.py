@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmtui.console.backend.model import BakePlan
+from rocmtui.console.backend.views import BakePlan
 
 RESOLVED = (
     "{",

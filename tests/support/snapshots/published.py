@@ -4,7 +4,7 @@ for four arches) and its version check, at `recorded.NOW`, with every verdict on
 from __future__ import annotations
 
 from rocmtui.console.backend.matrix_child import Published
-from rocmtui.core.matrix.model import Cell, CellJob, Matrix, PinDiff, RegistryImage, Row, Verdict
+from rocmtui.core.matrix.cells import Cell, CellJob, Matrix, PinDiff, RegistryImage, Row, Verdict
 from rocmtui.core.versions.report import VersionRow, Versions
 from rocmtui.core.versions.upstream import UpstreamAnswer
 from tests.support.snapshots.recorded import NOW

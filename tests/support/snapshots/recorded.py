@@ -10,7 +10,7 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from rocmtui.console.backend.model import (
+from rocmtui.console.backend.views import (
     BakeView,
     JobView,
     ProgressView,

@@ -12,7 +12,7 @@ import enum
 
 from msgspec import Struct
 
-from rocmtui.core.vitals.model import NodeVitals
+from rocmtui.core.vitals.nodevitals import NodeVitals
 
 
 class VerdictKind(enum.StrEnum):
