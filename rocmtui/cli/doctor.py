@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         check_terminal,
         run_checks,
     )
-    from rocmtui.core.doctor.fleet import NodesCheck, check_bake, check_ssh
+    from rocmtui.core.doctor.fleetchecks import NodesCheck, check_bake, check_ssh
     from rocmtui.core.doctor.systemd import check_units
 
     config = config_from(args)

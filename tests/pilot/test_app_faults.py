@@ -17,7 +17,7 @@ from rocmtui.console.app import RocmTui
 from rocmtui.console.backend.access import MonitorFailed
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.screens.fleet import FleetScreen
-from rocmtui.console.widgets.fleet import FleetPanel
+from rocmtui.console.widgets.panels import FleetPanel
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.hostmonitor.sources import ChildSource
 from rocmtui.core.snapshots import FleetSnapshot

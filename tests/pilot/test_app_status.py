@@ -12,7 +12,7 @@ from rocmtui.console.app import RocmTui
 from rocmtui.console.messages import FleetUpdated
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.console.widgets.common import StatusLine
-from rocmtui.console.widgets.fleet import FleetPanel
+from rocmtui.console.widgets.panels import FleetPanel
 from rocmtui.core.bake.find import find_bake_file
 from rocmtui.core.config.fleetfile import default_config, load_config
 from rocmtui.core.debuglog import monitor_log

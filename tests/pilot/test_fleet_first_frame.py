@@ -16,8 +16,8 @@ from rocmtui.console import stylesheets
 from rocmtui.console.app import RocmTui
 from rocmtui.console.messages import BakeLoaded, PanelFailed
 from rocmtui.console.widgets.common import Panel
-from rocmtui.console.widgets.fleet import FleetPanel
 from rocmtui.console.widgets.footer import QuietFooter
+from rocmtui.console.widgets.panels import FleetPanel
 from tests.support.blackbox import until
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import recorded_app

@@ -32,7 +32,6 @@ from rocmtui.console.backend.views import (
     pushes_ended,
     running_job_on,
 )
-from rocmtui.console.fleet_panels import LATER, FleetPanels
 from rocmtui.console.intents import (
     BakeRequested,
     CancelRequested,
@@ -54,12 +53,13 @@ from rocmtui.console.messages import (
     ProbeSourceChanged,
 )
 from rocmtui.console.outside_text import clean
+from rocmtui.console.panelmount import LATER, FleetPanels
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import StatusLine
-from rocmtui.console.widgets.fleet import (
+from rocmtui.console.widgets.panels import (
     WatchPanel,
 )
-from rocmtui.console.widgets.fleet_status import StatusFacts, status_line
+from rocmtui.console.widgets.statusline import StatusFacts, status_line
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.sources import MONITOR
 from rocmtui.core.states import JobState
@@ -109,7 +109,7 @@ class FleetScreen(CatalogScreen):
     def compose(self) -> ComposeResult:
         """Status line and the nodes panel: the first frame, which shows the round the monitor
         sent. The other panels and the footer are mounted right after it is painted
-        (`_mount_the_rest`; console/fleet_panels.py says why)."""
+        (`_mount_the_rest`; console/panelmount.py says why)."""
         yield StatusLine(id="statusbar")
         yield self.panels.first()
 
@@ -244,7 +244,7 @@ class FleetScreen(CatalogScreen):
         self.render_status()
 
     def render_status(self) -> None:
-        """The status line (widgets/fleet_status.py words it)."""
+        """The status line (widgets/statusline.py words it)."""
         facts = StatusFacts(
             config=self.config,
             now=self.clock(),

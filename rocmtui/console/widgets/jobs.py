@@ -18,7 +18,7 @@ from rocmtui.console.backend.views import (
 from rocmtui.console.intents import LogRequested
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.console.widgets.common import Palette, state_cell
-from rocmtui.console.widgets.fleet import FleetPanel
+from rocmtui.console.widgets.panels import FleetPanel
 from rocmtui.console.widgets.table import Fit, Row, SnapshotTable
 from rocmtui.core.states import (
     JOB_SYMBOLS,

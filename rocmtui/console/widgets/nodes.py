@@ -23,7 +23,7 @@ from rocmtui.console.backend.views import (
 from rocmtui.console.intents import LogRequested
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.console.widgets.common import Palette, state_cell, waiting_cell
-from rocmtui.console.widgets.fleet import EMPTY, FleetPanel
+from rocmtui.console.widgets.panels import EMPTY, FleetPanel
 from rocmtui.console.widgets.table import Row, SnapshotTable
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import (

@@ -1,3 +1,3 @@
 """`rocmtui doctor`: each check a one-line verdict (`checks`: `Finding`, `run_checks`; the fleet's
-checks in `fleet`; the installed systemd units in `systemd`).
+checks in `fleetchecks`; the installed systemd units in `systemd`).
 """

@@ -14,9 +14,9 @@ from typing import TypeVar
 
 from textual.screen import Screen
 
-from rocmtui.console.widgets.fleet import FleetPanel, ServicesPanel, VariablesPanel, WatchPanel
 from rocmtui.console.widgets.jobs import JobsPanel
 from rocmtui.console.widgets.nodes import NodesPanel
+from rocmtui.console.widgets.panels import FleetPanel, ServicesPanel, VariablesPanel, WatchPanel
 from rocmtui.core.config.fleetfile import FleetConfig
 
 LATER = ("services", "jobs", "variables")  # the panels mounted after the first frame
