@@ -217,8 +217,8 @@ def auto_figures(config_path: Path, env: dict[str, str], runs: int) -> list[comm
     from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.launch import launch_job
     from rocmtui.core.jobs.refusals import LaunchError
+    from rocmtui.core.placement.fleetsource import from_monitor
     from rocmtui.core.placement.gather import placement_for
-    from rocmtui.core.placement.snapshot import from_monitor
 
     config = load_config(str(config_path))
     bake = load_bake_cached(config.bake_file)

@@ -20,8 +20,8 @@ def choose_node(config: FleetConfig, bake: BakeFile, target: str, arch: str | No
     """The placement of `target` for `arch` (None: the bake file's default) on this fleet."""
     from rocmtui.core.bake.file import ARCH_VARIABLE
     from rocmtui.core.jobs.checks import default_arch
+    from rocmtui.core.placement.fleetsource import fleet_snapshot
     from rocmtui.core.placement.gather import placement_for
-    from rocmtui.core.placement.snapshot import fleet_snapshot
 
     declares = ARCH_VARIABLE in bake.variables
     chosen_arch = arch or default_arch(bake) or ""

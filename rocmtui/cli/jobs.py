@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rocmtui.cli.main import EXIT_OK, config_from
 
 if TYPE_CHECKING:  # imported when a command runs, not for `rocmtui --help`
-    from rocmtui.core.history.record import OutsideBuild
+    from rocmtui.core.history.outside import OutsideBuild
     from rocmtui.core.jobs.record import JobRecord
 
 

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print (and follow) the log."""
     from rocmtui.core.jobs.control import get_job
-    from rocmtui.core.jobs.follow import follow_job
+    from rocmtui.core.jobs.logtail import follow_job
     from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.states import JobState
     from rocmtui.core.text.sanitize import StreamDecoder, color_wanted

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.core.bake.find import check_found
     from rocmtui.core.jobs.command import parse_overrides
     from rocmtui.core.jobs.refusals import LaunchError, ReadOnlyRefused
-    from rocmtui.core.placement.snapshot import fleet_snapshot
+    from rocmtui.core.placement.fleetsource import fleet_snapshot
     from rocmtui.core.runs.launch import launch_run
     from rocmtui.core.text.sanitize import one_line
 

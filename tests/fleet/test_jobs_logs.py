@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from rocmtui.core.jobs.follow import FileTail
+from rocmtui.core.jobs.logtail import FileTail
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState

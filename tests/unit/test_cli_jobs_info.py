@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocmtui.cli.jobs import _extras, _info
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.images import CACHE_STATS_FILE
 from rocmtui.core.jobs.store import write_json_atomic
 from rocmtui.core.progress.sccache import CacheStats

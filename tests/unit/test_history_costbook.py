@@ -12,7 +12,7 @@ import pytest
 from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.costbook.book import SETTLE_SECONDS, CostBook, CostFilter
 from rocmtui.core.costbook.report import HistoryReport
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import SCHEMA_VERSION
 from rocmtui.core.jobs.store import JobStore

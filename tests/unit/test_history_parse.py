@@ -7,9 +7,9 @@ import json
 
 from rocmtui.core.history.buildx import BuildxAnswer
 from rocmtui.core.history.discover import answer_note
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.history.parse import finished_state, outside_build, parse_inspect, parse_ls
 from rocmtui.core.history.rebuild import rebuild_request
-from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.states import JobState
 from tests.support.jobs import job_record
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from tests.support.jobs import job_record

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.book import RUN_WINDOW, RunBook

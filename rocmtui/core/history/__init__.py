@@ -8,11 +8,11 @@ of `jobs.remote`), and makes each such build a job of its own in the job store, 
 `started elsewhere` (`JobRecord.outside`, an `OutsideBuild`). So the node overlay, stall
 detection, log panes, `status` exit codes and metrics cover them as they cover rocmtui's own.
 
-- `record`: `OutsideBuild` (what BuildKit knows of such a build), the data shape consoles read;
+- `outside`: `OutsideBuild` (what BuildKit knows of such a build), the data shape consoles read;
 - `parse`: history JSON -> sanitised, redacted facts (pure);
 - `buildx`: the `docker buildx history ...` commands for one node, each under a deadline;
-- `follower`: the detached process that follows one build's output into its job's log and
-  records its outcome (`python -m rocmtui.core.history.follower`);
+- `outsidefollower`: the detached process that follows one build's output into its job's log and
+  records its outcome (`python -m rocmtui.core.history.outsidefollower`);
 - `discover`: `HistoryWatch`, one `history ls` per node every `interval` seconds, turning new
   records into jobs and starting their followers; the node's `history_note`;
 - `rebuild`: `rebuild_plan(config, bake, record)`: the launch rocmtui's own rebuild makes.

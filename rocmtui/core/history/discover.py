@@ -57,8 +57,9 @@ from rocmtui.core.history.buildx import (
     node_workdir,
     run_history_async,
 )
-from rocmtui.core.history.follower import spawn_follower
 from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
+from rocmtui.core.history.outside import OutsideBuild
+from rocmtui.core.history.outsidefollower import spawn_follower
 from rocmtui.core.history.parse import (
     HistoryEntry,
     finished_state,
@@ -67,7 +68,6 @@ from rocmtui.core.history.parse import (
     parse_ls,
     raw_build_args,
 )
-from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore, JobStoreError

@@ -22,7 +22,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from rocmtui.core.history.record import (
+from rocmtui.core.history.outside import (
     STATUS_COMPLETED,
     STATUS_ERROR,
     STATUS_RUNNING,

@@ -9,7 +9,7 @@ and the CLI call:
   `start_plan(config, plan, yes)` and `launch_job(config, bake, target, ...)`, both `->
   JobRecord`;
 - `control`: `list_jobs`, `get_job`, `cancel_job`, `stalled_jobs`, `is_alive`, `job_pids`;
-- `follow`: `follow_job`, `FileTail`; `overlay`: `NodeJobOverlay` (the monitor's
+- `logtail`: `follow_job`, `FileTail`; `overlay`: `NodeJobOverlay` (the monitor's
   `building` / `stalled` nodes); `store`: `JobStore`, `JobRecord`;
 - `refusals`: `LaunchError`, `LaunchRefused`, `AlreadyRunning`, `ReadOnlyRefused`;
 - `checks` (names, arches, nodes, variables), `command` (bake's argv and environment,

@@ -13,7 +13,7 @@ from typing import Any
 
 from msgspec import Struct, to_builtins
 
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.states import JobState
 
 #: JobRecord fields computed on every read and never stored

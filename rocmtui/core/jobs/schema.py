@@ -12,7 +12,7 @@ import msgspec
 from msgspec import to_builtins
 from msgspec.structs import fields
 
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import LIVE_FIELDS, JobRecord
 from rocmtui.core.states import JobState
 

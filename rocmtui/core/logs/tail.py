@@ -2,7 +2,7 @@
 
 A writer may still write to a file that was renamed away (rotated) or removed, so a follower
 reads the file it has open for as long as the path names nothing; once the path names another
-file (a new inode), that one is the log now. `jobs.follow.FileTail` (the CLI's `logs -f`)
+file (a new inode), that one is the log now. `jobs.logtail.FileTail` (the CLI's `logs -f`)
 drains the old file first and reads the new one from its start; `logs.index.LineIndex` (the
 console's panes) indexes the new one from its tail.
 """

@@ -5,7 +5,8 @@ would finish first, with one line why (`rocmtui bake --node auto`, the bake dial
 - `facts`: `NodeFacts` (what is known of a node, the input), `NodeEstimate` and `Placement`
   (the answer), all immutable;
 - `choose`: `place(...)`, the pure rule from facts to a placement;
-- `gather`: the facts from the fleet file, a fleet snapshot and the job store (blocking).
+- `gather`: the facts from the fleet file, a fleet snapshot and the job store (blocking);
+- `fleetsource`: that fleet snapshot, a running monitor's or one probe round's (blocking).
 
 A package's `__init__` imports nothing, so importing one module loads only that module.
 """

@@ -12,7 +12,7 @@ counts only, no log). The rows' job_dir is the folder given; the test points the
 import sys
 from pathlib import Path
 
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import SCHEMA_VERSION
 from rocmtui.core.jobs.store import JobStore, write_json_atomic

@@ -1,12 +1,12 @@
 """The detached process that follows one build started elsewhere.
 
 Started by `spawn_follower` (below; discovery calls it) as `python -S -P -m
-rocmtui.core.history.follower ...` in a new session, stdin /dev/null, stdout and stderr appended
-to the job's log; its first process forks and exits (as `jobs.detach` does for a supervisor), so
-whoever started it never waits and never collects a zombie. The child takes the job's lock
-(`jobs/<id>/lock`) without waiting and exits at once when another follower holds it: one
-follower per build on the host, whoever discovered it. Holding the lock is what makes the job
-read `running` (and `stalled` after `stall_after_seconds` of log silence), exactly as a
+rocmtui.core.history.outsidefollower ...` in a new session, stdin /dev/null, stdout and stderr
+appended to the job's log; its first process forks and exits (as `jobs.detach` does for a
+supervisor), so whoever started it never waits and never collects a zombie. The child takes the
+job's lock (`jobs/<id>/lock`) without waiting and exits at once when another follower holds it:
+one follower per build on the host, whoever discovered it. Holding the lock is what makes the
+job read `running` (and `stalled` after `stall_after_seconds` of log silence), exactly as a
 supervisor's lock does.
 
 It copies `docker buildx history logs --progress plain REF` (which follows a running build
@@ -54,7 +54,7 @@ STREAM_GO_ENV = (("GOMAXPROCS", "1"), ("GOGC", "200"))
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="rocmtui.core.history.follower")
+    parser = argparse.ArgumentParser(prog="rocmtui.core.history.outsidefollower")
     parser.add_argument("--store", required=True, help="the state folder")
     parser.add_argument("--job", required=True, help="the job id")
     parser.add_argument("--ref", required=True, help="BuildKit's history record id")
@@ -75,7 +75,7 @@ def spawn_follower(
 
     assert record.buildkit_ref
     store_root = Path(record.job_dir).parent.parent
-    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.follower"]
+    command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.history.outsidefollower"]
     command += ["--store", str(store_root), "--job", record.id, "--ref", record.buildkit_ref]
     docker = docker_cli(env.get("PATH"))
     command += ["--docker", docker, "--gone-after", str(config.link_timeout_seconds)]
