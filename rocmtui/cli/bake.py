@@ -86,7 +86,7 @@ def _cache_dir() -> Path:
 
 
 def load_bake_cached(path: Path) -> BakeFile:
-    """`bakefile.load_bake`, remembered per user by the file's exact bytes.
+    """`bake.file.load_bake`, remembered per user by the file's exact bytes.
 
     Parsing with python-hcl2 costs 0.2-0.6 s, most of `rocmtui bake`'s time to return; the
     result is a small frozen value, so it is kept in `$XDG_CACHE_HOME/rocmtui` (a folder only

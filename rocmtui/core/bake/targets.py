@@ -1,6 +1,6 @@
 """What a bake file says, as values: its variables, targets and groups, and the one error type.
 
-`bakefile.load_bake` builds these (re-exported there); everything else only reads them.
+`bake.file.load_bake` builds these (re-exported there); everything else only reads them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ finished build from two pieces of evidence, never from its duration:
 
 - the share of its Dockerfile steps BuildKit found cached (`steps.StepCounts`, from its log;
   BuildKit's own counts from `history inspect` when there is no log);
-- sccache's hit rate over the compiles it looked up (`core.sccache.CacheStats`).
+- sccache's hit rate over the compiles it looked up (`core.progress.sccache.CacheStats`).
 
 In this order, the first that holds:
 

@@ -8,7 +8,7 @@ set for it, its materials (base images, with digests) and sccache's hit rate.
   (`OutsideBuild.build_args`, sanitised and redacted); no materials unless the metadata says.
 
 Every value is outside text: sanitised here (`sanitize_line`), a secret-like arg's value
-redacted (`core.redact`) before anyone shows it.
+redacted (`core.text.redact`) before anyone shows it.
 """
 
 from __future__ import annotations

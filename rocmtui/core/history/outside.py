@@ -4,8 +4,8 @@ A job record (`jobs.record.JobRecord`) whose `outside` is set is a build *starte
 its `target`, `arch`, `node`, `started_at`, `ended_at` and `state` are filled from the history
 record as for any job (`arch` from its `GFX_ARCH` build arg, "" when it has none), its `log`
 is the output its follower copies from `docker buildx history logs`, and `outside` keeps the
-rest. Every text field here is sanitised (`core.sanitize`) and secret-like build args are
-redacted (`core.redact`) before it is stored: a reader may show them as they are.
+rest. Every text field here is sanitised (`core.text.sanitize`) and secret-like build args are
+redacted (`core.text.redact`) before it is stored: a reader may show them as they are.
 
 Stable shape: fields are only ever added (with defaults).
 """
@@ -37,7 +37,7 @@ class OutsideBuild(Struct, frozen=True, omit_defaults=False):
     target: str | None = None
     platforms: tuple[str, ...] = ()
     # build args, sanitised; a secret-like name's value (and that value anywhere) redacted,
-    # as `core.redact` writes it: `<redacted:NAME>`
+    # as `core.text.redact` writes it: `<redacted:NAME>`
     build_args: dict[str, str] = field(default_factory=dict)
     vcs_revision: str | None = None
     vcs_source: str | None = None

@@ -7,8 +7,8 @@ never trusting a field to be there or to have its type.
 `CompletedAt`, `Duration` ns, `Status`, `NumCompletedSteps`, `NumTotalSteps`,
 `NumCachedSteps`, `BuildArgs` [{Name, Value}], `Labels`, `VCSRevision`, `VCSRepository`,
 `Error` {Message, ...}, `Exporters`/`Attrs`). A line or field that is missing, of the wrong
-type, or absurd is skipped or left None; text is run through `core.sanitize` (escape sequences
-never reach a terminal or a record), build args through `core.redact`.
+type, or absurd is skipped or left None; text is run through `core.text.sanitize` (escape sequences
+never reach a terminal or a record), build args through `core.text.redact`.
 """
 
 from __future__ import annotations

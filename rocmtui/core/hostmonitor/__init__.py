@@ -25,5 +25,5 @@ holds the lock) and replaced. A console checks the lock first: no monitor costs 
 `links` is all a console (and `rocmtui` with no command, before it imports Textual) uses: it
 opens the console's source of rounds, the host's monitor through `client` or else the
 console's own child (`ownchild`), and never imports the probes (docker SDK, httpx, psutil,
-`core.monitor`), so an attached console's start-up pays for none of them.
+`core.probes.round`), so an attached console's start-up pays for none of them.
 """

@@ -1,7 +1,7 @@
 """A console's side of the monitor socket, and `rocmtui status`'s question "is one running?".
 
 Blocking calls, each under a deadline: call them from a worker thread (or a one-shot command).
-Imports no probe library (docker SDK, httpx, psutil, `core.monitor`): an attached console never
+Imports no probe library (docker SDK, httpx, psutil, `core.probes.round`): an attached console never
 loads them.
 """
 

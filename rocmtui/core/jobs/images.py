@@ -5,7 +5,7 @@ Files in the job's folder (see `store.py` for the others):
 
     targets.json   written at launch: each target bake resolved the name to, with its tags, arch
                    and whether it pushes (bake's own view under the job's environment)
-    registry.json  written when a pushing job ends: the closed loop (`registry.loop.PushCheck`)
+    registry.json  written when a pushing job ends: the closed loop (`registry.pushcheck.PushCheck`)
     sccache.json   written when a job ends: the compile cache statistics its log reported
 
 With bake's metadata file (one entry per target, each with its digest) they give every image of
@@ -168,7 +168,7 @@ def read_cache_stats(job_dir: Path | str) -> CacheStats | None:
 def check_push(
     record: JobRecord, registry_url: str, timeout: float = PUSH_CHECK_TIMEOUT
 ) -> PushCheck | None:
-    """Ask the registry about every image the job pushed (see `registry.loop`)."""
+    """Ask the registry about every image the job pushed (see `registry.pushcheck`)."""
     from rocmtui.core.registry.pushcheck import Pushed, check_pushed
 
     pushed = [

@@ -1,5 +1,5 @@
 """Jobs seen from the fleet: a node is `building` while a job runs on it, `stalled` while one
-of its jobs is stalled. `NodeJobOverlay` is the `node_overlay` hook of `core.monitor`.
+of its jobs is stalled. `NodeJobOverlay` is the `node_overlay` hook of `core.probes.round`.
 
 The monitor calls the hook on its event loop for every node of every round, so the job states
 are read at most once per `max_age` seconds (one SQLite query, then a lock check and a stat per

@@ -1,4 +1,4 @@
-"""Redaction for what the job layer stores and prints, through the project's `core.redact`.
+"""Redaction for what the job layer stores and prints, through the project's `core.text.redact`.
 
 Job records keep overrides and the command line for people to read. Secrets in the launching
 environment are never copied into bake's environment at all (it is scrubbed); what is stored is

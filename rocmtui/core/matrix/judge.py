@@ -47,7 +47,7 @@ class SeenJob(Struct, frozen=True):
     push: bool
     digest: str | None  # the record's (one target's) digest
     images: tuple[Any, ...]  # jobs.images.JobImage
-    loop: Any | None = None  # registry.loop.PushCheck
+    loop: Any | None = None  # registry.pushcheck.PushCheck
     cache: Mapping[str, Any] | None = None
     started_elsewhere: bool = False  # found in BuildKit's history, not started by rocmtui
     cached_percent: int | None = None  # BuildKit's cached steps of all steps (history)

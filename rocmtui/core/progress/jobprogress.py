@@ -1,4 +1,4 @@
-"""The frozen progress model that `ProgressTracker` (progress.py) publishes."""
+"""The frozen progress model that `ProgressTracker` (tracker.py) publishes."""
 
 from __future__ import annotations
 
