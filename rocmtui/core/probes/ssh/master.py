@@ -221,6 +221,7 @@ class SSHMasters:
             "-N", "-f", "--", target.host,
         ]  # fmt: skip
         master.log.write_bytes(b"")
+        begun = time.monotonic()
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -243,8 +244,10 @@ class SSHMasters:
             ) from None
         finally:
             master.starting = None
-        if code == 0:  # the master listens once it has forked; give it a moment
-            for _ in range(50):
+        if code == 0:  # the master listens once it has forked: on a loaded host that can take
+            # more than a moment, so wait for its socket as long as the login could have taken
+            until = max(begun + START_TIMEOUT, time.monotonic() + 1.0)
+            while time.monotonic() < until:
                 if _peer_pid(path) is not None:
                     return
                 threading.Event().wait(0.02)
