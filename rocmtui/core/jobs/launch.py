@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 import rocmtui
 from rocmtui.core.bake.file import BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
@@ -52,7 +54,7 @@ from rocmtui.core.jobs.refusals import (
 )
 from rocmtui.core.jobs.registries import docker_config_hosts
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.private import PrivateFolderError, job_folder
+from rocmtui.core.private import PrivateFolderError, for_state, job_folder
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_utc_stamp
 
@@ -351,6 +353,9 @@ def spawn_supervisor(
     command = [sys.executable, "-S", "-P", "-m", "rocmtui.core.jobs.detach"]
     command += ["--store", str(store.root), "--job", record.id]
     command += remote.supervisor_args(plan.node, config, env)
+    # the node, for the OOM count at the build's start (read by the supervisor: verdicts/atstart)
+    command += ["--vitals-node", msgspec.json.encode(plan.node).decode()]
+    command += ["--vitals-path", _without_wrappers(child_env, for_state(store.root, env))]
     command += [word for fd in held.slots for word in ("--slot-fd", str(fd))]
     command += [*(["--push"] if plan.pushes else []), "--registry-url", config.registry.url]
     metadata = held.metadata or record.metadata_path
@@ -367,6 +372,14 @@ def spawn_supervisor(
     )
     # the first process only forks and exits; wait for it without polling sleeps
     _wait_exit(proc, SUPERVISOR_START_TIMEOUT)
+
+
+def _without_wrappers(child_env: Mapping[str, str], private: Path) -> str:
+    """bake's PATH without the ssh wrappers rocmtui put first on it (folders under the state's
+    private folder): their `ControlMaster=no` would keep another reader's kept connection from
+    forming (the supervisor's OOM-count read, verdicts/atstart)."""
+    words = (child_env.get("PATH") or os.defpath).split(os.pathsep)
+    return os.pathsep.join(w for w in words if not Path(w).is_relative_to(private))
 
 
 def _supervisor_env(child_env: Mapping[str, str]) -> dict[str, str]:

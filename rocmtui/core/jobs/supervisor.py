@@ -366,6 +366,44 @@ def _builder_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _keep_oom_at_start(
+    node_json: str | None, job_dir: Path, path: str | None
+) -> subprocess.Popen[bytes] | None:
+    """Read the node's OOM count beside the starting build, in a child of its own
+    (`verdicts/atstart`): the launch never waits for it, the supervisor stays single-threaded,
+    and a one-shot `rocmtui jobs` can tell a later OOM kill from an earlier one. The child's
+    PATH (`path`, from the launch) leaves out the job's ssh wrapper (`remote.py`), whose
+    `ControlMaster=no` would keep the read's own kept connection from forming. Nothing when no
+    node was given."""
+    if not node_json:
+        return None
+    env = dict(os.environ)  # PYTHONPATH still in it: the child finds this package
+    if path is not None:
+        env["PATH"] = path
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "rocmtui.core.verdicts.atstart", str(job_dir), node_json],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            env=env,
+        )
+    except OSError as exc:
+        _log(f"no OOM count at the start: {exc.strerror or exc}")
+        return None
+
+
+def _reap(child: subprocess.Popen[bytes] | None) -> None:
+    """The OOM-count child ended long ago unless bake ended within seconds; then its reading
+    would come too late to matter: stop it rather than keep the supervisor waiting."""
+    if child is None:
+        return
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+
+
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rocmtui.core.jobs.supervisor")
     parser.add_argument("--store", required=True, help="the state folder")
@@ -383,6 +421,10 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--link-node", default=None, help="a remote node: watch the link to it")
     parser.add_argument("--link-timeout", type=float, default=120.0, help="seconds down: give up")
+    parser.add_argument(
+        "--vitals-node", default=None, help="the node as JSON: its OOM count at the start is kept"
+    )
+    parser.add_argument("--vitals-path", default=None, help="PATH for that read: no ssh wrapper")
     parser.add_argument("bake", nargs=argparse.REMAINDER, help="-- bake's argument list")
     args = parser.parse_args(argv)
     if args.bake and args.bake[0] == "--":
@@ -419,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             supervisor_start=start_time(os.getpid()),
         )
         return 1
+    at_start = _keep_oom_at_start(args.vitals_node, store.jobs_dir / args.job, args.vitals_path)
     returncode = sup.wait()
     # bake is done: its images' slots are free now, even while the outcome waits for room
     for fd in args.slot_fd:
@@ -434,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(f"supervisor could not record the outcome: {type(exc).__name__}: {exc}")
         return 1
     finally:
+        _reap(at_start)
         sup.close()
     return 0
 

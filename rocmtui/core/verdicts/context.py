@@ -6,8 +6,10 @@ the job readers (`jobs.control.live_record`) ask it for the verdict of each buil
 `stall_after_seconds`. It adds the build's own facts: BuildKit's clipping from the log's tail
 (read again only when the log changed, and a silent log does not), the node's OOM count when
 the build began (kept per job from the first window that reached back to it), and the build's
-usual time from the cost book (re-read at most once a minute). Blocking (a tail read, SQLite):
-call it where the jobs are read, never on an event loop.
+usual time from the cost book (re-read at most once a minute). The OOM count at the start
+comes first from the job's folder, where the supervisor of rocmtui's own builds kept it
+(`atstart.py`): a one-shot command has no window reaching back to the start. Blocking (a tail
+read, SQLite): call it where the jobs are read, never on an event loop.
 """
 
 from __future__ import annotations
@@ -104,12 +106,17 @@ class StallJudge:
         return limit
 
     def _oom_at(self, record: JobRecord) -> int | None:
-        """The node's OOM count when the build began, kept from the first answer."""
+        """The node's OOM count when the build began, kept from the first answer: the one its
+        supervisor read into the job's folder (our own builds), else the window's."""
+        from rocmtui.core.verdicts.atstart import oom_at_start
+
         with self._lock:
             kept = self._oom_at_start.get(record.id)
         if kept is not None:
             return kept
-        count = self.window.oom_kills_at(record.node, record.started_at)
+        count = oom_at_start(record.path) if record.job_dir else None
+        if count is None:
+            count = self.window.oom_kills_at(record.node, record.started_at)
         if count is not None:
             with self._lock:
                 self._oom_at_start[record.id] = count
