@@ -85,6 +85,10 @@ def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stal
 ) -> None:
     with_thresholds(config)
     busy = silent_build(config, "snoc-think", "busy:40")
+    # its supervisor kept the node's OOM count at the start, read over ssh (verdicts/atstart)
+    kept = Path(job_json(config, busy)["log"]).parent / "vitals-at-start.json"
+    wait_for("the OOM count at the start", kept.exists, 30)
+    assert isinstance(json.loads(kept.read_text()).get("oom_kills_total"), int), kept.read_text()
     job = judged(config, busy)
     # busy through the silence, read at every look while it lasts
     while job["state"] == "running" and job["verdict"] == "busy":
@@ -94,7 +98,7 @@ def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stal
         if silent is None or int(silent.group(1)) >= 20:
             break
         job = job_json(config, busy)
-    assert job["state"] == "running" and job["verdict"] == "busy", job
+    assert job["state"] == "running" and job["verdict"] == "busy", job["verdict_line"]
     code, report = status(config)
     mine = build_in(report, busy)
     assert mine["state"] == "running" and mine["verdict"] == "busy", (
@@ -242,10 +246,13 @@ def test_a_step_the_oom_killer_ended_gets_the_memory_verdict_in_the_monitor(
             lambda: f'rocmtui_node_oom_kills_total{{node="{node}"}}' in scrape(monitor),
             60,
         )
-        silent_build(config, node, "oom:400:120")
+        job_id = silent_build(config, node, "oom:400:120")
         line = f'rocmtui_builds_silent{{node="{node}",verdict="memory"}} 1.0'
         wait_for("the memory verdict in the metrics", lambda: line in scrape(monitor), 90)
         assert f'rocmtui_builds_active{{node="{node}",state="stalled"}} 1.0' in scrape(monitor)
+        # a one-shot command too: the launch kept the node's count (vitals-at-start.json)
+        job = judged(config, job_id)
+        assert job["verdict"] == "memory" and job["state"] == "stalled", job["verdict_line"]
     finally:
         monitor.stop(grace=5.0)
 
