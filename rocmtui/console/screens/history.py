@@ -31,10 +31,12 @@ from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.costplots import DurationPlot, SpreadPlot
 from rocmtui.console.widgets.footer import QuietFooter
+from rocmtui.console.widgets.steptrend import StepTrendPanel
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.costbook.cost import CONDITIONS, Condition
 from rocmtui.core.costbook.report import GroupReport, HistoryReport
+from rocmtui.core.history.steptrend import StepTrend
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
@@ -70,6 +72,16 @@ class HistoryLoaded(Message):
     def __init__(self, report: HistoryReport | None, error: str | None = None) -> None:
         super().__init__()
         self.report = report
+        self.error = error
+
+
+class TrendLoaded(Message):
+    """A target × arch's step trend read by the worker (or why it could not be)."""
+
+    def __init__(self, key: tuple[str, str], trend: StepTrend | None, error: str | None) -> None:
+        super().__init__()
+        self.key = key
+        self.trend = trend
         self.error = error
 
 
@@ -179,6 +191,8 @@ class HistoryScreen(CatalogScreen):
         self.detail = Static("", id="history-detail", markup=False)
         self.over_time = DurationPlot(id="history-time")
         self.spread = SpreadPlot(id="history-spread")
+        self.steps = StepTrendPanel(id="history-steps")
+        self.trend_key: tuple[str, str] | None = None  # the target × arch the panel shows
 
     def compose(self) -> ComposeResult:
         """Status line, the groups, the selected one in words and in plots, the footer."""
@@ -190,6 +204,7 @@ class HistoryScreen(CatalogScreen):
         with Horizontal(id="history-plots"):
             yield self.over_time
             yield self.spread
+        yield self.steps
         yield QuietFooter()
 
     def on_mount(self) -> None:
@@ -268,6 +283,8 @@ class HistoryScreen(CatalogScreen):
         points = report.points(group.key)
         self.over_time.draw(points, now)
         self.spread.draw(points)
+        if self.has_class("-steps"):
+            self.read_trend(group)
 
     def render_status(self) -> None:
         """One line: how many builds, groups, regressions, and whether it is reading."""
@@ -290,14 +307,66 @@ class HistoryScreen(CatalogScreen):
 
     def action_show_timeline(self) -> None:
         """`t`: the selected group's last build's steps on a time axis."""
-        report, key = self.report, self.table.selected_key
-        group = None
-        if report is not None and key is not None:
-            group = next((g for g in report.groups if group_key(g) == key), None)
+        group = self.selected_group()
         if group is None or group.last is None:
             self.notify("No build selected.", severity="information", markup=False)
             return
         self.post_message(TimelineRequested(group.last.job_id))
+
+    def selected_group(self) -> GroupReport | None:
+        """The group under the cursor (None: nothing read, or no row)."""
+        report, key = self.report, self.table.selected_key
+        if report is None or key is None:
+            return None
+        return next((g for g in report.groups if group_key(g) == key), None)
+
+    def action_toggle_steps(self) -> None:
+        """`s`: the selected target × arch's steps across its last builds in place of the
+        plots, `s` again: the plots."""
+        self.toggle_class("-steps")
+        if not self.has_class("-steps"):
+            return
+        group = self.selected_group()
+        if group is None:
+            self.steps.show_note("No build selected.")
+        else:
+            self.read_trend(group)
+
+    def read_trend(self, group: GroupReport) -> None:
+        """Read `group`'s target × arch's trend in a worker (the one shown stays until the
+        new one is in; a move to another node of the same target × arch reads nothing)."""
+        key = (group.target, group.arch)
+        if key == self.trend_key and self.steps.trend is not None:
+            return
+        self.trend_key = key
+        self.steps.show_note(f"reading the steps of {clean(group.target, 40)} {group.arch}…")
+        if self.live:
+            self._load_trend(key)
+
+    @work(thread=True, exclusive=True, group="steptrend", exit_on_error=False, name="steptrend")
+    def _load_trend(self, key: tuple[str, str]) -> None:
+        from rocmtui.core.history.steptrend import load_trend
+        from rocmtui.core.jobs.store import JobStore, JobStoreError
+
+        try:
+            trend = load_trend(self.config, JobStore.for_config(self.config), *key)
+            self.post_message(TrendLoaded(key, trend, None))
+        except (JobStoreError, OSError) as exc:
+            self.post_message(TrendLoaded(key, None, str(exc)))
+
+    @on(TrendLoaded)
+    def _trend_loaded(self, message: TrendLoaded) -> None:
+        if message.key != self.trend_key:
+            return  # the cursor moved on meanwhile
+        if message.trend is None:
+            self.steps.show_note(f"cannot read the steps: {clean(message.error, 200)}")
+        else:
+            self.show_trend(message.trend)
+
+    def show_trend(self, trend: StepTrend) -> None:
+        """Draw a trend (tests call this with recorded data)."""
+        self.trend_key = (trend.target, trend.arch)
+        self.steps.show_trend(trend, self.palette, self.clock())
 
     def action_back(self) -> None:
         """Back to the screen below."""

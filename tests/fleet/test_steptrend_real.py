@@ -1,0 +1,70 @@
+"""The history screen's step panel (issue 38: "a step's duration and cache hit across the last
+builds of that target × arch") on real builds: three builds of the timeline bake file on
+today's engine (a namespace of its own, stopped by pid), then the console driven by Pilot on
+that fleet: `h`, `s`, and what the screen says."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from devfleet import EngineHandle
+from rocmtui.console.app import RocmTui
+from rocmtui.console.screens.history import HistoryScreen
+from rocmtui.core.config.fleetfile import load_config
+from tests.fleet.test_timeline_real import (  # noqa: F401 (fixtures shared with that module)
+    QUICK,
+    _own_processes_stopped,
+    engine,
+    fleet_file,
+    own_build,
+)
+from tests.support.blackbox import screen_text, until_text
+
+pytestmark = pytest.mark.fleet
+
+
+def row_of(text: str, needle: str) -> str:
+    return next(line for line in text.splitlines() if needle in line)
+
+
+async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
+    engine: EngineHandle,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    fleet = fleet_file(tmp_path, engine)
+    nonce = str(time.time_ns())
+    quick = {**QUICK, "SERIAL_TWO": "3"}
+    first = own_build(fleet, TL_NONCE=nonce, **quick)
+    same = own_build(fleet, TL_NONCE=nonce, **quick)  # nothing changed: all cached
+    changed = own_build(fleet, TL_NONCE=nonce, FLAVOUR="chocolate", **quick)
+    app = RocmTui(load_config(fleet))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("h")
+        await until_text(pilot, r"timeline\s+gfx1201\s+tl", 60)
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("s")
+        text = await until_text(pilot, r"begin two chocolate", 120)
+        # each column names its build, newest first
+        assert f"now {changed.id[:8]} tl" in text and f"-1 {same.id[:8]} tl" in text, text
+        assert f"-2 {first.id[:8]} tl" in text, text
+        # the step FLAVOUR changed: ran now (3 s of sleep at least), cached in the build
+        # before, ran in the first; marked on the critical path (*) and as a miss (!)
+        final = row_of(text, "begin two chocolate")
+        assert re.search(r"\*!\s", final), final
+        cells = re.findall(r"(\d+(?:\.\d+)?s|cached|-)(?=\s|│|$)", final.split("chocolate")[-1])
+        assert cells[:3][1] == "cached" and cells[0] != "cached" and cells[2] != "cached", final
+        assert float(cells[0].rstrip("s")) >= 3.0, final
+        # the first serial step: cached twice after it ran once, no miss
+        one = row_of(text, f"begin one {nonce}")
+        assert one.count("cached") == 2 and "!" not in one.split("[")[0], one
+        # slowest first: the step with a 3 s sleep above the one with none
+        lines = text.splitlines()
+        assert lines.index(final) < lines.index(one), text
+        # s again: the plots come back, the panel goes
+        await pilot.press("s")
+        await until_text(pilot, r"begin two chocolate", 20, absent=True)
+        assert f"now {changed.id[:8]}" not in screen_text(app)
