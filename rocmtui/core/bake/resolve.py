@@ -58,6 +58,8 @@ KEEP_NAMES = frozenset(
         "DOCKER_TLS_VERIFY",
         "DOCKER_CERT_PATH",
         "BUILDX_CONFIG",
+        # "0": the supervisor keeps no steps at a build's end (bench_step_capture's "off")
+        "ROCMTUI_KEEP_STEPS",
     }
 )
 KEEP_PREFIXES = ("LC_",)

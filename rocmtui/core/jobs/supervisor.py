@@ -347,6 +347,8 @@ class Supervisor:
         it fails."""
         from rocmtui.core.history.stepstore import keep_after_build
 
+        if os.environ.get("ROCMTUI_KEEP_STEPS") == "0":
+            return  # turned off (bench_step_capture sets it to weigh what keeping costs)
         try:
             latest = self.store.get(record.id)  # with the ref `tie_refs` set
         except Exception:
