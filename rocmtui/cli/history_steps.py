@@ -156,4 +156,15 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"rocmtui history: cannot export: {exc}", file=sys.stderr)
         return EXIT_UNHEALTHY
     print(f"job {record.id}: its build record written to {out}")
+    print(IMPORT_NOTE)
     return EXIT_OK
+
+
+#: Why the bundle is not imported back here: buildx's `history import` posts it to Docker
+#: Desktop's build server (`~/.docker/desktop/docker-desktop-build.sock`), not to an engine;
+#: without Docker Desktop it fails ("check if Docker Desktop is running"). Checked against
+#: buildx 0.29 by tests/fleet/test_timeline_real.py.
+IMPORT_NOTE = (
+    "it imports into Docker Desktop only (`docker buildx history import -f FILE` sends it to "
+    "Desktop's build socket; no engine takes a build record back)"
+)

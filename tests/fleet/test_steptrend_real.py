@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from devfleet import EngineHandle
+from devfleet.processes import wait_for
 from rocmtui.console.app import RocmTui
 from rocmtui.console.screens.history import HistoryScreen
 from rocmtui.core.config.fleetfile import load_config
+from rocmtui.core.history.stepstore import load_steps
+from rocmtui.core.jobs.store import JobStore
 from tests.fleet.test_timeline_real import (  # noqa: F401 (fixtures shared with that module)
     QUICK,
     _own_processes_stopped,
@@ -41,6 +44,9 @@ async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
     first = own_build(fleet, TL_NONCE=nonce, **quick)
     same = own_build(fleet, TL_NONCE=nonce, **quick)  # nothing changed: all cached
     changed = own_build(fleet, TL_NONCE=nonce, FLAVOUR="chocolate", **quick)
+    store = JobStore.for_config(load_config(fleet))
+    for job in (first, same, changed):  # kept by each supervisor just after its outcome
+        wait_for(lambda j=job: load_steps(store, j.id), 120, f"job {job.id}'s steps kept")
     app = RocmTui(load_config(fleet))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("h")

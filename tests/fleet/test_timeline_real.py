@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,7 +178,12 @@ def test_export_where_buildx_can_and_says_why_where_it_cannot(
 
     fleet = fleet_file(tmp_path, engine)
     job = own_build(fleet, TL_NONCE=str(time.time_ns()), **QUICK)
-    assert job.buildkit_ref
+    # the supervisor ties the BuildKit record just after it records the outcome
+    tied = processes.wait_for(
+        lambda: get_job(job.id, load_config(fleet)).buildkit_ref, 60, "its BuildKit record"
+    )
+    job = get_job(job.id, load_config(fleet))
+    assert job.buildkit_ref == tied
     out = tmp_path / "build.dockerbuild"
     done = run_cli(fleet, "history", "export", job.id, "-o", str(out), timeout=180)
     assert done.returncode == 0, done.stderr
@@ -191,6 +197,19 @@ def test_export_where_buildx_can_and_says_why_where_it_cannot(
             if m.isfile() and m.size < 4 << 20
         ]
     assert any(job.buildkit_ref.encode() in t for t in texts), [len(t) for t in texts]
+    # imported back: buildx 0.29's `history import` sends the bundle to Docker Desktop's
+    # build socket and nowhere else; without Desktop it fails, as the export's line says
+    assert "imports into Docker Desktop only" in done.stdout, done.stdout
+    home = tmp_path / "home"
+    home.mkdir()
+    env = processes.child_env({"HOME": str(home), "DOCKER_CONFIG": str(home / ".docker"),
+                               "DOCKER_HOST": engine.docker_host})  # fmt: skip
+    back = subprocess.run(
+        ["docker", "buildx", "history", "import", "-f", str(out)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert back.returncode != 0, back.stdout + back.stderr
+    assert "Docker Desktop" in back.stderr and "docker-desktop-build.sock" in back.stderr, back
     # buildx 0.13 (first in $DOCKER_CONFIG/cli-plugins): no `history` at all, said plainly
     require("buildx-0.13")
     config_dir = tmp_path / "docker-config" / "cli-plugins"
