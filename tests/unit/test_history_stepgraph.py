@@ -143,3 +143,26 @@ def test_ten_thousand_steps_and_a_bound() -> None:
     more.feed(stream([vertex(f"sha256:{i}", "s", 0, 1) for i in range(MAX_STEPS + 5)]))
     assert len(more.steps()) == MAX_STEPS and more.dropped_steps == 5
     assert isinstance(steps[0], Step)
+
+
+def test_odd_and_missing_fields_are_kept_as_far_as_they_go() -> None:
+    odd: list[object] = [
+        {"digest": "sha256:n", "name": 42, "started": "yesterday", "inputs": "sha256:x"},
+        {"digest": "odd\x1b[2J digest", "name": "kept, its digest made safe"},
+        {"digest": None, "name": "no digest"},
+        {"name": "no digest at all", "started": at(0)},
+        {"digest": "sha256:t", "name": "[t 1/1] RUN t", "started": at(1), "completed": 7},
+        {"digest": "sha256:i", "name": "[i 1/1] RUN i", "inputs": [1, None, "sha256:t", "x y"]},
+        "not an object",
+    ]
+    c = collect([json.dumps({"vertexes": odd}) + "\n", '{"vertexes": {"a": 1}}\n', "[1,2]\n"])
+    by = {s.digest: s for s in c.steps()}
+    assert len(by) == 4 and {"sha256:n", "sha256:t", "sha256:i"} < set(by)
+    assert not any("\x1b" in d for d in by)
+    assert by["sha256:n"].name == "" and by["sha256:n"].started is None
+    assert by["sha256:n"].inputs == ()
+    assert by["sha256:t"].started is not None and by["sha256:t"].completed is None
+    assert by["sha256:i"].inputs[0] == "sha256:t" and len(by["sha256:i"].inputs) == 2
+    report = StepReport.build(c.steps())  # drawn as far as it goes, no crash
+    assert len(report.steps) == 4 and report.path.digests == ()
+    assert report.path.note == "no step reported its end"  # one started: never "none started"

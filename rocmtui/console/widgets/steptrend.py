@@ -49,7 +49,8 @@ def trend_row(row: TrendRow, palette: Palette) -> tuple[str, list[Text]]:
         mark.stylize(palette.bad, 1)
     cells = [cell_text(c, palette) for c in row.cells]
     cells += [Text("")] * (TREND_BUILDS - len(cells))
-    return row.key, [mark, Text(clean(row.name, 120), no_wrap=True), *cells]
+    name = clean(row.name, 120) or "(no name reported)"
+    return row.key, [mark, Text(name, no_wrap=True), *cells]
 
 
 def builds_text(trend: StepTrend, now: float, palette: Palette) -> Text:
@@ -58,13 +59,17 @@ def builds_text(trend: StepTrend, now: float, palette: Palette) -> Text:
     out.append(f"{clean(trend.target, 40)} {trend.arch or '-'}", style="bold")
     if not trend.builds:
         out.append(" · no ended build recorded", style=palette.muted)
+    missing = []
     for label, build in zip(LABELS, trend.builds, strict=False):
         out.append(f" · {label} ", style=palette.muted)
         out.append(f"{build.job_id[:8]} {clean(build.node, 20)} {fmt_when(build.started_at, now)}")
         if build.note is not None:
-            out.append(f" (no steps: {clean(build.note, 100)})", style=palette.warn)
+            out.append(" (no steps)", style=palette.warn)
+            missing.append(f"{label}: {clean(build.note, 160)}")
     if trend.more:
         out.append(f" · {trend.more} quicker steps not shown", style=palette.muted)
+    if missing:  # a line of its own: the reason is what the operator needs, never cut first
+        out.append("\nno steps: " + "; ".join(missing), style=palette.warn)
     return out
 
 

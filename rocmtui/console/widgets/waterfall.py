@@ -31,6 +31,7 @@ from rocmtui.core.text.units import fmt_seconds, fmt_step_duration
 
 NAME_WIDTH = 34
 RUN_WIDTH = 6
+NO_NAME = "(no name reported)"  # a step BuildKit named nothing (or with no string)
 PREFIX = 1 + 1 + RUN_WIDTH + 1 + NAME_WIDTH + 2  # marker, run, name, then the bar
 HEAD = 1  # the axis line
 
@@ -108,7 +109,8 @@ class Waterfall(ScrollView, can_focus=True):
     def watch_cursor(self) -> None:
         """Keep the cursor's line in view."""
         top = self.scroll_offset.y
-        height = max(self.size.height - HEAD, 1)
+        # the region inside the scrollbars: the last step is never left under one
+        height = max(self.scrollable_content_region.height - HEAD, 1)
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + height:
@@ -122,7 +124,7 @@ class Waterfall(ScrollView, can_focus=True):
 
     def action_page(self, by: int) -> None:
         """Page up / down."""
-        self.action_cursor(by * max(self.size.height - HEAD - 1, 1))
+        self.action_cursor(by * max(self.scrollable_content_region.height - HEAD - 1, 1))
 
     def action_cursor_to(self, where: int) -> None:
         """Home / end."""
@@ -168,7 +170,8 @@ class Waterfall(ScrollView, can_focus=True):
         else:
             run = fmt_step_duration(step.run).strip() + ("…" if step.open else "")
         line.append(f" {run:>{RUN_WIDTH}} ", style=palette.muted if step.cached else style)
-        name = step.name if len(step.name) <= NAME_WIDTH else step.name[: NAME_WIDTH - 1] + "…"
+        name = step.name or NO_NAME  # BuildKit gave none: said, never a blank line
+        name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
         line.append(name.ljust(NAME_WIDTH), style=palette.bad if step.error else style)
         line.append("  ")
         wait_at, run_at, end = bar_cells(step, span, bar_width)
@@ -181,4 +184,4 @@ class Waterfall(ScrollView, can_focus=True):
         return line
 
 
-__all__ = ["Waterfall", "axis_text", "bar_cells"]
+__all__ = ["NO_NAME", "Waterfall", "axis_text", "bar_cells"]

@@ -204,8 +204,9 @@ def critical_path(steps: Sequence[Step], now: float | None = None) -> CriticalPa
         return now if s.started is not None and now is not None else None
 
     ended = sorted(((t, i, s) for i, s in enumerate(steps) if (t := done(s)) is not None))
-    if not ended:
-        return CriticalPath((), 0.0, "no step has started")
+    if not ended:  # said truthfully: a step that started and never said it ended is no path
+        begun = any(s.started is not None for s in steps)
+        return CriticalPath((), 0.0, "no step reported its end" if begun else "no step has started")
     ends = [t for t, _, _ in ended]
     current = ended[-1][2]
     chain = [current]

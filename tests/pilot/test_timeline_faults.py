@@ -1,0 +1,151 @@
+"""Issue 38's "bad input and faults" on screen: a step graph with a cycle and a missing
+parent, clocks that disagree, a step with no name, escapes and markup in names and errors, a
+10,000-step build and steps past the bound, and the history screen's step panel with a build
+whose steps cannot be had. Each drawn as far as it goes, with a line saying what is missing,
+nothing raw on screen (keys in, screen text out)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.pilot import Pilot
+
+from rocmtui.console.intents import TimelineRequested
+from rocmtui.console.screens.history import HistoryScreen
+from rocmtui.console.screens.timeline import TimelineScreen
+from rocmtui.core.history.stepgraph import Step, collect
+from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.steptrend import StepTrend, TrendBuild
+from tests.support.blackbox import screen_text
+from tests.support.snapshots import recorded
+from tests.support.snapshots.harness import feed, recorded_app
+
+JOB = "20251130-1101-pytorch-gfx1201"
+T0 = recorded.NOW - 40.0
+EVIL = "[1/1] RUN \x1b]52;c;aGk=\x07\x1b[31mred[/] [bold]x\x1b]0;title\x07"
+
+
+async def timeline(pilot: Pilot[Any], report: StepReport) -> TimelineScreen:
+    await feed(pilot.app, pilot)  # type: ignore[arg-type]
+    pilot.app.screen.post_message(TimelineRequested(JOB))
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, TimelineScreen)
+    screen.show(report)
+    await pilot.pause()
+    return screen
+
+
+def as_reported(digest: str, name: str, start: float, end: float, error: str) -> Step:
+    """A step as BuildKit's rawjson reports it, through the collector every step comes by."""
+    from datetime import UTC, datetime
+
+    def at(t: float) -> str:
+        return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+
+    vertex = {"digest": digest, "name": name, "started": at(start), "completed": at(end),
+              "error": error}  # fmt: skip
+    (step,) = collect([json.dumps({"vertexes": [vertex]}) + "\n"]).steps()
+    return step
+
+
+def raw(text: str) -> bool:
+    return any(c in text for c in "\x1b\x07\x9b")
+
+
+async def test_a_cycle_a_lost_parent_skewed_clocks_and_no_name_are_drawn_and_said() -> None:
+    steps = [
+        Step("sha256:a", "[a 1/2] RUN loop one", T0, T0 + 2, inputs=("sha256:b",)),
+        Step("sha256:b", "[a 2/2] RUN loop two", T0 + 2, T0 + 4, inputs=("sha256:a",)),
+        Step("sha256:c", "[c 1/1] RUN orphan", T0 + 4, T0 + 6, inputs=("sha256:gone",)),
+        Step("sha256:d", "[d 1/1] RUN skewed", T0 + 9, T0 + 5),  # ends before it starts
+        Step("sha256:e", "", T0 + 1, T0 + 3),
+        as_reported("sha256:f", EVIL, T0 + 1, T0 + 2, error="boom\x1b[2J"),
+    ]
+    app = recorded_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await timeline(pilot, StepReport.build(steps, T0 + 10, False, dropped=3))
+        text = screen_text(app)
+        assert "1 input(s) of the path were never reported" in text, text
+        skewed = next(line for line in text.splitlines() if "RUN skewed" in line)
+        assert "skew?" in skewed, skewed
+        assert "(no name reported)" in text
+        assert "3 more steps not kept" in text
+        assert "red[/]" in text and not raw(text)  # markup shown as text, never parsed
+        # the cycle alone: the path stops where it closes, and says so
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        screen.show(StepReport.build(steps[:2], T0 + 10))
+        await pilot.pause()
+        assert "cycle" in screen_text(app), screen_text(app)
+
+
+async def test_ten_thousand_steps_open_and_scroll() -> None:
+    chain = [Step("sha256:0", "[s 1/10000] RUN 0", T0, T0 + 0.01)]
+    chain += [
+        Step(f"sha256:{i}", f"[s {i + 1}/10000] RUN {i}", T0 + i * 0.01, T0 + (i + 1) * 0.01,
+             inputs=(f"sha256:{i - 1}",))
+        for i in range(1, 10_000)
+    ]  # fmt: skip
+    app = recorded_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await timeline(pilot, StepReport.build(chain, T0 + 200))
+        assert "10000 steps" in screen_text(app)
+        await pilot.press("end")
+        await pilot.pause()
+        assert screen.waterfall.selected is not None
+        assert screen.waterfall.selected.name == "[s 10000/10000] RUN 9999"
+        for _ in range(40):  # a deadline of pauses: the scroll to the cursor
+            if "RUN 9999" in screen_text(app):
+                break
+            await pilot.pause(0.05)
+        assert "RUN 9999" in screen_text(app), screen_text(app)
+
+
+async def test_the_step_panel_says_which_build_has_no_steps_and_shows_names_plainly() -> None:
+    from rocmtui.core.history.costreport import HistoryReport
+    from tests.support.history import T0 as H0
+    from tests.support.history import recorded_rows
+
+    now = H0 + 240 * 2400.0 + 3600.0
+    app = recorded_app(clock=lambda: now)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(app, pilot)
+        await pilot.press("h")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        screen.show(HistoryReport.build(recorded_rows(240), now=now))
+        await pilot.press("s")
+        await pilot.pause()
+        steps = StepReport.build([as_reported("sha256:f", EVIL, now - 60, now - 50, "")])
+        screen.show_trend(
+            StepTrend.build(
+                "pytorch",
+                "gfx1201",
+                [
+                    (TrendBuild("job-new", "snoc-think", now - 60, "succeeded"), steps),
+                    (
+                        TrendBuild(
+                            "job-old",
+                            "snoc-think",
+                            now - 7200,
+                            "succeeded",
+                            note="the node's BuildKit keeps no build history",
+                        ),
+                        None,
+                    ),
+                ],
+            )
+        )
+        await pilot.pause()
+        text = screen_text(app)
+        assert "-1 job-old snoc-think" in text and "(no steps)" in text, text
+        assert "no steps: -1: the node's BuildKit keeps no build history" in text, text
+        line = next(x for x in text.splitlines() if "[bold]x" in x)
+        assert "10s" in line and line.rstrip(" │").endswith("-"), line
+        assert not raw(text)
+        await pilot.press("s")
+        await pilot.pause()
+        assert "no steps:" not in screen_text(app)
