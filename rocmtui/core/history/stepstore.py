@@ -144,13 +144,30 @@ def keep_after_build(
     if builder:
         argv += ["--builder", builder]
     try:
-        kept = replay([*argv, ref], env, timeout, f"job {record.id}")
+        kept = replay(gentle([*argv, ref]), {**dict(CAPTURE_GO_ENV), **env}, timeout,
+                      f"job {record.id}")  # fmt: skip
         save_steps(store, record.id, kept)
     except StepsUnavailable as exc:
         return f"steps not kept: {exc}"
     except Exception as exc:  # the store's or the machine's: said, never raised
         return f"steps not kept: {type(exc).__name__}: {one_line(exc)}"
     return f"{len(kept.steps)} steps kept for the timeline"
+
+
+#: The capture's stream client: one Go thread and a collector that runs half as often, as a
+#: follower's (~20% less CPU, bench/RESULTS.md). A value the caller's environment sets wins.
+CAPTURE_GO_ENV = (("GOMAXPROCS", "1"), ("GOGC", "200"))
+#: Its niceness: nobody waits for a capture (the outcome is recorded first), and the logs
+#: being followed meanwhile do wait for CPU (bench_step_capture).
+CAPTURE_NICE = 10
+
+
+def gentle(argv: list[str]) -> list[str]:
+    """`argv` under `nice -n CAPTURE_NICE` where `nice` is found (as is where it is not)."""
+    import shutil
+
+    found = shutil.which("nice")
+    return [found, "-n", str(CAPTURE_NICE), *argv] if found else argv
 
 
 def _stream(
@@ -276,11 +293,14 @@ def export_record(
 
 
 __all__ = [
+    "CAPTURE_GO_ENV",
+    "CAPTURE_NICE",
     "EXPORT_TIMEOUT",
     "REPLAY_TIMEOUT",
     "KeptSteps",
     "StepsUnavailable",
     "export_record",
+    "gentle",
     "history_ref",
     "keep_after_build",
     "load_steps",
