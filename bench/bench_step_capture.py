@@ -51,8 +51,10 @@ def bake(config: Path, node: str, rate: int, seconds: int, nonce: str, env: dict
             "--set", f"FLOOD_NONCE={nonce}",
             "--set", f"FLOOD_RATE={rate}", "--set", f"FLOOD_SECONDS={seconds}",
         ),
-        capture_output=True, text=True, timeout=60, check=True, env=env,
+        capture_output=True, text=True, timeout=60, env=env,
     )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"rocmtui bake on {node} refused: {out.stderr.strip()[-500:]}")
     return Path(json.loads(out.stdout)["log"])
 
 
@@ -66,7 +68,7 @@ def steps_kept(config: Path, job_log: Path) -> int | None:
     return None if kept is None else len(kept.steps)
 
 
-def one_run(config: Path, seconds: int, run: int, capture: bool) -> tuple[LogAges, Path]:
+def one_run(config: Path, seconds: int, run: int, capture: bool) -> tuple[LogAges, Path, Path]:
     """Both jobs at once; the followed log's ages from the short build's end."""
     env = dict(os.environ)
     if not capture:
@@ -74,13 +76,14 @@ def one_run(config: Path, seconds: int, run: int, capture: bool) -> tuple[LogAge
     ages = LogAges(SHORT + 1.0)  # sampled from just after the short flood's end
     ages.start()
     tag = f"{'on' if capture else 'off'}-{run}-{time.time_ns()}"
-    ages.add(bake(config, "n0", RATE, seconds, f"long-{tag}", env))
+    long = bake(config, "n0", RATE, seconds, f"long-{tag}", env)
+    ages.add(long)
     short = bake(config, "n1", SHORT_RATE, SHORT, f"short-{tag}", env)
     deadline = time.monotonic() + seconds + 120
     while not ages.done(1) and time.monotonic() < deadline:
         time.sleep(0.1)
     ages.stop()
-    return ages, short
+    return ages, long, short
 
 
 def wait_ended(config: Path, log: Path, deadline: float) -> None:
@@ -93,6 +96,14 @@ def wait_ended(config: Path, log: Path, deadline: float) -> None:
     while time.monotonic() < deadline:
         if get_job(log.parent.name, cfg).ended_at is not None:
             return
+        time.sleep(0.2)
+
+
+def wait_gone(log: Path, deadline: float) -> None:
+    """Until no process names the job's folder (its supervisor has exited)."""
+    from devfleet import processes
+
+    while processes.pids_mentioning(f"--job {log.parent.name}") and time.monotonic() < deadline:
         time.sleep(0.2)
 
 
@@ -109,13 +120,20 @@ def main() -> None:
         config = fleet_file(work, hosts, write_bake_dir(work))
         for run in range(runs):
             for capture in (run % 2 == 0, run % 2 != 0):
-                ages, short = one_run(config, seconds, run, capture)
+                ages, long, short = one_run(config, seconds, run, capture)
                 (on if capture else off).add(ages)
-                wait_ended(config, short, time.monotonic() + 120)
-                if capture:  # its supervisor keeps them after the outcome: wait for them
-                    deadline = time.monotonic() + 120
-                    while steps_kept(config, short) is None and time.monotonic() < deadline:
+                # both supervisors done before the next run (a node's lock is held until its
+                # supervisor exits, and capture comes after the outcome): the next run starts
+                # on a quiet machine
+                for log in (short, long):
+                    wait_ended(config, log, time.monotonic() + 120)
+                    deadline = time.monotonic() + 300
+                    while capture and steps_kept(config, log) is None:
+                        if time.monotonic() > deadline:
+                            break
                         time.sleep(0.2)
+                    wait_gone(log, time.monotonic() + 120)
+                if capture:
                     kept.append(steps_kept(config, short))
     ours, anchor = on.p95(), off.p95()
     ratio_ok = ours is not None and anchor is not None and anchor > 0 and ours <= anchor * 1.05
