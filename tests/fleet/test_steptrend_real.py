@@ -18,6 +18,7 @@ from rocmtui.console.screens.history import HistoryScreen
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.stepstore import load_steps
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.text.units import fmt_when
 from tests.fleet.test_timeline_real import (  # noqa: F401 (fixtures shared with that module)
     QUICK,
     _own_processes_stopped,
@@ -54,9 +55,9 @@ async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
         assert isinstance(app.screen, HistoryScreen)
         await pilot.press("s")
         text = await until_text(pilot, r"begin two chocolate", 120)
-        # each column names its build, newest first
-        assert f"now {changed.id[:8]} tl" in text and f"-1 {same.id[:8]} tl" in text, text
-        assert f"-2 {first.id[:8]} tl" in text, text
+        # each column names its build's node and start, newest first
+        for label, job in (("now", changed), ("-1", same), ("-2", first)):
+            assert f"{label} tl {fmt_when(job.started_at, time.time())}" in text, text
         # the step FLAVOUR changed: ran now (3 s of sleep at least), cached in the build
         # before, ran in the first; marked on the critical path (*) and as a miss (!)
         final = row_of(text, "begin two chocolate")

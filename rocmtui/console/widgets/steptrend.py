@@ -23,13 +23,14 @@ from rocmtui.core.text.units import fmt_seconds, fmt_when
 
 LABELS = tuple(["now", *(f"-{i}" for i in range(1, TREND_BUILDS))])
 COLUMNS = ("", "Step", *LABELS)
-# the oldest builds give way first, then the step's name shrinks; `now` and `-1` stay
+# the step's name shrinks first (builds side by side are the point), then the oldest builds
+# give way; `now` and `-1` stay
 FITS = (
     Fit(),
-    Fit(min=16, turn=TREND_BUILDS),
+    Fit(min=24, turn=1),
     Fit(),
     Fit(),
-    *(Fit(drop=True, turn=TREND_BUILDS - i) for i in range(2, TREND_BUILDS)),
+    *(Fit(drop=True, turn=1 + TREND_BUILDS - i) for i in range(2, TREND_BUILDS)),
 )
 
 
@@ -54,7 +55,7 @@ def trend_row(row: TrendRow, palette: Palette) -> tuple[str, list[Text]]:
 
 
 def builds_text(trend: StepTrend, now: float, palette: Palette) -> Text:
-    """Which build each column is (`now 3f2a… snoc-think 2h ago`), and why one has no steps."""
+    """Which build each column is (`now snoc-think 13:02:11`), and why one has no steps."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"{clean(trend.target, 40)} {trend.arch or '-'}", style="bold")
     if not trend.builds:
@@ -62,7 +63,8 @@ def builds_text(trend: StepTrend, now: float, palette: Palette) -> Text:
     missing = []
     for label, build in zip(LABELS, trend.builds, strict=False):
         out.append(f" · {label} ", style=palette.muted)
-        out.append(f"{build.job_id[:8]} {clean(build.node, 20)} {fmt_when(build.started_at, now)}")
+        # node and start: a job id is dated already, and `t` opens the build itself
+        out.append(f"{clean(build.node, 20)} {fmt_when(build.started_at, now)}")
         if build.note is not None:
             out.append(" (no steps)", style=palette.warn)
             missing.append(f"{label}: {clean(build.note, 160)}")

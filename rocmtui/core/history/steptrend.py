@@ -66,6 +66,8 @@ class TrendRow(Struct, frozen=True):
     @property
     def missed(self) -> bool:
         """Ran in the newest build that has it, after the cache held it in the one before."""
+        if self.key.partition("] ")[2].upper().startswith("FROM"):
+            return False  # BuildKit reads a local image's FROM cached or done by whim
         seen = [c for c in self.cells if c.present]
         return len(seen) >= 2 and not seen[0].cached and seen[1].cached
 
