@@ -392,3 +392,8 @@ def test_outside_builds_on_the_ssh_node_have_steps_and_a_diff(fleet: Any, tmp_pa
     got = diff(path, changed.id)
     assert got["then"] == first.id and got["first_miss"].startswith("[final 3/3] RUN"), got
     assert [r["name"] for r in got["reasons"] if r["kind"] == "build arg"] == ["FLAVOUR"]
+    # rebuilt with nothing changed: all cached, nothing named
+    same = build("three.log", FLAVOUR="chocolate")
+    got = diff(path, same.id)
+    assert got["then"] == changed.id and got["first_miss"] is None and got["reasons"] == [], got
+    assert got["verdict"] == "all cached: nothing missed"
