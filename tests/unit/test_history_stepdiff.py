@@ -100,6 +100,25 @@ def test_metadata_gives_args_redacted_and_materials() -> None:
     assert from_metadata("not json") == ({}, {})
 
 
+def test_metadata_of_odd_shapes_gives_what_fits_and_never_raises() -> None:
+    odd: list[object] = [
+        {"t": {"buildx.build.provenance": {"invocation": ["not", "a", "dict"]}}},
+        {"t": {"buildx.build.provenance": {"invocation": {"parameters": "args"}}}},
+        {"t": {"buildx.build.provenance": {"materials": {"uri": "x"}}}},
+        {"t": {"buildx.build.provenance": {"materials": 7, "invocation": None}}},
+        {"t": {"buildx.build.provenance": {"materials": [
+            {"uri": "pkg:a", "digest": {"sha256": 12}}, {"uri": 5, "digest": {}}, "x"]}}},
+        {"t": {"buildx.build.provenance": {"invocation": {"parameters": {"args": {
+            "build-arg:N": None, "build-arg:L": [1, 2]}}}}}},
+        [1, 2],
+        "text",
+    ]  # fmt: skip
+    got = [from_metadata(json.dumps(x)) for x in odd]
+    assert got[4] == ({}, {"pkg:a": "sha256:12"})
+    assert got[5][0] == {"N": "None", "L": "[1, 2]"}
+    assert all(g == ({}, {}) for i, g in enumerate(got) if i not in (4, 5))
+
+
 def row(job: str, node: str, start: float, outcome: str = "succeeded") -> CostRow:
     return CostRow(job, "timeline", "gfx1201", node, start, start + 9, 9.0, outcome, "rocmtui",
                    "ci", BuildEvidence())  # fmt: skip

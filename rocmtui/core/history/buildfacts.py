@@ -60,13 +60,16 @@ def from_metadata(text: str) -> tuple[dict[str, str], dict[str, str]]:
     args: dict[str, str] = {}
     materials: dict[str, str] = {}
     for prov in _provenance(data):
-        params = prov.get("invocation", {}).get("parameters", {})
-        raw = params.get("args", {}) if isinstance(params, dict) else {}
+        # any level may be missing or of another shape (outside data): read what fits
+        invocation = prov.get("invocation")
+        params = invocation.get("parameters") if isinstance(invocation, dict) else None
+        raw = params.get("args") if isinstance(params, dict) else None
         if isinstance(raw, dict):
             for key, value in raw.items():
                 if isinstance(key, str) and key.startswith("build-arg:"):
                     args[key[len("build-arg:") :]] = str(value)
-        for material in prov.get("materials", []) or []:
+        found = prov.get("materials")
+        for material in found if isinstance(found, list) else ():
             if not isinstance(material, dict):
                 continue
             uri, digest = material.get("uri"), material.get("digest")
