@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.history import HistoryScreen
 from rocmtui.core.costbook.report import HistoryReport
+from rocmtui.core.history.steptrend import StepTrend
 from tests.support.blackbox import screen_text
 from tests.support.history import T0, recorded_rows
 from tests.support.snapshots.harness import feed, recorded_app
@@ -106,6 +107,55 @@ def test_history_no_color_80x24(snap_compare: Any, monkeypatch: pytest.MonkeyPat
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await open_history(pilot)
+
+    app = recorded_app(clock=lambda: NOW)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def recorded_trend() -> StepTrend:
+    """The timeline build four times on snoc-think: ran cold, then cached, then its last step
+    re-ran (a changed arg); one build between them whose steps BuildKit forgot."""
+    from msgspec.structs import replace
+
+    from rocmtui.core.history.stepreport import StepReport
+    from rocmtui.core.history.steptrend import TrendBuild
+    from tests.support.timeline import recorded_steps
+
+    def build(hours: float, cached: set[str] | None) -> tuple[TrendBuild, StepReport | None]:
+        started = NOW - hours * 3600
+        column = TrendBuild(f"job-{hours}", "snoc-think", started, "succeeded")
+        if cached is None:
+            return replace(column, note="the node's BuildKit forgot its record"), None
+        steps = [
+            replace(s, cached=True, started=s.started, completed=s.started)
+            if any(word in s.name for word in cached) else s
+            for s in recorded_steps(started)
+        ]  # fmt: skip
+        return column, StepReport.build(steps)
+
+    everything = {"RUN", "COPY", "FROM"}
+    return StepTrend.build(
+        "pytorch",
+        "gfx1201",
+        [
+            build(1, {"begin one", "begin long", "begin short", "COPY", "FROM"}),
+            build(2, everything),
+            build(3, None),
+            build(4, set()),
+        ],
+    )
+
+
+def test_history_steps_80x24(snap_compare: Any) -> None:
+    """s: the steps across the last builds in the plots' place."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = await open_history(pilot)
+        keys = screen.table.row_keys
+        screen.table.move_cursor(keys.index("pytorch\tgfx1201\tsnoc-think"))
+        await pilot.press("s")
+        screen.show_trend(recorded_trend())
+        await pilot.pause()
 
     app = recorded_app(clock=lambda: NOW)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
