@@ -72,7 +72,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("history.back", "escape", "back", "Back", "history"),
     KeyAction("history.refresh", "ctrl+r", "refresh", "Refresh now", "history"),
     KeyAction("history.timeline", "t", "show_timeline", "Timeline (last build)", "history"),
-    KeyAction("history.steps", "s", "toggle_steps", "Steps across builds", "history"),
+    KeyAction("history.steps", "S", "toggle_steps", "Steps across builds", "history"),
     # the timeline screen: one build's steps on a time axis (screens/timeline.py)
     KeyAction("timeline.back", "escape", "back", "Back", "timeline"),
     KeyAction("timeline.refresh", "ctrl+r", "refresh", "Refresh now", "timeline"),

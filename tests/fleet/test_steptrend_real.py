@@ -1,7 +1,7 @@
 """The history screen's step panel (issue 38: "a step's duration and cache hit across the last
 builds of that target × arch") on real builds: three builds of the timeline bake file on
 today's engine (a namespace of its own, stopped by pid), then the console driven by Pilot on
-that fleet: `h`, `s`, and what the screen says."""
+that fleet: `h`, `S`, and what the screen says."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def row_of(text: str, needle: str) -> str:
     return next(line for line in text.splitlines() if needle in line)
 
 
-async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
+async def test_S_on_the_history_screen_shows_each_step_across_the_last_builds(
     engine: EngineHandle,  # noqa: F811
     tmp_path: Path,
 ) -> None:
@@ -53,7 +53,7 @@ async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
         await pilot.press("h")
         await until_text(pilot, r"timeline\s+gfx1201\s+tl", 60)
         assert isinstance(app.screen, HistoryScreen)
-        await pilot.press("s")
+        await pilot.press("S")
         text = await until_text(pilot, r"begin two chocolate", 120)
         # each column names its build's node and start, newest first
         for label, job in (("now", changed), ("-1", same), ("-2", first)):
@@ -71,7 +71,7 @@ async def test_s_on_the_history_screen_shows_each_step_across_the_last_builds(
         # slowest first: the step with a 3 s sleep above the one with none
         lines = text.splitlines()
         assert lines.index(final) < lines.index(one), text
-        # s again: the plots come back, the panel goes
-        await pilot.press("s")
+        # S again: the plots come back, the panel goes
+        await pilot.press("S")
         await until_text(pilot, r"begin two chocolate", 20, absent=True)
         assert f"now {changed.id[:8]}" not in screen_text(app)

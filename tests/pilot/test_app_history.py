@@ -147,13 +147,13 @@ def recorded_trend() -> StepTrend:
 
 
 def test_history_steps_80x24(snap_compare: Any) -> None:
-    """s: the steps across the last builds in the plots' place."""
+    """S: the steps across the last builds in the plots' place."""
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = await open_history(pilot)
         keys = screen.table.row_keys
         screen.table.move_cursor(keys.index("pytorch\tgfx1201\tsnoc-think"))
-        await pilot.press("s")
+        await pilot.press("S")
         screen.show_trend(recorded_trend())
         await pilot.pause()
 

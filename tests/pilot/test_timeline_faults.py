@@ -117,7 +117,7 @@ async def test_the_step_panel_says_which_build_has_no_steps_and_shows_names_plai
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
         screen.show(HistoryReport.build(recorded_rows(240), now=now))
-        await pilot.press("s")
+        await pilot.press("S")
         await pilot.pause()
         steps = StepReport.build([as_reported("sha256:f", EVIL, now - 60, now - 50, "")])
         screen.show_trend(
@@ -146,6 +146,6 @@ async def test_the_step_panel_says_which_build_has_no_steps_and_shows_names_plai
         line = next(x for x in text.splitlines() if "[bold]x" in x)
         assert "10s" in line and line.rstrip(" │").endswith("-"), line
         assert not raw(text)
-        await pilot.press("s")
+        await pilot.press("S")
         await pilot.pause()
         assert "no steps:" not in screen_text(app)

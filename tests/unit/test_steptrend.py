@@ -1,5 +1,5 @@
 """A target × arch's steps across its last builds (core/history/steptrend, the history
-screen's `s` panel): matching, order, marks, gaps, and outside names drawn as plain text."""
+screen's `S` panel): matching, order, marks, gaps, and outside names drawn as plain text."""
 
 from __future__ import annotations
 

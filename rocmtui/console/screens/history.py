@@ -321,8 +321,8 @@ class HistoryScreen(CatalogScreen):
         return next((g for g in report.groups if group_key(g) == key), None)
 
     def action_toggle_steps(self) -> None:
-        """`s`: the selected target × arch's steps across its last builds in place of the
-        plots, `s` again: the plots."""
+        """`S`: the selected target × arch's steps across its last builds in place of the
+        plots, `S` again: the plots."""
         self.toggle_class("-steps")
         if not self.has_class("-steps"):
             return

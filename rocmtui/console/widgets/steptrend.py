@@ -1,4 +1,4 @@
-"""The history screen's step panel (`s`): a target × arch's steps across its last builds.
+"""The history screen's step panel (`S`): a target × arch's steps across its last builds.
 
 One row per step (slowest first), one column per build (newest first, `now`, `-1`, ...): its
 run time, `cached` when the cache gave it, `-` when the build has no such step. The newest

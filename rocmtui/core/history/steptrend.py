@@ -1,5 +1,5 @@
 """A target × arch's steps across its last builds: per step, each build's run time and
-whether it came from the cache. What the history screen's step panel draws (`s`): the step
+whether it came from the cache. What the history screen's step panel draws (`S`): the step
 that got slower, or stopped being cached, shows in one row without opening a log.
 
 Steps match across builds as `history diff` matches them (`stepdiff.step_key`: the
