@@ -5,6 +5,7 @@ that fleet: `h`, `S`, and what the screen says."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
@@ -71,7 +72,22 @@ async def test_S_on_the_history_screen_shows_each_step_across_the_last_builds(
         # slowest first: the step with a 3 s sleep above the one with none
         lines = text.splitlines()
         assert lines.index(final) < lines.index(one), text
+        # a build more, the history read again (ctrl+r): the panel follows, now all cached
+        fourth = await asyncio.to_thread(
+            own_build, fleet, TL_NONCE=nonce, FLAVOUR="chocolate", **quick
+        )
+        await asyncio.to_thread(
+            wait_for, lambda: load_steps(store, fourth.id), 120, "the fourth build's steps"
+        )
+        await pilot.press("ctrl+r")
+        when = fmt_when(fourth.started_at, time.time())
+        text = await until_text(pilot, rf"now tl {re.escape(when)}", 60)
+        final = row_of(text, "begin two chocolate")
+        cells = re.findall(r"(\d+(?:\.\d+)?s|cached|-)(?=\s|│|$)", final.split("chocolate")[-1])
+        assert cells[:4][0::2] == ["cached", "cached"], final  # now and -2: cached
+        assert "cached" not in cells[:4][1::2], final  # -1 and -3: ran
+        assert not re.search(r"\*!\s", final), final  # cached now: no miss
         # S again: the plots come back, the panel goes
         await pilot.press("S")
         await until_text(pilot, r"begin two chocolate", 20, absent=True)
-        assert f"now {changed.id[:8]}" not in screen_text(app)
+        assert "Steps across the last builds" not in screen_text(app)

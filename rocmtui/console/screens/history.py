@@ -193,6 +193,7 @@ class HistoryScreen(CatalogScreen):
         self.spread = SpreadPlot(id="history-spread")
         self.steps = StepTrendPanel(id="history-steps")
         self.trend_key: tuple[str, str] | None = None  # the target × arch the panel shows
+        self.trend_stale = False  # the history was read again since the trend was
 
     def compose(self) -> ComposeResult:
         """Status line, the groups, the selected one in words and in plots, the footer."""
@@ -263,6 +264,7 @@ class HistoryScreen(CatalogScreen):
         palette = self.palette
         self.table.show_rows([group_row(g, palette) for g in report.groups])
         self.render_status()
+        self.trend_stale = True  # a new build may have ended: the panel reads its steps again
         self.show_selected()
 
     @on(GroupTable.Moved)
@@ -333,13 +335,17 @@ class HistoryScreen(CatalogScreen):
             self.read_trend(group)
 
     def read_trend(self, group: GroupReport) -> None:
-        """Read `group`'s target × arch's trend in a worker (the one shown stays until the
-        new one is in; a move to another node of the same target × arch reads nothing)."""
+        """Read `group`'s target × arch's trend in a worker: on a move to another target ×
+        arch (a note says it is reading), or after the history was read again (the trend
+        shown stays until the new one is in). A move to another node of the same target ×
+        arch reads nothing."""
         key = (group.target, group.arch)
-        if key == self.trend_key and self.steps.trend is not None:
+        same = key == self.trend_key and self.steps.trend is not None
+        if same and not self.trend_stale:
             return
-        self.trend_key = key
-        self.steps.show_note(f"reading the steps of {clean(group.target, 40)} {group.arch}…")
+        self.trend_key, self.trend_stale = key, False
+        if not same:
+            self.steps.show_note(f"reading the steps of {clean(group.target, 40)} {group.arch}…")
         if self.live:
             self._load_trend(key)
 
