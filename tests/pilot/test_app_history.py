@@ -159,3 +159,23 @@ def test_history_steps_80x24(snap_compare: Any) -> None:
 
     app = recorded_app(clock=lambda: NOW)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_enter_on_a_step_of_the_panel_opens_the_newest_build_that_has_it() -> None:
+    from rocmtui.console.screens.timeline import TimelineScreen
+
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_history(pilot)
+        await pilot.press("S")
+        screen.show_trend(recorded_trend())
+        await pilot.pause()
+        await pilot.press("tab")  # from the groups to the steps
+        await pilot.pause()
+        assert screen.steps.table.has_focus
+        assert screen.steps.table.selected_key == "[long 1/1] RUN"
+        await pilot.press("enter")
+        await pilot.pause()
+        timeline = app.screen
+        assert isinstance(timeline, TimelineScreen)
+        assert timeline.job_id == "job-1"  # the newest build (it has the step, cached)

@@ -369,6 +369,15 @@ class HistoryScreen(CatalogScreen):
         else:
             self.show_trend(message.trend)
 
+    @on(SnapshotTable.RowSelected, "#steps-table")
+    def _step_chosen(self, message: SnapshotTable.RowSelected) -> None:
+        """Enter on a step of the panel (Tab reaches it): the timeline of the newest build
+        that has that step."""
+        message.stop()
+        job = self.steps.newest_with(message.key)
+        if job is not None:
+            self.post_message(TimelineRequested(job))
+
     def show_trend(self, trend: StepTrend) -> None:
         """Draw a trend (tests call this with recorded data)."""
         self.trend_key = (trend.target, trend.arch)

@@ -90,6 +90,15 @@ class StepTrendPanel(Panel):
         yield self.builds
         yield self.table
 
+    def newest_with(self, key: str) -> str | None:
+        """The job id of the newest build shown that has the step `key` (None: none)."""
+        trend = self.trend
+        row = next((r for r in trend.rows if r.key == key), None) if trend else None
+        if trend is None or row is None:
+            return None
+        return next((b.job_id for b, c in zip(trend.builds, row.cells, strict=False)
+                     if c.present), None)  # fmt: skip
+
     def show_note(self, note: str) -> None:
         """A line instead of the trend (reading it, nothing selected, or why it failed)."""
         self.trend = None
