@@ -104,7 +104,7 @@ async def test_ten_thousand_steps_open_and_scroll() -> None:
 
 
 async def test_the_step_panel_says_which_build_has_no_steps_and_shows_names_plainly() -> None:
-    from rocmtui.core.history.costreport import HistoryReport
+    from rocmtui.core.costbook.report import HistoryReport
     from tests.support.history import T0 as H0
     from tests.support.history import recorded_rows
 
