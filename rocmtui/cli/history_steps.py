@@ -13,7 +13,7 @@ import sys
 import time
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
-from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.stepreport import StepReport, shown_name
 from rocmtui.core.text.units import fmt_seconds
 
 #: A running build's stream is read this long: the steps so far (a live timeline follows it).
@@ -83,14 +83,14 @@ def render(job_id: str, what: str, report: StepReport) -> None:
         else:
             run = fmt_seconds(s.run) + ("…" if s.open else "")
         tail = f"  ERROR: {s.error}" if s.error else ""
-        print(f"{mark} {start:>7} {fmt_seconds(s.wait):>7} {run:>7}  {s.name}{tail}")
+        print(f"{mark} {start:>7} {fmt_seconds(s.wait):>7} {run:>7}  {shown_name(s.name)}{tail}")
     if len(report.steps) > SHOWN_STEPS:
         print(f"(the first {SHOWN_STEPS} of {len(report.steps)} steps; --json for all)")
     path = report.critical_steps
     if path:
         print(
             f"critical path (*): {len(path)} steps, {fmt_seconds(report.path.run)} of "
-            f"{fmt_seconds(report.span)}: " + " → ".join(s.name for s in path)
+            f"{fmt_seconds(report.span)}: " + " → ".join(shown_name(s.name) for s in path)
         )
     if report.path.note:
         print(f"note: {report.path.note}")
@@ -128,7 +128,7 @@ def run_diff(args: argparse.Namespace) -> int:
     for s in diff.steps[:SHOWN_STEPS]:
         mark = "!" if s.missed else " "
         then, now = cell(s.then_run, s.then_cached), cell(s.now_run, s.now_cached)
-        print(f"{mark} {then:>8} {now:>8}  {s.name}")
+        print(f"{mark} {then:>8} {now:>8}  {shown_name(s.name)}")
     if len(diff.steps) > SHOWN_STEPS:
         print(f"(the first {SHOWN_STEPS} of {len(diff.steps)} steps; --json for all)")
     print(diff.verdict)

@@ -84,3 +84,12 @@ def test_markup_and_escapes_in_a_step_name_stay_plain_text() -> None:
     assert isinstance(name, Text)
     assert "\x1b" not in name.plain and "\x07" not in name.plain
     assert "[bold red]x[/]" in name.plain  # shown as written, never parsed as markup
+
+
+def test_a_step_without_a_name_reads_so_everywhere() -> None:
+    from rocmtui.core.history.stepreport import NO_NAME, shown_name
+
+    trend = StepTrend.build("t", "", [(build("j"), report(step("a", "", 0, 1)))])
+    _, cells = trend_row(trend.rows[0], PLAIN)
+    assert cells[1].plain == NO_NAME == shown_name("")
+    assert shown_name("[x 1/1] RUN x") == "[x 1/1] RUN x"

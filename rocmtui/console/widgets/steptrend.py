@@ -18,6 +18,7 @@ from textual.widgets import Static
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette, Panel
 from rocmtui.console.widgets.table import Fit, SnapshotTable
+from rocmtui.core.history.stepreport import shown_name
 from rocmtui.core.history.steptrend import TREND_BUILDS, StepTrend, TrendCell, TrendRow
 from rocmtui.core.text.units import fmt_seconds, fmt_when
 
@@ -50,7 +51,7 @@ def trend_row(row: TrendRow, palette: Palette) -> tuple[str, list[Text]]:
         mark.stylize(palette.bad, 1)
     cells = [cell_text(c, palette) for c in row.cells]
     cells += [Text("")] * (TREND_BUILDS - len(cells))
-    name = clean(row.name, 120) or "(no name reported)"
+    name = shown_name(clean(row.name, 120))
     return row.key, [mark, Text(name, no_wrap=True), *cells]
 
 

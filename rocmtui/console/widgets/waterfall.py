@@ -26,12 +26,11 @@ from textual.strip import Strip
 
 from rocmtui.console import keys
 from rocmtui.console.widgets.common import Palette
-from rocmtui.core.history.stepreport import StepReport, StepTime
+from rocmtui.core.history.stepreport import StepReport, StepTime, shown_name
 from rocmtui.core.text.units import fmt_seconds, fmt_step_duration
 
 NAME_WIDTH = 34
 RUN_WIDTH = 6
-NO_NAME = "(no name reported)"  # a step BuildKit named nothing (or with no string)
 PREFIX = 1 + 1 + RUN_WIDTH + 1 + NAME_WIDTH + 2  # marker, run, name, then the bar
 HEAD = 1  # the axis line
 
@@ -170,7 +169,7 @@ class Waterfall(ScrollView, can_focus=True):
         else:
             run = fmt_step_duration(step.run).strip() + ("…" if step.open else "")
         line.append(f" {run:>{RUN_WIDTH}} ", style=palette.muted if step.cached else style)
-        name = step.name or NO_NAME  # BuildKit gave none: said, never a blank line
+        name = shown_name(step.name)  # BuildKit gave none: said, never a blank line
         name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
         line.append(name.ljust(NAME_WIDTH), style=palette.bad if step.error else style)
         line.append("  ")
@@ -184,4 +183,4 @@ class Waterfall(ScrollView, can_focus=True):
         return line
 
 
-__all__ = ["NO_NAME", "Waterfall", "axis_text", "bar_cells"]
+__all__ = ["Waterfall", "axis_text", "bar_cells"]

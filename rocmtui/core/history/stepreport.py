@@ -19,6 +19,14 @@ from msgspec import Struct
 
 from rocmtui.core.history.stepgraph import CriticalPath, Step, critical_path
 
+#: What a step BuildKit named nothing (or with no string) is called: said, never a blank.
+NO_NAME = "(no name reported)"
+
+
+def shown_name(name: str) -> str:
+    """A step's name as printed or drawn (already sanitised by the collector)."""
+    return name or NO_NAME
+
 
 class StepTime(Struct, frozen=True):
     """One step placed on the build's axis (seconds from the build's start)."""
@@ -157,4 +165,4 @@ class StepReport(Struct, frozen=True):
         }
 
 
-__all__ = ["StepReport", "StepTime"]
+__all__ = ["NO_NAME", "StepReport", "StepTime", "shown_name"]
