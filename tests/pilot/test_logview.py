@@ -482,13 +482,13 @@ async def test_a_literal_filter_run_by_grep_shows_what_re_shows(
         pytest.skip("no grep")
     monkeypatch.setattr(search_grep, "GREP_BYTES", 0)
     used: list[bool | None] = []
-    real = search_grep.scan_grep
+    real = search_grep.GrepScan.finish
 
     def counted(*args: Any, **kwargs: Any) -> bool | None:
         used.append(real(*args, **kwargs))
         return used[-1]
 
-    monkeypatch.setattr(search_grep, "scan_grep", counted)
+    monkeypatch.setattr(search_grep.GrepScan, "finish", counted)
     path = tmp_path / "colour.log"
     body = [b"step %d: building" % i for i in range(3000)]
     body[100] = b"step 100: \x1b[1mfail\x1b[0med here"  # shown "failed here"

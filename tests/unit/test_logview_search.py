@@ -157,13 +157,13 @@ def test_a_big_literal_is_run_by_grep_and_finds_what_re_finds(
         pytest.skip("no grep")
     monkeypatch.setattr(search_grep, "GREP_BYTES", 0)  # "big": any size
     used: list[bool | None] = []
-    real = search_grep.scan_grep
+    real = search_grep.GrepScan.finish
 
     def counted(*args: Any, **kwargs: Any) -> bool | None:
         used.append(real(*args, **kwargs))
         return used[-1]
 
-    monkeypatch.setattr(search_grep, "scan_grep", counted)
+    monkeypatch.setattr(search_grep.GrepScan, "finish", counted)
     with log.open("a") as fh:
         fh.write("#9 a last line, unused variable, still growing")  # no newline yet
     results = Results()

@@ -174,6 +174,14 @@ def scan_grep_from_start(
 ) -> bool | None:
     """`scan_grep` of a search from byte 0 over the whole lines of bytes [0, end), which hold
     `newlines` newlines (the line index knows); the line still growing after them is left."""
+    run = start_from_start(fd, state, end, newlines)
+    return run.finish(cancelled, progress) if run is not None else None
+
+
+def start_from_start(fd: int, state: SearchState, end: int, newlines: int) -> GrepScan | None:
+    """`scan_grep_from_start`'s grep, started (`GrepScan.finish` reads its answer), or None
+    when grep is not used. Starting it costs a fork and an exec, no wait for the scan: the
+    log view starts it as the key is handled, before the screen is painted."""
     if state.next_byte or state.lines or end < max(1, GREP_BYTES):
         return None
     stop = end
@@ -182,7 +190,7 @@ def scan_grep_from_start(
         if tail.rfind(b"\n") < 0:
             return None
         stop = end - len(tail) + tail.rfind(b"\n") + 1
-    return scan_grep(fd, state, stop, newlines, cancelled, progress)
+    return start(fd, state, stop, newlines)
 
 
 def scan_grep(
@@ -196,25 +204,25 @@ def scan_grep(
     """Search bytes [state.next_byte, stop) of `fd` (whole lines: `lines` of them) with grep
     and extend `state` as `scan()` would: True when done, False when cancelled, None when
     grep was not used or gave up (then `state` is as it was)."""
+    run = start(fd, state, stop, lines)
+    return run.finish(cancelled, progress) if run is not None else None
+
+
+def start(fd: int, state: SearchState, stop: int, lines: int) -> GrepScan | None:
+    """`scan_grep`'s grep, started; None when grep is not used for this search."""
     form = grep_form(state.pattern)
     grep = shutil.which("grep", path=os.defpath)
-    start = state.next_byte
-    if form is None or grep is None or stop - start < GREP_BYTES or state.partial:
+    if form is None or grep is None or stop - state.next_byte < GREP_BYTES or state.partial:
         return None
     literal, ignore = form
     argv: list[str | bytes] = [grep, "-a", "-n", "-E", "--color=never"]
     argv += ["-i"] if ignore else []
     argv += [b"-e", candidates_pattern(literal, ignore)]
-    run = _Grep(argv, fd, start, stop - start, lines, state)
-    if not run.started:
-        return None
-    try:
-        return run.collect(cancelled, progress)
-    finally:
-        run.close()
+    run = GrepScan(argv, fd, state.next_byte, stop - state.next_byte, lines, state)
+    return run if run.started else None
 
 
-class _Grep:
+class GrepScan:
     """One grep over one range, its candidates verified in batches as they arrive."""
 
     def __init__(
@@ -258,8 +266,15 @@ class _Grep:
     def started(self) -> bool:
         return self.proc is not None
 
-    def collect(self, cancelled: Cancelled | None, progress: Progress | None) -> bool | None:
-        """Read and verify grep's output to its end; see `scan_grep` for the answer."""
+    def finish(self, cancelled: Cancelled | None, progress: Progress | None) -> bool | None:
+        """Read and verify grep's output to its end, then stop it; see `scan_grep` for the
+        answer."""
+        try:
+            return self._collect(cancelled, progress)
+        finally:
+            self.close()
+
+    def _collect(self, cancelled: Cancelled | None, progress: Progress | None) -> bool | None:
         proc = self.proc
         assert proc is not None and proc.stdout is not None
         out, end = proc.stdout.fileno(), self.state.next_byte + self.size
@@ -299,22 +314,23 @@ class _Grep:
             return True
         if not records.endswith(b"\n"):
             records += b"\n"
-        numbers = [int(n) for n in _NUMBER.findall(records)]
-        texts = _NUMBER.sub(b"", records)  # each record's line, as in the file
-        if numbers and numbers[-1] > self.lines:  # the file grew past the range
-            self.past = True  # the rest is scan()'s
+        rows = records.count(b"\n")
+        last = _number(records, records.rfind(b"\n", 0, len(records) - 1) + 1)
+        if last > self.lines:  # the file grew past the range: the rest is scan()'s
+            self.past = True
+            numbers = [int(n) for n in _NUMBER.findall(records)]
             keep = bisect_right(numbers, self.lines)
-            pos = 0
+            if not keep:
+                return True
+            at = 0
             for _ in range(keep):
-                pos = texts.index(b"\n", pos) + 1
-            numbers, texts = numbers[:keep], texts[:pos]
-        if not numbers:
-            return True
-        seen, last = self.seen + len(numbers), numbers[-1]
+                at = records.index(b"\n", at) + 1
+            records, rows, last = records[:at], keep, numbers[keep - 1]
+        seen = self.seen + rows
         if not final and last >= MIN_SEEN and seen * DENSE > last:
             return False  # before deciding them: that work would be thrown away
         first = self.state.next_line - 1  # numbers are 1-based from the range's start
-        self.found.extend(first + numbers[i] for i in _decide(texts, self.state.pattern))
+        self.found.extend(first + n for n in _decide(records, self.state.pattern))
         self.seen, self.last = seen, last
         return True
 
@@ -331,22 +347,42 @@ class _Grep:
                 proc.stdout.close()
 
 
-def _decide(lines: bytes, pattern: re.Pattern[str]) -> list[int]:
-    """The indices of `lines` (each "\\n"-ended) whose shown text `pattern` matches, decided
-    as `chunk_matches` decides them: its plain lines (as shown, nothing but tab and printable
-    ASCII) by the literal's presence, one `in` each, the others by `chunk_matches` itself."""
+def _number(records: bytes, at: int) -> int:
+    """The number of grep -n's record starting at `at`."""
+    return int(records[at : records.index(b":", at)])
+
+
+def _decide(records: bytes, pattern: re.Pattern[str]) -> list[int]:
+    """The numbers of grep -n's records ("N:line\\n" each) whose line's shown text `pattern`
+    matches, decided as `chunk_matches` decides them: the plain lines (as shown, nothing but
+    tab and printable ASCII) by the literal's presence, one `in` each, the others by
+    `chunk_matches` itself. All of the records at once where that is exact: an SGR code starts
+    with ESC and holds none of "\\n", so dropping them from the records drops them from each
+    line and never touches a record's "N:"; bytes translated one by one stay where they are."""
     form = _bytes_form(pattern)
     literal = form[2] if form is not None else None
-    if form is None or not literal:
-        return list(chunk_matches(lines, pattern, 0)[0])
-    lower = form[1]
-    text = _SGR.sub(b"", lines) if b"\x1b[" in lines else lines
-    hay = text.translate(_LOWER if lower else _MARK).split(b"\n")
-    if not any(b"\0" in line for line in hay):
-        return [i for i, line in enumerate(hay) if literal in line]
-    raw = lines.split(b"\n")
-    return [
-        i
-        for i, line in enumerate(hay)
-        if (bool(chunk_matches(raw[i], pattern, 0)[0]) if b"\0" in line else literal in line)
-    ]
+    if form is None or not literal:  # a regex: its candidates' lines, all in one call
+        numbers = [int(n) for n in _NUMBER.findall(records)]
+        return [numbers[i] for i in chunk_matches(_NUMBER.sub(b"", records), pattern, 0)[0]]
+    text = _SGR.sub(b"", records) if b"\x1b[" in records else records
+    marked = text.translate(_LOWER if form[1] else _MARK)  # a byte no plain line holds: NUL
+    hay = marked.split(b"\n")
+    hay.pop()  # after the last record's newline
+    if b"\0" not in marked and not _NUMERAL.intersection(literal):
+        # every line plain, and the literal cannot be found in (or across) an "N:": the
+        # common case, at C speed but for one `in` a record
+        return [_number(row, 0) for row in hay if literal in row]
+    raw = records.split(b"\n")
+    found = []
+    for i, row in enumerate(hay):
+        start = row.index(b":") + 1
+        if b"\0" in row:
+            hit = bool(chunk_matches(raw[i][start:], pattern, 0)[0])
+        else:
+            hit = row.find(literal, start) >= 0
+        if hit:
+            found.append(int(row[: start - 1]))
+    return found
+
+
+_NUMERAL = frozenset(b"0123456789:")
