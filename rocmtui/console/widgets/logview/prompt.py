@@ -1,9 +1,10 @@
 """The log view's one-line prompt: find, filter, exclude, a line number or a step.
 
 Opened by the view's keys (`open(mode)`), it takes the keyboard until Enter (`Submitted`, with
-the text and the regex/case switches) or escape (`Closed`). While it is open, ^R switches
-between regex and literal and ^T cycles the case rule (smart, sensitive, insensitive); those
-keys are catalog entries too (rocmtui/console/keys.py, scope "logprompt").
+the text and the regex/case switches: the view acts on it, then calls `close()`) or escape
+(`Closed`). While it is open, ^R switches between regex and literal and ^T cycles the case rule
+(smart, sensitive, insensitive); those keys are catalog entries too (rocmtui/console/keys.py,
+scope "logprompt").
 """
 
 from __future__ import annotations
@@ -90,9 +91,9 @@ class LogPrompt(Horizontal):
         self.query_one(Label).update(Text(self.label_text))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter: say what was typed, and close."""
+        """Enter: say what was typed. The view closes the prompt once it has acted on it: a
+        search starts first, not after the restyle that hiding the prompt costs."""
         event.stop()
-        self.close()
         self.post_message(self.Submitted(self.mode, event.value.strip(), self.regex, self.case))
 
     def action_close(self) -> None:

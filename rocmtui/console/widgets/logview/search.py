@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from rocmtui.core.logs.index import LineIndex
 from rocmtui.core.logs.search import SearchState, scan
-from rocmtui.core.logs.search_grep import scan_grep_from_start
+from rocmtui.core.logs.search_grep import GrepScan, start_from_start
 from rocmtui.core.logs.search_split import scan_split
 
 PROGRESS_EVERY = 0.3  # a search's partial results repaint the rows: not too often, it slows it
@@ -170,12 +170,24 @@ class SearchController:
     def _start(self, search: Search) -> Search:
         index = self.index
         if index is not None:
+            # grep starts here, as the key is handled: not after a thread's start and the
+            # repaint the key brings, which would hold the GIL before it
+            early: GrepScan | bool | None = _launch(search, index) if index.complete else False
             name = f"logview-{search.kind}"
-            threading.Thread(target=self._run, args=(search, index), name=name, daemon=True).start()
+            args = (search, index, early)
+            threading.Thread(target=self._run, args=args, name=name, daemon=True).start()
         return search
 
-    def _run(self, search: Search, index: LineIndex) -> None:
-        """Wait for the whole file to be indexed, then search it (on this search's thread)."""
+    def _run(self, search: Search, index: LineIndex, early: GrepScan | bool | None) -> None:
+        """Wait for the whole file to be indexed, then search it (on this search's thread);
+        `early`: its grep started already (None: grep is not used; False: not tried yet)."""
+        try:
+            self._search(search, index, early)
+        finally:
+            if isinstance(early, GrepScan):
+                early.close()  # (finished already, unless the search was dropped first)
+
+    def _search(self, search: Search, index: LineIndex, early: GrepScan | bool | None) -> None:
         while True:
             search.wake.clear()  # before looking: a wake from now on ends the wait below
             if search.cancelled:
@@ -205,8 +217,8 @@ class SearchController:
                 scan(fd, search.state, index.size, cancelled, progress, limit=1)
             else:
                 # a literal by grep (a compiled scan in a process of its own), else 2 cores
-                end, newlines = index.extent()
-                done = scan_grep_from_start(fd, search.state, end, newlines, cancelled, progress)
+                run = _launch(search, index) if early is False else early
+                done = run.finish(cancelled, progress) if isinstance(run, GrepScan) else None
                 if done is None:
                     done = scan_split(fd, search.state, index.size, cancelled, progress)
                 # the file may grow while we search: go on until caught up with the index
@@ -218,6 +230,19 @@ class SearchController:
             return
         search.done = True
         self._finished(search)
+
+
+def _launch(search: Search, index: LineIndex) -> GrepScan | None:
+    """The search's grep, started when it takes one (a find or a filter of a literal over a
+    big file, see search_grep)."""
+    fd = index.fileno()
+    if search.kind == "jump" or fd is None:
+        return None
+    end, newlines = index.extent()
+    try:
+        return start_from_start(fd, search.state, end, newlines)
+    except OSError:
+        return None
 
 
 def _cancelled(search: Search) -> Callable[[], bool]:

@@ -378,8 +378,15 @@ class LogView(Vertical):
         self.body.focus()
 
     def on_log_prompt_submitted(self, message: LogPrompt.Submitted) -> None:
-        """Enter in the prompt: do what it was opened for."""
+        """Enter in the prompt: do what it was opened for, then close it (a search's grep
+        starts before the restyle that closing costs)."""
         message.stop()
+        try:
+            self._submitted(message)
+        finally:
+            self.prompt.close()
+
+    def _submitted(self, message: LogPrompt.Submitted) -> None:
         text, mode, regex, case = message.text, message.mode, message.regex, message.case
         if mode == "find":
             self.find(text or None, regex=regex, case=case)
