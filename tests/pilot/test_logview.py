@@ -515,3 +515,27 @@ async def test_a_literal_filter_run_by_grep_shows_what_re_shows(
             "step 2500: failed plainly",
         ]
         await until(pilot, lambda: "filter failed: 3" in view.status_text, "count")
+
+
+async def test_a_key_right_after_enter_goes_to_the_log_and_the_filter_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enter starts the filter (its grep first) and only then closes the prompt: the keys typed
+    at once after it belong to the log (f pauses it), never to the closing prompt, and the
+    screen shows the filtered lines and their count."""
+    monkeypatch.setattr(search_grep, "GREP_BYTES", 0)
+    path = tmp_path / "keys.log"
+    body = [b"step %d: building" % i for i in range(2000)]
+    for i in (5, 700, 1999):
+        body[i] = b"step %d: \x1b[31mfailed\x1b[0m here" % i
+    path.write_bytes(b"\n".join(body) + b"\n")
+    app = ViewApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(LogView)
+        await until(pilot, lambda: view.index_complete, "index")
+        await pilot.press("F", *"failed", "enter", "f")
+        await until(pilot, lambda: "filter failed: 3 " in view.status_text + " ", "count")
+        assert "paused" in view.status_text and not view.prompt.is_open
+        assert view.prompt.query_one("#logview-input").value == "failed"  # nothing added
+        painted = [r for r in rows(view) if r.startswith("step ")]
+        assert painted == [f"step {i}: failed here" for i in (5, 700, 1999)]

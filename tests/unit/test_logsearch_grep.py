@@ -198,3 +198,22 @@ def test_a_grep_that_fails_or_dies_leaves_the_search_to_scan(
         assert (state.next_byte, state.next_line, len(state.lines)) == (0, 0, 0)
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("query", ["2:1 x", ":ab", "3:ab"])
+def test_a_literal_across_grep_s_line_number_is_not_a_match(tmp_path: Path, query: str) -> None:
+    """grep -n writes "N:" before each line it names; a literal with a colon may be found
+    across that prefix and the line (line 12's "1 x :2\x1b[0m!" is "12:1 x :2!" as a record):
+    only the line's own text decides."""
+    needs_grep()
+    lines = [b"plain %d" % i for i in range(40)]
+    for n in range(0, 40, 3):
+        lines[n] = b"1 x :2\x1b[0m!"  # a candidate of "2:1 x" ("2" before ESC), not a match
+    for n in range(1, 40, 3):
+        lines[n] = b"ab :a\x1b[1mX %d" % n  # a candidate of ":ab" and "3:ab" (":a" before ESC)
+    lines[38] = b"really 2:1 x and :ab and 3:ab"
+    path = tmp_path / "n.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    whole = lines_of(path, query, None, False, grep=False)
+    assert whole == [38]
+    assert lines_of(path, query, None, False, grep=True) == whole
