@@ -41,6 +41,7 @@ from rocmtui.console.intents import (
 from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
+from rocmtui.console.run_actions import RunStarter
 from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class ConsoleActions:
         self.console = console  # the same App, as the state this owner reads
         self._waiting: BakeRequest | None = None  # asked for before the bake file was read
         self._dialog_open = False  # a bake dialog is on the stack (one at a time)
+        self.runs = RunStarter(app, console)  # fleet runs: started, asked first
 
     def carry_out(self, intent: Intent) -> None:
         """Do what `intent` asks (the App's one handler of intents calls this)."""
@@ -119,7 +121,7 @@ class ConsoleActions:
         elif isinstance(intent, RunsRequested):
             self.app.push_screen(self.console.runs_screen)
         elif isinstance(intent, RunAgainRequested):
-            self.run_again(intent)
+            self.runs.run_again(intent)
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):
@@ -231,38 +233,6 @@ class ConsoleActions:
         self.app.post_message(LogRequested(job.record.id))
 
     # ---------------------------------------------------------------- cancel
-
-    def run_again(self, intent: RunAgainRequested) -> None:
-        """Ask, then start the run on a thread of its own (the core refuses it read-only)
-        and say where it started and where not; the Runs screen reads again."""
-        from rocmtui.console.dialogs.confirm import ConfirmDialog
-
-        backend, fleet = self.console.backend, self.console.fleet_screen.data.fleet
-        target, nodes, overrides = intent.target, intent.nodes, intent.overrides
-
-        async def start() -> None:
-            try:
-                said = await run_on_own_thread(
-                    lambda: backend.launch_run(target, nodes, overrides, fleet), name="run"
-                )
-            except Exception as exc:
-                self.app.notify(failure_text(exc), title="Run refused", severity="error",
-                                markup=False)  # fmt: skip
-                return
-            self.app.notify(clean(said, 300), title="Run started", markup=False)
-            self.console.runs_screen.action_refresh()  # read again (not a test's recorded runs)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.app.run_worker(start(), name="run-again", group="run", exit_on_error=False)
-
-        sets = " ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-        text = f"Run {clean(target, 40)} again on {clean(', '.join(nodes), 120)}?"
-        self.app.push_screen(
-            ConfirmDialog(text, "Start the run", keymap=self.console.keymap,
-                          details=clean(f"each node at its own arch; {sets or 'no --set'}", 200)),
-            answered,
-        )  # fmt: skip
 
     def confirm_cancel(self, job: JobView) -> None:
         """Ask; a yes comes back as `CancelConfirmed`. A build started elsewhere is not
