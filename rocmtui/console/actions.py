@@ -29,6 +29,7 @@ from rocmtui.console.intents import (
     LayoutChanged,
     LogRequested,
     LogsRequested,
+    NewRunRequested,
     PanesChanged,
     PruneConfirmed,
     PruneRequested,
@@ -122,6 +123,8 @@ class ConsoleActions:
             self.app.push_screen(self.console.runs_screen)
         elif isinstance(intent, RunAgainRequested):
             self.runs.run_again(intent)
+        elif isinstance(intent, NewRunRequested):
+            self.runs.new_run()
         elif isinstance(intent, JobsChanged):
             self.jobs_changed(intent.jobs, intent.pushes_ended)
         elif isinstance(intent, LayoutChanged):
@@ -195,6 +198,7 @@ class ConsoleActions:
     def bake_file_read(self) -> None:
         """The bake file is in: open the dialog asked for while it was being read."""
         request, self._waiting = self._waiting, None
+        self.runs.bake_file_read()
         if request is not None:
             self.open_bake(request)
 

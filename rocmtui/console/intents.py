@@ -19,6 +19,7 @@ is wanted, never how: the owner decides which screen shows it and which core cal
     ⏎ (timeline)  LogRequested(at=...)  the log pane, at that step's first line
     u             RunsRequested         the Runs screen: fleet runs, drawn and compared
     r (Runs)      RunAgainRequested     the selected run's target on its nodes again, asked first
+    R             NewRunRequested       the new-run dialog, then asked once more, then the run
     (job store)   JobsChanged           a new job list: open panes and the published screen follow
     (log panes)   PanesChanged          the jobs with an open pane (their progress is wanted)
     o / < / >     LayoutChanged         the log panes' outline, shown/hidden or resized: remember it
@@ -135,6 +136,10 @@ class RunAgainRequested(Intent):
         self.target = target
         self.nodes = nodes
         self.overrides = overrides
+
+
+class NewRunRequested(Intent):
+    """`R` (Runs or fleet screen): the new-run dialog, then (asked once more) a fleet run."""
 
 
 class JobsChanged(Intent):

@@ -42,6 +42,9 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("fleet.history", "h", "show_history", "History", "fleet"),
     KeyAction("fleet.timeline", "t", "show_timeline", "Timeline", "fleet"),
     KeyAction("fleet.runs", "u", "show_runs", "Runs", "fleet"),
+    KeyAction(
+        "fleet.new_run", "R", "new_run", "New fleet run…", "fleet", dangerous=True, show=False
+    ),
     KeyAction("logs.back", "escape", "back", "Back", "logs"),
     KeyAction("logs.next", "right_square_bracket", "next_pane", "Next pane", "logs"),
     KeyAction("logs.prev", "left_square_bracket", "prev_pane", "Prev pane", "logs", show=False),
@@ -90,6 +93,7 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("runs.baseline", "k", "mark_baseline", "Compare with this", "runs"),
     KeyAction("runs.again", "r", "rebuild", "Run again", "runs", dangerous=True),
     KeyAction("runs.refresh", "ctrl+r", "refresh", "Refresh now", "runs"),
+    KeyAction("runs.new", "R", "new_run", "New run…", "runs", dangerous=True),
     # the log view (rocmtui/console/widgets/logview), wherever it has the keys
     KeyAction("logview.follow", "f", "toggle_follow", "Follow", "logview"),
     KeyAction("logview.wrap", "w", "toggle_wrap", "Wrap", "logview"),
@@ -128,6 +132,8 @@ CATALOG: tuple[KeyAction, ...] = (
     KeyAction("bake.start", "ctrl+s", "start", "Start", "bake", dangerous=True),
     KeyAction("bake.push", "p", "toggle_push", "Push on/off", "bake"),
     KeyAction("bake.back", "escape", "close", "Back", "bake"),
+    KeyAction("newrun.start", "ctrl+s", "start", "Start the run", "newrun", dangerous=True),
+    KeyAction("newrun.back", "escape", "close", "Back", "newrun"),
     KeyAction("confirm.yes", "y", "answer(True)", "Yes", "confirm", dangerous=True),
     KeyAction("confirm.no", "escape,n", "answer(False)", "No", "confirm"),
     KeyAction("quit.yes", "q", "answer(True)", "Quit", "quit"),
@@ -144,7 +150,7 @@ WIDGET_SCOPES: dict[str, tuple[str, ...]] = {
 }
 # scopes of modal dialogs: their keys act only while the dialog is open, so a key there may
 # mean something else than on the screens (y confirms in a question, copies in a log)
-DIALOG_SCOPES: tuple[str, ...] = ("bake", "confirm", "quit", "cell", "help")
+DIALOG_SCOPES: tuple[str, ...] = ("bake", "newrun", "confirm", "quit", "cell", "help")
 # a focused widget's own moves (a table's cursor, a text field's editing keys)
 FIELD_SCOPES: tuple[str, ...] = ("table", "logprompt", "waterfall")
 BY_ID: dict[str, KeyAction] = {k.id: k for k in CATALOG}
@@ -172,6 +178,7 @@ FOOTER_FIRST: tuple[str, ...] = (
     "runs.back",
     "runs.baseline",
     "runs.again",
+    "runs.new",
     "matrix.back",
     "matrix.rebuild",
     "matrix.log",

@@ -123,7 +123,9 @@ async def test_r_asks_then_runs_the_selected_run_again_and_refuses_one_from_else
     app = recorded_app(clock=lambda: NOW)
     asked: list[tuple[object, ...]] = []
 
-    def launch_run(target: str, nodes: tuple[str, ...], overrides: Any, fleet: Any) -> str:
+    def launch_run(
+        target: str, nodes: tuple[str, ...], overrides: Any, fleet: Any, push: bool = False
+    ) -> str:
         # a stand-in for the core's launch_run (tests/fleet/test_runs_fleet.py runs it for real)
         asked.append((target, nodes, dict(overrides)))
         return "run-20261206-1300-abcd: 3 of 3 nodes"

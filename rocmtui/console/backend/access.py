@@ -328,13 +328,14 @@ class FleetBackend:
         nodes: tuple[str, ...],
         overrides: Mapping[str, str],
         fleet: FleetSnapshot | None,
+        push: bool = False,
     ) -> str:
         """Start a fleet run through the core (refused when read-only); one line: its id and
-        where it did not start."""
+        where it did not start. `push` only once the operator confirmed it."""
         from rocmtui.core.runs.launch import launch_run
 
         run, starts = launch_run(
-            self.config, self.bake(), target, nodes, overrides, env=self.env, snapshot=fleet
+            self.config, self.bake(), target, nodes, overrides, push, push, self.env, fleet
         )
         started = sum(1 for s in starts if s.job is not None)
         missed = "; ".join(f"{s.node}: {s.why_not}" for s in starts if s.job is None)

@@ -39,6 +39,7 @@ from rocmtui.console.intents import (
     JobsChanged,
     LogRequested,
     LogsRequested,
+    NewRunRequested,
     PruneRequested,
     PublishedRequested,
     RebuildRequested,
@@ -446,6 +447,10 @@ class FleetScreen(CatalogScreen):
     def action_show_runs(self) -> None:
         """`u`: fleet runs, drawn and compared."""
         self.post_message(RunsRequested())
+
+    def action_new_run(self) -> None:
+        """`R`: the new-run dialog; the run then shows on the Runs screen (`u`)."""
+        self.post_message(NewRunRequested())
 
     def action_refresh(self) -> None:
         """Probe and re-read now."""

@@ -23,6 +23,7 @@ SCOPE_TITLES = {
     "runs": "Runs (u): fleet runs, a lane per node, compared",
     "table": "In a table (fleet panels, published grid)",
     "bake": "Bake dialog (b, r)",
+    "newrun": "New fleet run (R)",
     "confirm": "A question before a build starts or stops",
     "quit": "Quit while builds run",
     "cell": "A cell's detail (Enter on the published screen)",

@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from rocmtui.console import keys, stylesheets
-from rocmtui.console.intents import RunAgainRequested
+from rocmtui.console.intents import NewRunRequested, RunAgainRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import Palette, Panel, StatusLine
@@ -322,6 +322,10 @@ class RunsScreen(CatalogScreen):
         """ctrl+r: read again now."""
         if self.live:
             self.reload()
+
+    def action_new_run(self) -> None:
+        """`R`: the new-run dialog (the App's owner of intents opens it and starts the run)."""
+        self.post_message(NewRunRequested())
 
     def action_rebuild(self) -> None:
         """`r`: the selected run's target on its nodes again (the App asks first). A run
