@@ -163,3 +163,32 @@ async def test_read_only_refuses_r_on_the_runs_screen() -> None:
         await until(
             pilot, lambda: "Run again (r) is off" in toasts(screen_text(app)), "the refusal"
         )
+
+
+async def test_faults_are_drawn_with_a_clear_line_and_nothing_raw() -> None:
+    """Issue 39's bad input on the screen: 200 builds, builds lost to GC, a node's clock ahead,
+    a node gone from the fleet file, and outside text with escapes and markup."""
+    big = recorded_run(2, 201)  # 67 builds on each of the three nodes
+    skewed = replace(big.builds[0], started_at=NOW + 900.0, ended_at=NOW + 960.0)
+    hostile = replace(
+        big.builds[1], target="[bold red]vllm\x1b[2J\x1b]0;owned\x07", node="snoc-old"
+    )
+    shown = replace(
+        big,
+        target="night[/]ly\x1b[31m",
+        started_by="ci@\x1b[5msnoc",
+        builds=(skewed, hostile, *big.builds[2:]),
+        nodes=(*big.nodes, "snoc-old"),
+        missing_jobs=7,
+    )
+    assert len(shown.builds) == 201
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await open_runs(pilot, [shown])
+        text = screen_text(app)
+        assert "7 builds of this run no longer in the job store" in text
+        assert "its clock disagrees with this host's: times clamped" in text
+        assert "no longer in the fleet file" in text
+        assert "201 on 4" in text
+        assert "night[/]ly" in text  # markup-like text shown as it is, never parsed
+        assert "\x1b" not in text and "\x07" not in text
