@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = parse_overrides(args.overrides)
         placement = None
         if args.node == AUTO:
-            placement = choose_node(config, bake, args.target, args.arch)
+            placement = choose_node(config, bake, args.target, args.arch, overrides)
             say(placement)
             if placement.chosen is None:
                 _answer(args, {"started": False, "refused": placement.why,

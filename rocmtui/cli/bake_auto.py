@@ -6,6 +6,7 @@ Kept apart from `cli/bake.py` so a launch on a named node imports none of it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,8 +17,15 @@ if TYPE_CHECKING:
 AUTO = "auto"
 
 
-def choose_node(config: FleetConfig, bake: BakeFile, target: str, arch: str | None) -> Placement:
-    """The placement of `target` for `arch` (None: the bake file's default) on this fleet."""
+def choose_node(
+    config: FleetConfig,
+    bake: BakeFile,
+    target: str,
+    arch: str | None,
+    overrides: Mapping[str, str] | None = None,
+) -> Placement:
+    """The placement of `target` for `arch` (None: the bake file's default) on this fleet,
+    with the launch's variables (`--set`)."""
     from rocmtui.core.bake.file import ARCH_VARIABLE
     from rocmtui.core.jobs.checks import default_arch
     from rocmtui.core.placement.fleetsource import fleet_snapshot
@@ -26,7 +34,9 @@ def choose_node(config: FleetConfig, bake: BakeFile, target: str, arch: str | No
     declares = ARCH_VARIABLE in bake.variables
     chosen_arch = arch or default_arch(bake) or ""
     snapshot, _ = fleet_snapshot(config)
-    return placement_for(config, snapshot, target, chosen_arch, bake.arches, declares)
+    return placement_for(
+        config, snapshot, target, chosen_arch, bake.arches, declares, overrides=overrides
+    )
 
 
 def placement_json(placement: Placement) -> dict[str, Any]:

@@ -109,6 +109,18 @@ def test_a_quick_rebuild_the_history_saw_frozen_predicts_frozen() -> None:
     assert "last quick rebuild here was frozen" in why
 
 
+def test_the_same_variables_as_the_last_build_predict_frozen_and_changed_ones_not() -> None:
+    points = (pt(5 * H, 30, Condition.COLD),)
+    same = predict(node("a", points=points, same_variables=True), points, NOW)
+    assert same == (Condition.FROZEN, "built it 5h00m ago with the same variables")
+    # a frozen quick rebuild in the history says hot once the variables changed
+    seen = (*points, pt(4 * H, 1, Condition.FROZEN))
+    changed = predict(node("a", points=seen, same_variables=False), seen, NOW)
+    assert changed == (Condition.HOT, "built it 4h00m ago; variables changed since")
+    unknown = predict(node("a", points=seen), seen, NOW)
+    assert unknown[0] is Condition.FROZEN  # not told the variables: as the history says
+
+
 def test_old_builds_and_failures_are_not_hot() -> None:
     old = (pt(HOT_WITHIN + H, 30, Condition.HOT),)
     assert predict(node("a", points=old), old, NOW)[0] is Condition.WARM

@@ -5,7 +5,9 @@ The cache condition a build would most likely meet on a node, in this order:
 - it built this target × arch there and succeeded within `HOT_WITHIN`: BuildKit's local cache
   most likely still holds its compile layers, so `hot`; and when the history shows what a
   rebuild that soon after a build met on that node (cache pruned often, or nothing changed
-  and every step cached), that condition instead;
+  and every step cached), that condition instead; when the launch's variables are known:
+  the same as that build's, every step is most likely cached (`frozen`); changed, not frozen
+  (a frozen quick rebuild in the history says `hot` then);
 - else any node built it and succeeded within `WARM_WITHIN`: the shared sccache store most
   likely still holds its objects, so `warm`;
 - else `cold` (built long ago or never).
@@ -85,7 +87,11 @@ def predict(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> tuple[C
     last = max(done, key=lambda p: p.started_at) if done else None
     if last is not None and now - last.started_at <= HOT_WITHIN:
         ago = fmt_age(now - last.started_at)
+        if facts.same_variables:
+            return Condition.FROZEN, f"built it {ago} ago with the same variables"
         quick = _rebuild_condition(facts.points)
+        if quick is Condition.FROZEN and facts.same_variables is False:
+            return Condition.HOT, f"built it {ago} ago; variables changed since"
         if quick is not None and quick is not Condition.HOT:
             return quick, f"built it {ago} ago; its last quick rebuild here was {quick}"
         return Condition.HOT, f"built it {ago} ago"

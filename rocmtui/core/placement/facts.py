@@ -28,6 +28,9 @@ class NodeFacts(Struct, frozen=True):
     total_bytes: int | None = None
     vitals_from: str | None = None  # where load and disk came from (a vitals source, "host")
     points: tuple[CostPoint, ...] = ()  # this node's finished builds of target × arch
+    # its newest build of target × arch had exactly the launch's variables (None: not known,
+    # or the launch's variables were not given)
+    same_variables: bool | None = None
 
 
 class NodeEstimate(Struct, frozen=True):

@@ -8,7 +8,7 @@ else from the host figures the local node's snapshot carries, else they stay unk
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.costbook.book import CostBook, CostFilter
@@ -47,6 +47,7 @@ def node_facts(
     running: Sequence[JobRecord],
     listed_arches: Sequence[str],
     declares_arch: bool = True,
+    same: Mapping[str, bool] | None = None,
 ) -> list[NodeFacts]:
     """Every configured node's facts for a build of `target` × `arch` (fleet file order)."""
     out = []
@@ -77,6 +78,7 @@ def node_facts(
                 total_bytes=total,
                 vitals_from=source,
                 points=tuple(points.get(node.name, ())),
+                same_variables=(same or {}).get(node.name),
             )
         )
     return out
@@ -92,6 +94,29 @@ def cost_points(
     for row in book.rows(CostFilter(target=target, arch=arch)):
         by.setdefault(row.node, []).append(row.point())
     return by
+
+
+def same_variables(
+    store: JobStore, target: str, arch: str, overrides: Mapping[str, str], retention_days: float
+) -> dict[str, bool]:
+    """Per node: its newest build of `target` × `arch` ran with exactly `overrides` (a node
+    whose newest record is redacted, or gone from the store, is left out: not known)."""
+    from rocmtui.core.jobs.store import JobStoreError
+
+    newest: dict[str, str] = {}
+    rows = CostBook(store, retention_days).rows(CostFilter(target=target, arch=arch))
+    for row in sorted(rows, key=lambda r: r.started_at):
+        newest[row.node] = row.job_id
+    out: dict[str, bool] = {}
+    for node, job_id in newest.items():
+        try:
+            had = dict(store.get(job_id).overrides)
+        except (JobStoreError, KeyError, LookupError, OSError):
+            continue
+        if any("<redacted:" in v for v in had.values()):  # a secret: its value is not kept
+            continue
+        out[node] = had == dict(overrides)
+    return out
 
 
 def running_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
@@ -113,16 +138,21 @@ def placement_for(
     store: JobStore | None = None,
     original: str | None = None,
     now: float | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> Placement:
-    """Where a build of `target` × `arch` should go (the module doc says what is read)."""
+    """Where a build of `target` × `arch` should go (the module doc says what is read);
+    `overrides`: the launch's variables, compared with each node's newest build's."""
     now = time.time() if now is None else now
     store = store or JobStore.for_config(config)
     points = cost_points(store, target, arch, now, config.history_retention_days)
     running = running_jobs(store, config.stall_after_seconds, now)
+    same = None
+    if overrides is not None:
+        same = same_variables(store, target, arch, overrides, config.history_retention_days)
     facts = node_facts(
-        config, snapshot, target, arch, points, running, listed_arches, declares_arch
+        config, snapshot, target, arch, points, running, listed_arches, declares_arch, same
     )
     return place(target, arch, facts, now, original)
 
 
-__all__ = ["cost_points", "node_facts", "placement_for", "running_jobs"]
+__all__ = ["cost_points", "node_facts", "placement_for", "running_jobs", "same_variables"]
