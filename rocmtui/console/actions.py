@@ -184,8 +184,8 @@ class ConsoleActions:
         backend = self.console.backend
         dialog = BakeDialog(
             data, request, self.console.config, backend.plan, self.console.keymap,
-            place_for=lambda target, arch, original: backend.placement(
-                target, arch, original, data.fleet
+            place_for=lambda target, arch, original, overrides: backend.placement(
+                target, arch, original, data.fleet, overrides
             ),
         )  # fmt: skip
         app.push_screen(dialog, self._dialog_closed)

@@ -57,6 +57,15 @@ def test_node_auto_chooses_the_hot_node_and_never_a_down_one(
     assert re.match(r"snoc-gaming: hot, about \S+, idle$", placement["why"])
     assert nodes["snoc-think"]["condition_why"].startswith("the fleet built it")
     assert wait_state(config, data["job_id"], ["succeeded", "failed"])["state"] == "succeeded"
+    # the same variables again: nothing changed since snoc-gaming's last build, so frozen
+    wait_for("the rebuild in the cost book", lambda: _in_cost_book(config, data["job_id"]), 120,
+             poll=2)  # fmt: skip
+    again = _auto(config)
+    gaming = {n["node"]: n for n in again["placement"]["nodes"]}["snoc-gaming"]
+    assert again["placement"]["chosen"] == "snoc-gaming"
+    assert gaming["condition"] == "frozen"
+    assert gaming["condition_why"].endswith("ago with the same variables")
+    assert wait_state(config, again["job_id"], ["succeeded", "failed"])["state"] == "succeeded"
 
     # the same state folder, snoc-gaming's engine unreachable (loopback port 1 refuses): its
     # hot cache no longer counts

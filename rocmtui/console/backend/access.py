@@ -239,18 +239,25 @@ class FleetBackend:
         return replace(made, estimate=said)
 
     def placement(
-        self, target: str, arch: str, original: str | None, fleet: FleetSnapshot | None
+        self,
+        target: str,
+        arch: str,
+        original: str | None,
+        fleet: FleetSnapshot | None,
+        overrides: Mapping[str, str] | None = None,
     ) -> Placement:
         """Where `target` × `arch` would finish first, by `fleet` (the console's latest
-        snapshot) and the job store: the bake dialog's node estimates (blocking)."""
+        snapshot) and the job store, with the launch's variables: the bake dialog's node
+        estimates (blocking)."""
         from rocmtui.core.bake.file import ARCH_VARIABLE
         from rocmtui.core.placement.gather import placement_for
 
         bake = self.bake()
         declares = ARCH_VARIABLE in bake.variables
         return placement_for(
-            self.config, fleet, target, arch, bake.arches, declares, original=original
-        )
+            self.config, fleet, target, arch, bake.arches, declares, original=original,
+            overrides=overrides,
+        )  # fmt: skip
 
     def estimates(self) -> CostEstimates:
         """What builds cost, from the job store's history (made when first asked)."""

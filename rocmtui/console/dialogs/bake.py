@@ -249,7 +249,7 @@ class BakeDialog(ModalScreen[BakePlan | None]):
         # the node the operator came from (`b` on a node row, `r`: the job's node) is kept
         # while it is as good as the best, and the note says why when it is not
         original = self.request.node
-        self.query_one(NodeEstimates).ask(target, arch, original)
+        self.query_one(NodeEstimates).ask(target, arch, original, dict(overrides))
         self.plan = BakePlan(target, arch, node, push, push_switch=push, overrides=overrides)
         self.show()
         self.resolve(chosen)

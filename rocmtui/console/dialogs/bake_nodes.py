@@ -10,7 +10,7 @@ auto`. The widget asks on a thread of its own (the placement reads the job store
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rich.text import Text
 from textual import work
@@ -22,8 +22,8 @@ from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.outside_text import clean
 from rocmtui.core.placement.facts import Placement
 
-# (target, arch, the node a rebuild came from) -> the placement, blocking
-PlaceFor = Callable[[str, str, str | None], Placement]
+# (target, arch, the node the dialog came from, the launch's variables) -> placement, blocking
+PlaceFor = Callable[[str, str, str | None, Mapping[str, str]], Placement]
 
 
 def placement_text(placement: Placement | None, asking: bool, error: str | None) -> Text:
@@ -63,31 +63,41 @@ class NodeEstimates(Static):
         self.place_for = place_for
         self.placement: Placement | None = None
         self.asked: tuple[str, str] | None = None
+        self._key: tuple[object, ...] | None = None  # what was asked, with the variables
         self.error: str | None = None
 
-    def ask(self, target: str, arch: str, original: str | None) -> None:
-        """Estimate for `target` × `arch` (again only when either changed)."""
-        if self.place_for is None or self.asked == (target, arch):
+    def ask(
+        self, target: str, arch: str, original: str | None, overrides: Mapping[str, str]
+    ) -> None:
+        """Estimate for `target` × `arch` with these variables (again only when one changed:
+        the same variables as a node's last build predict frozen there)."""
+        key = (target, arch, tuple(sorted(overrides.items())))
+        if self.place_for is None or self._key == key:
             return
-        self.asked = (target, arch)
+        self.asked, self._key = (target, arch), key
         self.placement, self.error = None, None
         self.update(placement_text(None, True, None))
-        self._estimate(target, arch, original)
+        self._estimate(target, arch, original, dict(overrides))
 
     @work(exclusive=True, group="placement", name="bake-placement", exit_on_error=False)
-    async def _estimate(self, target: str, arch: str, original: str | None) -> None:
+    async def _estimate(
+        self, target: str, arch: str, original: str | None, overrides: dict[str, str]
+    ) -> None:
         place_for = self.place_for
         assert place_for is not None
+        key = (target, arch, tuple(sorted(overrides.items())))
         try:
             placement = await run_on_own_thread(
-                lambda: place_for(target, arch, original), name="bake-placement", daemon=True
+                lambda: place_for(target, arch, original, overrides),
+                name="bake-placement",
+                daemon=True,
             )
         except Exception as exc:  # the store unreadable ...: the dialog works without it
-            if self.asked == (target, arch):
+            if self._key == key:
                 self.error = failure_text(exc)
                 self.update(placement_text(None, False, self.error))
             return
-        if self.asked == (target, arch):
+        if self._key == key:
             self.placement = placement
             self.update(placement_text(placement, False, None))
             self.post_message(self.Placed(placement, (target, arch)))
