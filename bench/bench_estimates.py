@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,14 +50,23 @@ BASE_SETS = ("DEMO_STEPS=6", "DEMO_SLEEP=0.3")
 
 
 def rocmtui(config: Path, env: dict[str, str], *args: str, timeout: float = 120) -> str:
-    """One CLI call's stdout (stderr kept for the log)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "rocmtui", "--config", str(config), *args],
-        capture_output=True, text=True, env=env, timeout=timeout, check=False,
+    """One CLI call's stdout (stderr kept for the log). Past `timeout` the call is aborted
+    with SIGABRT, so that Python's faulthandler prints where it hung, and "" is returned."""
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "faulthandler", "-m", "rocmtui", "--config", str(config), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    if done.stderr:
-        print(done.stderr.rstrip(), file=sys.stderr)
-    return done.stdout
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=30)
+        print(f"rocmtui {' '.join(args[:4])}: no answer within {timeout:.0f} s; where it hung:",
+              file=sys.stderr)  # fmt: skip
+        out = ""
+    if err:
+        print(err.rstrip(), file=sys.stderr)
+    return out
 
 
 def wait_ended(config: Path, env: dict[str, str], job_id: str, deadline: float) -> dict:
