@@ -97,10 +97,17 @@ def cost_points(
 
 
 def same_variables(
-    store: JobStore, target: str, arch: str, overrides: Mapping[str, str], retention_days: float
+    store: JobStore,
+    target: str,
+    arch: str,
+    overrides: Mapping[str, str],
+    retention_days: float,
+    fleet_set: Mapping[str, str] | None = None,
 ) -> dict[str, bool]:
     """Per node: its newest build of `target` × `arch` ran with exactly `overrides` (a node
-    whose newest record is redacted, or gone from the store, is left out: not known)."""
+    whose newest record is redacted, or gone from the store, is left out: not known). A
+    record carries the fleet file's variables too (`fleet_set`, the registry, the sccache
+    store): those not set by the launch are the fleet's, the same for every build."""
     from rocmtui.core.jobs.store import JobStoreError
 
     newest: dict[str, str] = {}
@@ -115,6 +122,9 @@ def same_variables(
             continue
         if any("<redacted:" in v for v in had.values()):  # a secret: its value is not kept
             continue
+        for name in fleet_set or {}:
+            if name not in overrides:
+                had.pop(name, None)
         out[node] = had == dict(overrides)
     return out
 
@@ -148,7 +158,9 @@ def placement_for(
     running = running_jobs(store, config.stall_after_seconds, now)
     same = None
     if overrides is not None:
-        same = same_variables(store, target, arch, overrides, config.history_retention_days)
+        same = same_variables(
+            store, target, arch, overrides, config.history_retention_days, config.variables
+        )
     facts = node_facts(
         config, snapshot, target, arch, points, running, listed_arches, declares_arch, same
     )
