@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -40,6 +41,13 @@ class Pty:
                     self.out += os.read(self.master, 65536)
                 except OSError:
                     break
+
+    def drain(self, wait: float) -> None:
+        """Collect what is written within `wait` seconds (nothing awaited)."""
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if ready:
+            with contextlib.suppress(OSError):  # the child closed its side
+                self.out += os.read(self.master, 65536)
 
     def mark(self) -> int:
         """Where the output is now (to check only what comes after)."""
