@@ -192,6 +192,7 @@ def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
     this test that still runs is cancelled and anything left of it killed."""
     from rocmtui.core.config.fleetfile import load_config
     from rocmtui.core.jobs.control import cancel_job, list_jobs
+    from rocmtui.core.jobs.views import record_json
     from tests.support.jobs import kill_job_leftovers, write_config
 
     require("docker-buildx")
@@ -201,7 +202,7 @@ def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
     for job in list_jobs(loaded, limit=None):
         if job.ended_at is None:
             cancel_job(loaded, job.id, grace=2.0)
-        kill_job_leftovers(job.to_json())
+        kill_job_leftovers(record_json(job))
 
 
 @pytest.fixture

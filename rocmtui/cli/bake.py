@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmtui.cli.bake_auto import AUTO, choose_node, placement_json, say
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+from rocmtui.core.jobs.views import record_json
 
 if TYPE_CHECKING:
     from rocmtui.core.bake.file import BakeFile
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.core.jobs.linger import logout_risk
 
     if args.json:
-        job = {k: v for k, v in record.to_json().items() if k != "command"}
+        job = {k: v for k, v in record_json(record).items() if k != "command"}
         more = {"placement": placement_json(placement)} if placement is not None else {}
         _answer(
             args,

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, config_from
+from rocmtui.core.jobs.views import record_json
 
 if TYPE_CHECKING:  # imported when a command runs, not for `rocmtui --help`
     from rocmtui.core.history.outside import OutsideBuild
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = []
         for r in records:
-            data = r.to_json()
+            data = record_json(r)
             data["duration"] = round(r.duration(now), 3)
             data["log"] = str(r.log_path)
             data.update(_extras(r))

@@ -26,6 +26,7 @@ import pytest
 from devfleet import DevFleet
 from rocmtui.core.jobs.procstat import proc_stat
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.jobs.views import record_json
 from tests.support.jobs import bake, kill_job_leftovers, run_cli, wait_for, write_config
 from tests.support.realparts import require
 from tests.support.smalldisk import fill, free_bytes, small_tmpfs
@@ -45,7 +46,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         finally:
             if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
                 for record in JobStore(point / "state").list(limit=None):
-                    kill_job_leftovers(record.to_json())
+                    kill_job_leftovers(record_json(record))
 
 
 def fleet_file_on(tmp_path: Path, fleet: DevFleet, state: Path) -> Path:

@@ -23,6 +23,7 @@ import pytest
 
 from devfleet import DevFleet
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.jobs.views import record_json
 from tests.fleet.test_jobs_fulldisk import SIZE, STILL_FULL, fleet_file_on, gone, job
 from tests.fleet.test_jobs_privileges import old_buildx_env
 from tests.fleet.test_remote_jobs import login_entry, registry_host
@@ -43,7 +44,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         finally:
             if (point / "state" / "jobs.sqlite").exists():
                 for record in JobStore(point / "state").list(limit=None):
-                    kill_job_leftovers(record.to_json())
+                    kill_job_leftovers(record_json(record))
 
 
 def buildx_env(which: str, tmp_path: Path) -> dict[str, str]:

@@ -25,6 +25,7 @@ from devfleet import (
 )
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import cancel_job, list_jobs
+from rocmtui.core.jobs.views import record_json
 from tests.support.jobs import bake, kill_job_leftovers, quick, wait_for, write_config
 from tests.support.prometheus import WebhookSink, alertmanager_config, prometheus_config, query
 from tests.support.realparts import require
@@ -126,4 +127,4 @@ def test_a_stalled_build_alert_reaches_alertmanager_and_its_webhook(
         for job in list_jobs(loaded, limit=None):
             if job.ended_at is None:
                 cancel_job(loaded, job.id, grace=2.0)
-            kill_job_leftovers(job.to_json())
+            kill_job_leftovers(record_json(job))

@@ -20,6 +20,7 @@ from rocmtui.core.history.stepdiff import diff_builds, step_key
 from rocmtui.core.history.stepgraph import Step
 from rocmtui.core.history.stepreport import StepReport
 from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.views import record_json
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState
 from rocmtui.core.vitals.model import EngineProcess, NodeVitals, VitalsCounters
@@ -110,12 +111,12 @@ def sample_records() -> list[JobRecord]:
 
 def printed_records(records: list[JobRecord]) -> str:
     """As `rocmtui jobs --json` prints the records' own fields."""
-    return json.dumps([r.to_json() for r in records], indent=2) + "\n"
+    return json.dumps([record_json(r) for r in records], indent=2) + "\n"
 
 
 def stored_record(record: JobRecord) -> str:
     """As a job folder's record.json holds it (`store.write_json_atomic`)."""
-    return json.dumps(record.to_json(), indent=2, sort_keys=True) + "\n"
+    return json.dumps(record_json(record), indent=2, sort_keys=True) + "\n"
 
 
 def test_job_records_print_byte_for_byte_what_they_did() -> None:

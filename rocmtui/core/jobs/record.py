@@ -9,9 +9,8 @@ import re
 import secrets
 import time
 from pathlib import Path
-from typing import Any
 
-from msgspec import Struct, to_builtins
+from msgspec import Struct
 
 from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.states import JobState
@@ -108,17 +107,6 @@ class JobRecord(Struct, frozen=True):
         """Seconds from start to end (or to now while unfinished)."""
         end = self.ended_at if self.ended_at is not None else (time.time() if now is None else now)
         return max(0.0, end - self.started_at)
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of the stored fields (the state as its word)."""
-        data: dict[str, Any] = to_builtins(self)
-        data["command"] = list(self.command)  # to_builtins keeps a tuple a tuple
-        data["allowed"] = list(self.allowed)
-        data["started_elsewhere"] = self.started_elsewhere
-        if self.outside is not None:
-            data["outside"]["platforms"] = list(self.outside.platforms)
-            data["outside"]["cached_percent"] = self.outside.cached_percent
-        return data
 
 
 def new_job_id(now: float | None = None) -> str:

@@ -47,6 +47,7 @@ from rocmtui.core.jobs.schema import (
     record_to_row,
     row_to_record,
 )
+from rocmtui.core.jobs.views import record_json
 from rocmtui.core.paths import state_dir
 from rocmtui.core.runs.schema import RUN_JOBS_TABLE, RUNS_INDEXES, RUNS_TABLE
 from rocmtui.core.sharing import close_to_others, make_folder, open_file, sharing_of
@@ -223,7 +224,7 @@ class JobStore:
             names = ", ".join(row)
             marks = ", ".join(f":{k}" for k in row)
             conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
-            write_json_atomic(record.record_path, record.to_json())
+            write_json_atomic(record.record_path, record_json(record))
         return record
 
     def open_log(self, record: JobRecord) -> int:
@@ -251,7 +252,7 @@ class JobStore:
             data = record_to_row(record)
             sets = ", ".join(f"{k} = :{k}" for k in changes)
             conn.execute(f"UPDATE jobs SET {sets} WHERE id = :id", data)
-            write_json_atomic(record.record_path, record.to_json())
+            write_json_atomic(record.record_path, record_json(record))
         return record
 
     def create_for_ref(
