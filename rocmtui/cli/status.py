@@ -2,7 +2,7 @@
 
 Exit 0 when every node and both services are healthy, 1 when anything is not, 2 for a usage
 or fleet-file error (raised as ConfigError and reported by `rocmtui.cli.main`). The table view
-imports rich only when it is drawn; the JSON view is `FleetSnapshot.to_json()`. Textual is
+imports rich only when it is drawn; the JSON view is `snapshotviews.snapshot_json`. Textual is
 never imported.
 """
 
@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
 from rocmtui.core.jobs.views import record_json
+from rocmtui.core.snapshotviews import snapshot_json
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_latency, fmt_seconds
 
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
         builds = [record_json(job) for jobs in overlay.all_active().values() for job in jobs]
-        report = {**snapshot.to_json(), "monitor": monitor.to_json(), "builds": builds}
+        report = {**snapshot_json(snapshot), "monitor": monitor.to_json(), "builds": builds}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         render(snapshot, monitor_line=monitor.line(), quiet=quiet_lines(overlay))

@@ -9,9 +9,8 @@ node that stopped answering can say since when.
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from msgspec import Struct, field, to_builtins
+from msgspec import Struct, field
 
 from rocmtui.core.states import (
     HEALTHY_NODE_STATES,
@@ -150,28 +149,3 @@ class FleetSnapshot(Struct, frozen=True):
     def node(self, name: str) -> NodeSnapshot | None:
         """The node called `name`, if configured."""
         return next((n for n in self.nodes if n.name == name), None)
-
-    def to_json(self, now: float | None = None) -> dict[str, Any]:
-        """A JSON-ready dict; every status carries its `age` in seconds."""
-        now = time.time() if now is None else now
-
-        def with_age(obj: NodeSnapshot | ServiceSnapshot) -> dict[str, Any]:
-            data: dict[str, Any] = to_builtins(obj)  # states as their words
-            data["age"] = round(obj.age(now), 3)
-            if isinstance(obj, NodeSnapshot) and obj.vitals is not None:
-                data["vitals"] = obj.vitals.to_json(now)
-            return data
-
-        return {
-            "taken_at": self.taken_at,
-            "age": round(max(0.0, now - self.taken_at), 3),
-            "duration": round(self.duration, 3),
-            "healthy": self.healthy,
-            "nodes": [with_age(n) for n in self.nodes],
-            "registry": with_age(self.registry),
-            "webdav": with_age(self.webdav),
-            "problems": list(self.problems),
-            "pending": list(self.pending),
-            "probing": list(self.probing),
-            "failed_rounds": self.failed_rounds,
-        }

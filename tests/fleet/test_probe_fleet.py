@@ -19,6 +19,7 @@ from rocmtui.core.hostmonitor.wire import decode
 from rocmtui.core.probes import round as monitor_module
 from rocmtui.core.probes.round import FleetMonitor, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
+from rocmtui.core.snapshotviews import snapshot_json
 from rocmtui.core.states import NodeState, ServiceState
 
 DEADLINE = 2.0
@@ -40,7 +41,7 @@ async def test_all_healthy(fleet: DevFleet) -> None:
     assert [n.state for n in snap.nodes] == [NodeState.OK] * 3
     assert snap.registry.state is ServiceState.OK and snap.webdav.state is ServiceState.OK
     assert snap.duration < DEADLINE + MARGIN
-    data = snap.to_json()
+    data = snapshot_json(snap)
     assert data["healthy"] is True and all("age" in n for n in data["nodes"])
 
 
@@ -164,8 +165,11 @@ async def test_a_hung_node_does_not_hide_the_others(
     assert second.probing == ("hung",) and second.pending == () and second.interim
     assert second.node("hung") == final.node("hung")
     assert second.taken_at > final.taken_at
-    assert (first.to_json()["pending"], first.to_json()["probing"]) == (["hung"], ["hung"])
-    relayed = decode(second.to_json())  # what a console attached to the monitor gets
+    assert (snapshot_json(first)["pending"], snapshot_json(first)["probing"]) == (
+        ["hung"],
+        ["hung"],
+    )
+    relayed = decode(snapshot_json(second))  # what a console attached to the monitor gets
     assert (relayed.probing, relayed.pending) == (("hung",), ())
     assert relayed.node("hung").state is NodeState.DOWN  # type: ignore[union-attr]
 

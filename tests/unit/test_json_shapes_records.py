@@ -22,6 +22,7 @@ from rocmtui.core.history.stepreport import StepReport
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.views import record_json
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.snapshotviews import snapshot_json
 from rocmtui.core.states import JobState
 from rocmtui.core.vitals.model import EngineProcess, NodeVitals, VitalsCounters
 from tests.support.snapshots import recorded
@@ -178,7 +179,7 @@ def sample_snapshot() -> FleetSnapshot:
 
 def printed_snapshot(snapshot: FleetSnapshot) -> str:
     """As `rocmtui status --json` prints it (before its `monitor` and `builds`)."""
-    return json.dumps(snapshot.to_json(now=recorded.NOW), indent=2) + "\n"
+    return json.dumps(snapshot_json(snapshot, now=recorded.NOW), indent=2) + "\n"
 
 
 def test_a_fleet_snapshot_prints_byte_for_byte_what_it_did() -> None:

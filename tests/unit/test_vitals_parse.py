@@ -203,6 +203,7 @@ def test_vitals_survive_the_monitor_wire() -> None:
     from msgspec.structs import replace
 
     from rocmtui.core.hostmonitor.wire import decode
+    from rocmtui.core.snapshotviews import snapshot_json
     from tests.support.snapshots import recorded
 
     tree = [TreeProcess(1, "dockerd", 10.0)]
@@ -211,7 +212,7 @@ def test_vitals_survive_the_monitor_wire() -> None:
     vitals = derive("snoc-think", SOURCE_SSH, _reading(103, 204, tree, 1.5), 1002.0, first)
     snap = recorded.fleet()
     snap = replace(snap, nodes=(snap.nodes[0], replace(snap.nodes[1], vitals=vitals)))
-    data = snap.to_json(now=1003.0)
+    data = snapshot_json(snap, now=1003.0)
     assert data["nodes"][1]["vitals"]["age"] == 1.0
     back = decode(data).nodes[1].vitals
     assert back == replace(vitals, counters=None)

@@ -6,7 +6,7 @@ and serves Prometheus metrics over HTTP. Consoles attach to it instead of probin
 
 One protocol, two transports. The wire format is the one the console's private monitor child
 (rocmtui/core/hostmonitor/ownchild.py) has always spoken: newline-delimited JSON, one
-`FleetSnapshot.to_json()` per line from the monitor; any line from the console asks for a round
+`snapshotviews.snapshot_json` per line from the monitor; any line from the console asks for a round
 now; end of input means the console is gone. The shared monitor opens each socket session with
 one `{"hello": {...}}` line (who it is, its protocol version, how old its latest snapshot is),
 then sends its latest snapshot at once and every snapshot after. The private child keeps its

@@ -59,7 +59,7 @@ def stop(child: subprocess.Popen[bytes], grace: float = 2.0) -> None:
 
 
 def decode(data: dict[str, Any]) -> FleetSnapshot:
-    """A FleetSnapshot from `FleetSnapshot.to_json()` output (rocmtui.core.hostmonitor.wire)."""
+    """A FleetSnapshot from `snapshotviews.snapshot_json` output (rocmtui.core.hostmonitor.wire)."""
     from rocmtui.core.hostmonitor.wire import decode as wire_decode
 
     return wire_decode(data)

@@ -1,6 +1,6 @@
 """The monitor's line protocol: one JSON object per line, both ways (see the package doc).
 
-From the monitor: a snapshot line (`FleetSnapshot.to_json()`, recognised by its `nodes`), or,
+From the monitor: a snapshot line (`snapshotviews.snapshot_json`, recognised by its `nodes`), or,
 first on a socket session, a hello line (`{"hello": {...}}`). From a console: any line asks for
 a round now. A field this side does not know is ignored, so an older console reads a newer
 monitor's lines.
@@ -17,6 +17,7 @@ from msgspec.json import Decoder
 from msgspec.structs import asdict, replace
 
 from rocmtui.core.snapshots import FleetSnapshot
+from rocmtui.core.snapshotviews import snapshot_json
 
 PROTOCOL = 1
 MAX_LINE = 16 * 1024 * 1024  # bytes: a 100-node snapshot is ~100 KB; beyond this, not ours
@@ -58,11 +59,11 @@ def hello_line(hello: Hello) -> bytes:
 
 def snapshot_line(snapshot: FleetSnapshot, now: float | None = None) -> bytes:
     """One snapshot as a line."""
-    return json.dumps(snapshot.to_json(now=now)).encode() + b"\n"
+    return json.dumps(snapshot_json(snapshot, now=now)).encode() + b"\n"
 
 
 def decode(data: Any) -> FleetSnapshot:
-    """A FleetSnapshot from `FleetSnapshot.to_json()` output, validated into the Structs by
+    """A FleetSnapshot from `snapshot_json` output, validated into the Structs by
     msgspec (types, enums, nested objects; fields this side does not know are ignored, which
     lets an older console read a newer monitor): anything malformed is a ProtocolError."""
     try:

@@ -12,9 +12,7 @@ the previous snapshot's `counters` and derives them; the first reading has None 
 
 from __future__ import annotations
 
-from typing import Any
-
-from msgspec import Struct, to_builtins
+from msgspec import Struct
 
 #: where a node's vitals came from; the first that answers wins
 SOURCE_NODE_EXPORTER = "node_exporter"
@@ -95,14 +93,3 @@ class NodeVitals(Struct, frozen=True):
             return None
         used = self.data_root_total_bytes - self.data_root_free_bytes
         return 100.0 * used / self.data_root_total_bytes
-
-    def to_json(self, now: float) -> dict[str, Any]:
-        """The JSON form `status --json`, the monitor's wire and the browser share: every
-        figure (units in the names, null when unknown), the source, the age in seconds, the
-        data root's use; not the counters (raw cumulative values kept only for the rates)."""
-        data: dict[str, Any] = to_builtins(self)
-        data.pop("counters", None)
-        data["age"] = round(max(0.0, now - self.taken_at), 3)
-        used = self.data_root_used_percent
-        data["data_root_used_percent"] = None if used is None else round(used, 1)
-        return data
