@@ -14,6 +14,7 @@ import time
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 from rocmtui.core.history.stepreport import StepReport, shown_name
+from rocmtui.core.history.stepviews import diff_json, steps_json
 from rocmtui.core.text.units import fmt_seconds
 
 #: A running build's stream is read this long: the steps so far (a live timeline follows it).
@@ -54,7 +55,7 @@ def run_show(args: argparse.Namespace) -> int:
     assert isinstance(record, JobRecord)
     if args.json:
         out = {"job_id": record.id, "target": record.target, "arch": record.arch}
-        out |= {"node": record.node, "state": str(record.state), **report.to_json()}
+        out |= {"node": record.node, "state": str(record.state), **steps_json(report)}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return EXIT_OK
     render(record.id, f"{record.target} {record.arch or '-'} on {record.node}", report)
@@ -112,7 +113,7 @@ def run_diff(args: argparse.Namespace) -> int:
         print(f"rocmtui history: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        sys.stdout.write(json.dumps(diff.to_json(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(diff_json(diff), indent=2) + "\n")
         return EXIT_OK
     print(
         f"job {diff.now_job} ({fmt_seconds(diff.now_span)}) against {diff.then_job} "

@@ -26,6 +26,7 @@ from rocmtui.core.history.discover import HistoryWatch
 from rocmtui.core.jobs.control import StartedElsewhere, cancel_job, get_job, list_jobs
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.jobs.views import record_json
 from rocmtui.core.probes.round import Probers, probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState, NodeState
@@ -186,7 +187,7 @@ def test_a_plain_bake_is_a_running_outside_job_whose_log_grows_and_ends(
         assert ended.outside.total_steps and ended.outside.cached_percent is not None
         assert "succeeded after" in ended.log_path.read_text()
         # the secret build arg never reaches the record
-        text = json.dumps(ended.to_json())
+        text = json.dumps(record_json(ended))
         assert "hf_s3cr3t_value" not in text and "<redacted:HF_TOKEN>" in text
         assert ended.outside.build_args["NOTE"].endswith("ok")
         assert not any(c in ended.outside.build_args["NOTE"] for c in "\x1b\x07")

@@ -26,6 +26,7 @@ from rocmtui.core.jobs.store import (
     JobStoreError,
     write_json_atomic,
 )
+from rocmtui.core.jobs.views import record_json
 from rocmtui.core.states import JobState
 from tests.support.jobs import engineless_fleet, hold_lock, make_job, run_cli, wait_for
 
@@ -48,7 +49,7 @@ def test_index_is_wal_and_record_json_matches_row(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     updated = store.update(job.id, exit_code=3, state=JobState.FAILED, ended_at=time.time())
     on_disk = json.loads(job.record_path.read_text())
-    assert on_disk == updated.to_json()
+    assert on_disk == record_json(updated)
     assert on_disk["state"] == "failed" and on_disk["exit_code"] == 3
     # a finished job is never overwritten by a late writer
     late = store.update(job.id, only_if_unfinished=True, state=JobState.CANCELLED)

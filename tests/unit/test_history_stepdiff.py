@@ -16,6 +16,7 @@ from rocmtui.core.history.buildfacts import BuildFacts, from_metadata
 from rocmtui.core.history.stepdiff import diff_builds, step_key
 from rocmtui.core.history.stepgraph import Step
 from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.stepviews import diff_json
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
 from tests.support.timeline import chain, recorded_steps
@@ -50,7 +51,7 @@ def test_an_arg_that_changed_is_named_with_the_first_missed_step() -> None:
     assert "first miss: [final 3/3] RUN" in diff.verdict and "FLAVOUR" in diff.verdict
     missed = [s for s in diff.steps if s.missed]
     assert [s.key for s in missed] == ["[final 3/3] RUN", "exporting to image"]
-    data = diff.to_json()
+    data = diff_json(diff)
     assert (
         data["first_miss"].startswith("[final 3/3] RUN")
         and data["reasons"][0]["now"] == "chocolate"

@@ -19,6 +19,7 @@ from rocmtui.core.history.record import OutsideBuild
 from rocmtui.core.history.stepdiff import diff_builds, step_key
 from rocmtui.core.history.stepgraph import Step
 from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.stepviews import diff_json, steps_json
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.views import record_json
 from rocmtui.core.snapshots import FleetSnapshot
@@ -210,7 +211,7 @@ def sample_steps() -> tuple[StepReport, StepReport]:
 
 def test_build_steps_print_byte_for_byte_what_they_did() -> None:
     then, now = sample_steps()
-    printed = json.dumps([then.to_json(), now.to_json()], indent=2) + "\n"
+    printed = json.dumps([steps_json(then), steps_json(now)], indent=2) + "\n"
     assert printed == (DATA / "steps.json").read_text(encoding="utf-8")
 
 
@@ -222,5 +223,5 @@ def test_a_build_diff_prints_byte_for_byte_what_it_did() -> None:
         diff_builds(now, then, facts_now, facts_then, "20261206-0002", "20261205-0001"),
         diff_builds(then, then, facts_then, facts_then),
     ]
-    printed = json.dumps([d.to_json() for d in diffs], indent=2) + "\n"
+    printed = json.dumps([diff_json(d) for d in diffs], indent=2) + "\n"
     assert printed == (DATA / "stepdiff.json").read_text(encoding="utf-8")

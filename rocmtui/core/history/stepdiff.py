@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import Struct
 
@@ -88,38 +87,6 @@ class BuildDiff(Struct, frozen=True):
         cached or done by whim) came from the cache."""
         mine = [s for s in self.steps if s.now_cached is not None and _dockerfile_step(s.key)]
         return bool(mine) and all(s.now_cached for s in mine)
-
-    def to_json(self) -> dict[str, Any]:
-        """The shape `rocmtui history diff --json` prints."""
-
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 3)
-
-        return {
-            "now": self.now_job,
-            "then": self.then_job,
-            "now_span": r(self.now_span),
-            "then_span": r(self.then_span),
-            "first_miss": None if self.first_miss is None else self.first_miss.name,
-            "reasons": [
-                {"kind": x.kind, "name": x.name, "then": x.then, "now": x.now, "in_step": x.in_step}
-                for x in self.reasons
-            ],
-            "compared": list(self.compared),
-            "verdict": self.verdict,
-            "steps": [
-                {
-                    "key": s.key,
-                    "name": s.name,
-                    "then_run": r(s.then_run),
-                    "then_cached": s.then_cached,
-                    "now_run": r(s.now_run),
-                    "now_cached": s.now_cached,
-                    "missed": s.missed,
-                }
-                for s in self.steps
-            ],
-        }
 
 
 def _dockerfile_step(name: str) -> bool:

@@ -13,7 +13,6 @@ wait 0, and the step is flagged `skewed`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import Struct
 
@@ -129,40 +128,6 @@ class StepReport(Struct, frozen=True):
         """The critical path's steps, first first."""
         by = {s.digest: s for s in self.steps}
         return [by[d] for d in self.path.digests if d in by]
-
-    def to_json(self) -> dict[str, Any]:
-        """The shape `rocmtui history show --json` prints under `steps` and `critical_path`."""
-
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 3)
-
-        return {
-            "started_at": self.started_at,
-            "span": r(self.span),
-            "running": self.running,
-            "dropped_steps": self.dropped,
-            "steps": [
-                {
-                    "digest": s.digest,
-                    "name": s.name,
-                    "start": r(s.start),
-                    "wait": r(s.wait),
-                    "run": r(s.run),
-                    "cached": s.cached,
-                    "error": s.error,
-                    "critical": s.critical,
-                    "open": s.open,
-                    "skewed": s.skewed,
-                }
-                for s in self.steps
-            ],
-            "critical_path": {
-                "digests": list(self.path.digests),
-                "names": [s.name for s in self.critical_steps],
-                "run": r(self.path.run),
-                "note": self.path.note,
-            },
-        }
 
 
 __all__ = ["NO_NAME", "StepReport", "StepTime", "shown_name"]
