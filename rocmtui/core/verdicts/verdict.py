@@ -78,9 +78,5 @@ class Verdict(Struct, frozen=True):
     kind: VerdictKind
     line: str
 
-    def to_json(self) -> dict[str, object]:
-        """JSON-ready (the kind as its word)."""
-        return {"stalled": self.stalled, "kind": str(self.kind), "line": self.line}
-
 
 __all__ = ["Reading", "SilentBuild", "Thresholds", "Usual", "Verdict", "VerdictKind"]
