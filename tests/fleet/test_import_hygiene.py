@@ -155,7 +155,7 @@ def test_help_loads_no_library_and_no_command(tmp_path: Path) -> None:
 
 def test_status_loads_no_textual_and_no_other_command(tmp_path: Path, fleet_file: Path) -> None:
     loaded = command_loads(tmp_path, "--config", str(fleet_file), "status", "--json")
-    assert "rocmtui.cli.status" in loaded and "rocmtui.core.probes.fleet" in loaded  # it probed
+    assert "rocmtui.cli.status" in loaded and "rocmtui.core.probes.round" in loaded  # it probed
     early = forbidden(loaded, STATUS_MUST_NOT)
     assert early == [], f"rocmtui status loaded: {early}"
 

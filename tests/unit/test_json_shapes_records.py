@@ -15,7 +15,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from rocmtui.core.history.buildfacts import BuildFacts
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.history.stepdiff import diff_builds, step_key
 from rocmtui.core.history.stepgraph import Step
 from rocmtui.core.history.stepreport import StepReport
@@ -25,7 +25,7 @@ from rocmtui.core.jobs.views import record_json
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.snapshotviews import snapshot_json
 from rocmtui.core.states import JobState
-from rocmtui.core.vitals.model import EngineProcess, NodeVitals, VitalsCounters
+from rocmtui.core.vitals.nodevitals import EngineProcess, NodeVitals, VitalsCounters
 from tests.support.snapshots import recorded
 from tests.support.timeline import recorded_steps
 

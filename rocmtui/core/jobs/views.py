@@ -9,7 +9,7 @@ from typing import Any
 
 from msgspec import json
 
-from rocmtui.core.history.record import OutsideBuild
+from rocmtui.core.history.outside import OutsideBuild
 from rocmtui.core.jobs.record import JobRecord
 
 

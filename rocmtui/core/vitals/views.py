@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from rocmtui.core.vitals.model import EngineProcess, NodeVitals
+from rocmtui.core.vitals.nodevitals import EngineProcess, NodeVitals
 
 
 class VitalsView(Struct, frozen=True, kw_only=True):
