@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocmtui.core.text.units import fmt_age, fmt_bytes
+
 MAX_AGE = 600.0  # seconds a sample is reused
 WALK_DEADLINE = 5.0
 
@@ -83,8 +85,6 @@ def sample_store(
 
 def describe_store(sample: Any) -> str:
     """`sccache store 12.3G (45,000 objects), 120.0G free of 500.0G, sampled 4m ago`."""
-    from rocmtui.core.text.units import fmt_age, fmt_bytes
-
     if not isinstance(sample, dict):
         return ""
     if sample.get("error") and sample.get("bytes") is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -53,8 +54,6 @@ def plugin_version(env: Mapping[str, str], timeout: float = 10.0) -> tuple[int, 
     """The version of the buildx `docker buildx` runs under `env`, as numbers ((0, 29, 1)),
     None when there is none or it does not say. Asked once per binary (by path and mtime):
     `docker-buildx version` answers in a few ms and needs no daemon."""
-    import subprocess
-
     plugin = buildx_plugin(env)
     if plugin is None:
         return None

@@ -19,6 +19,7 @@ from msgspec.structs import replace
 
 from rocmtui.core.config import remote as config_remote
 from rocmtui.core.config import tables as config_tables
+from rocmtui.core.config.find import lookup
 from rocmtui.core.config.tables import MatrixConfig, UpstreamConfig
 from rocmtui.core.config.validate import ConfigError as ConfigError  # the public name, kept here
 from rocmtui.core.config.validate import Validator
@@ -146,8 +147,6 @@ def find_config(
 ) -> Path | None:
     """The fleet file to read, in the documented order (rocmtui.core.config.find); None means
     the built-in default."""
-    from rocmtui.core.config.find import lookup
-
     return lookup(explicit, env, cwd).path
 
 
@@ -179,8 +178,6 @@ def load_config(
     cwd: Path | None = None,
 ) -> FleetConfig:
     """Find and load the fleet file, or return the built-in default."""
-    from rocmtui.core.config.find import lookup
-
     found = lookup(explicit, env, cwd)
     if found.path is None:
         return default_config(cwd)

@@ -14,6 +14,7 @@ from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
 from rocmtui.core.costbook.book import CostBook, CostFilter
 from rocmtui.core.costbook.cost import OVERTIME_FACTOR, CostPoint, estimate, overtime_limit
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.text.units import fmt_age
 
 REFRESH_SECONDS = 60.0
 OVERTIME_MARK = "! far past usual"  # how a running build's row starts its overtime flag
@@ -56,8 +57,6 @@ class CostEstimates:
     def before_start(self, target: str, arch: str, node: str, now: float | None = None) -> str:
         """For the bake dialog: `last such build ≈ 2h10m, warm as last time (p90 2h40m)`, or
         that there is none to go by."""
-        from rocmtui.core.text.units import fmt_age
-
         found = estimate(self.points(target, arch, node, now))
         if found is None:
             return f"no earlier build of {target} {arch} on {node} to go by"
@@ -76,8 +75,6 @@ class CostEstimates:
         condition of the last such build); past p90 × 1.5 of the slowest condition seen,
         `! far past usual (5h54m at most)` instead; and when the ninja ETA (`eta`, seconds
         left) would end it past that, `! ETA past usual (...)` (None: nothing to go by)."""
-        from rocmtui.core.text.units import fmt_age
-
         points = self.points(target, arch, node, now)
         limit = overtime_limit(points)
         if limit is not None:

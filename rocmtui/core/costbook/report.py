@@ -39,6 +39,7 @@ from rocmtui.core.costbook.views import (
     StatsView,
     plain,
 )
+from rocmtui.core.text.units import fmt_utc_stamp
 
 JSON_VERSION = 1
 CSV_FIELDS = (
@@ -179,8 +180,6 @@ class HistoryReport(Struct, frozen=True):
 
     def to_csv(self) -> str:
         """One line per build (`CSV_FIELDS`), for spreadsheets; times as UTC ISO stamps."""
-        from rocmtui.core.text.units import fmt_utc_stamp
-
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_FIELDS)

@@ -25,7 +25,12 @@ from pathlib import Path
 from msgspec import Struct
 
 from rocmtui.core.bake.plugin import buildx_plugin
+from rocmtui.core.bake.resolve import bake_environment
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.jobs.locks import lock_dir, lock_dir_problem
+from rocmtui.core.paths import state_dir
+from rocmtui.core.private import PrivateFolderError, check_private, private_root
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_bytes, fmt_seconds
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -108,8 +113,6 @@ def command(
 
 def first_line(text: str, limit: int = 200) -> str:
     """The first non-empty line of a tool's answer, as `one_line` shows outside text."""
-    from rocmtui.core.text.sanitize import one_line
-
     return one_line(next((ln for ln in text.splitlines() if ln.strip()), ""), limit)
 
 
@@ -154,8 +157,6 @@ def _variable_feature(attribute: str, timeout: float, env: Mapping[str, str]) ->
 def check_buildx(timeout: float, env: Mapping[str, str] | None = None) -> list[Finding]:
     """buildx's version and which bake features it lacks, asked of the buildx builds use: every
     probe runs with the environment bake launches get (`bake_environment` of `env`)."""
-    from rocmtui.core.bake.resolve import bake_environment
-
     env = bake_environment(os.environ if env is None else env, {})
     code, out = command(["docker", "buildx", "version"], timeout, env)
     if code != 0:
@@ -207,8 +208,6 @@ def _folder(name: str, path: Path, what: str) -> Finding:
 
 def _lock_folder(path: Path) -> Finding:
     """The slot lock folder: writable, and nobody else's to block slots in (`jobs.locks`)."""
-    from rocmtui.core.jobs.locks import lock_dir_problem
-
     problem = lock_dir_problem(path)
     if problem is not None:
         fix = f"set ROCMTUI_LOCK_DIR, or: install -d -m 2770 -g GROUP {path} (as root)"
@@ -218,8 +217,6 @@ def _lock_folder(path: Path) -> Finding:
 
 def _private_folder(env: Mapping[str, str] | None) -> Finding:
     """The folder of what runs and authenticates (`core.private`): the user's own, 0700."""
-    from rocmtui.core.private import PrivateFolderError, check_private, private_root
-
     root = private_root(env)
     if not os.path.lexists(root):
         return Finding("private folder", OK, f"{root} (made on first use)")
@@ -233,9 +230,6 @@ def _private_folder(env: Mapping[str, str] | None) -> Finding:
 
 def check_state(config: FleetConfig, env: Mapping[str, str] | None = None) -> list[Finding]:
     """The state folder, its disk and the lock folder."""
-    from rocmtui.core.jobs.locks import lock_dir
-    from rocmtui.core.paths import state_dir
-
     state = state_dir(config, env)
     out = [
         _folder("state folder", state, "state_dir in the fleet file"),

@@ -17,8 +17,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rocmtui.core.bake.effective import fleet_variables, shell_overrides
+from rocmtui.core.bake.file import BakeError, load_bake
+from rocmtui.core.bake.find import check_found, shown
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.doctor.checks import FAIL, OK, WARN, Finding, command, first_line
+from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
+from rocmtui.core.probes import NodeProber
+from rocmtui.core.states import NodeState
 from rocmtui.core.text.units import fmt_seconds
 
 LOGIN_PROBE_REPO = "rocmtui-doctor/login-check:none"  # a tag nobody pushes
@@ -41,7 +47,6 @@ class NodesCheck:
 
     def __call__(self) -> list[Finding]:
         """Probe every node; one line each, in the fleet file's order."""
-        from rocmtui.core.probes import NodeProber
 
         async def probe_all() -> None:
             prober = NodeProber(count_containers=False)
@@ -70,8 +75,6 @@ class NodesCheck:
 
     @staticmethod
     def _finding(node: NodeConfig, snap: Any) -> Finding:
-        from rocmtui.core.states import NodeState
-
         name = f"node {node.name}"
         where = node.endpoint
         if snap.state == NodeState.OK:
@@ -159,9 +162,6 @@ def _known_host(node: NodeConfig, env: Mapping[str, str], timeout: float) -> Fin
 
 def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> list[Finding]:
     """The bake file parses, `bake --print` resolves it, and pushing targets have a login."""
-    from rocmtui.core.bake.effective import fleet_variables, shell_overrides
-    from rocmtui.core.bake.file import BakeError, load_bake
-    from rocmtui.core.bake.find import check_found, shown
     from rocmtui.core.bake.resolve import bake_environment, bake_print
 
     try:
@@ -204,8 +204,6 @@ def check_logins(
     config: FleetConfig, bake: Any, printed: Any, env: Mapping[str, str], timeout: float
 ) -> list[Finding]:
     """Each registry a pushing target pushes to: a login entry, and whether it is taken."""
-    from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
-
     pushing = sorted(bake.pushing_targets)
     if not pushing:
         return [Finding("registry login", OK, "no target pushes")]

@@ -13,8 +13,11 @@ from collections.abc import Mapping
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow
+from rocmtui.core.history.buildfacts import facts_of
 from rocmtui.core.history.stepdiff import BuildDiff, diff_builds
 from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.stepstore import steps_of
+from rocmtui.core.jobs.control import get_job
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
@@ -54,10 +57,6 @@ def diff_jobs(
 ) -> BuildDiff:
     """`now_ref` against `then_ref` (default: its baseline). Raises LookupError (an unknown
     job, no baseline) or `stepstore.StepsUnavailable`."""
-    from rocmtui.core.history.buildfacts import facts_of
-    from rocmtui.core.history.stepstore import steps_of
-    from rocmtui.core.jobs.control import get_job
-
     clock = time.time()
     book = CostBook(store, config.history_retention_days)
     book.sync(clock)

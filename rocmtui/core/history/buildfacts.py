@@ -20,6 +20,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.redaction import redact_mapping
 from rocmtui.core.text.sanitize import sanitize_line
 
 #: Build args that differ between any two builds and say nothing about the cache.
@@ -51,8 +52,6 @@ def _provenance(data: Any) -> list[dict[str, Any]]:
 
 def from_metadata(text: str) -> tuple[dict[str, str], dict[str, str]]:
     """(build args, materials) from bake's metadata file (empty when it has no provenance)."""
-    from rocmtui.core.jobs.redaction import redact_mapping
-
     try:
         data = json.loads(text)
     except ValueError:

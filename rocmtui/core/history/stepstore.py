@@ -23,7 +23,17 @@ from collections.abc import Mapping
 import msgspec
 from msgspec import Struct
 
+from rocmtui.core.bake.plugin import buildx_plugin
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.history.buildx import (
+    NO_API,
+    NO_COMMAND,
+    docker_cli,
+    history_argv,
+    history_environment,
+    node_workdir,
+    run_history,
+)
 from rocmtui.core.history.stepgraph import Step, StepCollector
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
@@ -88,8 +98,6 @@ def replay_steps(
 ) -> KeptSteps:
     """Read a build's steps from BuildKit's history on its node (`history logs --progress
     rawjson`), under `timeout`. Raises StepsUnavailable with the reason."""
-    from rocmtui.core.history.buildx import history_argv, history_environment, node_workdir
-
     ref = history_ref(record)
     if ref is None:
         raise StepsUnavailable(
@@ -109,8 +117,6 @@ def replay_steps(
 def replay(argv: list[str], env: Mapping[str, str], timeout: float, what: str) -> KeptSteps:
     """Run one `history logs --progress rawjson REF` and collect its steps. Raises
     StepsUnavailable (naming `what`) when it gave none."""
-    from rocmtui.core.history.buildx import NO_API, NO_COMMAND
-
     collector, error = _stream(argv, env, timeout)
     steps = collector.steps()
     if error is not None and not steps:
@@ -132,9 +138,6 @@ def keep_after_build(
     """For a supervisor or a follower whose build just ended: read its steps with the very
     environment the build ran under (the node's engine, ssh wrapper or TLS folder) and keep
     them, before BuildKit forgets the record. One line saying what happened (never raises)."""
-    from rocmtui.core.bake.plugin import buildx_plugin
-    from rocmtui.core.history.buildx import docker_cli
-
     ref = history_ref(record)
     if ref is None:
         return "steps not kept: no BuildKit record is tied to this build"
@@ -257,13 +260,6 @@ def export_record(
     Desktop imports. Raises StepsUnavailable saying plainly why it cannot be had (no record
     tied to the job; a buildx without `history` (0.13); an engine whose BuildKit keeps no
     history (dockerd 20.10); the builder's own words)."""
-    from rocmtui.core.history.buildx import (
-        history_argv,
-        history_environment,
-        node_workdir,
-        run_history,
-    )
-
     ref = history_ref(record)
     if ref is None:
         raise StepsUnavailable(

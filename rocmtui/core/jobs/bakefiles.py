@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -81,8 +82,6 @@ def bake_metadata_file(store_root: Path, job_dir: Path, env: Mapping[str, str]) 
 
 def _ours(folder: Path) -> bool:
     """A real folder of this user's that nobody else can write."""
-    import stat
-
     info = os.lstat(folder)
     return (
         stat.S_ISDIR(info.st_mode)

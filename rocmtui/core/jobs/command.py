@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from rocmtui.core.bake.file import ARCH_VARIABLE
+from rocmtui.core.bake.find import bake_files
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import pick_node
 from rocmtui.core.jobs.redaction import redact_argv
@@ -93,8 +94,6 @@ def build_argv(
     the build arg `ROCMTUI_JOB=<id>`: BuildKit's history record carries it from the build's first
     moment, so a build of rocmtui's own is never taken for one started elsewhere. No
     Dockerfile declares that ARG, so it enters no cache key, no image config and no tag."""
-    from rocmtui.core.bake.find import bake_files
-
     argv = [docker, "buildx", "bake"]
     for f in bake_files(bake_file):  # a folder: its default files, one -f each, bake's order
         argv += ["-f", str(f)]

@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from rocmtui.core.jobs.supervisor import main as supervisor_main
+
 
 def run_detached(body: Callable[[list[str]], int]) -> None:
     """Fork; the parent exits 0 at once, the child turns `site` back on (started with -S for
@@ -35,8 +37,6 @@ def main() -> None:
     """Fork; the parent exits 0, the child supervises the job."""
 
     def supervise(argv: list[str]) -> int:
-        from rocmtui.core.jobs.supervisor import main as supervisor_main
-
         return supervisor_main(argv)
 
     run_detached(supervise)

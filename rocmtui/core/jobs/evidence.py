@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.text.units import fmt_age
 
@@ -168,8 +170,6 @@ def clipped_limit(lines: list[str]) -> str | None:
 
 def engine_pid(node: NodeConfig) -> int | None:
     """The dockerd serving a local node's unix socket (matched on its command line)."""
-    import psutil
-
     host = node.docker_host or "unix:///var/run/docker.sock"
     if not host.startswith("unix://"):
         return None
@@ -189,7 +189,6 @@ def engine_pid(node: NodeConfig) -> int | None:
 
 def tree_cpu_percent(pid: int, interval: float = 0.5) -> float | None:
     """CPU use (100 = one core) of `pid` and all its descendants over `interval` seconds."""
-    import psutil
 
     def total() -> float | None:
         try:

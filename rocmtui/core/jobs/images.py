@@ -26,11 +26,13 @@ import msgspec
 from msgspec import Struct
 
 from rocmtui.core.jobs.printed import printed_pushes, requested_targets
+from rocmtui.core.jobs.store import write_json_atomic
+from rocmtui.core.progress.sccache import CacheStats, scan_log
+from rocmtui.core.registry.pushcheck import PushCheck, Pushed, check_pushed
+from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.record import JobRecord
-    from rocmtui.core.progress.sccache import CacheStats
-    from rocmtui.core.registry.pushcheck import PushCheck
 
 TARGETS_FILE = "targets.json"
 PUSH_CHECK_FILE = "registry.json"
@@ -67,8 +69,6 @@ def targets_of(printed: Mapping[str, Any], push: bool) -> dict[str, dict[str, An
 
 def write_targets(job_dir: Path, printed: Mapping[str, Any] | None, push: bool) -> None:
     """Write targets.json at launch (nothing when bake's view is unknown)."""
-    from rocmtui.core.jobs.store import write_json_atomic
-
     targets = targets_of(printed or {}, push)
     if targets:
         write_json_atomic(job_dir / TARGETS_FILE, {"targets": targets})
@@ -141,8 +141,6 @@ def job_images(
 
 def read_push_check(job_dir: Path | str) -> PushCheck | None:
     """The job's closed loop (None: it pushed nothing, or was not checked)."""
-    from rocmtui.core.registry.pushcheck import PushCheck
-
     data = _read_json(Path(job_dir) / PUSH_CHECK_FILE)
     if not isinstance(data, dict):
         return None
@@ -154,8 +152,6 @@ def read_push_check(job_dir: Path | str) -> PushCheck | None:
 
 def read_cache_stats(job_dir: Path | str) -> CacheStats | None:
     """The job's compile cache statistics (None: its log reported none)."""
-    from rocmtui.core.progress.sccache import CacheStats
-
     data = _read_json(Path(job_dir) / CACHE_STATS_FILE)
     if not isinstance(data, dict):
         return None
@@ -169,8 +165,6 @@ def check_push(
     record: JobRecord, registry_url: str, timeout: float = PUSH_CHECK_TIMEOUT
 ) -> PushCheck | None:
     """Ask the registry about every image the job pushed (see `registry.pushcheck`)."""
-    from rocmtui.core.registry.pushcheck import Pushed, check_pushed
-
     pushed = [
         Pushed(image.target, tag, image.digest, image.media_type)
         for image in job_images(record.job_dir, record.target, record.arch)
@@ -184,10 +178,6 @@ def record_afterwards(record: JobRecord, registry_url: str | None) -> None:
     """What the supervisor writes once a job has ended (its outcome is recorded already):
     the compile cache statistics from its log and, for a pushing job that succeeded, the
     closed loop. A failure here never changes the job's outcome."""
-    from rocmtui.core.jobs.store import write_json_atomic
-    from rocmtui.core.progress.sccache import scan_log
-    from rocmtui.core.states import JobState
-
     if record.push and registry_url and record.state == JobState.SUCCEEDED:
         check = check_push(record, registry_url)  # first: the registry as the push left it
         if check is not None:

@@ -22,8 +22,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from rocmtui.core.bake.entitlements import Privilege, granted_by
+from rocmtui.core.bake.effective import fleet_variables
+from rocmtui.core.bake.entitlements import Privilege, bake_checks, granted_by, requested_privileges
 from rocmtui.core.bake.file import BakeError, BakeFile
+from rocmtui.core.bake.plugin import plugin_version
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.checks import (
     RESOLVE_TIMEOUT,
@@ -42,6 +44,7 @@ from rocmtui.core.jobs.command import (
 )
 from rocmtui.core.jobs.printed import image_keys, pinned_arch
 from rocmtui.core.jobs.redaction import redact_argv
+from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 from rocmtui.core.records import repr_without
 
 __all__ = ["LaunchPlan", "images", "resolve_plan"]
@@ -128,11 +131,7 @@ def resolve_plan(
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
-    from rocmtui.core.bake.effective import fleet_variables
-    from rocmtui.core.bake.entitlements import bake_checks, requested_privileges
-    from rocmtui.core.bake.plugin import plugin_version
     from rocmtui.core.bake.resolve import bake_print
-    from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
 
     # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
     overrides = fleet_variables(config.variables, bake) | dict(overrides)

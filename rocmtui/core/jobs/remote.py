@@ -34,6 +34,8 @@ from typing import Any
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.private import ensure_private
+from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
+from rocmtui.core.probes.engine_prober import _client, _dialer
 from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
@@ -45,8 +47,6 @@ SSH_ALIVE_COUNT = 8
 
 def endpoint_of(node: NodeConfig, config: FleetConfig | None, env: Mapping[str, str]) -> Any:
     """The node's resolved engine endpoint (None when it cannot be resolved)."""
-    from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
-
     try:
         return resolve_endpoint(node, env)
     except EndpointError:
@@ -161,8 +161,6 @@ def engine_busy(endpoint: Any, timeout: float) -> int:
     """How many build cache records the engine reports in use (a build running there).
 
     Blocking (docker SDK, and ssh for an ssh:// engine); raises on no answer."""
-    from rocmtui.core.probes.engine_prober import _client, _dialer
-
     dialer = _dialer(endpoint, timeout, None)
     client = _client(endpoint, timeout, dialer)
     try:

@@ -55,6 +55,11 @@ from rocmtui.core.jobs.truebuild import ask_buildkit, only_our_files
 
 if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
+import ctypes
+
+from rocmtui.core.history.stepstore import keep_after_build
+from rocmtui.core.jobs.evidence import error_step_of
+from rocmtui.core.jobs.images import read_push_check, record_afterwards
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
 
@@ -65,8 +70,6 @@ CHUNK = 1 << 16
 
 def _set_pdeathsig() -> None:
     """In bake's child before exec: SIGTERM when the supervisor dies."""
-    import ctypes
-
     parent = os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
@@ -239,8 +242,6 @@ class Supervisor:
     def outcome(self, returncode: int) -> dict[str, Any]:
         """The fields to record for bake's end (read from the store and the job's files, which
         needs no disk space); the footer line goes into the log, if it can."""
-        from rocmtui.core.jobs.evidence import error_step_of
-
         exit_code = returncode if returncode >= 0 else 128 - returncode
         latest = self.store.get(self.job_id)
         digest = digest_from_metadata(self.bake_metadata or latest.metadata_path, latest.target)
@@ -327,8 +328,6 @@ class Supervisor:
     def afterwards(self, record: JobRecord) -> None:
         """With the outcome recorded: the registry's word on a push and the cache statistics
         (`images.record_afterwards`); said in the log, never raised."""
-        from rocmtui.core.jobs.images import read_push_check, record_afterwards
-
         try:
             record_afterwards(record, self.registry_url)
         except Exception as exc:

@@ -26,7 +26,13 @@ from pathlib import Path
 from msgspec import Struct
 
 from rocmtui.core.diskroom import condition
+from rocmtui.core.history.parse import parse_inspect, parse_ls, raw_build_args, status_word
+from rocmtui.core.jobs.command import JOB_BUILD_ARG
+from rocmtui.core.jobs.images import job_images
 from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.registry.client import Lookup
+from rocmtui.core.registry.refs import BadReference, parse_ref, registry_url_for
+from rocmtui.core.registry.sync import head_manifest
 from rocmtui.core.states import JobState
 
 __all__ = ["BuildKitWord", "ask_buildkit", "only_our_files"]
@@ -63,8 +69,6 @@ def ask_buildkit(
     """The build's result from BuildKit (see the module doc). `argv` is bake's (its docker
     CLI and `--builder`), `env` bake's environment, `why` what bake could not write ("state
     disk full")."""
-    from rocmtui.core.jobs.images import job_images
-
     said = f"bake could not write its metadata: {why}"
     states = _history_states(record.id, record.started_at, argv, env)
     if states is None:
@@ -110,9 +114,6 @@ def _history_states(
     job_id: str, started_at: float, argv: Sequence[str], env: Mapping[str, str]
 ) -> list[str] | None:
     """The status word of every history record of this job; None without history."""
-    from rocmtui.core.history.parse import parse_inspect, parse_ls, raw_build_args, status_word
-    from rocmtui.core.jobs.command import JOB_BUILD_ARG
-
     docker = argv[0] if argv else "docker"
     history = [docker, "buildx", "history", *_builder(argv)]
     listed = _run([*history, "ls", "--format", "json"], env)
@@ -136,10 +137,6 @@ def _digest(
     registry_url: str | None,
 ) -> str | None:
     """The first image's digest: the registry's for a push, else the engine's image id."""
-    from rocmtui.core.registry.client import Lookup
-    from rocmtui.core.registry.refs import BadReference, parse_ref, registry_url_for
-    from rocmtui.core.registry.sync import head_manifest
-
     for tag, pushed in images:
         if pushed and registry_url:
             try:

@@ -28,6 +28,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from rocmtui.core.text.units import fmt_age
+
 
 class Verdict(StrEnum):
     """A cell's word."""
@@ -93,8 +95,6 @@ class CellJob(Struct, frozen=True):
         """`last built 2h ago on snoc-think, 41m, 87% of steps cached, succeeded` (with
         `, started elsewhere` for a build found in BuildKit's history); while it runs,
         `building on NODE for 5m`."""
-        from rocmtui.core.text.units import fmt_age
-
         now = time.time() if now is None else now
         if self.ended_at is None:
             return f"building on {self.node} for {fmt_age(now - self.started_at)}"

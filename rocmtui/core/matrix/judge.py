@@ -23,7 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
+from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
 from rocmtui.core.matrix.cells import Cell, CellJob, PinDiff, RegistryImage, Row, Verdict
 from rocmtui.core.matrix.fill import ELSEWHERE, INVALID, TagAnswer
 from rocmtui.core.matrix.plan import PIN_PREFIX, MatrixPlan, PlannedCell
@@ -59,8 +61,6 @@ class SeenJob(Struct, frozen=True):
 
 def seen_jobs(records: Iterable[Any]) -> list[SeenJob]:
     """Job records (live state) with their images, loop and cache statistics."""
-    from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
-
     out = []
     for record in records:
         stats = read_cache_stats(record.job_dir)
@@ -194,8 +194,6 @@ def judge_cell(planned: PlannedCell, answer: TagAnswer, jobs: list[SeenJob]) -> 
     )
 
     def done(verdict: Verdict, reason: str | None, pins: tuple[PinDiff, ...] = ()) -> Cell:
-        from msgspec.structs import replace
-
         return replace(base, verdict=verdict, reason=reason, pins=pins, notes=tuple(notes))
 
     active = next((j for j in jobs if j.state in ACTIVE), None)

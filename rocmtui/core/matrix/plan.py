@@ -28,9 +28,14 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from rocmtui.core.bake.effective import fleet_variables, shell_overrides
 from rocmtui.core.bake.file import ARCH_VARIABLE, BakeError, BakeFile
+from rocmtui.core.bake.find import bake_bytes
+from rocmtui.core.bake.resolve import bake_environment
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.diskcache import JsonCache
 from rocmtui.core.jobs.printed import printed_pushes, printed_targets
+from rocmtui.core.paths import state_dir
 
 PIN_PREFIX = "rocm-bake.pin."
 PRINT_TIMEOUT = 30.0
@@ -86,7 +91,6 @@ def cached_print(
 ) -> dict[str, Any]:
     """`bake --print NAMES` under `env`, from `cache` (a JsonCache) when the file's bytes and the
     environment are exactly those it was asked with."""
-    from rocmtui.core.bake.find import bake_bytes
     from rocmtui.core.bake.resolve import bake_print
 
     try:
@@ -283,9 +287,6 @@ def make_plan(
 def launch_environment(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Any:
     """`arch -> environment` for bake: what a build of that arch from this shell would get
     (the fleet file's variables, the shell's variables named like bake variables, the arch)."""
-    from rocmtui.core.bake.effective import fleet_variables, shell_overrides
-    from rocmtui.core.bake.resolve import bake_environment
-
     overrides = fleet_variables(config.variables, bake) | shell_overrides(bake, env)
     overrides.pop(ARCH_VARIABLE, None)
 
@@ -299,7 +300,4 @@ def launch_environment(config: FleetConfig, bake: BakeFile, env: Mapping[str, st
 
 def state_cache(config: FleetConfig, name: str, env: Mapping[str, str] | None = None) -> Any:
     """The JsonCache `name` under the state folder's cache."""
-    from rocmtui.core.diskcache import JsonCache
-    from rocmtui.core.paths import state_dir
-
     return JsonCache(state_dir(config, os.environ if env is None else env) / "cache" / name)

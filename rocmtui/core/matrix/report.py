@@ -8,8 +8,13 @@ import os
 import time
 from collections.abc import Mapping
 
+from msgspec.structs import replace
+
 from rocmtui.core.bake.file import BakeFile
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.costbook.book import CostBook
+from rocmtui.core.costbook.report import HistoryReport
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.matrix.bakecache import load_bake_kept
 from rocmtui.core.matrix.cells import Matrix, Row
 from rocmtui.core.matrix.fill import fill_tags
@@ -23,12 +28,6 @@ def with_regressions(
     rows: tuple[Row, ...], config: FleetConfig, env: Mapping[str, str]
 ) -> tuple[Row, ...]:
     """Each cell with the regressions of the builds of its targets for its arch, per node."""
-    from msgspec.structs import replace
-
-    from rocmtui.core.costbook.book import CostBook
-    from rocmtui.core.costbook.report import HistoryReport
-    from rocmtui.core.jobs.store import JobStore
-
     book = CostBook(JobStore.for_config(config, env), config.history_retention_days)
     book.sync()
     found: dict[tuple[str, str], list[str]] = {}

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor.client import MonitorUnavailable, attach
+from rocmtui.core.probes.round import probe_fleet
 from rocmtui.core.snapshots import FleetSnapshot
 
 MONITOR_WAIT = 0.5  # s for a running monitor to send its latest snapshot
@@ -17,8 +19,6 @@ MONITOR_WAIT = 0.5  # s for a running monitor to send its latest snapshot
 def from_monitor(config: FleetConfig, wait: float = MONITOR_WAIT) -> FleetSnapshot | None:
     """The running monitor's latest snapshot, or None (none runs, it has no round yet, or it
     did not answer within `wait`)."""
-    from rocmtui.core.hostmonitor.client import MonitorUnavailable, attach
-
     conn = attach(config, wait)
     if conn is None:
         return None
@@ -39,7 +39,6 @@ def fleet_snapshot(config: FleetConfig, deadline: float | None = None) -> tuple[
     found = from_monitor(config)
     if found is not None:
         return found, "monitor"
-    from rocmtui.core.probes.round import probe_fleet
 
     return asyncio.run(probe_fleet(config, deadline=deadline)), "probe"
 

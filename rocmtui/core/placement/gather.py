@@ -14,11 +14,13 @@ from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.costbook.book import CostBook, CostFilter
 from rocmtui.core.costbook.cost import CostPoint
 from rocmtui.core.jobs.checks import accepted_arches
+from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import place
 from rocmtui.core.placement.facts import NodeFacts, Placement
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
+from rocmtui.core.states import JobState
 from rocmtui.core.text.sanitize import one_line
 
 
@@ -131,9 +133,6 @@ def same_variables(
 
 def running_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
     """Jobs running (or stalled) now, with their live state."""
-    from rocmtui.core.jobs.control import live_record
-    from rocmtui.core.states import JobState
-
     live = (live_record(store, r, stall_after, now) for r in store.list(None, unfinished_only=True))
     return [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
 

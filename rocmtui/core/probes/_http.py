@@ -10,17 +10,17 @@ bundle (~30 ms of CPU per client).
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
+import sys
 import time
 import urllib.parse
-from typing import TYPE_CHECKING
 
+import httpx
 from msgspec import Struct
 
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
-
-if TYPE_CHECKING:
-    import httpx
 
 MAX_BODY = 256 * 1024
 # httpcore trace events that mark a request leaving (a new connection, or a kept one)
@@ -57,9 +57,6 @@ def _no_sniffio() -> None:
     import searches all of sys.path again (~40 stat calls), a third of the probes' CPU per
     refresh. A None entry in sys.modules is Python's own "known missing" marker.
     """
-    import importlib.util
-    import sys
-
     if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
@@ -77,8 +74,6 @@ class HttpClients:
 
     def get(self, url: str, timeout: float) -> httpx.AsyncClient:
         """The client for `url`'s origin (made on first use)."""
-        import httpx
-
         key = origin(url)
         client = self._clients.get(key)
         if client is None or client.is_closed:
@@ -103,8 +98,6 @@ class HttpClients:
 
 def describe_http_error(exc: BaseException, timeout: float) -> str:
     """A short reason for an httpx exception."""
-    import httpx
-
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return f"no answer in {fmt_seconds(timeout)}"
     cur: BaseException | None = exc
@@ -130,8 +123,6 @@ async def fetch(
     max_body: int = MAX_BODY,
 ) -> Fetched:
     """One request, headers and (capped) body, finished within `timeout` seconds in total."""
-    import asyncio
-
     started: list[float] = []
 
     async def trace(name: str, info: object) -> None:

@@ -14,6 +14,8 @@ import errno
 import socket
 import urllib.parse
 
+import requests.exceptions
+
 from rocmtui.core import tcpstate
 from rocmtui.core.probes.endpoints import Endpoint
 from rocmtui.core.probes.failure import ReachStep, network_failure, tls_failure
@@ -46,7 +48,6 @@ _ERRNO_WORDS = {
 def describe_error(exc: BaseException, timeout: float) -> str:
     """A short reason for an SDK/requests exception, found by walking its causes."""
     import docker.errors  # the caller already paid for the import
-    import requests.exceptions
 
     seen: list[BaseException] = []
     cur: BaseException | None = exc

@@ -32,6 +32,8 @@ import asyncio
 import time
 from typing import Any
 
+import docker
+import docker.tls
 from msgspec import Struct
 from msgspec.structs import replace
 
@@ -95,9 +97,6 @@ def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> S
 
 def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
     """A DockerClient for `endpoint` (blocking imports: call it in a probe thread)."""
-    import docker
-    import docker.tls
-
     if dialer is not None:
         from rocmtui.core.probes.ssh.adapter import SSH_BASE_URL, SSHDialAdapter
 

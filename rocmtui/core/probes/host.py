@@ -19,6 +19,8 @@ import os
 import time
 from pathlib import Path
 
+import psutil
+
 from rocmtui.core.probes._common import Stuck, ThreadGate
 from rocmtui.core.snapshots import HostStats
 
@@ -33,8 +35,6 @@ def _existing(path: Path) -> Path:
 
 def sample(disk_path: Path, cpu_percent: float | None) -> HostStats:
     """Blocking: one reading of memory, load and the disk holding `disk_path`."""
-    import psutil
-
     disk_path = _existing(disk_path)
     mem = psutil.virtual_memory()
     disk = psutil.disk_usage(str(disk_path))
@@ -78,8 +78,6 @@ class HostProber:
     def _cpu_percent(self) -> float | None:
         """The host's CPU use over the open window, once it lasted `MIN_WINDOW`; before
         that the previous figure (None before the first)."""
-        import psutil
-
         if self._window is None:
             self.prime()
         assert self._window is not None

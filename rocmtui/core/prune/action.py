@@ -11,10 +11,12 @@ from collections.abc import Callable, Mapping
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.jobs.control import is_alive
 from rocmtui.core.jobs.refusals import refuse_if_read_only
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.prune.engine import PruneResult, prune_cache, read_cache
 from rocmtui.core.prune.plan import PruneFilters, PrunePlan, plan_prune
+from rocmtui.core.prune.record import record_prune
 
 
 class PruneRefused(Exception):
@@ -30,8 +32,6 @@ class PruneOutcome(Struct, frozen=True):
 
 def builds_on(store: JobStore, node: str) -> list[str]:
     """Ids of the builds running on `node` now, by the job store (rocmtui's and others')."""
-    from rocmtui.core.jobs.control import is_alive
-
     return [
         r.id for r in store.list(limit=None, unfinished_only=True) if r.node == node and is_alive(r)
     ]
@@ -79,7 +79,6 @@ def prune_node(
     node = config.node(plan.node)
     assert node is not None
     result = prune_cache(node, filters, config, os.environ if env is None else env)
-    from rocmtui.core.prune.record import record_prune
 
     record_prune(store, plan, result)
     return PruneOutcome(plan, result)

@@ -11,7 +11,11 @@ from typing import Any
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.jobs.remote import endpoint_of
+from rocmtui.core.probes.api_versions import negotiate
+from rocmtui.core.probes.engine_prober import _client, _dialer
 from rocmtui.core.prune.plan import CacheRecord, PruneFilters, records_of
+from rocmtui.core.text.sanitize import one_line
 
 
 class EngineUnreachable(Exception):
@@ -32,11 +36,6 @@ def _with_client(
     timeout: float,
     call: Callable[[Any], Any],
 ) -> Any:
-    from rocmtui.core.jobs.remote import endpoint_of
-    from rocmtui.core.probes.api_versions import negotiate
-    from rocmtui.core.probes.engine_prober import _client, _dialer
-    from rocmtui.core.text.sanitize import one_line
-
     endpoint = endpoint_of(node, config, env)
     if endpoint is None:
         raise EngineUnreachable(f"{node.name}: its engine endpoint cannot be resolved")

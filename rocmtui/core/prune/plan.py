@@ -15,6 +15,9 @@ from datetime import datetime
 
 from msgspec import Struct
 
+from rocmtui.core.text.sanitize import one_line
+from rocmtui.core.text.units import fmt_age, fmt_bytes
+
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*$", re.IGNORECASE)
 _AGE_RE = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _AGE_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
@@ -43,8 +46,6 @@ class PruneFilters(Struct, frozen=True):
 
     def describe(self) -> str:
         """`keep 10.0G, unused for 1d00h` or `everything prunable`."""
-        from rocmtui.core.text.units import fmt_age, fmt_bytes
-
         parts = []
         if self.keep_storage is not None:
             parts.append(f"keep {fmt_bytes(self.keep_storage)}")
@@ -157,9 +158,6 @@ def plan_prune(
 
 def summary(plan: PrunePlan, largest: int = 5) -> Iterable[str]:
     """Lines for people: the total, then the largest records (descriptions sanitised)."""
-    from rocmtui.core.text.sanitize import one_line
-    from rocmtui.core.text.units import fmt_bytes
-
     yield (
         f"{plan.node}: {len(plan.records)} of the build cache's records, "
         f"{fmt_bytes(plan.bytes)} of {fmt_bytes(plan.cache_bytes)} ({plan.filters.describe()})"

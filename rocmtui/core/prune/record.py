@@ -8,7 +8,7 @@ import json
 import socket
 import time
 
-from msgspec import Struct
+from msgspec import Struct, to_builtins
 
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.prune.engine import PruneResult
@@ -45,8 +45,6 @@ def record_prune(
     store: JobStore, plan: PrunePlan, result: PruneResult, now: float | None = None
 ) -> PruneRow:
     """Keep who pruned `plan`'s node, with what filters, and what went."""
-    from msgspec import to_builtins
-
     row = PruneRow(
         at=time.time() if now is None else now,
         user=getpass.getuser(),

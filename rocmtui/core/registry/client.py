@@ -23,17 +23,15 @@ import re
 import time
 import urllib.parse
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
+import httpx
 from msgspec import Struct
 
+from rocmtui.core.probes._http import _no_sniffio
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
 from rocmtui.core.registry.refs import DIGEST_RE
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
-
-if TYPE_CHECKING:
-    import httpx
 
 MAX_MANIFEST = 4 << 20  # the distribution spec's own cap on a manifest
 MAX_CONFIG = 8 << 20
@@ -141,10 +139,6 @@ class RegistryClient:
             await client.aclose()
 
     def _http(self) -> httpx.AsyncClient:
-        import httpx
-
-        from rocmtui.core.probes._http import _no_sniffio
-
         if self._client is None:
             _no_sniffio()
             self._client = httpx.AsyncClient(

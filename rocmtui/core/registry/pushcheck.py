@@ -23,6 +23,7 @@ from msgspec.structs import replace
 from rocmtui.core.registry.client import Lookup, ManifestAnswer
 from rocmtui.core.registry.media import kind_word
 from rocmtui.core.registry.refs import BadReference, parse_ref, registry_url_for
+from rocmtui.core.registry.sync import head_manifest
 from rocmtui.core.states import LOOP_SYMBOLS
 
 
@@ -117,8 +118,6 @@ def check_pushed(
 ) -> PushCheck | None:
     """Ask the fleet's registry about every pushed image (sequentially: a job pushes a few);
     None when the job pushed nothing. Never raises."""
-    from rocmtui.core.registry.sync import head_manifest
-
     checks: list[ImageCheck] = []
     for image in images:
         try:

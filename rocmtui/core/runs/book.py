@@ -15,7 +15,9 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
+from rocmtui.core.costbook.book import CostBook
 from rocmtui.core.costbook.cost import BuildEvidence, Condition
+from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
@@ -128,8 +130,6 @@ class RunBook:
     def _with_builds(self, rows: Sequence[sqlite3.Row], now: float | None) -> list[Run]:
         """The runs of `rows` with their builds: one query for every member's few columns
         (a whole job record only for a build still unfinished, whose live state is read)."""
-        from rocmtui.core.jobs.control import live_record
-
         now = time.time() if now is None else now
         ids = [r["id"] for r in rows]
         builds: dict[str, list[RunBuild]] = {i: [] for i in ids}
@@ -195,8 +195,6 @@ class RunBook:
         builds into the cost book, whose evidence gives each build its cache condition (as
         `rocmtui history` does before its read; `costs` False: not the cost book, a write a
         screen reading every few seconds need not make each time)."""
-        from rocmtui.core.costbook.book import CostBook
-
         now = time.time() if now is None else now
         self.adopt_outside(now)
         if costs:

@@ -28,6 +28,7 @@ from rocmtui.core.jobs.checks import (
     resolve_target,
     static_names,
 )
+from rocmtui.core.jobs.launch import launch_job
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.redaction import redact_mapping
 from rocmtui.core.jobs.refusals import LaunchError, refuse_if_read_only
@@ -87,8 +88,6 @@ def launch_run(
     """Start `target` on every chosen node at once (see the module doc); the run and what
     happened on each node. Raises LaunchError for an unknown node or name before anything
     starts, ReadOnlyRefused on a read-only fleet."""
-    from rocmtui.core.jobs.launch import launch_job
-
     refuse_if_read_only(config, "starting a run")
     env = os.environ if env is None else env
     chosen = pick_nodes(config, nodes)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rocmtui.core.jobs.evidence import clipped_limit, read_tail
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import NodeState
 from rocmtui.core.verdicts.judge import judge
@@ -89,8 +90,6 @@ class StallJudge:
     def _clipped(self, record: JobRecord) -> str | None:
         """BuildKit's limit when it clipped the open step, from the log's tail; read again
         only when the log's size or mtime moved."""
-        from rocmtui.core.jobs.evidence import clipped_limit, read_tail
-
         try:
             st = os.stat(record.log_path)
         except OSError:

@@ -17,8 +17,11 @@ from typing import Any, cast
 
 from msgspec import Struct, ValidationError, convert, field, json
 
-from rocmtui.core.bake.file import ARCH_VARIABLE, BakeFile
+from rocmtui.core.bake.effective import fleet_variables
+from rocmtui.core.bake.file import ARCH_VARIABLE, BakeError, BakeFile
+from rocmtui.core.bake.resolve import BuildxMissing, resolved_variables
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.jobs.checks import FLEET_ARCHES, default_arch
 from rocmtui.core.matrix.cells import Matrix
 from rocmtui.core.matrix.plan import PIN_PREFIX, launch_environment, state_cache
 from rocmtui.core.versions.upstream import UpstreamAnswer, ask_upstream, compare, registry_pins
@@ -185,10 +188,6 @@ def compute_versions(
 ) -> Versions:
     """The version check. `matrix` (the registry's side) is computed when not given. Raises
     BakeError when the bake file cannot be read; upstream and registry troubles are states."""
-    from rocmtui.core.bake.effective import fleet_variables
-    from rocmtui.core.bake.file import BakeError
-    from rocmtui.core.bake.resolve import BuildxMissing, resolved_variables
-
     env = os.environ if env is None else env
     if bake is None:
         from rocmtui.core.matrix.bakecache import load_bake_kept
@@ -196,7 +195,6 @@ def compute_versions(
         bake = load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
     names = pin_variables(bake, config)
     errors: list[str] = []
-    from rocmtui.core.jobs.checks import FLEET_ARCHES, default_arch
 
     launch_env = launch_environment(config, bake, env)(default_arch(bake) or FLEET_ARCHES[0])
     try:

@@ -26,9 +26,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 from msgspec import Struct, field
+from packaging.version import InvalidVersion, Version
 
 from rocmtui.core.config.tables import UpstreamConfig, UpstreamPin
+from rocmtui.core.probes._http import describe_http_error, origin
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
@@ -71,8 +74,6 @@ class UpstreamAnswer(Struct, frozen=True):
 
 def parse_version(text: str | None) -> Any | None:
     """A `packaging` Version from a pin or a tag (`v0.1.7`, `rocm-7.2.2`), or None."""
-    from packaging.version import InvalidVersion, Version
-
     if not text:
         return None
     for candidate in (text.strip(), *(m.group(1) for m in _VERSION_IN_TAG.finditer(text))):
@@ -117,8 +118,6 @@ def github_releases(data: Any) -> list[Release]:
 
 def newest(releases: list[Release]) -> tuple[str | None, str | None]:
     """(newest final release, newest pre-release newer than it)."""
-    from packaging.version import Version
-
     finals = sorted((Version(r.version) for r in releases if not r.prerelease), reverse=True)
     pres = sorted((Version(r.version) for r in releases if r.prerelease), reverse=True)
     final = finals[0] if finals else None
@@ -128,9 +127,6 @@ def newest(releases: list[Release]) -> tuple[str | None, str | None]:
 
 async def _get_json(client: Any, url: str, timeout: float) -> Any:
     """GET `url` within `timeout` in all; the parsed JSON, or UpstreamError with why not."""
-    import httpx
-
-    from rocmtui.core.probes._http import describe_http_error
 
     async def go() -> tuple[int, str, bytes]:
         async with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
@@ -169,10 +165,6 @@ def _url(config: UpstreamConfig, pin: UpstreamPin) -> str:
 async def _fetch(
     config: UpstreamConfig, pin: UpstreamPin, clients: dict[str, Any]
 ) -> list[Release]:
-    import httpx
-
-    from rocmtui.core.probes._http import origin
-
     url = _url(config, pin)
     key = origin(url)
     if key not in clients:  # one client per upstream host
@@ -261,8 +253,6 @@ async def ask_upstream(
 
 def _trim(releases: list[Release]) -> list[Release]:
     """The newest releases only (what is kept and shown)."""
-    from packaging.version import Version
-
     return sorted(releases, key=lambda r: Version(r.version), reverse=True)[:KEEP_RELEASES]
 
 
