@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rocmtui import __version__
 from rocmtui.cli.bake_auto import AUTO, choose_node, placement_json, say
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 from rocmtui.core.jobs.views import record_json
@@ -94,7 +95,6 @@ def load_bake_cached(path: Path) -> BakeFile:
     this user can write: a cache entry is trusted only when the user owns it and nobody else
     can write it). A file that fails to parse is never cached, so its error shows every time.
     """
-    from rocmtui import __version__
     from rocmtui.core.bake.file import load_bake
     from rocmtui.core.bake.find import bake_bytes
 

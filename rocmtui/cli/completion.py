@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Iterable
 
-from rocmtui.cli.main import EXIT_OK
+from rocmtui.cli.main import EXIT_OK, build_parser
 
 SHELLS = ("bash", "zsh", "fish")
 KINDS = ("jobs", "targets", "nodes", "arches", "runs")
@@ -58,8 +58,6 @@ def completer(kind: str) -> dict[str, object]:
 def script(shell: str) -> str:
     """The completion script for `shell`, from the whole parser with the dynamic completers."""
     import shtab
-
-    from rocmtui.cli.main import build_parser
 
     parser = build_parser()
     dynamic = {

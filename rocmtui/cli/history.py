@@ -15,7 +15,7 @@ import re
 import sys
 import time
 
-from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
+from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, add_config_option, config_from
 
 _SPAN = re.compile(r"^(\d+(?:\.\d+)?)([mhdw])$")
 _UNIT = {"m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
@@ -66,8 +66,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def register_actions(parser: argparse.ArgumentParser) -> None:
     """`history show|diff|export`: one build's steps, two builds compared, a build's record."""
-    from rocmtui.cli.main import add_config_option
-
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=False)
     show = actions.add_parser(
         "show",

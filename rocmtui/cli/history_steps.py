@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
+from rocmtui.core.history.baseline import diff_jobs
 from rocmtui.core.history.stepreport import StepReport, shown_name
+from rocmtui.core.history.stepstore import StepsUnavailable, export_record, steps_of
 from rocmtui.core.history.stepviews import diff_json, steps_json
+from rocmtui.core.jobs.control import get_job
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.text.units import fmt_seconds
 
 #: A running build's stream is read this long: the steps so far (a live timeline follows it).
@@ -24,10 +30,6 @@ SHOWN_STEPS = 400  # text mode; --json gives every step
 
 def load_report(args: argparse.Namespace, job: str) -> tuple[object, StepReport] | int:
     """(the job's record, its step report), or an exit code with the reason printed."""
-    from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
-    from rocmtui.core.jobs.control import get_job
-    from rocmtui.core.jobs.store import JobStore
-
     config = config_from(args)
     store = JobStore.for_config(config)
     try:
@@ -50,7 +52,6 @@ def run_show(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     record, report = loaded
-    from rocmtui.core.jobs.record import JobRecord
 
     assert isinstance(record, JobRecord)
     if args.json:
@@ -99,10 +100,6 @@ def render(job_id: str, what: str, report: StepReport) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print a build against its baseline (or another build)."""
-    from rocmtui.core.history.baseline import diff_jobs
-    from rocmtui.core.history.stepstore import StepsUnavailable
-    from rocmtui.core.jobs.store import JobStore
-
     config = config_from(args)
     try:
         diff = diff_jobs(config, JobStore.for_config(config), args.job, args.other)
@@ -138,12 +135,6 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Write a build's record where buildx can; say why not where it cannot."""
-    import os
-
-    from rocmtui.core.history.stepstore import StepsUnavailable, export_record
-    from rocmtui.core.jobs.control import get_job
-    from rocmtui.core.jobs.store import JobStore
-
     config = config_from(args)
     try:
         record = get_job(args.job, config, JobStore.for_config(config))

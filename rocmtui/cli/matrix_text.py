@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import time
 
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from rocmtui.core.matrix.cells import NEEDS_WORK, VERDICT_SYMBOLS, Cell, Matrix
 from rocmtui.core.text.sanitize import sanitize_line
+from rocmtui.core.text.units import fmt_age, fmt_seconds
+from rocmtui.core.webdavstore import describe_store
 
 STYLES = {
     "published": "green",
@@ -43,14 +50,6 @@ def cell_line(row: str, cell: Cell) -> str:
 
 def render(matrix: Matrix, width: int | None = None) -> None:
     """Print the matrix (piped output is drawn 160 columns wide, as `status` does)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from rocmtui.core.text.units import fmt_age, fmt_seconds
-    from rocmtui.core.webdavstore import describe_store
-
     console = Console(highlight=False, soft_wrap=False, width=width)
     if width is None and not console.is_terminal:
         console.width = 160

@@ -13,7 +13,13 @@ import sys
 from pathlib import Path
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
-from rocmtui.core.serveauth import DEFAULT_LISTEN, ListenError, bind_problem, parse_listen
+from rocmtui.core.serveauth import (
+    DEFAULT_LISTEN,
+    ListenError,
+    bind_problem,
+    hash_password,
+    parse_listen,
+)
 
 DEFAULT_MAX_SESSIONS = 8
 DEFAULT_IDLE_TIMEOUT = 3600.0
@@ -150,8 +156,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _hash_password() -> int:
-    from rocmtui.core.serveauth import hash_password
-
     if sys.stdin.isatty():
         import getpass
 
