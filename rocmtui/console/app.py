@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from msgspec.structs import replace
+from platformdirs import user_downloads_path
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
@@ -27,6 +28,7 @@ from rocmtui.console.messages import BakeLoaded, JobStarted
 from rocmtui.console.outside_text import markup_escaped
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.paths import state_dir
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.console.screens.history import HistoryScreen
@@ -293,14 +295,11 @@ class RocmTui(App[list[JobView]]):
 
 def screenshot_folder(config: FleetConfig) -> Path:
     """Where the palette's Screenshot is saved (see `RocmTui.deliver_screenshot`)."""
-    from platformdirs import user_downloads_path
-
     downloads = user_downloads_path()
     if downloads.is_dir():
         return downloads
     if os.access(Path.cwd(), os.W_OK):
         return Path.cwd()
-    from rocmtui.core.paths import state_dir
 
     folder = state_dir(config) / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)

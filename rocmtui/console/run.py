@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rocmtui.core.config.fleetfile import FleetConfig, load_config
-from rocmtui.core.hostmonitor.sources import ProbeSource, as_source
+from rocmtui.core.hostmonitor.sources import ProbeSource, as_source, open_source
 
 if TYPE_CHECKING:
     from rocmtui.console.app import RocmTui
@@ -36,7 +36,6 @@ def run_console(
     from rocmtui.core import debuglog
 
     debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only
-    from rocmtui.core.hostmonitor.sources import open_source
 
     own = early is None
     source = open_source(config.source) if early is None else as_source(early)

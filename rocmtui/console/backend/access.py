@@ -23,7 +23,9 @@ from msgspec.structs import replace
 from rocmtui.console.backend import adapters as core_adapters
 from rocmtui.console.backend.jobextras import JobExtras
 from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview
+from rocmtui.core.bake.find import check_found
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor import ownchild
 from rocmtui.core.hostmonitor.sources import (
     OWN,
     ChildSource,
@@ -36,6 +38,7 @@ from rocmtui.core.hostmonitor.sources import (
 from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState
+from rocmtui.core.text.units import fmt_bytes
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
@@ -119,7 +122,6 @@ class FleetBackend:
             found = find_monitor(self.config)
             if found is not None:
                 return found
-        from rocmtui.core.hostmonitor import ownchild
 
         return ChildSource(ownchild.start(self.config.source))
 
@@ -210,7 +212,6 @@ class FleetBackend:
     def load_bake(self) -> BakeView:
         """Targets, arches and the effective variables (resolved by bake, with their sources)."""
         from rocmtui.core.bake.file import load_bake
-        from rocmtui.core.bake.find import check_found
 
         check_found(self.config)
         bake = load_bake(self.config.bake_file)
@@ -365,7 +366,6 @@ class FleetBackend:
         while a build runs there, and records it); one line saying what went."""
         from rocmtui.core.prune.action import prune_node
         from rocmtui.core.prune.plan import PruneFilters
-        from rocmtui.core.text.units import fmt_bytes
 
         done = prune_node(self.config, node, PruneFilters(), lambda _plan: True, env=self.env)
         gone = done.result

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -133,8 +134,6 @@ def plan(
     launches exactly it, with the command and the printed lines that differ from the
     defaults marked. `overrides` (the dialog's variables) go over the operator's environment
     overrides."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from rocmtui.core.bake import resolve as bakeprint
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.jobs.plan import resolve_plan

@@ -14,7 +14,9 @@ the operator's keys are served before it. It never imports Textual.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -23,11 +25,15 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
+from rocmtui.core.bake.file import BakeError
+from rocmtui.core.config.fleetfile import ConfigError, load_config
+from rocmtui.core.matrix.report import compute_matrix
+from rocmtui.core.matrix.views import matrix_json, read_matrix
 from rocmtui.core.text.units import fmt_seconds
+from rocmtui.core.versions.report import Versions
 
 if TYPE_CHECKING:
     from rocmtui.core.matrix.cells import Matrix
-    from rocmtui.core.versions.report import Versions
 
 
 class PublishedFailed(Exception):
@@ -59,9 +65,6 @@ class Child:
         self, config_path: Path | str | None, env: Mapping[str, str], timeout: float
     ) -> Published:
         """Run the child (blocking: a worker thread calls it) within `timeout` seconds."""
-        from rocmtui.core.matrix.views import read_matrix
-        from rocmtui.core.versions.report import Versions
-
         if self._stopped:
             raise PublishedFailed("stopped")
         # -P: the console's working folder may hold another checkout of rocmtui; the child
@@ -109,15 +112,8 @@ class Child:
 
 def main(argv: list[str]) -> int:
     """The child: compute both, print one JSON object."""
-    import contextlib
-    import os
-
     with contextlib.suppress(OSError):  # background work: the console's keys come first
         os.nice(10)
-    from rocmtui.core.bake.file import BakeError
-    from rocmtui.core.config.fleetfile import ConfigError, load_config
-    from rocmtui.core.matrix.report import compute_matrix
-    from rocmtui.core.matrix.views import matrix_json
 
     try:
         config = load_config(argv[0] if argv else None)

@@ -14,7 +14,9 @@ from rocmtui.console.backend.views import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
 from rocmtui.core.bake.find import bake_file_names as bake_named
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches
+from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches, pick_node
+from rocmtui.core.jobs.command import parse_overrides
+from rocmtui.core.jobs.refusals import LaunchError
 
 MAX_RESOLVED_LINES = 400
 #: How the job store writes a secret it would not keep (rocmtui.core.text.redact's placeholder).
@@ -45,9 +47,6 @@ def arch_choices(
 
 def no_node(config: FleetConfig) -> str | None:
     """The core's word when the fleet file has no node to build on, else None."""
-    from rocmtui.core.jobs.checks import pick_node
-    from rocmtui.core.jobs.refusals import LaunchError
-
     try:
         pick_node(config, None)
     except LaunchError as exc:
@@ -108,9 +107,6 @@ def format_overrides(overrides: Iterable[tuple[str, str]]) -> str:
 def parse_overrides_field(text: str) -> dict[str, str]:
     """`VAR=VALUE ...` (shell quoting for spaces) as a mapping; ValueError says what is wrong.
     The names' own refusals (undeclared variables, GFX_ARCH) are the core's, in the plan."""
-    from rocmtui.core.jobs.command import parse_overrides
-    from rocmtui.core.jobs.refusals import LaunchError
-
     try:
         words = shlex.split(text)
     except ValueError as exc:  # an open quote

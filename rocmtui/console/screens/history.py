@@ -34,9 +34,11 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.steptrend import StepTrendPanel
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.costbook.book import load_history
 from rocmtui.core.costbook.cost import CONDITIONS, Condition
 from rocmtui.core.costbook.report import GroupReport, HistoryReport
 from rocmtui.core.history.steptrend import StepTrend
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
@@ -233,9 +235,6 @@ class HistoryScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, name="history")
     def _load(self) -> None:
-        from rocmtui.core.costbook.book import load_history
-        from rocmtui.core.jobs.store import JobStore, JobStoreError
-
         config = self.config
         now = self.clock()
         try:

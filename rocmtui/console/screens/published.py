@@ -37,6 +37,7 @@ from rocmtui.console.widgets.matrix import MatrixGrid, cell_detail, versions_row
 from rocmtui.console.widgets.table import SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.matrix.cells import Cell, Row
+from rocmtui.core.matrix.rebuild import rebuild_for
 from rocmtui.core.text.units import fmt_age, fmt_seconds
 
 VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "", "Registry images")
@@ -297,8 +298,6 @@ class PublishedScreen(CatalogScreen):
     def action_rebuild(self) -> None:
         """`r`: rebuild the cell's target for its arch on the node the fleet file prefers for it
         (the bake dialog opens ready; a push asks for its own confirmation)."""
-        from rocmtui.core.matrix.rebuild import rebuild_for
-
         chosen = self.current()
         rebuild = rebuild_for(self.config, *chosen) if chosen is not None else None
         if rebuild is None:

@@ -33,6 +33,8 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.runchart import RunChart, TextBlock
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.jobs.store import JobStore, JobStoreError
+from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
 from rocmtui.core.runs.run import Run
 from rocmtui.core.text.units import fmt_age, fmt_when
@@ -224,9 +226,6 @@ class RunsScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, name="runs")
     def _load(self) -> None:
-        from rocmtui.core.jobs.store import JobStore, JobStoreError
-        from rocmtui.core.runs.book import RunBook
-
         config = self.config
         now = self.clock()
         try:

@@ -33,8 +33,12 @@ from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.waterfall import Waterfall
 from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.history.baseline import diff_jobs
 from rocmtui.core.history.stepdiff import BuildDiff
 from rocmtui.core.history.stepreport import StepReport
+from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
+from rocmtui.core.jobs.control import get_job
+from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.text.units import fmt_seconds
 
 LIVE_SECONDS = 2.0  # a running build's steps read again this often
@@ -183,10 +187,6 @@ class TimelineScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False, name="timeline")
     def _load(self) -> None:
-        from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
-        from rocmtui.core.jobs.control import get_job
-        from rocmtui.core.jobs.store import JobStore, JobStoreError
-
         try:
             store = JobStore.for_config(self.config)
             record = get_job(self.job_id, self.config, store)
@@ -248,10 +248,6 @@ class TimelineScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="timeline-diff", exit_on_error=False, name="diff")
     def _load_diff(self) -> None:
-        from rocmtui.core.history.baseline import diff_jobs
-        from rocmtui.core.history.stepstore import StepsUnavailable
-        from rocmtui.core.jobs.store import JobStore, JobStoreError
-
         try:
             found = diff_jobs(self.config, JobStore.for_config(self.config), self.job_id)
             self.post_message(DiffLoaded(found))

@@ -7,6 +7,7 @@ own find/filter/follow/wrap keys).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,8 +92,6 @@ class LogPane(Vertical):
 
     def update_job(self, job: JobView, now: float | None) -> None:
         """New job state or progress from the job store."""
-        import time
-
         self.job = job
         now = time.time() if now is None else now
         word = str(job.record.state)

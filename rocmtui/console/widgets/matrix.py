@@ -17,9 +17,10 @@ from textual.strip import Strip
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.table import HEADER, Row, SnapshotTable
-from rocmtui.core.matrix.cells import VERDICT_SYMBOLS, Cell, Matrix
+from rocmtui.core.matrix.cells import VERDICT_SYMBOLS, Cell, Matrix, Verdict
 from rocmtui.core.states import LOOP_SYMBOLS
-from rocmtui.core.text.units import fmt_age, fmt_when
+from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_when
+from rocmtui.core.versions.report import Versions
 
 #: verdict -> the palette's severity for it
 VERDICT_LOOK = {
@@ -131,14 +132,10 @@ class MatrixGrid(SnapshotTable):
 
 
 def _none(arch: str) -> Cell:
-    from rocmtui.core.matrix.cells import Verdict
-
     return Cell(arch=arch, tag=None, verdict=Verdict.UNKNOWN)
 
 
 def _bytes(n: int | None) -> str:
-    from rocmtui.core.text.units import fmt_bytes
-
     return fmt_bytes(n)
 
 
@@ -228,8 +225,6 @@ def cell_detail(
 def versions_rows(versions: object, palette: Palette) -> list[Row]:
     """The versions table's rows: pin, pinned, source, newest upstream, how it compares, and
     what the registry's images were built from."""
-    from rocmtui.core.versions.report import Versions
-
     assert isinstance(versions, Versions)
     looks = {"behind": palette.warn, "newest": palette.good, "ahead": palette.busy}
     rows: list[Row] = []
