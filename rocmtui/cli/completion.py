@@ -19,8 +19,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, build_parser
+
+if TYPE_CHECKING:  # the fleet file is read only when a word is completed
+    from rocmtui.core.config.fleetfile import FleetConfig
 
 SHELLS = ("bash", "zsh", "fish")
 KINDS = ("jobs", "targets", "nodes", "arches", "runs")
@@ -107,16 +111,14 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
     return sorted(n for n in bake.names() if not n.startswith("_"))  # "_x": an internal base
 
 
-def job_ids(config: object, table: str = "jobs") -> list[str]:
+def job_ids(config: FleetConfig, table: str = "jobs") -> list[str]:
     """Newest job ids (or run ids: `table` "runs"), read-only and without waiting: completion
     never creates the state folder, never migrates the store, and gives up on a busy one after
     `STORE_TIMEOUT` (a store older than the runs table has no run ids: nothing, as any error)."""
     import sqlite3
 
-    from rocmtui.core.config.fleetfile import FleetConfig
     from rocmtui.core.paths import state_dir
 
-    assert isinstance(config, FleetConfig)
     db = state_dir(config) / "jobs.sqlite"
     if not db.is_file():
         return []

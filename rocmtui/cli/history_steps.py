@@ -28,7 +28,7 @@ LIVE_PEEK = 3.0
 SHOWN_STEPS = 400  # text mode; --json gives every step
 
 
-def load_report(args: argparse.Namespace, job: str) -> tuple[object, StepReport] | int:
+def load_report(args: argparse.Namespace, job: str) -> tuple[JobRecord, StepReport] | int:
     """(the job's record, its step report), or an exit code with the reason printed."""
     config = config_from(args)
     store = JobStore.for_config(config)
@@ -52,8 +52,6 @@ def run_show(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     record, report = loaded
-
-    assert isinstance(record, JobRecord)
     if args.json:
         out = {"job_id": record.id, "target": record.target, "arch": record.arch}
         out |= {"node": record.node, "state": str(record.state), **steps_json(report)}

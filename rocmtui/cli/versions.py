@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
 from rocmtui.core.text.sanitize import sanitize_line
+
+if TYPE_CHECKING:  # the report is imported when the command runs, not for its --help
+    from rocmtui.core.versions.report import VersionRow
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,12 +37,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-def upstream_cell(row: object) -> str:
+def upstream_cell(row: VersionRow) -> str:
     """`2.16.0 (pre 2.17.0rc1)`, with the state when it is not a fresh answer."""
     from rocmtui.core.text.units import fmt_age
-    from rocmtui.core.versions.report import VersionRow
 
-    assert isinstance(row, VersionRow)
     answer = row.upstream
     if answer.state == "not configured":
         return "not configured"
@@ -53,11 +55,8 @@ def upstream_cell(row: object) -> str:
     return text
 
 
-def registry_cell(row: object) -> str:
+def registry_cell(row: VersionRow) -> str:
     """`2.15.0 ×6` (several values: each with its count)."""
-    from rocmtui.core.versions.report import VersionRow
-
-    assert isinstance(row, VersionRow)
     if not row.registry:
         return "—"
     return ", ".join(f"{v} ×{n}" for v, n in sorted(row.registry.items(), key=lambda x: -x[1]))
