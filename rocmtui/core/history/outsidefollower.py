@@ -38,13 +38,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import rocmtui
-from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.retry import backoff
-from rocmtui.core.sharing import open_file, sharing_of
-from rocmtui.core.states import JobState
-from rocmtui.core.text.units import fmt_age
-
+# Every rocmtui import is in the function that needs it: this module starts as `python -S`
+# (no site-packages, so no msgspec, until `run_detached` turns site on): its top imports the
+# standard library only.
 if TYPE_CHECKING:
     from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
     from rocmtui.core.jobs.record import JobRecord
@@ -77,6 +73,7 @@ def spawn_follower(
 ) -> None:
     """Start the build's follower (this module, with the arguments `_parse` reads), detached;
     returns once its first process has forked (a few ms)."""
+    import rocmtui
     from rocmtui.core.history.buildx import docker_cli
 
     assert record.buildkit_ref
@@ -88,6 +85,7 @@ def spawn_follower(
     if node.builder:
         command += ["--builder", node.builder]
     child_env = {**env, "PYTHONPATH": str(Path(rocmtui.__file__).resolve().parent.parent)}
+    from rocmtui.core.sharing import open_file, sharing_of
 
     flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
     fd = open_file(record.log_path, flags, sharing_of(store_root).file_mode)
@@ -116,6 +114,7 @@ class Follower:
 
     def __init__(self, args: argparse.Namespace, env: Mapping[str, str]) -> None:
         from rocmtui.core.jobs.logwriter import LogWriter
+        from rocmtui.core.jobs.store import JobStore
 
         self.args = args
         self.env = dict(env)
@@ -211,6 +210,9 @@ class Follower:
     def run(self) -> int:
         """Follow, then record the outcome (see the module doc)."""
         from rocmtui.core.history.parse import finished_state, outside_build
+        from rocmtui.core.retry import backoff
+        from rocmtui.core.states import JobState
+        from rocmtui.core.text.units import fmt_age
 
         failures = 0
         unanswered_since: float | None = None

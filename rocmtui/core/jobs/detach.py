@@ -13,7 +13,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from rocmtui.core.jobs.supervisor import main as supervisor_main
+# The supervisor is imported in `main`, after the fork and `site`: this module starts as
+# `python -S` (no site-packages) and imports the standard library only before it forks.
 
 
 def run_detached(body: Callable[[list[str]], int]) -> None:
@@ -37,6 +38,8 @@ def main() -> None:
     """Fork; the parent exits 0, the child supervises the job."""
 
     def supervise(argv: list[str]) -> int:
+        from rocmtui.core.jobs.supervisor import main as supervisor_main
+
         return supervisor_main(argv)
 
     run_detached(supervise)
