@@ -344,8 +344,6 @@ class Supervisor:
         history with bake's own environment and builder, before BuildKit forgets the record;
         the outcome is recorded already, so no reader waits on it. Said in the log only when
         it fails."""
-        from rocmtui.core.history.stepstore import keep_after_build
-
         if os.environ.get("ROCMTUI_KEEP_STEPS") == "0":
             return  # turned off (bench_step_capture sets it to weigh what keeping costs)
         try:
