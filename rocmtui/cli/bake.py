@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from rocmtui import __version__
 from rocmtui.cli.bake_auto import AUTO, choose_node, placement_json, say
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
-from rocmtui.core.jobs.views import record_json
 
 if TYPE_CHECKING:
     from rocmtui.core.bake.file import BakeFile
@@ -208,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
     from rocmtui.core.jobs.linger import logout_risk
 
     if args.json:
+        from rocmtui.core.jobs.views import record_json  # start-up: not for `bake --help`
+
         job = {k: v for k, v in record_json(record).items() if k != "command"}
         more = {"placement": placement_json(placement)} if placement is not None else {}
         _answer(

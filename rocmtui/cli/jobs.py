@@ -13,11 +13,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from msgspec import to_builtins
-
 from rocmtui.cli.main import EXIT_OK, config_from
-from rocmtui.core.jobs.views import record_json
-from rocmtui.core.states import LOOP_SYMBOLS, JobState
 
 if TYPE_CHECKING:  # imported when a command runs, not for `rocmtui --help`
     from rocmtui.core.history.outside import OutsideBuild
@@ -52,6 +48,8 @@ def _info(record: JobRecord) -> str:
 
 
 def _outcome(record: JobRecord) -> str:
+    from rocmtui.core.states import JobState
+
     if record.state is JobState.STALLED or (record.state is JobState.RUNNING and record.evidence):
         text = record.evidence or ""  # stalled, or the link to its remote node is down
     elif record.state is JobState.SUCCEEDED:
@@ -83,6 +81,7 @@ def _images(record: JobRecord) -> list[str]:
     """A job of several targets (a group): one line per target with its own digest and the
     registry's word on it."""
     from rocmtui.core.jobs.images import job_images, read_push_check
+    from rocmtui.core.states import LOOP_SYMBOLS
     from rocmtui.core.text.sanitize import sanitize_line
 
     images = job_images(record.job_dir, record.target, record.arch)
@@ -101,6 +100,8 @@ def _images(record: JobRecord) -> list[str]:
 
 def _extras(record: JobRecord) -> dict[str, object]:
     """The JSON fields beside the record: each target's image, the loop, cache statistics."""
+    from msgspec import to_builtins
+
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
 
     check = read_push_check(record.job_dir)
@@ -125,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     records = list_jobs(config, store, limit=max(1, args.limit), with_evidence=True, judge=judge)
     if args.json:
+        from rocmtui.core.jobs.views import record_json  # start-up: not for `jobs --help`
+
         out = []
         for r in records:
             data = record_json(r)

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, config_from
-from rocmtui.core.jobs.views import record_json
-from rocmtui.core.snapshotviews import snapshot_json
 from rocmtui.core.states import NODE_SYMBOLS, SERVICE_SYMBOLS, NodeState
 from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_latency, fmt_seconds
 
@@ -72,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     snapshot, monitor = asyncio.run(probe_and_ask(config, overlay))
     snapshot = with_job_problems(snapshot, overlay)
     if args.json:
+        # start-up: the JSON views (msgspec) are not for `status --help` or the table
+        from rocmtui.core.jobs.views import record_json
+        from rocmtui.core.snapshotviews import snapshot_json
+
         builds = [record_json(job) for jobs in overlay.all_active().values() for job in jobs]
         report = {**snapshot_json(snapshot), "monitor": monitor.to_json(), "builds": builds}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
