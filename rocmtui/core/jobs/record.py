@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import time
 from pathlib import Path
 
@@ -112,7 +112,7 @@ class JobRecord(Struct, frozen=True):
 def new_job_id(now: float | None = None) -> str:
     """A short, sortable, unique-enough id: UTC minute plus 16 random bits (checked on insert)."""
     stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(time.time() if now is None else now))
-    return f"{stamp}-{secrets.token_hex(2)}"
+    return f"{stamp}-{os.urandom(2).hex()}"
 
 
 __all__ = ["JOB_ID_RE", "LIVE_FIELDS", "JobRecord", "new_job_id"]

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
@@ -76,7 +75,7 @@ def _for_want_of_space(exc: sqlite3.Error) -> bool:
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON so a reader sees the old file or the new one, never half of one. Its mode
     is the folder's sharing's (`core.sharing`: the user's alone, or the group's to read)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
     mode = sharing_of(path.parent).file_mode
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

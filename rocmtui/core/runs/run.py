@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import time
 
 from msgspec import Struct, field
@@ -18,7 +18,7 @@ ORIGIN_ELSEWHERE = "elsewhere"
 def new_run_id(now: float | None = None) -> str:
     """`run-20261206-1142-ab12`: sortable, and never mistaken for a job id."""
     stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(time.time() if now is None else now))
-    return f"run-{stamp}-{secrets.token_hex(2)}"
+    return f"run-{stamp}-{os.urandom(2).hex()}"
 
 
 class RunBuild(Struct, frozen=True):
