@@ -24,7 +24,7 @@ from rocmtui.console.intents import LogRequested
 from rocmtui.console.outside_text import clean, safe
 from rocmtui.console.widgets.common import Palette, state_cell, waiting_cell
 from rocmtui.console.widgets.panels import EMPTY, FleetPanel
-from rocmtui.console.widgets.table import Row, SnapshotTable
+from rocmtui.console.widgets.table import Fit, Row, SnapshotTable
 from rocmtui.core.snapshots import NodeSnapshot
 from rocmtui.core.states import (
     NODE_SYMBOLS,
@@ -35,6 +35,7 @@ from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock
 from rocmtui.core.vitals.nodevitals import NodeVitals
 
 STALE_VITALS = 10.0  # seconds older than the node's probe: the vitals show their age
+JOB_MIN = 38  # cells the job cell keeps before a column goes: `idle · ` and a short note
 
 
 class NodesPanel(FleetPanel):
@@ -54,6 +55,23 @@ class NodesPanel(FleetPanel):
         "Builder",
         "Host",
         "Age",
+    )
+    # Narrower than the row, columns give way in turns (see table.py): the job cell first
+    # down to what says what runs there and its verdict's start, then the versions, the
+    # builder, the arch (the job cell names it) and the age, and last the Host vitals, the
+    # evidence behind a verdict. State, Node, Output and Job never go: the stall stays first
+    # and loud at 80 columns, and at 120 the vitals are on screen beside it.
+    FITS = (
+        Fit(),  # State
+        Fit(),  # Node
+        Fit(drop=True, turn=5),  # GFX
+        Fit(),  # Output
+        Fit(min=JOB_MIN, turn=1),  # Job
+        Fit(max=24, drop=True, turn=2),  # Engine
+        Fit(max=20, drop=True, turn=3),  # BuildKit
+        Fit(max=40, drop=True, turn=4),  # Builder
+        Fit(drop=True, turn=7),  # Host
+        Fit(drop=True, turn=6),  # Age
     )
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
@@ -124,8 +142,8 @@ class NodesPanel(FleetPanel):
             return cell
         if job is None:
             cell = Text("idle", style=palette.muted)
-            if node.history_note:  # builds started elsewhere are not visible there, and why
-                cell.append(" · " + clean(node.history_note, 120), style=palette.muted)
+            if node.history_note:  # builds started elsewhere are not visible there
+                cell.append(" · " + short_note(node.history_note), style=palette.muted)
             return cell
         cell = Text()
         cell.append(clean(job.record.target, 40), style="bold")
@@ -193,6 +211,14 @@ class NodesPanel(FleetPanel):
         job = running_job_on(event.key, self.data.jobs)
         if job is not None:
             self.post_message(LogRequested(job.record.id))
+
+
+def short_note(note: str) -> str:
+    """A node's history note as its idle cell says it: the what, without the why (the
+    engine's version, the error), which `rocmtui status` prints whole. The whole sentence
+    (~110 cells) made the Job column that wide and pushed Host off a 120-column screen."""
+    head = clean(note, 120).split(":", 1)[0]
+    return head.replace("builds started elsewhere are ", "outside builds ")
 
 
 def vitals_cell(vitals: NodeVitals, now: float, palette: Palette, disk_warn: float) -> Text:
