@@ -16,7 +16,9 @@ from tests.support.blackbox import row, screen_text, status_line, toasts, until_
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, post_feed, recorded_app
 
-SIZE = (200, 40)
+# wide enough for the whole verdict and its key hint beside the Host vitals (at 120 the Job
+# cell keeps its start: test_app_fleet::test_host_vitals_fit_120_columns)
+SIZE = (220, 40)
 QUIET = "quiet 16m40s, cc1plus at 100% CPU (compiling?)"
 IDLE = "idle: 0% CPU for 16m40s of silence"
 DISK = "disk: /var/lib/docker full (0B free of 1.8T); silent 16m40s"

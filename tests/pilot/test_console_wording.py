@@ -71,14 +71,16 @@ async def test_job_id_and_state_stay_on_screen_and_cut_cells_say_so(width: int) 
 
 
 async def test_a_resize_starts_a_scrolled_table_at_its_first_column() -> None:
+    # the services table scrolls (the nodes and jobs tables fit their width instead)
     app = recorded_app()
-    async with app.run_test(size=(90, 40)) as pilot:
+    async with app.run_test(size=(70, 40)) as pilot:
         await feed(app, pilot)
-        await pilot.press("right", "right", "right")  # the nodes table has the focus
-        shown = await until_text(pilot, r"^─Nodes")
-        assert not re.search(r"^ State +Node", shown, re.M)  # scrolled: State is off screen
+        await pilot.press("tab")  # from the nodes table to the services table
+        await pilot.press("right", "right", "right")
+        shown = await until_text(pilot, r"^─Services")
+        assert not re.search(r"^ State +Service", shown, re.M)  # scrolled: State is off screen
         await pilot.resize_terminal(100, 40)
-        await until_text(pilot, r"^ State +Node")
+        await until_text(pilot, r"^ State +Service")
 
 
 async def test_a_build_that_fails_rings_and_says_where(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,20 +56,20 @@ class NodesPanel(FleetPanel):
         "Host",
         "Age",
     )
-    # Narrower than the row, columns give way in turns (see table.py): the job cell first
-    # down to what says what runs there and its verdict's start, then the versions, the
-    # builder, the arch (the job cell names it) and the age, and last the Host vitals, the
-    # evidence behind a verdict. State, Node, Output and Job never go: the stall stays first
-    # and loud at 80 columns, and at 120 the vitals are on screen beside it.
+    # Narrower than the row, columns give way in turns (see table.py): the versions, the
+    # builder and the arch (the job cell names it) go first, then the job cell is cut down to
+    # what says what runs there and its verdict's start, then the age, and last the Host
+    # vitals, the evidence behind a verdict. State, Node, Output and Job never go: the stall
+    # stays first and loud at 80 columns, and at 120 the vitals are on screen beside it.
     FITS = (
         Fit(),  # State
         Fit(),  # Node
-        Fit(drop=True, turn=5),  # GFX
+        Fit(drop=True, turn=4),  # GFX
         Fit(),  # Output
-        Fit(min=JOB_MIN, turn=1),  # Job
-        Fit(max=24, drop=True, turn=2),  # Engine
-        Fit(max=20, drop=True, turn=3),  # BuildKit
-        Fit(max=40, drop=True, turn=4),  # Builder
+        Fit(min=JOB_MIN, turn=5),  # Job
+        Fit(max=24, drop=True, turn=1),  # Engine
+        Fit(max=20, drop=True, turn=2),  # BuildKit
+        Fit(max=40, drop=True, turn=3),  # Builder
         Fit(drop=True, turn=7),  # Host
         Fit(drop=True, turn=6),  # Age
     )
