@@ -8,14 +8,16 @@ import time
 import pytest
 from msgspec.structs import replace
 
-from rocmtui.console.messages import FleetUpdated
+from rocmtui.console.backend.views import JobView
+from rocmtui.console.messages import FleetUpdated, JobsUpdated
+from rocmtui.core.states import JobState
 from rocmtui.core.vitals.nodevitals import (
     SOURCE_ENGINE,
     SOURCE_NODE_EXPORTER,
     SOURCE_SSH,
     NodeVitals,
 )
-from tests.support.blackbox import cell, until_text
+from tests.support.blackbox import cell, panel, row, until_text
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, post_feed, recorded_app
 
@@ -93,3 +95,72 @@ async def test_vitals_from_a_hung_source_show_their_age() -> None:
         post_feed(app, FleetUpdated(_with_vitals(stale=True)))  # type: ignore[arg-type]
         shown = await until_text(pilot, r"cpu 1580%")
         assert cell(shown, "Nodes", "snoc-think", "Host").endswith("io 12% (1m00s old)")
+
+
+OLD_NOTE = (
+    "builds started elsewhere are not visible here: dockerd 20.10.24+dfsg1, BuildKit v0.8 "
+    "(needs dockerd 24+ for build history); only builds this console starts are followed"
+)
+VERDICT = "idle: 0% CPU for 16m40s of silence"
+
+
+def _old_engine_and_a_stall() -> tuple[object, tuple[JobView, ...]]:
+    """The vitals fleet with the 20.10 node's long history note, and the pytorch build on
+    snoc-think stalled with its verdict."""
+    snap = _with_vitals()
+    strix, think, gaming = snap.nodes  # type: ignore[attr-defined]
+    fleet = replace(snap, nodes=(strix, think, replace(gaming, history_note=OLD_NOTE)))
+    pytorch, *rest = recorded.jobs(stalled=True)
+    pytorch = recorded.changed(
+        pytorch, state=JobState.STALLED, verdict="idle", verdict_line=VERDICT, evidence=VERDICT
+    )
+    return fleet, (pytorch, *rest)
+
+
+async def test_host_vitals_fit_120_columns_beside_a_long_idle_note() -> None:
+    """At 120 columns the Host column is on screen for every node; the old engine's note
+    costs no column; the stalled job still says what runs (the widest vitals leave no room
+    for its verdict here: the Jobs panel under it has the verdict's start)."""
+    app = recorded_app()
+    fleet, jobs = _old_engine_and_a_stall()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(app, pilot, with_jobs=False)
+        post_feed(app, FleetUpdated(fleet))  # type: ignore[arg-type]
+        post_feed(app, JobsUpdated(jobs))
+        shown = await until_text(pilot, r"‼ stalled +snoc-think")
+        shown = await until_text(pilot, r"idle · outside builds not")
+        nodes = panel(shown, "Nodes")
+        assert nodes[0].split() == ["State", "Node", "Output", "Job", "Host"], shown
+        assert nodes[1].split()[:3] == ["‼", "stalled", "snoc-think"], shown  # first and loud
+        assert cell(shown, "Nodes", "snoc-think", "Host") == (
+            "cpu 1580% eng 1490% mem 71% 38.0G free io 12%"
+        )
+        assert cell(shown, "Nodes", "snoc-strix", "Host") == "cpu 15% mem 95% 2.0G free ‼"
+        assert cell(shown, "Nodes", "snoc-gaming", "Host") == "cache 12.0G"
+        assert cell(shown, "Nodes", "snoc-gaming", "Job").startswith("idle · outside builds not")
+        job = cell(shown, "Nodes", "snoc-think", "Job")
+        assert job.startswith("demo-pytorch gfx1201 [12345/23"), shown
+        assert "idle: 0% CPU" in row(shown, "Jobs", "demo-pytorch")
+        assert job.endswith("…"), shown  # cut, and says so
+        assert cell(shown, "Nodes", "snoc-think", "Output") == "silent 16m40s"
+        assert all(len(line) <= 120 for line in nodes)
+
+
+async def test_at_80_columns_state_node_silence_and_job_stay() -> None:
+    """At 80 columns the stall is first and loud with its silence and what runs there; the
+    vitals and versions give way, no column is cut off at the screen's edge."""
+    app = recorded_app()
+    fleet, jobs = _old_engine_and_a_stall()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, pilot, with_jobs=False)
+        post_feed(app, FleetUpdated(fleet))  # type: ignore[arg-type]
+        post_feed(app, JobsUpdated(jobs))
+        shown = await until_text(pilot, r"‼ stalled +snoc-think")
+        shown = await until_text(pilot, r"outside builds not")
+        nodes = panel(shown, "Nodes")
+        assert nodes[0].split() == ["State", "Node", "Output", "Job"], shown
+        assert nodes[1].split()[:3] == ["‼", "stalled", "snoc-think"], shown
+        assert cell(shown, "Nodes", "snoc-think", "Output") == "silent 16m40s"
+        job = cell(shown, "Nodes", "snoc-think", "Job")
+        assert job.startswith("demo-pytorch gfx1201 [12345/23456]"), shown
+        assert cell(shown, "Nodes", "snoc-gaming", "Job").startswith("idle · outside builds")

@@ -35,7 +35,7 @@ from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_clock
 from rocmtui.core.vitals.nodevitals import NodeVitals
 
 STALE_VITALS = 10.0  # seconds older than the node's probe: the vitals show their age
-JOB_MIN = 38  # cells the job cell keeps before a column goes: `idle · ` and a short note
+JOB_MIN = 24  # cells the job cell keeps before Host goes: `target arch [counter]`
 
 
 class NodesPanel(FleetPanel):
@@ -57,21 +57,21 @@ class NodesPanel(FleetPanel):
         "Age",
     )
     # Narrower than the row, columns give way in turns (see table.py): the versions, the
-    # builder and the arch (the job cell names it) go first, then the job cell is cut down to
-    # what says what runs there and its verdict's start, then the age, and last the Host
-    # vitals, the evidence behind a verdict. State, Node, Output and Job never go: the stall
+    # builder, the arch (the job cell names it) and the age go first, then the job cell is
+    # cut down to what says what runs there, and last the Host vitals, the evidence behind a
+    # verdict. State, Node, Output and Job never go: the stall
     # stays first and loud at 80 columns, and at 120 the vitals are on screen beside it.
     FITS = (
         Fit(),  # State
         Fit(),  # Node
         Fit(drop=True, turn=4),  # GFX
         Fit(),  # Output
-        Fit(min=JOB_MIN, turn=5),  # Job
+        Fit(min=JOB_MIN, turn=6),  # Job
         Fit(max=24, drop=True, turn=1),  # Engine
         Fit(max=20, drop=True, turn=2),  # BuildKit
         Fit(max=40, drop=True, turn=3),  # Builder
         Fit(drop=True, turn=7),  # Host
-        Fit(drop=True, turn=6),  # Age
+        Fit(drop=True, turn=5),  # Age
     )
 
     def rows(self, data: ConsoleData, now: float, palette: Palette) -> list[Row]:
