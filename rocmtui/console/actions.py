@@ -1,10 +1,12 @@
-"""The one owner of the operator's intents: every screen and dialog sends them up, this carries
-them out (`rocmtui.console.intents` lists them).
+"""The flows the App's intent handlers start: a bake request becomes a dialog (or waits for
+the bake file), the dialog's plan a launch through the core and the started job its log pane;
+a cancel or a prune a question and then the core's call; a run again a question and a run.
 
-The App holds one `ConsoleActions` and hands it every `Intent` that reaches it. Here a bake
-request becomes a dialog (or waits for the bake file), a resolved plan a launch through the
-core, a cancel a question and then the core's cancel, a job id a log pane. The screens it
-shows are the App's; none of them knows another.
+Each flow calls its next step itself (the dialog's answer goes straight to `launch`, the
+launched job straight to `started` and on to the log pane), never back up through the App. The
+App has one handler per intent (`rocmtui.console.intents`) and hands the flows here only what
+they use: Textual's side (screens, workers, notifications), the backend, the fleet screen, and
+how to show a job's log pane. The screens it shows are the App's; none of them knows another.
 
 Dialogs are imported when first opened, never at the top: nothing here may delay the first
 frame. The core's blocking calls run on threads of their own (`userthreads`), never behind
@@ -13,125 +15,56 @@ the views' workers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.backend.views import BakePlan, BakeRequest, JobView, keep_running
-from rocmtui.console.intents import (
-    BakeRequested,
-    CancelConfirmed,
-    CancelRequested,
-    HistoryRequested,
-    Intent,
-    JobsChanged,
-    LaunchRequested,
-    LayoutChanged,
-    LogRequested,
-    LogsRequested,
-    NewRunRequested,
-    PanesChanged,
-    PruneConfirmed,
-    PruneRequested,
-    PublishedRequested,
-    RebuildRequested,
-    RunAgainRequested,
-    RunsRequested,
-    TimelineRequested,
-)
-from rocmtui.console.messages import JobStarted
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
-from rocmtui.console.run_actions import RunStarter
 from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
     from textual.app import App
-    from textual.screen import Screen
 
     from rocmtui.console.backend.access import FleetBackend
+    from rocmtui.console.dialogs.bake import BakeDialog
     from rocmtui.console.screens.fleet import FleetScreen
-    from rocmtui.console.screens.history import HistoryScreen
-    from rocmtui.console.screens.logs import LogsScreen
-    from rocmtui.console.screens.published import PublishedScreen
-    from rocmtui.console.screens.runs import RunsScreen
     from rocmtui.core.config.fleetfile import FleetConfig
 
 
-class ConsoleState(Protocol):
-    """What the owner of intents reads of the App that holds it, declared here so that this
-    module never imports the App (the App imports it)."""
+@dataclass(frozen=True)
+class Console:
+    """What the flows read of the console they run in: fixed for its life, given by the App."""
 
-    read_only: bool
-    live: bool
-    remember: bool
     config: FleetConfig
     keymap: dict[str, str]
-    backend: FleetBackend
-    fleet_screen: FleetScreen
-
-    @property
-    def logs_screen(self) -> LogsScreen: ...
-    @property
-    def open_logs_screen(self) -> LogsScreen | None: ...
-    @property
-    def open_published_screen(self) -> PublishedScreen | None: ...
-    @property
-    def published_screen(self) -> PublishedScreen: ...
-    @property
-    def history_screen(self) -> HistoryScreen: ...
-    def timeline_screen(self, job_id: str, title: str, running: bool) -> Screen[None]: ...
-    @property
-    def runs_screen(self) -> RunsScreen: ...
+    read_only: bool
+    live: bool  # False: tests feed recorded snapshots, the bake file is not read here
+    remember: bool  # the per-user prefs file is written
 
 
 class ConsoleActions:
-    """Carries out intents for the App that holds it (see the module doc)."""
+    """Carries out the flows the App's intent handlers start (see the module doc)."""
 
-    def __init__(self, app: App[Any], console: ConsoleState) -> None:
-        self.app = app  # Textual's side: screens, workers, notifications, messages
-        self.console = console  # the same App, as the state this owner reads
+    def __init__(
+        self,
+        app: App[Any],
+        console: Console,
+        backend: FleetBackend,
+        fleet_screen: FleetScreen,
+        *,
+        show_log: Callable[[str], None],
+    ) -> None:
+        self.app = app  # Textual's side: screens, workers, notifications
+        self.console = console
+        self.backend = backend
+        self.fleet_screen = fleet_screen
+        self.show_log = show_log  # a started job's log pane, brought forward
         self._waiting: BakeRequest | None = None  # asked for before the bake file was read
         self._dialog_open = False  # a bake dialog is on the stack (one at a time)
-        self.runs = RunStarter(app, console)  # fleet runs: started, asked first
-
-    def carry_out(self, intent: Intent) -> None:
-        """Do what `intent` asks (the App's one handler of intents calls this)."""
-        if isinstance(intent, BakeRequested | RebuildRequested):
-            self.open_bake(intent.request)
-        elif isinstance(intent, LaunchRequested):
-            self.launch(intent.plan)
-        elif isinstance(intent, CancelRequested):
-            self.confirm_cancel(intent.job)
-        elif isinstance(intent, CancelConfirmed):
-            self.cancel(intent.job_id)
-        elif isinstance(intent, PruneRequested):
-            self.confirm_prune(intent.node)
-        elif isinstance(intent, PruneConfirmed):
-            self.prune(intent.node)
-        elif isinstance(intent, LogRequested):
-            self.open_log(intent.job_id, intent.at)
-        elif isinstance(intent, TimelineRequested):
-            self.open_timeline(intent.job_id)
-        elif isinstance(intent, LogsRequested):
-            self.app.push_screen(self.console.logs_screen)
-        elif isinstance(intent, PublishedRequested):
-            self.app.push_screen(self.console.published_screen)
-        elif isinstance(intent, HistoryRequested):
-            self.app.push_screen(self.console.history_screen)
-        elif isinstance(intent, RunsRequested):
-            self.app.push_screen(self.console.runs_screen)
-        elif isinstance(intent, RunAgainRequested):
-            self.runs.run_again(intent)
-        elif isinstance(intent, NewRunRequested):
-            self.runs.new_run()
-        elif isinstance(intent, JobsChanged):
-            self.jobs_changed(intent.jobs, intent.pushes_ended)
-        elif isinstance(intent, LayoutChanged):
-            self.remember_layout(intent.layout)
-        elif isinstance(intent, PanesChanged):
-            self.console.backend.watch_progress(intent.job_ids)
-            self.console.fleet_screen.poke_jobs()  # a new pane's progress comes from a round now
 
     def remember_layout(self, layout: PaneLayout) -> None:
         """Keep the log panes' layout in the per-user prefs file (on a thread: it writes)."""
@@ -148,27 +81,28 @@ class ConsoleActions:
 
     # ---------------------------------------------------------------- bake
 
-    def open_bake(self, request: BakeRequest) -> None:
-        """The bake dialog for `request` (refused in read-only mode). One dialog at a time: a
-        request while one is open, or while the bake file is still being read for an
-        earlier one, adds nothing."""
+    def bake_dialog(self, request: BakeRequest) -> BakeDialog | None:
+        """The bake dialog for `request`, for the App to show (its answer goes to
+        `bake_chosen`); None when there is none to show, said (read-only, no such target) or
+        not: one dialog at a time, and a request while one is open, or while the bake file is
+        still being read for an earlier one, adds nothing."""
         app = self.app
         if self.console.read_only:
             app.notify("Read-only console: builds cannot be started here.", severity="warning")
-            return
+            return None
         if self._dialog_open:
-            return
-        fleet = self.console.fleet_screen
+            return None
+        fleet = self.fleet_screen
         data = fleet.data
         if data.bake is None and self.console.live:
             # the file is read lazily after start-up: read it now, open the dialog when it is in
             self._waiting = request
             fleet.load_bake()
-            return
+            return None
         if data.bake is None or not data.bake.targets:
             why = data.bake.error if data.bake else "the bake file is still loading"
             app.notify(f"No bake targets: {why}", severity="warning", markup=False)
-            return
+            return None
         if request.ready and request.target not in data.bake.targets:
             # never another target in its place: Enter would build something else
             app.notify(
@@ -177,35 +111,33 @@ class ConsoleActions:
                 severity="warning",
                 markup=False,
             )
-            return
+            return None
         from rocmtui.console.dialogs.bake import BakeDialog
 
         self._dialog_open = True
-        backend = self.console.backend
-        dialog = BakeDialog(
+        backend = self.backend
+        return BakeDialog(
             data, request, self.console.config, backend.plan, self.console.keymap,
             place_for=lambda target, arch, original, overrides: backend.placement(
                 target, arch, original, data.fleet, overrides
             ),
         )  # fmt: skip
-        app.push_screen(dialog, self._dialog_closed)
 
-    def _dialog_closed(self, plan: BakePlan | None) -> None:
+    def bake_chosen(self, plan: BakePlan | None) -> None:
+        """The dialog closed: its plan (if Start was pressed) is launched now."""
         self._dialog_open = False
         if plan is not None:
-            self.app.post_message(LaunchRequested(plan))
+            self.launch(plan)
 
-    def bake_file_read(self) -> None:
-        """The bake file is in: open the dialog asked for while it was being read."""
+    def waiting_request(self) -> BakeRequest | None:
+        """The bake file is in: the request that waited for it (its dialog opens now)."""
         request, self._waiting = self._waiting, None
-        self.runs.bake_file_read()
-        if request is not None:
-            self.open_bake(request)
+        return request
 
     def launch(self, plan: BakePlan) -> None:
         """Start the plan through the core, on a thread of its own: never queued behind the
-        views' workers (see rocmtui.console.backend.userthreads)."""
-        backend = self.console.backend
+        views' workers (see rocmtui.console.backend.userthreads); then `started`."""
+        backend = self.backend
 
         async def run() -> None:
             try:
@@ -220,7 +152,7 @@ class ConsoleActions:
                     failure_text(exc), title="Bake refused", severity="error", markup=False
                 )
                 return
-            self.app.post_message(JobStarted(job))
+            self.started(job)
 
         self.app.run_worker(run(), name="launch", group="actions", exit_on_error=False)
 
@@ -233,13 +165,13 @@ class ConsoleActions:
             title="Build started",
             markup=False,
         )
-        self.console.fleet_screen.show_started(job)
-        self.app.post_message(LogRequested(job.record.id))
+        self.fleet_screen.show_started(job)
+        self.show_log(record.id)
 
     # ---------------------------------------------------------------- cancel
 
     def confirm_cancel(self, job: JobView) -> None:
-        """Ask; a yes comes back as `CancelConfirmed`. A build started elsewhere is not
+        """Ask; a yes cancels it (`cancel`). A build started elsewhere is not
         asked about: only its own client can cancel it, and the console says so."""
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
@@ -254,7 +186,7 @@ class ConsoleActions:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.post_message(CancelConfirmed(job.record.id))
+                self.cancel(job.record.id)
 
         record = job.record
         text = (
@@ -267,7 +199,7 @@ class ConsoleActions:
 
     def cancel(self, job_id: str) -> None:
         """Cancel through the core (it waits out the grace period) on a thread of its own."""
-        backend = self.console.backend
+        backend = self.backend
 
         async def run() -> None:
             try:
@@ -278,7 +210,7 @@ class ConsoleActions:
                 )
                 return
             self.app.notify(f"Job {clean(job_id)} cancelled.", markup=False)
-            self.console.fleet_screen.poke()
+            self.fleet_screen.poke()
 
         self.app.run_worker(run(), name="cancel", group="actions", exit_on_error=False)
 
@@ -286,14 +218,14 @@ class ConsoleActions:
 
     def confirm_prune(self, node: str) -> None:
         """Ask the node's engine what a prune would remove (a thread), then ask the operator;
-        a yes comes back as `PruneConfirmed`."""
+        a yes prunes it (`prune`)."""
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
-        backend = self.console.backend
+        backend = self.backend
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.post_message(PruneConfirmed(node))
+                self.prune(node)
 
         async def run() -> None:
             try:
@@ -316,7 +248,7 @@ class ConsoleActions:
 
     def prune(self, node: str) -> None:
         """Prune through the core (refused read-only or while a build runs there)."""
-        backend = self.console.backend
+        backend = self.backend
 
         async def run() -> None:
             try:
@@ -327,51 +259,12 @@ class ConsoleActions:
                 )
                 return
             self.app.notify(clean(said, 200), title="Prune", markup=False)
-            self.console.fleet_screen.poke()
+            self.fleet_screen.poke()
 
         self.app.run_worker(run(), name="prune", group="actions", exit_on_error=False)
-
-    # ---------------------------------------------------------------- logs and jobs
-
-    def open_log(self, job_id: str, at: str | None = None) -> None:
-        """The job's pane among the log panes, brought forward, on show (at the first line of
-        step `at`, a step's name, when given)."""
-        job = next((j for j in self.console.fleet_screen.data.jobs if j.record.id == job_id), None)
-        if job is None:
-            self.app.notify("That job is not in the job store (yet).", severity="warning")
-            return
-        logs = self.console.logs_screen
-        logs.open_job(job, at=at)
-        if self.app.screen is not logs:
-            self.app.push_screen(logs)
-
-    def open_timeline(self, job_id: str) -> None:
-        """The job's steps on a time axis: a timeline screen of its own on top."""
-        job = next((j for j in self.console.fleet_screen.data.jobs if j.record.id == job_id), None)
-        record = job.record if job is not None else None
-        title = f"{record.target} {record.arch or '-'} on {record.node}" if record else job_id
-        running = record is not None and record.ended_at is None
-        self.app.push_screen(self.console.timeline_screen(job_id, title, running))
-
-    def jobs_changed(self, jobs: tuple[JobView, ...], pushes_ended: bool) -> None:
-        """Open panes take the new states and progress; a push that ended may have changed
-        what the registry holds, so the published screen asks again."""
-        logs = self.console.open_logs_screen
-        if logs is not None:
-            logs.update_jobs(jobs)
-        published = self.console.open_published_screen
-        if published is not None and pushes_ended:
-            published.refresh_soon()
 
     # ---------------------------------------------------------------- quit
 
     def still_running(self) -> list[JobView]:
         """Builds that keep running after the console quits (they never belonged to it)."""
-        return keep_running(self.console.fleet_screen.data.jobs)
-
-    def stop(self) -> None:
-        """The console is quitting: the loops end and a published round in flight is killed."""
-        self.console.fleet_screen.stop_feeds()
-        published = self.console.open_published_screen
-        if published is not None:
-            published.stop_feed()
+        return keep_running(self.fleet_screen.data.jobs)

@@ -1,6 +1,7 @@
-"""The App only starts things: the fleet screen, the keymap from the fleet file, the palette; and it
-holds the one owner of the operator's intents (`ConsoleActions`), to which every `Intent` that
-bubbles up here is handed."""
+"""The App starts things: the fleet screen, the keymap from the fleet file, the palette, the
+other screens when first asked for; and it has one handler per intent that bubbles up here
+(`rocmtui.console.intents`): a screen to show, or a flow of `ConsoleActions` to start, which
+goes on by itself from there."""
 
 from __future__ import annotations
 
@@ -20,12 +21,29 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from rocmtui.console import keys, performance, stylesheets
-from rocmtui.console.actions import ConsoleActions
+from rocmtui.console.actions import Console, ConsoleActions
 from rocmtui.console.backend.access import FleetBackend
-from rocmtui.console.backend.views import JobView
-from rocmtui.console.intents import Intent
-from rocmtui.console.messages import BakeLoaded, JobStarted
+from rocmtui.console.backend.views import BakeRequest, JobView
+from rocmtui.console.intents import (
+    BakeRequested,
+    CancelRequested,
+    HistoryRequested,
+    JobsChanged,
+    LayoutChanged,
+    LogRequested,
+    LogsRequested,
+    NewRunRequested,
+    PanesChanged,
+    PruneRequested,
+    PublishedRequested,
+    RebuildRequested,
+    RunAgainRequested,
+    RunsRequested,
+    TimelineRequested,
+)
+from rocmtui.console.messages import BakeLoaded
 from rocmtui.console.outside_text import markup_escaped
+from rocmtui.console.run_actions import RunStarter
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.paths import state_dir
@@ -69,10 +87,17 @@ class RocmTui(App[list[JobView]]):
         self.live = live  # False: tests feed recorded snapshots, no probes run
         self.remember = live if remember is None else remember  # the per-user prefs file
         self.keymap, self.keymap_problems = keys.check_keymap(config.keys)
-        self.actions = ConsoleActions(self, self)
         self.fleet_screen = FleetScreen(
             config, self.backend, clock=clock, live=live, read_only=self.read_only,
             keymap=self.keymap,
+        )  # fmt: skip
+        console = Console(config, self.keymap, self.read_only, live, self.remember)
+        self.actions = ConsoleActions(
+            self, console, self.backend, self.fleet_screen, show_log=self.open_log
+        )  # fmt: skip
+        self.runs = RunStarter(
+            self, console, self.backend, self.fleet_screen,
+            runs_changed=lambda: self.runs_screen.action_refresh(),
         )  # fmt: skip
         self._logs_screen: LogsScreen | None = None
         self._published_screen: PublishedScreen | None = None
@@ -259,27 +284,113 @@ class RocmTui(App[list[JobView]]):
             self.install_screen(HelpScreen(self.keymap, self.read_only), name="help")
         self.push_screen("help")
 
-    @on(Intent)
-    def _intent(self, intent: Intent) -> None:
-        """Every intent of every screen, widget and dialog: carried out in one place."""
-        intent.stop()
-        self.actions.carry_out(intent)
+    # ---------------------------------------------------------------- intents
 
-    @on(JobStarted)
-    def _started(self, message: JobStarted) -> None:
-        self.actions.started(message.job)
+    @on(BakeRequested)
+    @on(RebuildRequested)
+    def open_bake(self, intent: BakeRequested | RebuildRequested) -> None:
+        """`b`, `r`: the bake dialog; the plan it closes with is launched (`ConsoleActions`)."""
+        self._bake_dialog(intent.request)
+
+    def _bake_dialog(self, request: BakeRequest) -> None:
+        dialog = self.actions.bake_dialog(request)
+        if dialog is not None:
+            self.push_screen(dialog, self.actions.bake_chosen)
 
     @on(BakeLoaded)
     def _bake_read(self) -> None:
         """The fleet screen has shown the bake file (it bubbles up from there): a dialog asked
         for meanwhile opens now."""
-        self.actions.bake_file_read()
+        request = self.actions.waiting_request()
+        if request is not None:
+            self._bake_dialog(request)
+        self.runs.bake_file_read()
+
+    @on(CancelRequested)
+    def confirm_cancel(self, intent: CancelRequested) -> None:
+        """`c`: asked, then cancelled through the core."""
+        self.actions.confirm_cancel(intent.job)
+
+    @on(PruneRequested)
+    def confirm_prune(self, intent: PruneRequested) -> None:
+        """`p`: shown, asked, then pruned through the core."""
+        self.actions.confirm_prune(intent.node)
+
+    @on(RunAgainRequested)
+    def run_again(self, intent: RunAgainRequested) -> None:
+        """`r` on the Runs screen: asked, then started on its nodes."""
+        self.runs.run_again(intent)
+
+    @on(NewRunRequested)
+    def new_run(self) -> None:
+        """`R`: the new-run dialog, asked once more, then the run on its nodes."""
+        self.runs.new_run()
+
+    @on(LogRequested)
+    def _log_requested(self, intent: LogRequested) -> None:
+        self.open_log(intent.job_id, intent.at)
+
+    def open_log(self, job_id: str, at: str | None = None) -> None:
+        """The job's pane among the log panes, brought forward, on show (at the first line of
+        step `at`, a step's name, when given)."""
+        job = next((j for j in self.fleet_screen.data.jobs if j.record.id == job_id), None)
+        if job is None:
+            self.notify("That job is not in the job store (yet).", severity="warning")
+            return
+        logs = self.logs_screen
+        logs.open_job(job, at=at)
+        if self.screen is not logs:
+            self.push_screen(logs)
+
+    @on(TimelineRequested)
+    def open_timeline(self, intent: TimelineRequested) -> None:
+        """The job's steps on a time axis: a timeline screen of its own on top."""
+        job = next((j for j in self.fleet_screen.data.jobs if j.record.id == intent.job_id), None)
+        record = job.record if job is not None else None
+        title = f"{record.target} {record.arch or '-'} on {record.node}" if record else ""
+        running = record is not None and record.ended_at is None
+        self.push_screen(self.timeline_screen(intent.job_id, title or intent.job_id, running))
+
+    @on(LogsRequested)
+    def _show_logs(self) -> None:
+        self.push_screen(self.logs_screen)
+
+    @on(PublishedRequested)
+    def _show_published(self) -> None:
+        self.push_screen(self.published_screen)
+
+    @on(HistoryRequested)
+    def _show_history(self) -> None:
+        self.push_screen(self.history_screen)
+
+    @on(RunsRequested)
+    def _show_runs(self) -> None:
+        self.push_screen(self.runs_screen)
+
+    @on(JobsChanged)
+    def jobs_changed(self, intent: JobsChanged) -> None:
+        """Open panes take the new states and progress; a push that ended may have changed
+        what the registry holds, so the published screen asks again."""
+        if self._logs_screen is not None:
+            self._logs_screen.update_jobs(intent.jobs)
+        if self._published_screen is not None and intent.pushes_ended:
+            self._published_screen.refresh_soon()
+
+    @on(PanesChanged)
+    def panes_changed(self, intent: PanesChanged) -> None:
+        """The open panes' jobs have their progress read, from the next jobs round (now)."""
+        self.backend.watch_progress(intent.job_ids)
+        self.fleet_screen.poke_jobs()
+
+    @on(LayoutChanged)
+    def _layout_changed(self, intent: LayoutChanged) -> None:
+        self.actions.remember_layout(intent.layout)
 
     async def action_quit(self) -> None:
         """`q`: quit; builds keep running and the console says which."""
         running = self.actions.still_running()
         if not running:
-            self.actions.stop()
+            self._stop()
             self.exit([])
             return
         from rocmtui.console.dialogs.confirm import QuitDialog
@@ -287,10 +398,16 @@ class RocmTui(App[list[JobView]]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.actions.stop()
+                self._stop()
                 self.exit(running)
 
         self.push_screen(QuitDialog(quit_question(running), "Quit", keymap=self.keymap), answered)
+
+    def _stop(self) -> None:
+        """The console is quitting: the loops end and a published round in flight is killed."""
+        self.fleet_screen.stop_feeds()
+        if self._published_screen is not None:
+            self._published_screen.stop_feed()
 
 
 def screenshot_folder(config: FleetConfig) -> Path:

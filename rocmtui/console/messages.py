@@ -61,11 +61,3 @@ class PanelFailed(Message):
         super().__init__()
         self.panel = panel  # "nodes", "services", "jobs", "variables"
         self.reason = reason
-
-
-class JobStarted(Message):
-    """The core launched a job (the launch worker reports it to the App's owner)."""
-
-    def __init__(self, job: JobView) -> None:
-        super().__init__()
-        self.job = job

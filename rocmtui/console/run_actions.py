@@ -1,12 +1,14 @@
 """Fleet runs started from the console: asked first, then launched through the core on a
 thread of its own; what started where is said in a toast and the Runs screen reads again.
 
-Held by `ConsoleActions` (the one owner of intents), which hands it the run intents.
+The App's handlers of the run intents start these; given only what they use (see
+`rocmtui.console.actions`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
@@ -16,33 +18,28 @@ from rocmtui.console.outside_text import clean
 if TYPE_CHECKING:
     from textual.app import App
 
+    from rocmtui.console.actions import Console
     from rocmtui.console.backend.access import FleetBackend
     from rocmtui.console.dialogs.newrun import RunChoice
     from rocmtui.console.screens.fleet import FleetScreen
-    from rocmtui.console.screens.runs import RunsScreen
-    from rocmtui.core.config.fleetfile import FleetConfig
-
-
-class RunState(Protocol):
-    """What starting a run reads of the App (declared here: this module never imports it)."""
-
-    read_only: bool
-    live: bool
-    config: FleetConfig
-    keymap: dict[str, str]
-    backend: FleetBackend
-    fleet_screen: FleetScreen
-
-    @property
-    def runs_screen(self) -> RunsScreen: ...
 
 
 class RunStarter:
     """Starts fleet runs for the App that holds it (see the module doc)."""
 
-    def __init__(self, app: App[Any], console: RunState) -> None:
-        self.app = app
+    def __init__(
+        self,
+        app: App[Any],
+        console: Console,
+        backend: FleetBackend,
+        fleet_screen: FleetScreen,
+        runs_changed: Callable[[], None],
+    ) -> None:
+        self.app = app  # Textual's side: screens, workers, notifications
         self.console = console
+        self.backend = backend
+        self.fleet_screen = fleet_screen
+        self.runs_changed = runs_changed  # the Runs screen reads again
         self._waiting = False  # `R` came before the bake file was read
         self._open = False  # a new-run dialog is on the stack (one at a time)
 
@@ -66,7 +63,7 @@ class RunStarter:
             return
         if self._open:
             return
-        fleet = console.fleet_screen
+        fleet = self.fleet_screen
         data = fleet.data
         if data.bake is None and console.live:
             self._waiting = True
@@ -113,7 +110,7 @@ class RunStarter:
         and say where it started and where not; the Runs screen reads again."""
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
-        backend, fleet = self.console.backend, self.console.fleet_screen.data.fleet
+        backend, fleet = self.backend, self.fleet_screen.data.fleet
 
         async def start() -> None:
             try:
@@ -125,7 +122,7 @@ class RunStarter:
                                 markup=False)  # fmt: skip
                 return
             self.app.notify(clean(said, 300), title="Run started", markup=False)
-            self.console.runs_screen.action_refresh()  # read again (not a test's recorded runs)
+            self.runs_changed()  # read again (not a test's recorded runs)
 
         def answered(yes: bool | None) -> None:
             if yes:

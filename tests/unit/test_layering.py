@@ -6,10 +6,10 @@ ones included) and checked at run time:
 - the CLI (`rocmtui.cli`) imports no Textual and the console only as `rocmtui.console.run`, only
   inside a function, to start it;
 - widgets (`rocmtui.console.widgets`) render snapshots and post intents: they import no screen;
-- intents go up to one owner (`rocmtui.console.actions`, held by the App): no screen imports
-  another screen (the shared base `screens.catalog` aside), no screen, dialog or widget
-  imports the App or the owner, and none reaches another screen through the App
-  (`app.fleet_screen`, `app.logs_screen` ...);
+- intents go up to the App (one handler each; the flows they start are in
+  `rocmtui.console.actions`): no screen imports another screen (the shared base
+  `screens.catalog` aside), no screen, dialog or widget imports the App or the flows, and none
+  reaches another screen through the App (`app.fleet_screen`, `app.logs_screen` ...);
 - nothing in `rocmtui` imports the dev fleet (`devfleet`, never installed);
 - neither `rocmtui` nor the dev fleet has an import cycle: every import counts, at module level,
   inside a function and under `TYPE_CHECKING` alike (a cycle hidden in a function import or
