@@ -87,12 +87,13 @@ async def test_a_read_only_console_starts_nothing_even_granted(
     require("docker-buildx")
     config = write_config(tmp_path, fleet, bake_file=project(tmp_path))
     loaded = load_config(config)
-    from rocmtui.console.backend.adapters import launch, plan
-    from rocmtui.core.bake.file import load_bake
+    from rocmtui.console.backend.access import FleetBackend
+    from rocmtui.console.backend.adapters import launch
     from rocmtui.core.jobs.refusals import ReadOnlyRefused
 
-    bake = load_bake(loaded.bake_file)
-    shown = plan(loaded, bake, "outside", None, "snoc-strix", False, dict(os.environ))
+    backend = FleetBackend(loaded, env=dict(os.environ))
+    bake = backend.bake()
+    shown = backend.plan("outside", None, "snoc-strix", False)
     assert [p.grant for p in shown.privileges] == ["fs.read=../pytorch"]
     from msgspec.structs import replace
 

@@ -11,6 +11,7 @@ they do for `rocmtui --read-only bake`.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import threading
@@ -226,10 +227,55 @@ class FleetBackend:
         push: bool,
         overrides: Mapping[str, str] | None = None,
     ) -> BakePlan:
-        """What a launch of this choice does (the core's decisions), the exact command, and
-        what `bake --print` resolves with that environment."""
-        made = core_adapters.plan(
-            self.config, self.bake(), target, arch, node, push, self.env, overrides
+        """What a launch of this choice will do: the core's `LaunchPlan` (arch, push, the
+        registries it pushes to, `bake --print` under the job's environment), kept in the view
+        so that Start launches exactly it, with the command, the printed lines that differ
+        from the defaults marked, and what such a build cost before. `overrides` (the dialog's
+        variables) go over the operator's environment overrides."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from rocmtui.core.bake import resolve as bakeprint
+        from rocmtui.core.bake.file import BakeError
+        from rocmtui.core.jobs.plan import resolve_plan
+        from rocmtui.core.text.redact import Redactor, is_secret_name
+
+        config, bake, env = self.config, self.bake(), self.env
+
+        chosen = dict(overrides or {})
+        applied = {**core_adapters.env_overrides(bake, env, config.variables), **chosen}
+        default_env = bakeprint.bake_environment(env, {}, bake_variables=bake.variables)
+        # the defaults' print (what the marks compare against) runs beside the launch's own: two
+        # bake processes at once, not one after the other, before the operator sees the plan
+        with ThreadPoolExecutor(1, thread_name_prefix="bake-print-defaults") as beside:
+            defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
+            preview = resolve_plan(config, bake, target, arch, node, push, env, applied)
+            try:
+                base = set(_print_lines(defaults.result()))
+            except BakeError:  # nothing to compare with: nothing marked
+                base = set(_print_lines(preview.printed))
+        # the command as it runs once the operator grants what bake asks for (Start asks)
+        command = tuple(preview.command(env, allow=[p.grant for p in preview.privileges]))
+        # secrets by name and by value: the environment's, and a secret-named variable set here
+        redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
+        resolved = _print_lines(preview.printed)
+        changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
+        made = BakePlan(
+            target=target,
+            arch=preview.arch,
+            node=preview.node.name,
+            push=preview.pushes,
+            command=command,
+            resolved=tuple(redactor.redact_text(line) for line in resolved),
+            changed=changed,
+            error=preview.print_error,
+            push_switch=push,
+            overrides=tuple(sorted(chosen.items())),
+            push_hosts=preview.push_hosts,
+            missing_logins=preview.missing_logins,
+            arch_pinned=preview.pinned,
+            ready=preview.ready,
+            privileges=preview.privileges,
+            core_plan=preview,
         )
         from rocmtui.core.jobs.store import JobStoreError
 
@@ -391,3 +437,13 @@ class _FirstRound:
             self.item = f"fleet monitor: {exc}"
         finally:
             self.done.set()
+
+
+def _print_lines(printed: object) -> list[str]:
+    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
+    target definitions, since the group bake adds for the command line says nothing new."""
+    if isinstance(printed, dict) and "target" in printed:
+        printed = {"target": printed["target"]}
+    text = json.dumps(printed, indent=2, sort_keys=True, default=str)
+    lines: list[str] = text.splitlines()
+    return lines
