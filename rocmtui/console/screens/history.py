@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.books import Unreadable, cost_report
 from rocmtui.console.intents import TimelineRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
@@ -34,7 +35,6 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.steptrend import StepTrendPanel
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.costbook.book import load_history
 from rocmtui.core.costbook.cost import CONDITIONS, Condition
 from rocmtui.core.costbook.report import GroupReport, HistoryReport
 from rocmtui.core.history.steptrend import StepTrend
@@ -235,17 +235,9 @@ class HistoryScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, name="history")
     def _load(self) -> None:
-        config = self.config
-        now = self.clock()
         try:
-            rows, running = load_history(
-                JobStore.for_config(config),
-                config.history_retention_days,
-                stall_after=config.stall_after_seconds,
-                now=now,
-            )
-            self.post_message(HistoryLoaded(HistoryReport.build(rows, running, now)))
-        except (JobStoreError, OSError) as exc:
+            self.post_message(HistoryLoaded(cost_report(self.config, self.clock())))
+        except Unreadable as exc:
             self.post_message(HistoryLoaded(None, str(exc)))
 
     @on(HistoryLoaded)
@@ -351,7 +343,6 @@ class HistoryScreen(CatalogScreen):
     @work(thread=True, exclusive=True, group="steptrend", exit_on_error=False, name="steptrend")
     def _load_trend(self, key: tuple[str, str]) -> None:
         from rocmtui.core.history.steptrend import load_trend
-        from rocmtui.core.jobs.store import JobStore, JobStoreError
 
         try:
             trend = load_trend(self.config, JobStore.for_config(self.config), *key)

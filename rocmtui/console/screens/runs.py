@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.books import Unreadable, fleet_runs
 from rocmtui.console.intents import NewRunRequested, RunAgainRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
@@ -33,8 +34,6 @@ from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.runchart import RunChart, TextBlock
 from rocmtui.console.widgets.table import Fit, SnapshotTable
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.jobs.store import JobStore, JobStoreError
-from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import Chart, chart, compare, compare_line, wall_of
 from rocmtui.core.runs.run import Run
 from rocmtui.core.text.units import fmt_age, fmt_when
@@ -226,19 +225,17 @@ class RunsScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, name="runs")
     def _load(self) -> None:
-        config = self.config
         now = self.clock()
+        costs = now - self._costs_synced_at >= COSTS_EVERY
         try:
-            book = RunBook(JobStore.for_config(config), config.stall_after_seconds)
-            costs = now - self._costs_synced_at >= COSTS_EVERY
-            book.bring_up_to_date(config.history_retention_days, now, costs)
-            if costs:
-                self._costs_synced_at = now
-            runs = book.runs(None, now)
-            walls = {r.id: wall_of(r, now) for r in runs if not r.running()}
-            self.post_message(RunsLoaded(runs, walls=walls))
-        except (JobStoreError, OSError) as exc:
+            runs = fleet_runs(self.config, now, costs)
+        except Unreadable as exc:
             self.post_message(RunsLoaded(None, str(exc)))
+            return
+        if costs:
+            self._costs_synced_at = now
+        walls = {r.id: wall_of(r, now) for r in runs if not r.running()}
+        self.post_message(RunsLoaded(runs, walls=walls))
 
     @on(RunsLoaded)
     def _loaded(self, message: RunsLoaded) -> None:

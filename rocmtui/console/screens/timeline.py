@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
+from rocmtui.console.backend.books import Unreadable, baseline_diff, step_report
 from rocmtui.console.intents import LogRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
@@ -33,12 +34,8 @@ from rocmtui.console.widgets.common import Palette, Panel, StatusLine
 from rocmtui.console.widgets.footer import QuietFooter
 from rocmtui.console.widgets.waterfall import Waterfall
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.history.baseline import diff_jobs
 from rocmtui.core.history.stepdiff import BuildDiff
 from rocmtui.core.history.stepreport import StepReport
-from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
-from rocmtui.core.jobs.control import get_job
-from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.text.units import fmt_seconds
 
 LIVE_SECONDS = 2.0  # a running build's steps read again this often
@@ -188,14 +185,11 @@ class TimelineScreen(CatalogScreen):
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False, name="timeline")
     def _load(self) -> None:
         try:
-            store = JobStore.for_config(self.config)
-            record = get_job(self.job_id, self.config, store)
-            running = record.ended_at is None
-            kept = steps_of(self.config, store, record, timeout=LIVE_PEEK if running else 60.0)
-            report = StepReport.build(kept.steps, self.clock(), running, kept.dropped)
-            self.post_message(TimelineLoaded(report))
-        except (StepsUnavailable, JobStoreError, LookupError, OSError) as exc:
+            report = step_report(self.config, self.job_id, self.clock(), LIVE_PEEK)
+        except Unreadable as exc:
             self.post_message(TimelineLoaded(None, str(exc)))
+            return
+        self.post_message(TimelineLoaded(report))
 
     @on(TimelineLoaded)
     def _loaded(self, message: TimelineLoaded) -> None:
@@ -249,9 +243,8 @@ class TimelineScreen(CatalogScreen):
     @work(thread=True, exclusive=True, group="timeline-diff", exit_on_error=False, name="diff")
     def _load_diff(self) -> None:
         try:
-            found = diff_jobs(self.config, JobStore.for_config(self.config), self.job_id)
-            self.post_message(DiffLoaded(found))
-        except (StepsUnavailable, JobStoreError, LookupError, OSError) as exc:
+            self.post_message(DiffLoaded(baseline_diff(self.config, self.job_id)))
+        except Unreadable as exc:
             self.post_message(DiffLoaded(None, str(exc)))
 
     @on(DiffLoaded)
