@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.console.backend.names import bake_file_names as bake_named
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.backend.views import BakePlan, BakeRequest, JobView, keep_running
 from rocmtui.console.outside_text import clean
 from rocmtui.console.prefs import PaneLayout
-from rocmtui.core.bake.find import bake_file_names as bake_named
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -10,6 +10,9 @@ ones included) and checked at run time:
   `rocmtui.console.actions`): no screen imports another screen (the shared base
   `screens.catalog` aside), no screen, dialog or widget imports the App or the flows, and none
   reaches another screen through the App (`app.fleet_screen`, `app.logs_screen` ...);
+- the console calls the core through one door (`rocmtui.console.backend`, and the launcher
+  `rocmtui.console.run`); any other console module imports from the core only the
+  vocabularies in `VOCABULARY` (records, words, pure rules), each with its reason;
 - nothing in `rocmtui` imports the dev fleet (`devfleet`, never installed);
 - neither `rocmtui` nor the dev fleet has an import cycle: every import counts, at module level,
   inside a function and under `TYPE_CHECKING` alike (a cycle hidden in a function import or
@@ -207,3 +210,54 @@ def test_rocmtui_has_no_import_cycle() -> None:
     modules, found = cycles("rocmtui")
     assert modules > 150  # the walk really read the tree
     assert not found, "\n".join(" -> ".join(c) for c in found)
+
+
+DOOR = "rocmtui.console.backend"  # the console's one door to the core: it calls the core
+LAUNCHER = "rocmtui.console.run"  # the console's start, before Textual: opens the feed it adopts
+# What any console module may import from the core: records, words and pure rules over them,
+# which read no file, start no process and open no socket or store (a widget shares them with
+# the core and the CLI, so that a state or a unit reads the same everywhere).
+VOCABULARY = {
+    "rocmtui.core.text": "every string bound for a terminal: sanitise, SGR, units",
+    "rocmtui.core.states": "the state words",
+    "rocmtui.core.snapshots": "a probe round's records",
+    "rocmtui.core.config.fleetfile": "the fleet file as loaded, and its tables",
+    "rocmtui.core.vitals.nodevitals": "a node's vitals",
+    "rocmtui.core.placement.facts": "where a build would finish first",
+    "rocmtui.core.matrix.cells": "the published matrix's cells and verdict words",
+    "rocmtui.core.matrix.rebuild": "which node a cell's rebuild goes to (a rule on the fleet file)",
+    "rocmtui.core.versions.report": "the pinned versions' report",
+    "rocmtui.core.registry.media": "media type words",
+    "rocmtui.core.runs.run": "a fleet run",
+    "rocmtui.core.runs.chart": "a run's bars laid out (pure)",
+    "rocmtui.core.runs.scale": "a chart's scale (pure)",
+    "rocmtui.core.costbook.cost": "cache conditions and cost points",
+    "rocmtui.core.costbook.report": "the cost report's records",
+    "rocmtui.core.history.stepreport": "a build's steps on a time axis",
+    "rocmtui.core.history.stepdiff": "two builds' steps compared",
+    "rocmtui.core.history.timeaxis": "a time axis's ticks (pure)",
+    "rocmtui.core.progress.ninja": "ninja's line grammar",
+    "rocmtui.core.jobs.command": "the bake command as shown, `--set` as typed (pure rules)",
+    "rocmtui.core.jobs.checks": "the launch checks the dialog applies as the operator types",
+    "rocmtui.core.jobs.refusals": "the core's refusals (exception types)",
+    "rocmtui.core.paths": "where the state lives (a rule on the environment)",
+    "rocmtui.core.diskroom": "a full or read-only disk, said in one line",
+    # not a vocabulary: the one engine a widget drives itself. The log view reads its own
+    # file on its own workers (its speed is benchmarked against tail -f and toolong)
+    "rocmtui.core.logs": "the log view's engine: line index and search over a file on disk",
+}
+
+
+def test_the_backend_is_the_consoles_one_door_to_the_core() -> None:
+    """Outside `console/backend/` (and the launcher), a console module imports from the core
+    only its vocabularies; everything that reads a store, a file, an engine or a socket goes
+    through the door."""
+    broken = []
+    found = [imp for imp in imports("rocmtui") if under(imp.module, "rocmtui.console")]
+    assert any(under(imp.target, "rocmtui.core") for imp in found)  # the walk sees the core
+    for imp in found:
+        if not under(imp.target, "rocmtui.core") or under(imp.module, DOOR, LAUNCHER):
+            continue
+        if not under(imp.target, *VOCABULARY):
+            broken.append(f"{imp} (through console/backend/: not a vocabulary)")
+    assert not broken, "\n".join(broken)

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rich.text import Text
 
+from rocmtui.console.backend.names import bake_file_names as bake_named
 from rocmtui.console.backend.views import BakePlan, BakeView
 from rocmtui.console.outside_text import clean
-from rocmtui.core.bake.find import bake_file_names as bake_named
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.jobs.checks import FLEET_ARCHES, accepted_arches, pick_node
 from rocmtui.core.jobs.command import parse_overrides

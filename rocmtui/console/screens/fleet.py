@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
 from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.backend.names import MONITOR
 from rocmtui.console.backend.refresh import Feeds, failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
 from rocmtui.console.backend.views import (
@@ -62,7 +63,6 @@ from rocmtui.console.widgets.panels import (
 )
 from rocmtui.console.widgets.statusline import StatusFacts, status_line
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.hostmonitor.sources import MONITOR
 from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:

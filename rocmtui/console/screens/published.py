@@ -165,11 +165,9 @@ class PublishedScreen(CatalogScreen):
         self.grid_panel.grid.show_matrix(matrix, self.palette)
         self.grid_panel.show_fault("; ".join(matrix.errors) if matrix.errors else None)
         if matrix.store is not None:  # the sccache store beside the cells' hit rates
-            from rocmtui.core.webdavstore import describe_store
+            from rocmtui.console.backend.names import store_line
 
-            self.cell_panel.border_title = literal(
-                "Cell · " + clean(describe_store(matrix.store), 120)
-            )
+            self.cell_panel.border_title = literal("Cell · " + clean(store_line(matrix.store), 120))
         if published.versions is not None:
             self.versions_panel.table.show_rows(versions_rows(published.versions, self.palette))
             self.versions_panel.show_fault(

@@ -14,12 +14,11 @@ import os
 from msgspec import Struct
 from rich.text import Text
 
+from rocmtui.console.backend.names import MONITOR, bake_file_count
 from rocmtui.console.backend.views import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
-from rocmtui.core.bake.find import bake_files
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.hostmonitor.sources import MONITOR
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
@@ -99,14 +98,14 @@ def bake_label(config: FleetConfig) -> str:
     compose = " + compose not read" if "compose" in config.bake_found_by else ""
     path = config.bake_file
     if path.is_dir():  # several of bake's default files, merged as bake merges them
-        count = len(bake_files(path))
+        count = bake_file_count(path)
         return f"{clean(path.name, 30)}/ ({count} bake files){compose}"
     return f"{clean(path.name, 40)}{demo}{compose}"  # .hcl says what it is: 80 columns
 
 
 def monitor_log(config: FleetConfig) -> str:
     """The monitor process's log, as short as the home folder allows."""
-    from rocmtui.core.debuglog import monitor_log as log_path
+    from rocmtui.console.backend.names import monitor_log as log_path
 
     path = str(log_path(config))
     home = os.path.expanduser("~")
