@@ -54,7 +54,9 @@ async def test_b_then_ctrl_s_starts_a_build_whose_row_and_pane_say_how_it_failed
         started = await until(pilot, lambda: jobs(config), "the job in the store")
         job = started[0]
         assert (job.target, job.arch, job.node) == ("demo-base", "gfx950", "snoc-think")
-        shown = await until_text(pilot, rf"job {job.id}")  # its pane opens by itself
+        await until_text(pilot, rf"job {job.id}")  # its pane opens by itself
+        # and the console says so (the toast lands on the pane's screen a frame later)
+        shown = await until_text(pilot, r"Build started|✗ failed")
         assert "Build started" in toasts(shown) or re.search(r"✗ failed", shown)
         shown = await until_text(pilot, r"✗ failed +demo-base gfx950 on snoc-think")
         await until_text(pilot, BAKE_SAYS)  # the log, as bake wrote it
