@@ -88,7 +88,7 @@ async def test_a_read_only_console_starts_nothing_even_granted(
     config = write_config(tmp_path, fleet, bake_file=project(tmp_path))
     loaded = load_config(config)
     from rocmtui.console.backend.access import FleetBackend
-    from rocmtui.console.backend.adapters import launch
+    from rocmtui.console.backend.calls import launch
     from rocmtui.core.jobs.refusals import ReadOnlyRefused
 
     backend = FleetBackend(loaded, env=dict(os.environ))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from rocmtui.console.backend import adapters as core_adapters
+from rocmtui.console.backend import calls
 from rocmtui.console.backend.jobextras import JobExtras
 from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview
 from rocmtui.core.bake.find import check_found
@@ -217,7 +218,7 @@ class FleetBackend:
         check_found(self.config)
         bake = load_bake(self.config.bake_file)
         self._bake = bake
-        return core_adapters.bake_view(self.config, bake, self.env)
+        return calls.bake_view(self.config, bake, self.env)
 
     def plan(
         self,
@@ -345,7 +346,7 @@ class FleetBackend:
         """Recent and running jobs of every operator, with progress for the active ones and
         the watched ones (`watch_progress`)."""
         now = time.time() if now is None else now
-        return core_adapters.list_jobs(
+        return calls.list_jobs(
             self.config, self._progress, now, self._watched, self._extras, self._bake,
             self.estimates(), self.verdicts(),
         )  # fmt: skip
@@ -374,7 +375,7 @@ class FleetBackend:
     def launch(self, plan: BakePlan, push_confirmed: bool = False) -> JobView:
         """Start a resolved plan detached through the core (which refuses it when read-only,
         and a push the operator did not confirm)."""
-        return core_adapters.launch(self.config, self.bake(), plan, self.env, push_confirmed)
+        return calls.launch(self.config, self.bake(), plan, self.env, push_confirmed)
 
     def launch_run(
         self,
@@ -397,7 +398,7 @@ class FleetBackend:
 
     def cancel(self, job_id: str) -> None:
         """Cancel a job through the core (which refuses it when read-only)."""
-        core_adapters.cancel(self.config, job_id)
+        calls.cancel(self.config, job_id)
 
     def prune_preview(self, node: str) -> PrunePreview:
         """What a prune of `node`'s build cache would remove (asks its engine)."""
