@@ -5,22 +5,17 @@ goes on by itself from there."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from msgspec.structs import replace
-from platformdirs import user_downloads_path
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
-from textual.dom import DOMNode
 from textual.screen import Screen
-from textual.widget import Widget
 
-from rocmtui.console import keys, performance, stylesheets
+from rocmtui.console import keys, palette, performance, stylesheets
 from rocmtui.console.actions import Console, ConsoleActions
 from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.views import BakeRequest, JobView
@@ -46,7 +41,6 @@ from rocmtui.console.outside_text import markup_escaped
 from rocmtui.console.run_actions import RunStarter
 from rocmtui.console.screens.fleet import FleetScreen
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.paths import state_dir
 
 if TYPE_CHECKING:  # imported when first shown: nothing on the way to the first frame waits
     from rocmtui.console.screens.history import HistoryScreen
@@ -250,7 +244,7 @@ class RocmTui(App[list[JobView]]):
         named = set()
         scopes = ("app", scope, *keys.WIDGET_SCOPES.get(scope, ()))
         for entry in keys.entries(scopes, self.read_only):
-            target = _target(self, screen, entry.scope)
+            target = palette.target(self, screen, entry.scope)
             if target is None:  # a widget's keys, and no such widget has the focus
                 continue
             key = keys.display_key(entry.key, self.keymap, entry.id)
@@ -258,7 +252,7 @@ class RocmTui(App[list[JobView]]):
             yield SystemCommand(
                 markup_escaped(entry.description),
                 markup_escaped(f"key {key}"),
-                _runner(target, entry.action),
+                palette.runner(target, entry.action),
             )
         for command in super().get_system_commands(screen):
             if command.title not in named:
@@ -271,7 +265,7 @@ class RocmTui(App[list[JobView]]):
         none (a server). The SVG goes there when it exists, else to the working directory,
         else to the state folder; the notification names the file."""
         if path is None:
-            path = str(screenshot_folder(self.config))
+            path = str(palette.screenshot_folder(self.config))
         return super().deliver_screenshot(filename, path, time_format)
 
     def action_help(self) -> None:
@@ -408,36 +402,3 @@ class RocmTui(App[list[JobView]]):
         self.fleet_screen.stop_feeds()
         if self._published_screen is not None:
             self._published_screen.stop_feed()
-
-
-def screenshot_folder(config: FleetConfig) -> Path:
-    """Where the palette's Screenshot is saved (see `RocmTui.deliver_screenshot`)."""
-    downloads = user_downloads_path()
-    if downloads.is_dir():
-        return downloads
-    if os.access(Path.cwd(), os.W_OK):
-        return Path.cwd()
-
-    folder = state_dir(config) / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def _target(app: RocmTui, screen: Screen[Any], scope: str) -> App[Any] | Widget | None:
-    """Where an action of `scope` runs: the app, the screen, or the focused widget (or its
-    ancestor) whose `KEY_SCOPE` it is."""
-    if scope == "app":
-        return app
-    if scope not in keys.WIDGET_SCOPES.get(str(getattr(screen, "SCOPE", "")), ()):
-        return screen
-    node: DOMNode | None = screen.focused
-    while isinstance(node, Widget) and getattr(node, "KEY_SCOPE", None) != scope:
-        node = node.parent
-    return node if isinstance(node, Widget) else None
-
-
-def _runner(target: App[Any] | Widget, action: str) -> Callable[[], object]:
-    async def run() -> None:
-        await target.run_action(action)
-
-    return run
