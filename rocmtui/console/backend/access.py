@@ -11,7 +11,6 @@ they do for `rocmtui --read-only bake`.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import subprocess
 import threading
@@ -40,7 +39,6 @@ from rocmtui.core.hostmonitor.sources import (
 from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
 from rocmtui.core.states import JobState
-from rocmtui.core.text.units import fmt_bytes
 
 if TYPE_CHECKING:  # a type only: the bake file is read when the panel asks for it
     from rocmtui.core.bake.file import BakeFile
@@ -251,14 +249,14 @@ class FleetBackend:
             defaults = beside.submit(bakeprint.bake_print, bake.path, [target], default_env)
             preview = resolve_plan(config, bake, target, arch, node, push, env, applied)
             try:
-                base = set(_print_lines(defaults.result()))
+                base = set(core_adapters.print_lines(defaults.result()))
             except BakeError:  # nothing to compare with: nothing marked
-                base = set(_print_lines(preview.printed))
+                base = set(core_adapters.print_lines(preview.printed))
         # the command as it runs once the operator grants what bake asks for (Start asks)
         command = tuple(preview.command(env, allow=[p.grant for p in preview.privileges]))
         # secrets by name and by value: the environment's, and a secret-named variable set here
         redactor = Redactor(env, {k: v for k, v in chosen.items() if is_secret_name(k)})
-        resolved = _print_lines(preview.printed)
+        resolved = core_adapters.print_lines(preview.printed)
         changed = frozenset(i for i, line in enumerate(resolved) if line not in base)
         made = BakePlan(
             target=target,
@@ -387,14 +385,9 @@ class FleetBackend:
     ) -> str:
         """Start a fleet run through the core (refused when read-only); one line: its id and
         where it did not start. `push` only once the operator confirmed it."""
-        from rocmtui.core.runs.launch import launch_run
-
-        run, starts = launch_run(
-            self.config, self.bake(), target, nodes, overrides, push, push, self.env, fleet
+        return calls.launch_run(
+            self.config, self.bake(), target, nodes, overrides, self.env, fleet, push
         )
-        started = sum(1 for s in starts if s.job is not None)
-        missed = "; ".join(f"{s.node}: {s.why_not}" for s in starts if s.job is None)
-        return f"{run.id}: {started} of {len(starts)} nodes" + (f"; not {missed}" if missed else "")
 
     def cancel(self, job_id: str) -> None:
         """Cancel a job through the core (which refuses it when read-only)."""
@@ -402,23 +395,12 @@ class FleetBackend:
 
     def prune_preview(self, node: str) -> PrunePreview:
         """What a prune of `node`'s build cache would remove (asks its engine)."""
-        from rocmtui.core.prune.action import plan_node
-        from rocmtui.core.prune.plan import PruneFilters, summary
-
-        plan = plan_node(self.config, node, PruneFilters(), self.env)
-        return PrunePreview(plan.node, tuple(summary(plan)), len(plan.records))
+        return calls.prune_preview(self.config, node, self.env)
 
     def prune(self, node: str) -> str:
         """Prune `node`'s build cache through the core (which refuses it when read-only or
         while a build runs there, and records it); one line saying what went."""
-        from rocmtui.core.prune.action import prune_node
-        from rocmtui.core.prune.plan import PruneFilters
-
-        done = prune_node(self.config, node, PruneFilters(), lambda _plan: True, env=self.env)
-        gone = done.result
-        if gone is None:
-            return f"Nothing to prune on {node}."
-        return f"Pruned {len(gone.deleted)} records ({fmt_bytes(gone.reclaimed_bytes)}) on {node}."
+        return calls.prune(self.config, node, self.env)
 
 
 class _FirstRound:
@@ -438,13 +420,3 @@ class _FirstRound:
             self.item = f"fleet monitor: {exc}"
         finally:
             self.done.set()
-
-
-def _print_lines(printed: object) -> list[str]:
-    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
-    target definitions, since the group bake adds for the command line says nothing new."""
-    if isinstance(printed, dict) and "target" in printed:
-        printed = {"target": printed["target"]}
-    text = json.dumps(printed, indent=2, sort_keys=True, default=str)
-    lines: list[str] = text.splitlines()
-    return lines

@@ -8,6 +8,7 @@ depend on the exact shape of the core's records.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -41,6 +42,16 @@ def env_overrides(
     found = fleet_variables(fleet or {}, bake) | shell_overrides(bake, env)
     found.pop(ARCH_VARIABLE, None)
     return found
+
+
+def print_lines(printed: object) -> list[str]:
+    """`bake --print`'s JSON as stable, indented lines (keys sorted so diffs line up); only the
+    target definitions, since the group bake adds for the command line says nothing new."""
+    if isinstance(printed, dict) and "target" in printed:
+        printed = {"target": printed["target"]}
+    text = json.dumps(printed, indent=2, sort_keys=True, default=str)
+    lines: list[str] = text.splitlines()
+    return lines
 
 
 # ---------------------------------------------------------------------------- jobs

@@ -1,6 +1,6 @@
 """The door's calls that come back as views: the bake file as bake resolves it (the variables
 panel, the names the dialog offers), the job list with progress and estimates, a launch, a
-cancel.
+cancel, a fleet run, a prune.
 
 Each calls the core (it runs `bake --print`, reads the job store, starts or signals a build)
 and hands the records to `adapters`, which turns them into the frozen views of `model`;
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from rocmtui.console.backend.adapters import ProgressCache, env_overrides, job_view
-from rocmtui.console.backend.views import BakePlan, BakeView, JobView, VariableView
+from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview, VariableView
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.states import JobState
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # imported when first used, not at start-up
     from rocmtui.core.bake.file import BakeFile
     from rocmtui.core.costbook.estimate import CostEstimates
     from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.snapshots import FleetSnapshot
     from rocmtui.core.verdicts.context import StallJudge
 
 PRINT_TIMEOUT = 20.0
@@ -189,3 +190,46 @@ def cancel(config: FleetConfig, job_id: str) -> None:
     from rocmtui.core.jobs.control import cancel_job
 
     cancel_job(config, job_id)
+
+
+def launch_run(
+    config: FleetConfig,
+    bake: BakeFile,
+    target: str,
+    nodes: tuple[str, ...],
+    overrides: Mapping[str, str],
+    env: Mapping[str, str],
+    fleet: FleetSnapshot | None,
+    push: bool = False,
+) -> str:
+    """Start a fleet run through the core (refused when read-only); one line: its id and
+    where it did not start. `push` only once the operator confirmed it."""
+    from rocmtui.core.runs.launch import launch_run as core_launch_run
+
+    run, starts = core_launch_run(config, bake, target, nodes, overrides, push, push, env, fleet)
+    started = sum(1 for s in starts if s.job is not None)
+    missed = "; ".join(f"{s.node}: {s.why_not}" for s in starts if s.job is None)
+    return f"{run.id}: {started} of {len(starts)} nodes" + (f"; not {missed}" if missed else "")
+
+
+def prune_preview(config: FleetConfig, node: str, env: Mapping[str, str]) -> PrunePreview:
+    """What a prune of `node`'s build cache would remove (asks its engine)."""
+    from rocmtui.core.prune.action import plan_node
+    from rocmtui.core.prune.plan import PruneFilters, summary
+
+    plan = plan_node(config, node, PruneFilters(), env)
+    return PrunePreview(plan.node, tuple(summary(plan)), len(plan.records))
+
+
+def prune(config: FleetConfig, node: str, env: Mapping[str, str]) -> str:
+    """Prune `node`'s build cache through the core (which refuses it when read-only or while a
+    build runs there, and records it); one line saying what went."""
+    from rocmtui.core.prune.action import prune_node
+    from rocmtui.core.prune.plan import PruneFilters
+    from rocmtui.core.text.units import fmt_bytes
+
+    done = prune_node(config, node, PruneFilters(), lambda _plan: True, env=env)
+    gone = done.result
+    if gone is None:
+        return f"Nothing to prune on {node}."
+    return f"Pruned {len(gone.deleted)} records ({fmt_bytes(gone.reclaimed_bytes)}) on {node}."
