@@ -1,10 +1,11 @@
 """Follow a key to the core: the owners a request passes on its way, across Textual's message
-queues, screens' and workers' tasks, and threads (`HopTracer`).
+queues, screens' and workers' tasks, and threads (`install`).
 
 A stack trace ends where a message is queued, a task created or a thread started; the path of
-a key does not. So while a `HopTracer` is installed, each of those carriers records, on what it
-carries, the path so far: a message the owners on the stack that posted it (and the path of the
-message being handled when it was posted), a task or a thread the same at its creation. A
+a key does not. So once `install`ed, each of those carriers records, on what it carries, the
+path so far: a message the owners on the stack that posted it (and the path of the
+message being handled when it was posted), a task, a thread or a callback queued with
+`call_next` (how a dismissed screen's result reaches its callback) the same at its creation. A
 handler runs with its message's path, a task's code with its creator's, a thread's with its
 starter's; `path_here()` adds the owners on the stack now.
 
@@ -17,6 +18,7 @@ a Textual worker starts a task). A hop is one owner handing on to the next.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 from collections.abc import Iterator
@@ -86,6 +88,7 @@ def install(monkeypatch: pytest.MonkeyPatch) -> None:
     start_messages = MessagePump._start_messages
     start_worker = Worker._start
     start_thread = threading.Thread.start
+    call_next = MessagePump.call_next
 
     def post_message(self: MessagePump, message: Message) -> bool:
         message._hop_path = path_here(2)  # type: ignore[attr-defined]
@@ -103,6 +106,23 @@ def install(monkeypatch: pytest.MonkeyPatch) -> None:
         with carried(path_here(2)):
             start_worker(self, *args, **kwargs)
 
+    def called_next(self: MessagePump, callback: Any, *args: Any, **kwargs: Any) -> None:
+        path = path_here(2)  # a screen's result goes to its requester this way, not as a post
+
+        def carried_callback(*inner: Any, **named: Any) -> Any:
+            with carried(path):
+                result = callback(*inner, **named)
+            if not inspect.isawaitable(result):
+                return result
+
+            async def awaited() -> Any:
+                with carried(path):
+                    return await result
+
+            return awaited()
+
+        call_next(self, carried_callback, *args, **kwargs)
+
     def thread_start(self: threading.Thread) -> None:
         self._hop_path = path_here(2)  # type: ignore[attr-defined]
         start_thread(self)
@@ -111,6 +131,7 @@ def install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(MessagePump, "_dispatch_message", dispatch_message)
     monkeypatch.setattr(MessagePump, "_start_messages", started_messages)
     monkeypatch.setattr(Worker, "_start", started_worker)
+    monkeypatch.setattr(MessagePump, "call_next", called_next)
     monkeypatch.setattr(threading.Thread, "start", thread_start)
 
 
