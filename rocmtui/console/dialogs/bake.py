@@ -8,9 +8,9 @@ and `bake --print` under the job's environment. Start launches only the plan res
 exactly what is on screen: pressed earlier, it starts when the answer comes, or says why not.
 A launch that pushes, or that bake will ask for privileges (`--allow`: reads outside the bake
 folder, `network.host` ...), always asks first, with its own key, naming those registries and
-privileges; only what was asked is granted. The dialog
-dismisses with the `BakePlan` to start; the App's owner of intents starts it. It is given what
-it shows and the one call that resolves a choice (`PlanFor`): it never reaches into the App.
+privileges; only what was asked is granted. The dialog dismisses with the `BakePlan` to start;
+the flow that opened it (`ConsoleActions`) launches it. It is given what it shows and the one
+call that resolves a choice (`PlanFor`): it never reaches into the App.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ A table of every target × arch × node with builds (its last build's duration a
 next build's estimate, a `!` on a regression), the selected group's evidence and spread in
 words, and two plots of it (duration over time, spread per condition; `widgets/costplots`,
 imported here, when the screen is first made). The data is the core's `HistoryReport`, read in
-a thread worker (`costbook.book.load_history` brings the job store's cost book up to date
-first) when the screen is shown, every `RELOAD_SECONDS` while it is, and on ctrl+r; tests show
-recorded reports (`show`).
+a thread worker through the console's door (`backend/books.cost_report`, which brings the job
+store's cost book up to date first) when the screen is shown, every `RELOAD_SECONDS` while it
+is, and on ctrl+r; tests show recorded reports (`show`).
 """
 
 from __future__ import annotations

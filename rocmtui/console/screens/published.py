@@ -2,7 +2,7 @@
 cursor in detail, and the pinned versions beside upstream and the registry.
 
 It coordinates: a `MatrixFeed` worker brings answers (from a child process, slowly and on
-demand), the widgets render them, and the keys become intents for the App's owner — a rebuild
+demand), the widgets render them, and the keys become intents for the App's handlers — a rebuild
 opens the bake dialog ready (the same confirmation for a push), a log opens among the log
 panes. It knows no other screen.
 """
