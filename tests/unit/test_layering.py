@@ -236,6 +236,7 @@ VOCABULARY = {
     "rocmtui.core.history.stepreport": "a build's steps on a time axis",
     "rocmtui.core.history.stepdiff": "two builds' steps compared",
     "rocmtui.core.history.timeaxis": "a time axis's ticks (pure)",
+    "rocmtui.core.history.steptrend": "a step trend's records (its loader: backend/books)",
     "rocmtui.core.progress.ninja": "ninja's line grammar",
     "rocmtui.core.jobs.command": "the bake command as shown, `--set` as typed (pure rules)",
     "rocmtui.core.jobs.checks": "the launch checks the dialog applies as the operator types",

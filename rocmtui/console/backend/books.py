@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the books are read when a screen is first shown, never at s
     from rocmtui.core.costbook.report import HistoryReport
     from rocmtui.core.history.stepdiff import BuildDiff
     from rocmtui.core.history.stepreport import StepReport
+    from rocmtui.core.history.steptrend import StepTrend
     from rocmtui.core.runs.run import Run
 
 
@@ -82,4 +83,15 @@ def baseline_diff(config: FleetConfig, job_id: str) -> BuildDiff:
     try:
         return diff_jobs(config, JobStore.for_config(config), job_id)
     except (StepsUnavailable, JobStoreError, LookupError, OSError) as exc:
+        raise Unreadable(str(exc)) from exc
+
+
+def step_trend(config: FleetConfig, target: str, arch: str) -> StepTrend:
+    """How each step of `target` × `arch` took over its recent builds."""
+    from rocmtui.core.history.steptrend import load_trend
+    from rocmtui.core.jobs.store import JobStore, JobStoreError
+
+    try:
+        return load_trend(config, JobStore.for_config(config), target, arch)
+    except (JobStoreError, OSError) as exc:
         raise Unreadable(str(exc)) from exc

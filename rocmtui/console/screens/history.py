@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from rocmtui.console import keys, stylesheets
-from rocmtui.console.backend.books import Unreadable, cost_report
+from rocmtui.console.backend.books import Unreadable, cost_report, step_trend
 from rocmtui.console.intents import TimelineRequested
 from rocmtui.console.outside_text import clean
 from rocmtui.console.screens.catalog import CatalogScreen
@@ -38,7 +38,6 @@ from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.costbook.cost import CONDITIONS, Condition
 from rocmtui.core.costbook.report import GroupReport, HistoryReport
 from rocmtui.core.history.steptrend import StepTrend
-from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.text.units import fmt_age, fmt_when
 
 RELOAD_SECONDS = 60.0
@@ -342,12 +341,9 @@ class HistoryScreen(CatalogScreen):
 
     @work(thread=True, exclusive=True, group="steptrend", exit_on_error=False, name="steptrend")
     def _load_trend(self, key: tuple[str, str]) -> None:
-        from rocmtui.core.history.steptrend import load_trend
-
         try:
-            trend = load_trend(self.config, JobStore.for_config(self.config), *key)
-            self.post_message(TrendLoaded(key, trend, None))
-        except (JobStoreError, OSError) as exc:
+            self.post_message(TrendLoaded(key, step_trend(self.config, *key), None))
+        except Unreadable as exc:
             self.post_message(TrendLoaded(key, None, str(exc)))
 
     @on(TrendLoaded)
