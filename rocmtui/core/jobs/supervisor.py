@@ -381,11 +381,14 @@ def _keep_oom_at_start(
         env["PATH"] = path
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "rocmtui.core.verdicts.atstart", str(job_dir), node_json],
+            # -P and cwd /: never a `rocmtui` folder beside the bake file (the supervisor's
+            # working folder), as for the supervisor itself (tests/fleet/test_child_imports.py)
+            [sys.executable, "-P", "-m", "rocmtui.core.verdicts.atstart", str(job_dir), node_json],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             close_fds=True,
+            cwd="/",
             env=env,
         )
     except OSError as exc:
