@@ -104,15 +104,15 @@ def load_bake_cached(path: Path) -> BakeFile:
     import rocmtui.core.bake.file as reader
 
     # the reader's own code is part of the key: a changed reader never sees an old result
-    code = [
-        Path(reader.__file__).with_name(f"{name}.py")
-        for name in ("bakefile", "bakescan", "bakefind", "bakejson", "bakemerge", "bakemodel")
-    ]
-    stamps = [f"{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code if p.exists()]
+    # (every module of its package, whatever they are called: a list of names went stale once)
+    code = sorted(Path(reader.__file__).parent.glob("*.py"))
+    stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code]
     material = f"{__version__}\0{stamps}\0{Path(path).absolute()}\0".encode() + data
     key = hashlib.sha256(material).hexdigest()[:32]
     entry = _cache_dir() / f"bake-{key}.pickle"
-    with contextlib.suppress(OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
+    # anything at all going wrong with a kept result (a class moved since it was written: an
+    # ImportError) is only a miss: the file is read again
+    with contextlib.suppress(Exception):
         fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as fh:
             info = os.fstat(fh.fileno())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -256,3 +257,21 @@ def test_bake_file_cache_follows_the_file_and_never_caches_an_error(tmp_path: Pa
     entries[0].chmod(0o666)  # writable by others: not trusted, parsed again
     path.write_text('variable "A" {\n  default = "1"\n}\ntarget "t" {}\n')
     assert load_bake_cached(path) == first
+
+
+def test_a_kept_bake_file_naming_a_moved_module_is_read_again(tmp_path: Path) -> None:
+    """A result kept by an older rocmtui whose classes have since moved (core/bake/model.py
+    became targets.py: `rocmtui bake` died on ModuleNotFoundError) is a miss, not a crash; and
+    a change to any module of the reader gives a new key."""
+    from rocmtui.cli.bake import _cache_dir, load_bake_cached
+
+    path = tmp_path / "x.hcl"
+    path.write_text('target "t" {}\n')
+    assert set(load_bake_cached(path).targets) == {"t"}
+    (entry,) = _cache_dir().glob("bake-*.pickle")
+    # a pickle of a class from a module that no longer exists, under the same key
+    entry.write_bytes(b"crocmtui.core.bake.model\nGone\n(tR.")  # GLOBAL, call it, stop
+    entry.chmod(0o600)
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(entry.read_bytes())
+    assert set(load_bake_cached(path).targets) == {"t"}  # read again
