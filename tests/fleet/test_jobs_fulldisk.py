@@ -18,57 +18,17 @@ import os
 import re
 import signal
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from devfleet import DevFleet
-from rocmtui.core.jobs.procstat import proc_stat
-from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.jobs.views import record_json
-from tests.support.jobs import bake, kill_job_leftovers, run_cli, wait_for, write_config
+from tests.support.fulldisk import STILL_FULL, fleet_file_on, gone, job
+from tests.support.jobs import bake, run_cli, wait_for
 from tests.support.realparts import require
-from tests.support.smalldisk import fill, free_bytes, small_tmpfs
+from tests.support.smalldisk import fill, free_bytes
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-SIZE = 4 * 1024 * 1024  # the tmpfs: the store, the job's reserve (256 KB) and some log
-STILL_FULL = 1024 * 1024  # less free than this: the log cannot resume (RESUME_FREE)
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs, unmounted at the end (after every process in it is gone)."""
-    require("root")
-    with small_tmpfs(tmp_path / "small", SIZE) as point:
-        try:
-            yield point
-        finally:
-            if (point / "state" / "jobs.sqlite").exists():  # every supervisor ends on SIGTERM
-                for record in JobStore(point / "state").list(limit=None):
-                    kill_job_leftovers(record_json(record))
-
-
-def fleet_file_on(tmp_path: Path, fleet: DevFleet, state: Path) -> Path:
-    path = write_config(tmp_path, fleet)
-    text = path.read_text().replace(str(tmp_path / "state"), str(state))
-    path.write_text(text)
-    return path
-
-
-def job(config: Path, job_id: str) -> dict[str, object]:
-    out = run_cli(config, "jobs", "--json")
-    assert out.returncode == 0, out.stderr  # the store reads on a full disk
-    found = next(j for j in json.loads(out.stdout) if j["id"] == job_id)
-    assert isinstance(found, dict)
-    return found
-
-
-def gone(pid: object, start: object) -> bool:
-    """The process `pid` started at `start` has ended (a reused pid does not count)."""
-    assert isinstance(pid, int)
-    stat = proc_stat(pid)
-    return stat is None or stat.start != start
 
 
 def recorded(shown: dict[str, object]) -> bool:

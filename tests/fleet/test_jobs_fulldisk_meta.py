@@ -16,35 +16,18 @@ import os
 import signal
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from devfleet import DevFleet
-from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.jobs.views import record_json
-from tests.fleet.test_jobs_fulldisk import SIZE, STILL_FULL, fleet_file_on, gone, job
-from tests.fleet.test_jobs_privileges import old_buildx_env
-from tests.fleet.test_remote_jobs import login_entry, registry_host
-from tests.support.jobs import bake, kill_job_leftovers, wait_for
+from tests.support.fulldisk import STILL_FULL, fleet_file_on, gone, job
+from tests.support.jobs import bake, login_entry, registry_host, wait_for
+from tests.support.privileges import old_buildx_env
 from tests.support.realparts import require
-from tests.support.smalldisk import fill, free_bytes, small_tmpfs
+from tests.support.smalldisk import fill, free_bytes
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs for the state folder, unmounted at the end (every job's process gone)."""
-    require("root")
-    with small_tmpfs(tmp_path / "small", SIZE) as point:
-        try:
-            yield point
-        finally:
-            if (point / "state" / "jobs.sqlite").exists():
-                for record in JobStore(point / "state").list(limit=None):
-                    kill_job_leftovers(record_json(record))
 
 
 def buildx_env(which: str, tmp_path: Path) -> dict[str, str]:

@@ -23,12 +23,12 @@ import pytest
 from devfleet import start_monitor
 from rocmtui.core.hostmonitor.http import MAX_CONNECTIONS, MetricsServer
 from rocmtui.core.hostmonitor.jobsview import JobsView
-from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
+from rocmtui.core.hostmonitor.metrics import MetricsBook
+from tests.support.exposition import FIGURES
 from tests.support.jobs import engineless_fleet, wait_for
 from tests.support.snapshots import recorded
 
 IDLE = 2000  # connections that never send a byte
-FIGURES = MonitorFigures(rounds=7, failed_rounds=0, started_at=recorded.NOW - 60)
 
 
 def scrape(url: str, timeout: float = 10.0) -> str:

@@ -9,7 +9,6 @@ brings it back in `finally`. Slot locks, state and docker config are the test's 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import urllib.request
@@ -28,6 +27,8 @@ from tests.support.jobs import (
     bake,
     job_json,
     log_has,
+    login_entry,
+    registry_host,
     run_cli,
     session_pids,
     started_job,
@@ -47,17 +48,6 @@ def with_link_timeout(config: Path) -> Path:
     """The test's fleet file, giving up on a dead link after LINK_TIMEOUT seconds."""
     config.write_text(f"link_timeout_seconds = {LINK_TIMEOUT}\n" + config.read_text())
     return config
-
-
-def registry_host(fleet: DevFleet) -> str:
-    assert fleet.registry is not None
-    return fleet.registry.address
-
-
-def login_entry(host: str) -> None:
-    """A docker config entry for the registry (its presence is all a push launch checks)."""
-    path = Path(os.environ["DOCKER_CONFIG"]) / "config.json"
-    path.write_text(json.dumps({"auths": {host: {}}}))
 
 
 def think_busy(config: Path) -> int:

@@ -17,8 +17,8 @@ import pytest
 from devfleet import EngineHandle, start_engine
 from devfleet.dockerd import CURRENT_ENGINE
 from rocmtui.core.config.fleetfile import load_config
-from tests.fleet.test_history_real import discover, outside_jobs, plain_bake, write_fleet
 from tests.support.jobs import run_cli, wait_for
+from tests.support.outside import discover, outside_jobs, plain_bake, write_fleet
 from tests.support.realparts import require
 
 pytestmark = pytest.mark.fleet

@@ -19,7 +19,7 @@ from rocmtui.core.history.stepreport import StepReport
 from tests.support.blackbox import screen_text
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, recorded_app
-from tests.support.timeline import recorded_steps
+from tests.support.timeline import cached_after, recorded_steps
 
 JOB = "20251130-1101-pytorch-gfx1201"  # the recorded running pytorch build
 T0 = recorded.NOW - 40.0
@@ -122,7 +122,6 @@ def test_timeline_80x24(snap_compare: Any) -> None:
 async def test_d_sets_the_build_beside_its_baseline() -> None:
     from rocmtui.core.history.buildfacts import BuildFacts
     from rocmtui.core.history.stepdiff import diff_builds
-    from tests.unit.test_history_stepdiff import cached_after
 
     then = StepReport.build(cached_after(recorded_steps(T0), "nothing"))
     now = StepReport.build(cached_after(recorded_steps(T0), "[final 3/3] RUN", "chocolate"))

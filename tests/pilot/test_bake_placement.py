@@ -15,10 +15,10 @@ from rocmtui.core.costbook.book import CostBook, CostRow
 from rocmtui.core.costbook.cost import BuildEvidence
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.gather import placement_for
-from tests.pilot.test_app_snapshots import PLAN
 from tests.support.blackbox import screen_text, until_text
 from tests.support.snapshots import recorded
 from tests.support.snapshots.harness import feed, recorded_app
+from tests.support.snapshots.plans import PLAN
 
 HOT = BuildEvidence(steps_total=10, steps_cached=8)  # 80% cached: hot
 COLD = BuildEvidence(steps_total=10, steps_cached=0, sccache_hits=1, sccache_misses=99)

@@ -18,9 +18,9 @@ from devfleet import DevFleet
 from rocmtui.console.app import RocmTui
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import list_jobs
-from tests.fleet.test_jobs_privileges import project
 from tests.support.blackbox import until, until_text
 from tests.support.jobs import wait_state, write_config
+from tests.support.privileges import project
 from tests.support.realparts import require
 
 pytestmark = [pytest.mark.fleet]

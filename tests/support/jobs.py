@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from devfleet import DevFleet
 from rocmtui.core.jobs.procstat import (
     all_procs,
 )
@@ -262,3 +263,14 @@ def quick(steps: int = 8, sleep: float = 0.05) -> list[str]:
         "--set",
         f"DEMO_NONCE={nonce()}",
     ]
+
+
+def registry_host(fleet: DevFleet) -> str:
+    assert fleet.registry is not None
+    return fleet.registry.address
+
+
+def login_entry(host: str) -> None:
+    """A docker config entry for the registry (its presence is all a push launch checks)."""
+    path = Path(os.environ["DOCKER_CONFIG"]) / "config.json"
+    path.write_text(json.dumps({"auths": {host: {}}}))

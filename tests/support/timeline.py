@@ -4,6 +4,7 @@ step whose name carries escape sequences and markup; and N-step chains for bench
 
 from __future__ import annotations
 
+from rocmtui.core.history.stepdiff import step_key
 from rocmtui.core.history.stepgraph import Step
 
 
@@ -53,4 +54,15 @@ def chain(count: int, t0: float, fan: int = 4, cached_every: int = 0) -> list[St
                 inputs=tuple(inputs),
             )
         )
+    return out
+
+
+def cached_after(steps: list[Step], key: str, flavour: str = "vanilla") -> list[Step]:
+    """The same build again: every step cached up to the one with `key`, which ran (and the
+    ones after it)."""
+    out, ran = [], False
+    for s in steps:
+        ran = ran or step_key(s.name) == key
+        name = s.name.replace("begin two", f"begin two {flavour}")
+        out.append(Step(s.digest, name, s.started, s.completed, cached=not ran, inputs=s.inputs))
     return out

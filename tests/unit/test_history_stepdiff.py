@@ -13,26 +13,14 @@ from rocmtui.core.costbook.book import CostRow
 from rocmtui.core.costbook.cost import BuildEvidence
 from rocmtui.core.history.baseline import NoBaseline, pick_baseline
 from rocmtui.core.history.buildfacts import BuildFacts, from_metadata
-from rocmtui.core.history.stepdiff import diff_builds, step_key
-from rocmtui.core.history.stepgraph import Step
+from rocmtui.core.history.stepdiff import diff_builds
 from rocmtui.core.history.stepreport import StepReport
 from rocmtui.core.history.stepviews import diff_json
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.states import JobState
-from tests.support.timeline import chain, recorded_steps
+from tests.support.timeline import cached_after, chain, recorded_steps
 
 T0 = 1_765_000_000.0
-
-
-def cached_after(steps: list[Step], key: str, flavour: str = "vanilla") -> list[Step]:
-    """The same build again: every step cached up to the one with `key`, which ran (and the
-    ones after it)."""
-    out, ran = [], False
-    for s in steps:
-        ran = ran or step_key(s.name) == key
-        name = s.name.replace("begin two", f"begin two {flavour}")
-        out.append(Step(s.digest, name, s.started, s.completed, cached=not ran, inputs=s.inputs))
-    return out
 
 
 def facts(**args: str) -> BuildFacts:

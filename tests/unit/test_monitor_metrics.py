@@ -19,26 +19,12 @@ from rocmtui.core.hostmonitor.jobsview import (
     Outcomes,
     read_jobs,
 )
-from rocmtui.core.hostmonitor.metrics import MetricsBook, MonitorFigures
+from rocmtui.core.hostmonitor.metrics import MetricsBook
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
+from tests.support.exposition import FIGURES, samples, value
 from tests.support.jobs import hold_lock, make_job
 from tests.support.snapshots import recorded
-
-FIGURES = MonitorFigures(rounds=7, failed_rounds=0, started_at=recorded.NOW - 60)
-
-
-def samples(text: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample as (name, sorted labels) -> value."""
-    out = {}
-    for family in text_string_to_metric_families(text.decode()):
-        for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def value(found: dict, name: str, **labels: str) -> float | None:
-    return found.get((name, tuple(sorted(labels.items()))))
 
 
 def exposition(jobs: JobsView, think_down: bool = False, consoles: int = 2) -> bytes:

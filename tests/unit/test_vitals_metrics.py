@@ -9,8 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from rocmtui.core.hostmonitor.jobsview import JobsView
 from rocmtui.core.hostmonitor.metrics import MetricsBook
 from rocmtui.core.vitals.nodevitals import SOURCE_ENGINE, SOURCE_SSH, NodeVitals
+from tests.support.exposition import FIGURES, samples, value
 from tests.support.snapshots import recorded
-from tests.unit.test_monitor_metrics import FIGURES, samples, value
 
 
 def _exposition() -> bytes:
