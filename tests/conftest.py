@@ -8,9 +8,11 @@
   `fleet.config_path` its rocmtui.toml. Shared: never stop or break its parts; use a factory.
 - `config`: a fleet file of this test's own for the shared fleet and bake/demo.hcl (real
   builds); at the end every job it started that still runs is cancelled and its leftovers killed.
-- `engine_factory`, `registry_factory`, `webdav_factory`: your own instance, to kill or
-  misconfigure; everything made is stopped at the end of the test.
-- `hung_unix_socket`, `hung_tcp_listener`, `drip_server`: hostile servers for probe tests.
+- `engine_factory`: a dockerd of your own, to kill or misconfigure; stopped at the test's end.
+- `hung_unix_socket`, `drip_server`: hostile servers for probe tests.
+
+Fixtures only one kind uses live in that kind's conftest (tests/fleet/conftest.py: the
+registry, WebDAV and small-disk fixtures; tests/e2e/conftest.py: the tmux terminal).
 
 Everything started is stopped by pid in fixture teardown, again by an atexit safety net, and on
 SIGTERM/SIGHUP (turned into KeyboardInterrupt so pytest runs its teardowns); parts of a session
@@ -36,21 +38,18 @@ from devfleet import (
     DripServer,
     EngineHandle,
     EngineKind,
-    HungTcpListener,
     HungUnixSocket,
-    ServiceHandle,
     build_base_tar,
     close_ledger,
     reap,
     start_engine,
     start_fleet,
-    start_registry,
-    start_webdav,
     stop_all_started,
     use_ledger,
 )
 from tests.support import realparts
 from tests.support.realparts import require
+from tests.support.stopper import Stopper
 
 #: Every part a test session starts is also recorded here, so a session killed hard (SIGKILL,
 #: OOM) is cleaned up by the next one; ledgers of sessions still running are left alone.
@@ -164,28 +163,6 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevFleet]:
         running.stop()
 
 
-class _Stopper:
-    """Collects handles made during one test and stops them all (newest first) at its end."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def add(self, item: Any) -> Any:
-        self.items.append(item)
-        return item
-
-    def stop_all(self) -> None:
-        errors = []
-        for item in reversed(self.items):
-            try:
-                item.stop()
-            except Exception as exc:  # stop the rest, then report
-                errors.append(exc)
-        self.items.clear()
-        if errors:
-            raise errors[0]
-
-
 @pytest.fixture
 def config(tmp_path: Path, fleet: DevFleet) -> Iterator[Path]:
     """A fleet file for the session fleet and the demo bake file; at the end, every job of
@@ -214,7 +191,7 @@ def engine_factory(
     disturbs nobody) and returns its EngineHandle once it answers; stopped (netns removed) at
     test end. `kind` (a devfleet `EngineKind`) picks today's engine instead of 20.10."""
     require("dockerd", "netns")
-    stopper = _Stopper()
+    stopper = Stopper()
     workdir = tmp_path_factory.mktemp("engines")
     counter = iter(range(1000))
 
@@ -246,56 +223,9 @@ def engine_factory(
 
 
 @pytest.fixture
-def registry_factory(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[..., ServiceHandle]]:
-    """`registry_factory(htpasswd=False)` starts a registry of your own on a free loopback port
-    (`.url`, `.port`; with htpasswd also `.username`/`.password`); stopped at test end."""
-    require("docker-registry")
-    stopper = _Stopper()
-
-    def make(htpasswd: bool = False) -> ServiceHandle:
-        if htpasswd:
-            require("htpasswd")
-        return stopper.add(start_registry(tmp_path_factory.mktemp("registry"), htpasswd))  # type: ignore[no-any-return]
-
-    try:
-        yield make
-    finally:
-        stopper.stop_all()
-
-
-@pytest.fixture
-def webdav_factory(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[..., ServiceHandle]]:
-    """`webdav_factory(dav_ext=True)` starts nginx WebDAV of your own; `dav_ext=False` leaves
-    out the dav-ext module (PROPFIND answers 405). Stopped at test end."""
-    require("nginx")
-    stopper = _Stopper()
-
-    def make(dav_ext: bool = True) -> ServiceHandle:
-        if dav_ext:
-            require("nginx-dav-ext")
-        return stopper.add(start_webdav(tmp_path_factory.mktemp("webdav"), dav_ext))  # type: ignore[no-any-return]
-
-    try:
-        yield make
-    finally:
-        stopper.stop_all()
-
-
-@pytest.fixture
 def hung_unix_socket() -> Iterator[HungUnixSocket]:
     """A unix socket that accepts and never answers (`.path`, `.docker_host`)."""
     with HungUnixSocket() as server:
-        yield server
-
-
-@pytest.fixture
-def hung_tcp_listener() -> Iterator[HungTcpListener]:
-    """A 127.0.0.1 listener that accepts and never answers (`.port`, `.url`, `.docker_host`)."""
-    with HungTcpListener() as server:
         yield server
 
 
