@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from devfleet.processes import short_dir
 from rocmtui.console import prefs
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
@@ -49,17 +51,26 @@ def state_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
     """(condition, mount point): XDG_STATE_HOME on a tmpfs that is full or read-only, with a
     state folder (`rocmtui/`) holding one finished job and the console's prefs."""
     require("root")
-    with small_tmpfs(tmp_path / "disk", SIZE) as point:
-        store = JobStore(point / "rocmtui")
-        store.create(_finished)
-        env = {"XDG_STATE_HOME": str(point), "HOME": str(tmp_path)}
-        assert prefs.save(env, theme="nord") is None
-        if request.param == "full":
-            fill(point)
-            assert free_bytes(point) == 0
-        else:
-            remount_read_only(point)
-        yield ("state disk full" if request.param == "full" else "state folder read-only"), point
+    # a short mount point: the monitor's socket lives in the state folder, and a unix socket's
+    # path has room for 107 bytes (a worker's tmp_path under pytest-xdist is 11 bytes longer)
+    home = short_dir("rtdisk")
+    try:
+        with small_tmpfs(home / "disk", SIZE) as point:
+            store = JobStore(point / "rocmtui")
+            store.create(_finished)
+            env = {"XDG_STATE_HOME": str(point), "HOME": str(tmp_path)}
+            assert prefs.save(env, theme="nord") is None
+            if request.param == "full":
+                fill(point)
+                assert free_bytes(point) == 0
+            else:
+                remount_read_only(point)
+            yield (
+                ("state disk full" if request.param == "full" else "state folder read-only"),
+                point,
+            )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # the mount is gone: only the empty point
 
 
 def run(config: Path, point: Path, *args: str) -> subprocess.CompletedProcess[str]:
