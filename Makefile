@@ -31,8 +31,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The tests that wait run side by side in PYTEST_WORKERS processes (0: all in this one), each
+# worker with a fleet of its own; then the few marked `alone` run with nothing beside them.
+PYTEST_WORKERS ?= 4
 pytest: $(STAMP) system
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --phase side-by-side $(PYTEST_ARGS)
+	$(BIN)/pytest --phase alone $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 

@@ -10,6 +10,8 @@
   builds); at the end every job it started that still runs is cancelled and its leftovers killed.
 - `engine_factory`: a dockerd of your own, to kill or misconfigure; stopped at the test's end.
 - `hung_unix_socket`, `drip_server`: hostile servers for probe tests.
+- `--phase side-by-side|alone`: the tests marked `alone` left out, or only those (`make pytest`
+  runs the first under pytest-xdist, then the second in one process).
 
 Fixtures only one kind uses live in that kind's conftest (tests/fleet/conftest.py: the
 registry, WebDAV and small-disk fixtures; tests/e2e/conftest.py: the tmux terminal).
@@ -80,8 +82,42 @@ FLEET_FIXTURES = frozenset(
 )
 
 
+PHASES = ("side-by-side", "alone")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--phase",
+        choices=PHASES,
+        default=None,
+        help="side-by-side: leave out the tests marked `alone` (for -n N); alone: run only "
+        "those. `make pytest` runs the first in parallel, then the second in one process.",
+    )
+
+
+def _keep_phase(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests of the other phase (none without --phase)."""
+    phase = config.getoption("phase")
+    if phase is None:
+        return
+    alone = phase == "alone"
+    kept = [i for i in items if (i.get_closest_marker("alone") is not None) == alone]
+    dropped = [i for i in items if (i.get_closest_marker("alone") is not None) != alone]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A phase that finds none of its tests in the selection has passed (`make pytest
+    PYTEST_ARGS=tests/unit` has no test that must run alone)."""
+    if session.config.getoption("phase") and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse to run a test that starts fleet parts without the `fleet` marker."""
+    """Refuse to run a test that starts fleet parts without the `fleet` marker; keep the
+    tests of this --phase."""
     unmarked = [
         f"{item.nodeid} (uses {', '.join(sorted(FLEET_FIXTURES & set(names)))})"
         for item in items
@@ -93,6 +129,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "tests that need the real fleet must carry @pytest.mark.fleet:\n  "
             + "\n  ".join(unmarked)
         )
+    _keep_phase(config, items)
 
 
 @pytest.hookimpl(tryfirst=True)

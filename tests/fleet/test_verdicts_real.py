@@ -80,6 +80,7 @@ def node_in(report: dict[str, Any], name: str) -> dict[str, Any]:
     return next(n for n in report["nodes"] if n["name"] == name)
 
 
+@pytest.mark.alone  # judges by the build's CPU use: a busy neighbour changes it
 def test_a_busy_silent_build_on_the_ssh_node_stays_building_and_an_idle_one_stalls(
     fleet: DevFleet, config: Path
 ) -> None:
@@ -257,6 +258,7 @@ def test_a_step_the_oom_killer_ended_gets_the_memory_verdict_in_the_monitor(
         monitor.stop(grace=5.0)
 
 
+@pytest.mark.alone  # judges by the build's CPU use: a busy neighbour changes it
 def test_busy_longer_than_every_earlier_build_of_it_is_a_hang(
     tmp_path: Path, engine_factory: Callable[..., EngineHandle]
 ) -> None:

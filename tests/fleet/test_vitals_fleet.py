@@ -162,6 +162,7 @@ def _burning_build(fleet: DevFleet, node: str, tmp_path: Path) -> Iterator[None]
         log.close()
 
 
+@pytest.mark.alone  # floods a core, and reads each engine tree's share
 async def test_a_build_burning_cpu_shows_in_its_own_node_s_engine_tree(
     fleet: DevFleet, tmp_path: Path
 ) -> None:
