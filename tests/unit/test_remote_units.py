@@ -7,9 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import ssl
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -427,9 +430,21 @@ def test_link_watch_down_back_and_given_up(monkeypatch: pytest.MonkeyPatch) -> N
     assert watch.evidence(now=230).endswith("(10s)")
 
 
-def test_control_folders_of_owners_that_are_gone_are_reaped(tmp_path: Path) -> None:
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    """A folder with a short path: a control socket in it must leave room for ssh's suffix
+    within a unix socket's 108 bytes (a pytest-xdist worker's tmp_path leaves none)."""
+    root = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_control_folders_of_owners_that_are_gone_are_reaped(short_root: Path) -> None:
     """A prober killed before its close() leaves its folder: the next one removes it, and
     leaves alone those of live owners (this process) and anything not its own."""
+    tmp_path = short_root
     dead = tmp_path / "rt-ssh-4194301-abcd"
     dead.mkdir(mode=0o700)  # as mkdtemp makes them
     (dead / "0.log").write_text("")
