@@ -27,7 +27,8 @@ from devfleet import DevFleet
 from tests.support.realparts import require
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+# one worker builds the wheel and its venv once for all four tests (--dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 
 def build_wheel(out: Path) -> Path:

@@ -32,7 +32,8 @@ from rocmtui.core.probes import NodeProber
 from rocmtui.core.states import NodeState
 from tests.support.realparts import require
 
-pytestmark = [pytest.mark.fleet]
+# one worker starts the broken hosts once for the module (--dist loadgroup)
+pytestmark = [pytest.mark.fleet, pytest.mark.xdist_group("remote_probes")]
 DEADLINE = 2.0
 MARGIN = 1.5  # scheduling slack on a loaded 2-core machine; never a speed assertion
 REAL_SSH_DIR = Path(os.path.expanduser("~root")) / ".ssh"

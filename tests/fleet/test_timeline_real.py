@@ -27,7 +27,8 @@ from rocmtui.core.states import JobState
 from tests.support.jobs import run_cli
 from tests.support.realparts import require
 
-pytestmark = pytest.mark.fleet
+# one worker starts the module's engine once for all its tests (--dist loadgroup)
+pytestmark = [pytest.mark.fleet, pytest.mark.xdist_group("timeline_real")]
 
 BAKE = Path(__file__).resolve().parents[1] / "bakefiles" / "timeline" / "timeline.hcl"
 SLEEPS = {"SERIAL_ONE": 8.0, "LONG": 12.0, "SHORT": 6.0, "SERIAL_TWO": 8.0}
