@@ -20,14 +20,14 @@ from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.stepstore import load_steps
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.text.units import fmt_when
-from tests.fleet.test_timeline_real import (  # noqa: F401 (fixtures shared with that module)
+from tests.support.blackbox import screen_text, until_text
+from tests.support.timelinebuilds import (  # noqa: F401 (fixtures shared with test_timeline_real)
     QUICK,
     _own_processes_stopped,
     engine,
     fleet_file,
     own_build,
 )
-from tests.support.blackbox import screen_text, until_text
 
 pytestmark = pytest.mark.fleet
 

@@ -5,32 +5,34 @@ its steps read back from BuildKit's history and shown by `rocmtui history show`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devfleet import EngineHandle, processes, start_engine
-from devfleet.dockerd import CURRENT_ENGINE
+from devfleet import EngineHandle, processes
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.jobs.control import get_job
 from rocmtui.core.jobs.record import JobRecord
-from rocmtui.core.states import JobState
 from tests.support.jobs import run_cli
 from tests.support.realparts import require
+from tests.support.timelinebuilds import (  # noqa: F401 (fixtures: engine, and autouse)
+    BAKE,
+    QUICK,
+    _own_processes_stopped,
+    engine,
+    fleet_file,
+    own_build,
+)
 
 # one worker starts the module's engine once for all its tests (--dist loadgroup)
 pytestmark = [pytest.mark.fleet, pytest.mark.xdist_group("timeline_real")]
 
-BAKE = Path(__file__).resolve().parents[1] / "bakefiles" / "timeline" / "timeline.hcl"
 SLEEPS = {"SERIAL_ONE": 8.0, "LONG": 12.0, "SHORT": 6.0, "SERIAL_TWO": 8.0}
 STEP_OF = {"SERIAL_ONE": "begin one", "LONG": "begin long", "SHORT": "begin short",
            "SERIAL_TWO": "begin two"}  # fmt: skip
@@ -45,55 +47,6 @@ def began(log: str) -> dict[str, float]:
     return {_WORD[m.group(2)]: float(m.group(1)) for m in _BEGIN.finditer(log)}
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, base_tar: Path) -> Iterator[EngineHandle]:
-    """Today's engine with rocm-base:local; stopped at the module's end."""
-    require("current-engine", "netns", "busybox", "docker-buildx")
-    handle = start_engine(
-        tmp_path_factory.mktemp("tl"), "tl", True, "gfx1201",
-        base_tar=base_tar, kind=CURRENT_ENGINE,
-    )  # fmt: skip
-    try:
-        yield handle
-    finally:
-        handle.stop()
-
-
-@pytest.fixture(autouse=True)
-def _own_processes_stopped(tmp_path: Path) -> Iterator[None]:
-    """Every process this test's state folder started (supervisors, followers), stopped by
-    pid at the end, should one still run."""
-    yield
-    for pid in processes.pids_mentioning(str(tmp_path)):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def fleet_file(tmp_path: Path, engine: EngineHandle) -> Path:
-    path = tmp_path / "rocmtui.toml"
-    path.write_text(
-        f'bake_file = "{BAKE}"\nstate_dir = "{tmp_path / "state"}"\n'
-        '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
-        f'[[nodes]]\nname = "tl"\ndocker_host = "{engine.docker_host}"\ngfx = "gfx1201"\n'
-    )
-    return path
-
-
-def own_build(fleet: Path, **overrides: str) -> JobRecord:
-    """rocmtui's own build of the timeline target, waited for to its end."""
-    from rocmtui.core.bake.file import load_bake
-    from rocmtui.core.jobs.launch import launch_job
-
-    config = load_config(fleet)
-    job = launch_job(config, load_bake(BAKE), "timeline", "gfx1201", "tl", overrides=overrides)
-    done = processes.wait_for(
-        lambda: (j := get_job(job.id, config)).ended_at is not None and j, 180, "its end"
-    )
-    assert isinstance(done, JobRecord)
-    assert done.state is JobState.SUCCEEDED, done.log_path.read_text()[-3000:]
-    return done
-
-
 def show(fleet: Path, job: str) -> dict[str, Any]:
     done = run_cli(fleet, "history", "show", job, "--json", timeout=180)
     assert done.returncode == 0, done.stderr
@@ -104,7 +57,7 @@ def step_named(data: dict[str, Any], knob: str) -> dict[str, Any]:
     return next(s for s in data["steps"] if STEP_OF[knob] in s["name"] and "RUN" in s["name"])
 
 
-def test_own_build_steps_durations_and_critical_path(engine: EngineHandle, tmp_path: Path) -> None:
+def test_own_build_steps_durations_and_critical_path(engine: EngineHandle, tmp_path: Path) -> None:  # noqa: F811
     from rocmtui.core.history.stepstore import load_steps
     from rocmtui.core.jobs.store import JobStore
 
@@ -142,7 +95,8 @@ def diff(fleet: Path, *jobs: str) -> dict[str, Any]:
 
 
 def test_own_rebuilds_diff_names_the_changed_arg_or_nothing(
-    engine: EngineHandle, tmp_path: Path
+    engine: EngineHandle,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     fleet = fleet_file(tmp_path, engine)
     nonce = str(time.time_ns())
@@ -168,12 +122,13 @@ def test_own_rebuilds_diff_names_the_changed_arg_or_nothing(
     assert text.returncode == 0 and "FLAVOUR: vanilla → chocolate" in text.stdout
 
 
-QUICK = {"SERIAL_ONE": "0", "LONG": "0", "SHORT": "0", "SERIAL_TWO": "0"}
 BUILDX_013 = Path("/usr/local/lib/rocmtui-engines/buildx-0.13.1/docker-buildx")
 
 
 def test_export_where_buildx_can_and_says_why_where_it_cannot(
-    engine: EngineHandle, engine_factory: Any, tmp_path: Path
+    engine: EngineHandle,  # noqa: F811
+    engine_factory: Any,
+    tmp_path: Path,
 ) -> None:
     import tarfile
 
@@ -250,7 +205,7 @@ def discover(fleet: Path) -> None:
     asyncio.run(round_and_settle())
 
 
-def test_a_running_build_timeline_grows(engine: EngineHandle, tmp_path: Path) -> None:
+def test_a_running_build_timeline_grows(engine: EngineHandle, tmp_path: Path) -> None:  # noqa: F811
     from rocmtui.core.bake.file import load_bake
     from rocmtui.core.jobs.launch import launch_job
     from rocmtui.core.jobs.store import JobStore
@@ -286,7 +241,7 @@ def test_a_running_build_timeline_grows(engine: EngineHandle, tmp_path: Path) ->
     assert get_job(job.id, config).ended_at is None  # still running: steps were not kept yet
 
 
-def plain_bake(engine: EngineHandle, tmp_path: Path, log: str, **args: str) -> None:
+def plain_bake(engine: EngineHandle, tmp_path: Path, log: str, **args: str) -> None:  # noqa: F811
     """`docker buildx bake` as an operator's make runs it: no rocmtui anywhere."""
     child = processes.child_env({"DOCKER_HOST": engine.docker_host, **args})
     bake = processes.spawn(
@@ -299,7 +254,8 @@ def plain_bake(engine: EngineHandle, tmp_path: Path, log: str, **args: str) -> N
 
 
 def test_outside_builds_have_steps_and_diff_names_the_changed_arg(
-    engine: EngineHandle, tmp_path: Path
+    engine: EngineHandle,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     from rocmtui.core.history.stepstore import load_steps
     from rocmtui.core.jobs.control import list_jobs
