@@ -73,6 +73,19 @@ USES: tuple[PrivateUse, ...] = (
         ("dimension", "breakpoints"),
     ),
     PrivateUse(
+        "textual.message_pump.MessagePump",
+        "_dispatch_message",
+        "method",
+        "tests/support/hops.py wraps it to follow a key from pump to pump (the key-hop test)",
+        ("message",),
+    ),
+    PrivateUse(
+        "textual.message_pump.MessagePump",
+        "_start_messages",
+        "method",
+        "tests/support/hops.py wraps it: a pump's loop carries the path of who started it",
+    ),
+    PrivateUse(
         "textual.screen.Screen",
         "_compositor",
         "attribute",
@@ -144,6 +157,17 @@ def __getattr__(name: str) -> Any:
 
         return FooterKey
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def message_hooks() -> tuple[Any, Any, Any]:
+    """MessagePump's dispatch of one message, its message loop's start, and Worker's start:
+    the key-hop test (tests/support/hops.py) wraps them to follow a key across queues, tasks
+    and workers. (`Worker._start` is not in `USES`: rocmtui's own classes have a `_start` too,
+    which the name check would then flag; the key-hop test fails by itself if it goes.)"""
+    from textual.message_pump import MessagePump
+    from textual.worker import Worker
+
+    return MessagePump._dispatch_message, MessagePump._start_messages, Worker._start
 
 
 def withdraw(app: App[Any], notice: Notification) -> None:

@@ -34,6 +34,7 @@ from textual.message_pump import MessagePump
 from textual.worker import Worker
 
 import rocmtui
+from rocmtui.console.textual_private import message_hooks
 
 PACKAGE = str(Path(rocmtui.__file__).resolve().parent)
 CARRIERS = frozenset({"rocmtui.console.backend.userthreads"})
@@ -84,9 +85,7 @@ def carried(path: tuple[str, ...]) -> Iterator[None]:
 def install(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make Textual's message queues, tasks and workers, and threads carry the path."""
     post = MessagePump.post_message
-    dispatch = MessagePump._dispatch_message
-    start_messages = MessagePump._start_messages
-    start_worker = Worker._start
+    dispatch, start_messages, start_worker = message_hooks()
     start_thread = threading.Thread.start
     call_next = MessagePump.call_next
 
