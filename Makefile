@@ -33,10 +33,14 @@ typecheck: $(STAMP)
 
 # The tests that wait run side by side in PYTEST_WORKERS processes (0: all in this one), each
 # worker with a fleet of its own; then the few marked `alone` run with nothing beside them.
+# Both phases always run (a failure in the first still shows the second's); either fails it.
 PYTEST_WORKERS ?= 4
 pytest: $(STAMP) system
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --phase side-by-side $(PYTEST_ARGS)
-	$(BIN)/pytest --phase alone $(PYTEST_ARGS)
+	@side=0; alone=0; \
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --phase side-by-side $(PYTEST_ARGS) || side=$$?; \
+	$(BIN)/pytest --phase alone $(PYTEST_ARGS) || alone=$$?; \
+	echo "make pytest: side by side exit $$side, alone exit $$alone"; \
+	[ $$side = 0 ] && [ $$alone = 0 ]
 
 test: lint typecheck pytest
 
