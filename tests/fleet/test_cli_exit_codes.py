@@ -116,6 +116,7 @@ def test_config_row(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.alone  # doctor's checks have deadlines of 1.6-2.5 s
 def test_doctor_row(tmp_path: Path, fleet: DevFleet) -> None:
     require("docker-buildx")
     assert readme_codes("doctor") == "0 nothing failed, 1 something did, 2"

@@ -21,7 +21,7 @@ from devfleet import DevFleet, EngineHandle, HungUnixSocket, ServiceHandle
 from tests.support.jobs import DEMO_BAKE
 from tests.support.realparts import require
 
-pytestmark = [pytest.mark.fleet]
+pytestmark = [pytest.mark.fleet, pytest.mark.alone]  # its checks have deadlines of 1.6-2.5 s
 
 
 def fleet_file(tmp: Path, fleet: DevFleet, bake: Path, extra: list[tuple[str, str]]) -> Path:

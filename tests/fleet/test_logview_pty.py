@@ -16,7 +16,12 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.pty import Pty
+
+# a real pty read under a 20 s deadline: four workers on two cores starve it
+pytestmark = pytest.mark.alone
 
 ATTACKS = (
     b"\x1b]52;c;UFdORUQtQ0xJUA==\x07clip-line\n"  # clipboard write of "PWNED-CLIP"

@@ -25,6 +25,9 @@ from rocmtui.core.hostmonitor import client
 from tests.support.jobs import engineless_fleet, wait_for
 from tests.support.pty import Pty
 
+# the order of imports across threads: a loaded machine reorders them
+pytestmark = pytest.mark.alone
+
 # Modules that must not be loaded, by any thread, before the first frame with the monitor's
 # round is painted (a name covers its submodules).
 NOT_BEFORE_THE_FRAME = (

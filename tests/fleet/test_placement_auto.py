@@ -15,7 +15,7 @@ from devfleet import DevFleet
 from tests.support.jobs import bake, run_cli, wait_for, wait_state
 from tests.support.realparts import require
 
-pytestmark = [pytest.mark.fleet]
+pytestmark = [pytest.mark.fleet, pytest.mark.alone]  # a node's load is in its estimate
 FAST = ("--arch", "gfx1201", "--set", "DEMO_STEPS=5", "--set", "DEMO_SLEEP=0")
 
 
@@ -62,7 +62,7 @@ def test_node_auto_chooses_the_hot_node_and_never_a_down_one(
              poll=2)  # fmt: skip
     again = _auto(config)
     gaming = {n["node"]: n for n in again["placement"]["nodes"]}["snoc-gaming"]
-    assert again["placement"]["chosen"] == "snoc-gaming"
+    assert again["placement"]["chosen"] == "snoc-gaming", again["placement"]["why"]
     assert gaming["condition"] == "frozen"
     assert gaming["condition_why"].endswith("ago with the same variables")
     assert wait_state(config, again["job_id"], ["succeeded", "failed"])["state"] == "succeeded"
