@@ -9,7 +9,9 @@ Node states from probes are `ok`, `down` or `unknown`. `building` and `stalled` 
 the jobs, not from the engines: pass `node_overlay`, a function that receives each probed
 `NodeSnapshot` and returns it, or a copy made with `replace(snap, state=...)`.
 It runs on the event loop for every node of every round, so it must be quick and must not
-block; if it raises, the probed snapshot is kept as it was.
+block; if it raises, the probed snapshot is kept as it was. The snapshot itself, answers and
+placeholders, is assembled by `roundsnapshot.RoundAssembly`; this module starts and bounds
+the round's probes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
@@ -36,6 +38,7 @@ from rocmtui.core.probes import (
     probe_registry,
     probe_webdav,
 )
+from rocmtui.core.probes.roundsnapshot import NodeOverlay, RoundAssembly
 from rocmtui.core.retry import backoff
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
@@ -47,8 +50,6 @@ if TYPE_CHECKING:
     from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.vitals.gather import VitalsProber
 
-T = TypeVar("T", NodeSnapshot, ServiceSnapshot)
-NodeOverlay = Callable[[NodeSnapshot], NodeSnapshot]
 Publish = Callable[[FleetSnapshot], Awaitable[None] | None]
 
 ROUND_MARGIN = 0.5  # seconds a round may run past the probe deadline (scheduling slack)
@@ -196,6 +197,9 @@ async def probe_fleet(
         if kind in skip and old is not None:
             continue
         tasks[kind] = asyncio.ensure_future(_service(kind, url, deadline, old, now, probers.http))
+    assemble = RoundAssembly(
+        config, now, started, previous, skip, tasks, gathering, services, node_overlay
+    ).snapshot
 
     limit = deadline + ROUND_MARGIN
     every: list[asyncio.Task[Any]] = [*tasks.values(), *gathering.values()]
