@@ -408,7 +408,7 @@ def test_a_rocmtui_build_whose_inspect_fails_is_not_made_a_second_job(
     other call is the real buildx's."""
     from rocmtui.core.bake.file import load_bake
     from rocmtui.core.bake.plugin import buildx_plugin
-    from rocmtui.core.history.discover import INSPECT_TRIES
+    from rocmtui.core.history.adopt import INSPECT_TRIES
     from rocmtui.core.jobs.launch import launch_job
 
     real = buildx_plugin(os.environ)

@@ -1,10 +1,56 @@
-"""What a look at a node's build history found, recorded in the job store."""
+"""What a look at a node's build history found, recorded in the job store.
+
+Split from discovery (`discover.py`, whose `HistoryWatch` decides when a node is looked at and
+composes this) so recording stands apart from scheduling. Each new record is inspected once
+(`history inspect`): a running one at once, finished ones at most `finished_per_look` per node
+and look. A record whose `ROCMTUI_JOB` build arg names a job of this store is tied to that job
+(`JobStore.tie_ref`), never made a second job; a running record whose inspect failed is asked
+again at the next look, and after `INSPECT_TRIES` failures made an outside job. An unfinished
+build started elsewhere without a live follower gets one (`spawn_follower`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from msgspec.structs import replace
+
+from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
+from rocmtui.core.history.buildx import INSPECT_TIMEOUT, history_argv, run_history_async
+from rocmtui.core.history.outside import OutsideBuild
+from rocmtui.core.history.outsidefollower import spawn_follower
+from rocmtui.core.history.parse import (
+    HistoryEntry,
+    finished_state,
+    outside_build,
+    parse_inspect,
+    raw_build_args,
+)
+from rocmtui.core.jobs.command import JOB_BUILD_ARG
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.states import JobState
+from rocmtui.core.text.units import fmt_utc_stamp
+
+INSPECT_TRIES = 3  # failed inspects of a running record before it is taken as an outside build
+
+
+@dataclass
 class Adopter:
-    async def _sync(
+    """Turns a node's listed history records into jobs of `store` (see the module doc)."""
+
+    config: FleetConfig
+    store: JobStore
+    finished_per_look: int  # finished records new to the store inspected per node and look
+    spawn: bool = True  # start followers (tests of discovery alone turn it off)
+    inspect_failures: dict[str, int] = field(default_factory=dict)  # ref -> failed inspects
+
+    async def sync(
         self,
         node: NodeConfig,
         entries: list[HistoryEntry],
@@ -13,7 +59,6 @@ class Adopter:
     ) -> None:
         """`env`: the looks'; `follow_env`: what a follower (and a record's facts) gets."""
         store = self.store
-        assert store is not None
         loop = asyncio.get_running_loop()
         known = await loop.run_in_executor(None, store.known_refs)
         listed = {e.ref: e for e in entries}
@@ -51,7 +96,6 @@ class Adopter:
     ) -> None:
         """Tie a record to rocmtui's own job, or make it a job of its own."""
         store = self.store
-        assert store is not None
         own = raw_build_args(data).get(JOB_BUILD_ARG) if data else None
         if own:
             try:
@@ -123,7 +167,6 @@ class Adopter:
         from rocmtui.core.jobs.control import is_alive
 
         store = self.store
-        assert store is not None
         for record in store.list(limit=None, unfinished_only=True):
             if record.outside is None or record.node != node.name or not self.spawn:
                 continue

@@ -16,14 +16,15 @@ Then every node is asked in that round and the round waits for the answer (at mo
 `TRIGGERED_WAIT`), so a build started here (rocm-bake's Makefile, cron) shows as `building`
 within one refresh; one started on another host within `interval`.
 
-Each new record is inspected once (`history inspect`: target, args, platform, client): a running
-one at once, finished ones at most `INSPECT_PER_ROUND` per node and round. A record whose
-`ROCMTUI_JOB` build arg names a job of this store is rocmtui's own build: it is tied to that job
-(`JobStore.tie_ref`), never made a second job. So a running record whose inspect failed (it
-timed out on a loaded engine: issue 27's bench, 25 builds on 2 cores) is not made a job yet:
-whose build it is is unknown, and a rocmtui build made an "outside" job would show twice (and
-its node row would offer the double, which cannot be cancelled, instead of the job). It is
-asked again at the next look; after `INSPECT_TRIES` failures it is made an outside job.
+What a look finds is recorded by `adopt.Adopter`. Each new record is inspected once (`history
+inspect`: target, args, platform, client): a running one at once, finished ones at most
+`INSPECT_PER_ROUND` per node and round. A record whose `ROCMTUI_JOB` build arg names a job of
+this store is rocmtui's own build: it is tied to that job (`JobStore.tie_ref`), never made a
+second job. So a running record whose inspect failed (it timed out on a loaded engine: issue
+27's bench, 25 builds on 2 cores) is not made a job yet: whose build it is is unknown, and a
+rocmtui build made an "outside" job would show twice (and its node row would offer the double,
+which cannot be cancelled, instead of the job). It is asked again at the next look; after
+`INSPECT_TRIES` failures it is made an outside job.
 
 Engines without build history say so once in `history_note`: dockerd older than 24 (BuildKit
 older than 0.11) without asking buildx at all; a buildx without `history`; a builder whose
@@ -38,17 +39,16 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.diskroom import describe
+from rocmtui.core.history.adopt import Adopter
 from rocmtui.core.history.buildx import (
-    INSPECT_TIMEOUT,
     LS_TIMEOUT,
     BuildxAnswer,
     history_argv,
@@ -58,24 +58,14 @@ from rocmtui.core.history.buildx import (
     run_history_async,
 )
 from rocmtui.core.history.localbuilds import LocalBuilds, build_reaches
-from rocmtui.core.history.outside import OutsideBuild
-from rocmtui.core.history.outsidefollower import spawn_follower
 from rocmtui.core.history.parse import (
-    HistoryEntry,
-    finished_state,
-    outside_build,
-    parse_inspect,
     parse_ls,
-    raw_build_args,
 )
-from rocmtui.core.jobs.command import JOB_BUILD_ARG
-from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore, JobStoreError
 from rocmtui.core.paths import state_dir
 from rocmtui.core.snapshots import NodeSnapshot
-from rocmtui.core.states import JobState, NodeState
+from rocmtui.core.states import NodeState
 from rocmtui.core.text.sanitize import one_line
-from rocmtui.core.text.units import fmt_utc_stamp
 
 if TYPE_CHECKING:
     from rocmtui.core.probes.ssh.dial import MasterPool
@@ -83,7 +73,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HISTORY_INTERVAL = 60.0  # seconds between two `history ls` of one node in a monitor
-INSPECT_TRIES = 3  # failed inspects of a running record before it is taken as an outside build
 TRIGGERED_WAIT = 1.5  # seconds a round waits for a triggered `history ls`
 TRIGGERED_ROUNDS = 3  # rounds a local build process keeps every node asked
 INSPECT_PER_ROUND = 4  # finished records inspected per node and round
@@ -151,7 +140,6 @@ class HistoryWatch:
     # looks run as sessions over the node's, not as a login each; None: a login each
     masters: MasterPool | None = None
     runs: int = 0  # `history ls` processes started (for benches and tests)
-    inspect_failures: dict[str, int] = field(default_factory=dict)  # ref -> failed inspects
     _per_node: dict[str, _NodeState] = field(default_factory=dict)
     _hot: dict[str, int] = field(default_factory=dict)  # node -> rounds it stays asked
     _scanned_at: float = -1e18
@@ -162,12 +150,19 @@ class HistoryWatch:
 
     def __post_init__(self) -> None:
         self.store = self.store or JobStore.for_config(self.config, self.env)
+        # what a look finds goes into the store through this (adopt.py)
+        self.adopter = Adopter(self.config, self.store, self.finished_per_look, self.spawn)
         # nodes naming the same engine and builder share one BuildKit history: the first of
         # them asks it, once, for all (a fleet file that lists one engine twice)
         first: dict[tuple[str, str, str], NodeConfig] = {}
         for node in self.config.nodes:
             key = (node.docker_host or "", node.context or "", node.builder or "")
             self._owners[node.name] = first.setdefault(key, node)
+
+    @property
+    def inspect_failures(self) -> dict[str, int]:
+        """Failed inspects of running records, by ref (for tests and benches)."""
+        return self.adopter.inspect_failures
 
     def _state(self, node: NodeConfig) -> tuple[NodeConfig, _NodeState]:
         """The node that asks for `node`'s history, and that look's state."""
@@ -310,7 +305,7 @@ class HistoryWatch:
         if answer.error is not None:
             return
         entries = parse_ls(answer.stdout)
-        await self._sync(node, entries, env, state.env or env)
+        await self.adopter.sync(node, entries, env, state.env or env)
 
 
 __all__ = [
