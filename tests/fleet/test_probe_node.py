@@ -142,7 +142,7 @@ async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
     """A cold engine's /version and /info are asked while /_ping is still out (dockerd forks
     runc for them: after /_ping they lengthened every first round); after that they are
     asked once per engine version, not per probe. The calls are the real ones, timed."""
-    from rocmtui.core.probes import engine_prober as engine_mod
+    from rocmtui.core.probes import engine_calls as engine_mod
 
     calls: list[tuple[str, float, float]] = []
     # /_ping answers in ~2 ms, so on a loaded machine the static thread could start only after
@@ -165,8 +165,8 @@ async def test_cold_engine_is_asked_its_version_beside_ping_then_once(
 
         return call
 
-    monkeypatch.setattr(engine_mod, "_ask_live", timed("live", engine_mod._ask_live))
-    monkeypatch.setattr(engine_mod, "_ask_static", timed("static", engine_mod._ask_static))
+    monkeypatch.setattr(engine_mod, "ask_live", timed("live", engine_mod.ask_live))
+    monkeypatch.setattr(engine_mod, "ask_static", timed("static", engine_mod.ask_static))
     node = next(n for n in parse_config(fleet.config_path).nodes if n.local)
     prober = NodeProber()
     first = await prober.probe(node, deadline=DEADLINE)

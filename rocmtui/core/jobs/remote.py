@@ -35,7 +35,7 @@ from typing import Any
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.private import ensure_private
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
-from rocmtui.core.probes.engine_prober import _client, _dialer
+from rocmtui.core.probes.engine_calls import client_for, dialer_for
 from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
@@ -161,8 +161,8 @@ def engine_busy(endpoint: Any, timeout: float) -> int:
     """How many build cache records the engine reports in use (a build running there).
 
     Blocking (docker SDK, and ssh for an ssh:// engine); raises on no answer."""
-    dialer = _dialer(endpoint, timeout, None)
-    client = _client(endpoint, timeout, dialer)
+    dialer = dialer_for(endpoint, timeout, None)
+    client = client_for(endpoint, timeout, dialer)
     try:
         df = client.api.df()
     finally:

@@ -1,6 +1,37 @@
-"""The blocking docker SDK calls an engine probe makes in its thread."""
+"""The blocking docker SDK calls an engine probe makes in its thread.
+
+Split from the prober (`engine_prober.EngineProber`, which runs these in abandonable threads
+and caches what they said) so what is asked of an engine stands apart from how it is
+scheduled. `docker.DockerClient` is always built with an explicit API version (the default
+`None` makes a network call in the constructor) and a timeout; ssh:// engines go through
+`ssh.dial` (sessions over the node's kept connection). /_ping and /version are unversioned
+paths every engine serves; the versioned call (running containers) is made at the version
+negotiated from /_ping's `Api-Version` header (`api_versions.negotiate`). Other parts of the
+core that talk to an engine directly (prune, a remote job's checks) build their client here.
+"""
 
 from __future__ import annotations
+
+import time
+from typing import Any
+
+import docker
+import docker.tls
+from msgspec import Struct
+
+from rocmtui.core.probes.api_versions import (
+    FIRST_CONTACT,
+    ApiTooOld,
+    negotiate,
+    refused_minimum,
+)
+from rocmtui.core.probes.endpoints import Endpoint
+from rocmtui.core.probes.engine_fail import EngineError, engine_failure
+from rocmtui.core.probes.failure import ReachStep
+from rocmtui.core.probes.ssh.dial import SSHDialer
+from rocmtui.core.probes.ssh.master import SSHMasters
+from rocmtui.core.text.sanitize import one_line
+
 
 class EngineStatic(Struct, frozen=True):
     """What an engine's /version (and, for local nodes, /info) said."""
@@ -13,7 +44,9 @@ class EngineStatic(Struct, frozen=True):
     api_min_version: str | None = None
 
 
-class _Live(Struct, frozen=True):
+class Live(Struct, frozen=True):
+    """What /_ping (and the running containers) said, this probe."""
+
     latency: float
     server: str
     api_version: str | None
@@ -22,14 +55,14 @@ class _Live(Struct, frozen=True):
     api_min_version: str | None = None  # learnt from a refusal, when the engine sent one
 
 
-def _dialer(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
+def dialer_for(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -> SSHDialer | None:
     """For ssh:// endpoints, the dialer that will own the ssh child (cheap, loop-safe)."""
     if not endpoint.base_url.startswith("ssh://"):
         return None
     return SSHDialer(endpoint.base_url, timeout, masters, endpoint.ssh_config)
 
 
-def _client(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
+def client_for(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
     """A DockerClient for `endpoint` (blocking imports: call it in a probe thread)."""
     if dialer is not None:
         from rocmtui.core.probes.ssh.adapter import SSH_BASE_URL, SSHDialAdapter
@@ -64,20 +97,21 @@ def _str(value: object) -> str | None:
     return one_line(value, 80) if isinstance(value, str) and value else None
 
 
-def _finish(client: Any, dialer: Any) -> None:
+def finish_call(client: Any, dialer: Any) -> None:
+    """Close the client and reap its ssh session, if any."""
     client.close()
     if dialer is not None:
         dialer.reap()
 
 
-def _ask_live(
+def ask_live(
     client: Any,
     dialer: SSHDialer | None,
     timeout: float,
     containers: bool,
     host: str = "?",
     known_min: str | None = None,
-) -> _Live:
+) -> Live:
     """Blocking: /_ping (with its headers) and, when `containers`, the running containers.
 
     The versioned call is made at the version negotiated from this /_ping (and `known_min`,
@@ -119,7 +153,7 @@ def _ask_live(
         raise
     except Exception as exc:
         raise engine_failure(exc, dialer, timeout, host) from None
-    return _Live(
+    return Live(
         latency=latency,
         server=ping.headers.get("Server", ""),
         api_version=newest,
@@ -129,7 +163,7 @@ def _ask_live(
     )
 
 
-def _ask_static(
+def ask_static(
     client: Any, dialer: SSHDialer | None, timeout: float, server: str, info: bool, host: str = "?"
 ) -> EngineStatic:
     """Blocking: /version, and /info when `info` — both unversioned, so that they answer

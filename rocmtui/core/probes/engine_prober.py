@@ -6,7 +6,8 @@ thread is still stuck gets no new thread (it is reported down, "no answer for Ns
 threads never pile up. `docker.DockerClient` is always built with an explicit API version (the
 default `None` makes a network call in the constructor) and a timeout; ssh:// engines go
 through `sshdial` (sessions over the node's kept connection, `sshmaster`; an abandoned probe's
-session is killed). A failure names the step that failed (`engine_fail`).
+session is killed). A failure names the step that failed (`engine_fail`). The calls themselves
+(the client, /_ping, /version, /info) are in `engine_calls`; this module runs and caches them.
 
 Every refresh asks each engine /_ping and, unless the prober was made with
 `count_containers=False` (the console's monitor: no screen shows the count), the running
@@ -32,22 +33,15 @@ import asyncio
 import time
 from typing import Any
 
-import docker
-import docker.tls
 from msgspec import Struct
 from msgspec.structs import replace
 
+from rocmtui.core.probes import engine_calls
 from rocmtui.core.probes._common import Stuck, ThreadGate, remaining
-from rocmtui.core.probes.api_versions import (
-    FIRST_CONTACT,
-    ApiTooOld,
-    negotiate,
-    refused_minimum,
-)
 from rocmtui.core.probes.endpoints import Endpoint
-from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, engine_failure, host_of
+from rocmtui.core.probes.engine_calls import EngineStatic
+from rocmtui.core.probes.engine_fail import EngineError, LinkSteps, host_of
 from rocmtui.core.probes.failure import ReachError, ReachStep
-from rocmtui.core.probes.ssh.dial import SSHDialer
 from rocmtui.core.probes.ssh.master import DEFAULT_PERSIST, SSHMasters
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
@@ -93,7 +87,9 @@ class EngineProber:
         self.masters.close()
 
     async def _threaded(self, key: str, endpoint: Endpoint, timeout: float, call: Any) -> Any:
-        dialer = _dialer(endpoint, max(0.2, timeout), self.masters if self.ssh_reuse else None)
+        dialer = engine_calls.dialer_for(
+            endpoint, max(0.2, timeout), self.masters if self.ssh_reuse else None
+        )
 
         reuse = (key, round(timeout, 1))
 
@@ -109,7 +105,7 @@ class EngineProber:
                 else:
                     self.steps.remember_address(endpoint)
                 if client is None:
-                    client = _client(endpoint, max(0.2, timeout), dialer)
+                    client = engine_calls.client_for(endpoint, max(0.2, timeout), dialer)
             except ReachError as exc:
                 if dialer is not None:
                     dialer.reap()
@@ -123,17 +119,17 @@ class EngineProber:
             try:
                 result = call(client, dialer)
             except EngineError as exc:
-                _finish(client, dialer)
+                engine_calls.finish_call(client, dialer)
                 if exc.timed_out and exc.step is None:
                     exc.step = self.steps.after_timeout(endpoint, dialer)
                 raise
             except BaseException:
-                _finish(client, dialer)
+                engine_calls.finish_call(client, dialer)
                 raise
             if dialer is None:
                 self._clients[reuse] = client
             else:
-                _finish(client, dialer)
+                engine_calls.finish_call(client, dialer)
             return result
 
         try:
@@ -186,7 +182,7 @@ class EngineProber:
                         f"static:{url}",
                         endpoint,
                         timeout,
-                        lambda c, d: _ask_static(
+                        lambda c, d: engine_calls.ask_static(
                             c, d, max(0.2, timeout), server, info, host_of(endpoint)
                         ),
                     )
@@ -227,11 +223,11 @@ class EngineProber:
         cached = self._static.get(url)
         known_min = self._minimums.get(url) or (cached[1].api_min_version if cached else None)
         try:
-            live: _Live = await self._threaded(
+            live: engine_calls.Live = await self._threaded(
                 f"engine:{name}:{endpoint.base_url}",
                 endpoint,
                 deadline,
-                lambda c, d: _ask_live(
+                lambda c, d: engine_calls.ask_live(
                     c,
                     d,
                     max(0.2, deadline),

@@ -13,7 +13,7 @@ from msgspec import Struct
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.jobs.remote import endpoint_of
 from rocmtui.core.probes.api_versions import negotiate
-from rocmtui.core.probes.engine_prober import _client, _dialer
+from rocmtui.core.probes.engine_calls import client_for, dialer_for
 from rocmtui.core.prune.plan import CacheRecord, PruneFilters, records_of
 from rocmtui.core.text.sanitize import one_line
 
@@ -39,9 +39,9 @@ def _with_client(
     endpoint = endpoint_of(node, config, env)
     if endpoint is None:
         raise EngineUnreachable(f"{node.name}: its engine endpoint cannot be resolved")
-    dialer = _dialer(endpoint, timeout, None)
+    dialer = dialer_for(endpoint, timeout, None)
     try:
-        client = _client(endpoint, timeout, dialer)
+        client = client_for(endpoint, timeout, dialer)
         try:
             # the version both speak (an engine of 20.10 refuses the SDK's newest outright)
             said = client.api.version(api_version=False)
