@@ -144,7 +144,7 @@ def test_the_previous_release_store_is_migrated(tmp_path: Path) -> None:
     assert len(jobs) == 2 and {j.target for j in jobs} == {"demo-pytorch", "demo-vllm"}
     assert [j.allowed for j in jobs] == [(), ()]  # granted nothing: the column came later
     with sqlite3.connect(root / "jobs.sqlite") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     book = CostBook(store, retention_days=3650)
     assert book.sync(NOW) == 2
     by_target = {r.target: r for r in book.rows()}

@@ -71,8 +71,9 @@ def test_a_store_of_schema_4_gains_the_run_tables(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "jobs.sqlite") as conn:
         conn.execute("DROP TABLE runs")
         conn.execute("DROP TABLE run_jobs")
+        conn.execute("DROP TABLE build_targets")
         conn.execute("PRAGMA user_version=4")
     again = JobStore(tmp_path)
     assert RunBook(again).runs() == []
     with sqlite3.connect(tmp_path / "jobs.sqlite") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8

@@ -141,13 +141,8 @@ def keep_after_build(
     ref = history_ref(record)
     if ref is None:
         return "steps not kept: no BuildKit record is tied to this build"
-    plugin = buildx_plugin(env)
-    argv = [str(plugin)] if plugin is not None else [docker_cli(env.get("PATH")), "buildx"]
-    argv += ["history", "logs", "--progress", "rawjson"]
-    if builder:
-        argv += ["--builder", builder]
     try:
-        kept = replay(gentle([*argv, ref]), {**dict(CAPTURE_GO_ENV), **env}, timeout,
+        kept = replay([*capture_argv(env, builder), ref], capture_env(env), timeout,
                       f"job {record.id}")  # fmt: skip
         save_steps(store, record.id, kept)
     except StepsUnavailable as exc:
@@ -155,6 +150,22 @@ def keep_after_build(
     except Exception as exc:  # the store's or the machine's: said, never raised
         return f"steps not kept: {type(exc).__name__}: {one_line(exc)}"
     return f"{len(kept.steps)} steps kept for the timeline"
+
+
+def capture_argv(env: Mapping[str, str], builder: str | None) -> list[str]:
+    """`buildx history logs --progress rawjson` (the ref goes last) as the build's own
+    environment runs it, under `gentle`."""
+    plugin = buildx_plugin(env)
+    argv = [str(plugin)] if plugin is not None else [docker_cli(env.get("PATH")), "buildx"]
+    argv += ["history", "logs", "--progress", "rawjson"]
+    if builder:
+        argv += ["--builder", builder]
+    return gentle(argv)
+
+
+def capture_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The capture's environment: the build's, with `CAPTURE_GO_ENV` where it sets nothing."""
+    return {**dict(CAPTURE_GO_ENV), **env}
 
 
 #: The capture's stream client: one Go thread and a collector that runs half as often, as a

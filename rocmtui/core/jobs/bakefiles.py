@@ -39,6 +39,7 @@ __all__ = [
     "forget",
     "metadata_file_in",
     "runtime_root",
+    "target_refs_from_metadata",
 ]
 
 META_ROOM_BYTES = 64 * 1024  # bake's metadata for a few targets; more is kept compact
@@ -227,6 +228,24 @@ def digest_from_metadata(path: Path, target: str) -> str | None:
             if isinstance(digest, str) and digest.startswith("sha256:"):
                 return digest
     return None
+
+
+def target_refs_from_metadata(path: Path) -> list[tuple[str, str]]:
+    """(target, BuildKit history record id) for each target bake built and named in its
+    metadata (a group bake: one per target), in the file's order."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for target, entry in data.items():
+        if isinstance(entry, dict):
+            ref = entry.get("buildx.build.ref")
+            if isinstance(target, str) and isinstance(ref, str) and ref.strip():
+                out.append((target, ref.strip().rsplit("/", 1)[-1]))
+    return out
 
 
 def build_refs_from_metadata(path: Path) -> list[str]:

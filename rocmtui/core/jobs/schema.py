@@ -18,8 +18,8 @@ from rocmtui.core.states import JobState
 
 # 2: link_down_since; 3: buildkit_ref, outside, the history_refs table; 4: build_costs;
 # 5: build_costs.settled, the build_steps table; 6: allowed; 7: runs and run_jobs
-# (core/runs/schema.py)
-SCHEMA_VERSION = 7
+# (core/runs/schema.py); 8: build_targets (a group's per-target spans, core/runs/schema.py)
+SCHEMA_VERSION = 8
 
 COLUMNS = """
     id TEXT PRIMARY KEY,

@@ -48,7 +48,7 @@ from rocmtui.core.jobs.schema import (
 )
 from rocmtui.core.jobs.views import record_json
 from rocmtui.core.paths import state_dir
-from rocmtui.core.runs.schema import RUN_JOBS_TABLE, RUNS_INDEXES, RUNS_TABLE
+from rocmtui.core.runs.schema import RUN_JOBS_TABLE, RUNS_INDEXES, RUNS_TABLE, TARGETS_TABLE
 from rocmtui.core.sharing import close_to_others, make_folder, open_file, sharing_of
 
 BUSY_TIMEOUT_MS = 10_000
@@ -189,6 +189,7 @@ class JobStore:
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_costs ({COSTS_TABLE})")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS runs ({RUNS_TABLE})")
                 conn.execute(f"CREATE TABLE IF NOT EXISTS run_jobs ({RUN_JOBS_TABLE})")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS build_targets ({TARGETS_TABLE})")
                 for index in (*COSTS_INDEXES, *RUNS_INDEXES):
                     conn.execute(index)
                 conn.execute(f"CREATE TABLE IF NOT EXISTS build_steps ({STEPS_TABLE})")

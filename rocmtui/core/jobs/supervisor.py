@@ -44,6 +44,7 @@ from rocmtui.core.jobs.bakefiles import (
     digest_from_metadata,
     forget,
     metadata_file_in,
+    target_refs_from_metadata,
 )
 from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
@@ -57,9 +58,10 @@ if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
 import ctypes
 
-from rocmtui.core.history.stepstore import keep_after_build
+from rocmtui.core.history.stepstore import capture_argv, capture_env, keep_after_build
 from rocmtui.core.jobs.evidence import error_step_of
 from rocmtui.core.jobs.images import read_push_check, record_afterwards
+from rocmtui.core.runs.targetspans import keep_target_spans
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
 
@@ -352,9 +354,17 @@ class Supervisor:
             return
         if latest.buildkit_ref is None:
             return  # no history on this builder (buildx 0.13, dockerd 20.10): nothing to read
-        said = keep_after_build(self.store, latest, os.environ, _builder_of(self.argv))
+        builder = _builder_of(self.argv)
+        said = keep_after_build(self.store, latest, os.environ, builder)
         if said.startswith("steps not kept"):
             self.log.note(said)
+        targets = target_refs_from_metadata(self.metadata or latest.metadata_path)
+        missed = keep_target_spans(
+            self.store, latest.id, latest.buildkit_ref, targets,
+            capture_argv(os.environ, builder), capture_env(os.environ),
+        )  # fmt: skip
+        if missed:
+            self.log.note(missed)
 
 
 def _builder_of(argv: Sequence[str]) -> str | None:

@@ -15,6 +15,8 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
+from msgspec.structs import replace
+
 from rocmtui.core.costbook.book import CostBook
 from rocmtui.core.costbook.cost import BuildEvidence, Condition
 from rocmtui.core.jobs.control import live_record
@@ -22,6 +24,7 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
+from rocmtui.core.runs.targetspans import load_spans
 
 #: Builds started elsewhere within this many seconds of each other form one run.
 RUN_WINDOW = 10.0
@@ -154,6 +157,9 @@ class RunBook:
                         unfinished.append((v[0], v[1]))
                     else:
                         builds[v[0]].append(_build(v))
+            spans = load_spans(conn, [b.job_id for bs in builds.values() for b in bs])
+        for bs in builds.values():
+            bs[:] = [replace(b, targets=tuple(spans.get(b.job_id, ()))) for b in bs]
         for run_id, job_id in unfinished:
             try:
                 record = live_record(self.store, self.store.get(job_id), self.stall_after, now)

@@ -1,6 +1,7 @@
 """A run as a chart, pure: one lane per node, one bar per build from its start to its end
-(to now while it runs), the run's wall time, each node's busy and idle time, and the chain
-of builds that set the run's length; and `compare`, which build on which node got slower.
+(to now while it runs; a bake group's build, once ended, one bar per target: `Run.bars`),
+the run's wall time, each node's busy and idle time, and the chain of builds that set the
+run's length; and `compare`, which build on which node got slower.
 
 Times are the job records': a build rocmtui started carries this host's clock (its supervisor
 writes it); a build started elsewhere carries its node's, which may disagree. A bar that ends
@@ -76,7 +77,7 @@ def _union(spans: Sequence[tuple[float, float]]) -> float:
 
 def _origin(run: Run, now: float) -> float:
     """The chart's zero: the first build's start (the run's own start with none yet)."""
-    starts = [b.started_at for b in run.builds if b.started_at <= now]
+    starts = [b.started_at for b in run.bars() if b.started_at <= now]
     return min(starts) if starts else run.started_at
 
 
@@ -90,7 +91,7 @@ def _offsets(b: RunBuild, origin: float, now: float) -> tuple[float, float]:
 def wall_of(run: Run, now: float) -> float:
     """The chart's wall time without drawing it (a list of many runs needs only this)."""
     origin = _origin(run, now)
-    return max((_offsets(b, origin, now)[1] for b in run.builds), default=0.0)
+    return max((_offsets(b, origin, now)[1] for b in run.bars()), default=0.0)
 
 
 def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Chart:
@@ -99,7 +100,10 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
     origin = _origin(run, now)
     bars_by: dict[str, list[Bar]] = {}
     skewed: set[str] = set()
-    for b in sorted(run.builds, key=lambda b: (b.started_at, b.job_id)):
+    shifted: dict[str, float] = {}
+    for b in sorted(run.bars(), key=lambda b: (b.started_at, b.job_id, b.target)):
+        if b.shift:
+            shifted[b.node] = b.shift
         end_at = b.ended_at if b.ended_at is not None else now
         clamped = b.started_at > now or end_at < b.started_at
         start, end = _offsets(b, origin, now)
@@ -124,6 +128,12 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
             said.append("no longer in the fleet file")
         if node in skewed:
             said.append("its clock disagrees with this host's: times clamped")
+        if node in shifted:
+            said.append(
+                f"its BuildKit clock is about {fmt_age(abs(shifted[node]))} "
+                f"{'behind' if shifted[node] > 0 else 'ahead of'} this host's: "
+                "a group's target bars start with its build"
+            )
         lanes.append(Lane(node, bars, busy, max(0.0, wall - busy), "; ".join(said) or None))
     notes = []
     if run.missing_jobs:
@@ -203,7 +213,7 @@ def compare(before: Run, after: Run, now: float) -> list[Change]:
 
     def by_key(run: Run) -> dict[tuple[str, str, str], float]:
         out: dict[tuple[str, str, str], float] = {}
-        for b in run.builds:
+        for b in run.bars():
             out[(b.node, b.target, b.arch)] = b.duration(now)
         return out
 

@@ -7,6 +7,7 @@ import re
 import time
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from rocmtui.core.costbook.cost import Condition
 
@@ -21,8 +22,25 @@ def new_run_id(now: float | None = None) -> str:
     return f"run-{stamp}-{os.urandom(2).hex()}"
 
 
+#: A group's target spans (on its node's BuildKit clock) further than this outside the job's
+#: own start and end (this host's clock) are taken for a clock that disagrees.
+SKEW_SLACK = 5.0
+
+
+class TargetSpan(Struct, frozen=True):
+    """One target of a bake group built by one job: its BuildKit record's first step's start
+    and last step's end, on the node's BuildKit clock (`targetspans` reads them)."""
+
+    target: str
+    started: float
+    ended: float | None  # None: a step never ended (the build was cut short)
+    failed: bool = False  # a step of it failed
+
+
 class RunBuild(Struct, frozen=True):
-    """One build of a run: a job, with its live state and (once settled) its cache condition."""
+    """One build of a run: a job, with its live state and (once settled) its cache condition.
+    A job that built a bake group carries each target's span (`targets`, once it has ended and
+    its records were read), drawn as a bar of its own (`per_target`)."""
 
     job_id: str
     node: str
@@ -33,10 +51,46 @@ class RunBuild(Struct, frozen=True):
     state: str  # the job's state word (running, succeeded, failed, stalled, lost ...)
     condition: Condition = Condition.UNKNOWN
     started_elsewhere: bool = False
+    targets: tuple[TargetSpan, ...] = ()
+    shift: float = 0.0  # seconds its target spans were moved to agree with this host's clock
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""
         return max(0.0, (self.ended_at if self.ended_at is not None else now) - self.started_at)
+
+
+def per_target(b: RunBuild) -> list[RunBuild]:
+    """A group build as one build per target, each from its own start to its own end; any other
+    build as itself. The spans are on the node's BuildKit clock: when they fall outside the
+    job's own start and end (this host's clock) by more than `SKEW_SLACK`, they are moved
+    together so the first target starts when the job did (`shift` says by how much)."""
+    if len(b.targets) < 2 or b.ended_at is None:
+        return [b]
+    first = min(t.started for t in b.targets)
+    last = max(t.ended if t.ended is not None else t.started for t in b.targets)
+    shift = 0.0
+    if first < b.started_at - SKEW_SLACK or last > b.ended_at + SKEW_SLACK:
+        shift = b.started_at - first
+    out = []
+    for t in sorted(b.targets, key=lambda t: (t.started, t.target)):
+        state = b.state
+        if t.failed:
+            state = "failed"
+        elif t.ended is not None and b.state == "failed":
+            state = "succeeded"  # this target finished; another one failed the bake
+        ended = t.ended + shift if t.ended is not None else b.ended_at
+        out.append(
+            replace(
+                b,
+                target=t.target,
+                started_at=t.started + shift,
+                ended_at=ended,
+                state=state,
+                targets=(),
+                shift=shift,
+            )
+        )
+    return out
 
 
 class Run(Struct, frozen=True):
@@ -54,6 +108,10 @@ class Run(Struct, frozen=True):
     builds: tuple[RunBuild, ...] = ()
     missing_jobs: int = 0  # members whose job is no longer in the store
 
+    def bars(self) -> list[RunBuild]:
+        """Its builds as drawn: a group build as one per target (`per_target`)."""
+        return [one for b in self.builds for one in per_target(b)]
+
     def running(self) -> bool:
         """A build of it still runs."""
         return any(b.ended_at is None for b in self.builds)
@@ -69,4 +127,14 @@ class Run(Struct, frozen=True):
         return "failed" if bad or self.notes else "done"
 
 
-__all__ = ["ORIGIN_ELSEWHERE", "ORIGIN_ROCMTUI", "RUN_ID_RE", "Run", "RunBuild", "new_run_id"]
+__all__ = [
+    "ORIGIN_ELSEWHERE",
+    "ORIGIN_ROCMTUI",
+    "RUN_ID_RE",
+    "SKEW_SLACK",
+    "Run",
+    "RunBuild",
+    "TargetSpan",
+    "new_run_id",
+    "per_target",
+]

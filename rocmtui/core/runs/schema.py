@@ -23,6 +23,17 @@ RUN_JOBS_TABLE = """
     PRIMARY KEY (run_id, job_id)
 """
 
+#: Schema 8: each target of a bake group one job built, from its own BuildKit record's steps
+#: (`core/runs/targetspans.py`), on the node's BuildKit clock.
+TARGETS_TABLE = """
+    job_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    started REAL NOT NULL,
+    ended REAL,
+    failed INTEGER NOT NULL,
+    PRIMARY KEY (job_id, target)
+"""
+
 RUNS_INDEXES = (
     "CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at)",
     "CREATE INDEX IF NOT EXISTS run_jobs_job ON run_jobs(job_id)",

@@ -1,0 +1,122 @@
+"""Each target of a bake group one job built, as a span of its own (`build_targets`).
+
+A group bake makes one BuildKit history record per target; the job keeps the steps of one of
+them (`buildkit_ref`), so its steps alone cannot say when each target started and ended. Once
+the build has ended, the supervisor reads every target's record (bake's metadata names them:
+`bakefiles.target_refs_from_metadata`) and keeps, per target, its first step's start and its
+last step's end, on the node's BuildKit clock (`run.per_target` reconciles that with this
+host's). A few numbers per target, read with the run's builds in one query, so a list of 200
+runs never decodes a step. Blocking (SQLite, `buildx history logs`): a supervisor's or a
+worker's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+
+from rocmtui.core.history.stepgraph import Step
+from rocmtui.core.history.stepstore import (
+    REPLAY_TIMEOUT,
+    StepsUnavailable,
+    load_steps,
+    replay,
+)
+from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.runs.run import TargetSpan
+
+#: A group of more targets than this keeps the first ones' spans (a bound on the reads).
+MAX_TARGETS = 64
+
+
+def span_of(target: str, steps: Sequence[Step]) -> TargetSpan | None:
+    """A target's span from its record's steps: the first start, the last end (None when a
+    step started never ended), failed when a step failed. None when no step has a time."""
+    starts = [s.started for s in steps if s.started is not None]
+    if not starts:
+        return None
+    ends = [s.completed for s in steps if s.completed is not None]
+    unended = any(s.started is not None and s.completed is None for s in steps)
+    ended = None if unended or not ends else max(max(ends), min(starts))
+    return TargetSpan(target, min(starts), ended, any(s.error for s in steps))
+
+
+def save_spans(store: JobStore, job_id: str, spans: Iterable[TargetSpan]) -> None:
+    """Keep (or replace) a job's target spans."""
+    rows = [(job_id, s.target, s.started, s.ended, int(s.failed)) for s in spans]
+    with store.connect(write=True) as conn:
+        conn.execute("DELETE FROM build_targets WHERE job_id = ?", (job_id,))
+        conn.executemany(
+            "INSERT INTO build_targets (job_id, target, started, ended, failed) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def load_spans(conn: sqlite3.Connection, job_ids: Sequence[str]) -> dict[str, list[TargetSpan]]:
+    """The target spans kept for these jobs (a job with none is absent)."""
+    out: dict[str, list[TargetSpan]] = {}
+    for start in range(0, len(job_ids), 500):
+        chunk = list(job_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for job_id, target, started, ended, failed in conn.execute(
+            "SELECT job_id, target, started, ended, failed FROM build_targets "
+            f"WHERE job_id IN ({marks}) ORDER BY started, target",
+            chunk,
+        ):
+            span = TargetSpan(
+                str(target), float(started), None if ended is None else float(ended), bool(failed)
+            )
+            out.setdefault(str(job_id), []).append(span)
+    return out
+
+
+def keep_target_spans(
+    store: JobStore,
+    job_id: str,
+    main_ref: str | None,
+    targets: Sequence[tuple[str, str]],
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float = REPLAY_TIMEOUT,
+) -> str | None:
+    """For a supervisor whose group build just ended: read each target's record (`argv` is
+    `buildx history logs --progress rawjson` as the build's environment runs it, the ref goes
+    last; the main ref's steps are the kept ones) and keep the spans. One line saying what went
+    wrong, or None (never raises). A lone target keeps nothing: its job is its bar."""
+    if len(targets) < 2:
+        return None
+    spans, missed = [], []
+    for target, ref in targets[:MAX_TARGETS]:
+        try:
+            kept = load_steps(store, job_id) if ref == main_ref else None
+            if kept is None:
+                kept = replay([*argv, ref], env, timeout, f"job {job_id} target {target}")
+        except StepsUnavailable as exc:
+            missed.append(f"{target}: {exc}")
+            continue
+        except Exception as exc:  # the store's or the machine's: said, never raised
+            missed.append(f"{target}: {type(exc).__name__}")
+            continue
+        span = span_of(target, kept.steps)
+        if span is None:
+            missed.append(f"{target}: its record has no timed step")
+        else:
+            spans.append(span)
+    try:
+        if spans:
+            save_spans(store, job_id, spans)
+    except Exception as exc:
+        return f"target spans not kept: {type(exc).__name__}"
+    if missed:
+        return f"target spans not read for {len(missed)} of {len(targets)}: {missed[0]}"
+    return None
+
+
+__all__ = [
+    "MAX_TARGETS",
+    "keep_target_spans",
+    "load_spans",
+    "save_spans",
+    "span_of",
+]
