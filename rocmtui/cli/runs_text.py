@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rocmtui.core.runs.chart import Chart, compare, compare_line
 from rocmtui.core.runs.run import Run
-from rocmtui.core.runs.scale import text_row
+from rocmtui.core.runs.scale import text_row, track_label, tracks
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_age, fmt_utc_stamp
 
@@ -48,18 +48,27 @@ def render_chart(drawn: Chart, previous: Run | None, now: float) -> None:
     width = max(len(ln.node) for ln in drawn.lanes) if drawn.lanes else 4
     for lane in drawn.lanes:
         name = sanitize_line(lane.node, 40).ljust(width)
-        bars = text_row(lane, drawn.wall, CHART_WIDTH)
-        _out(f"  {name} |{bars}| busy {fmt_age(lane.busy)} idle {fmt_age(lane.idle)}")
+        rows = tracks(lane)
+        for index, track in enumerate(rows):
+            bars = text_row(track, drawn.wall, CHART_WIDTH)
+            if index == 0:
+                tail = f"busy {fmt_age(lane.busy)} idle {fmt_age(lane.idle)}"
+            else:
+                name = " " * width
+                tail = ""
+            if len(rows) > 1:
+                tail = f"{tail}  {sanitize_line(track_label(track), 80)}".strip()
+            _out(f"  {name} |{bars}| {tail}")
         if lane.note:
             _out(f"  {' ' * width}  {sanitize_line(lane.note, 200)}")
     for note in drawn.notes:
         _out(f"  {sanitize_line(note, 200)}")
-    builds = {b.job_id: b for b in r.builds}
+    builds = {b.job_id: b for b in r.builds}  # the chain names jobs (a group's: the group)
     chain = [builds[j] for j in drawn.chain if j in builds]
     if chain:
         said = " -> ".join(f"{b.target} on {b.node} ({fmt_age(b.duration(now))})" for b in chain)
         _out(sanitize_line(f"  set its length: {said}", 300))
-    for b in r.builds:
+    for b in r.bars():  # a group's build: a line per target
         _out(
             sanitize_line(
                 f"  {b.job_id}  {b.node}  {b.target} {b.arch}  {b.state}  {b.condition}  "

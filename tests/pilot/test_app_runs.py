@@ -12,7 +12,8 @@ from textual.pilot import Pilot
 
 from rocmtui.console.screens.help import help_table
 from rocmtui.console.screens.runs import RunsScreen
-from rocmtui.core.runs.run import Run
+from rocmtui.core.costbook.cost import Condition
+from rocmtui.core.runs.run import Run, RunBuild, TargetSpan
 from tests.support.blackbox import screen_text, toasts, until, until_text
 from tests.support.runs import DAY, T0, recorded_run, recorded_runs
 from tests.support.snapshots.harness import feed, recorded_app
@@ -95,6 +96,37 @@ async def test_a_run_in_flight_grows_and_a_lane_that_did_not_start_says_why() ->
         screen.show_selected()  # what the one-second tick does
         await pilot.pause()
         assert screen.chart.chart.wall == wall + 300
+
+
+async def test_a_group_built_on_one_node_shows_a_row_per_target() -> None:
+    at = T0 + 2 * DAY
+    spans = (
+        TargetSpan("demo-base", at + 2, at + 300),
+        TargetSpan("demo-pytorch", at + 2, at + 1800),
+        TargetSpan("demo-vllm", at + 3, at + 3000),
+    )
+    build = RunBuild("j1", "snoc-think", "all", "gfx1201", at, at + 3010, "succeeded",
+                     Condition.COLD, targets=spans)  # fmt: skip
+    run = Run("run-20261203-0000-ab12", "all", at, "rocmtui", "me", ("snoc-think",),
+              builds=(build,))  # fmt: skip
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_runs(pilot, [run])
+        assert screen.chart.chart is not None
+        bars = screen.chart.chart.lanes[0].bars
+        assert [(b.build.target, b.start, b.end) for b in bars] == [
+            ("demo-base", 0.0, 298.0),
+            ("demo-pytorch", 0.0, 1798.0),
+            ("demo-vllm", 1.0, 2998.0),
+        ]
+        lines = [ln for ln in screen_text(app).splitlines() if "▏" in ln and "▕" in ln]
+        rows = {t: ln for ln in lines for t in ("demo-base", "demo-pytorch", "demo-vllm")
+                if ln.rstrip().endswith(t)}  # fmt: skip
+        assert set(rows) == {"demo-base", "demo-pytorch", "demo-vllm"}
+        assert rows["demo-base"].lstrip().startswith("snoc-think")
+        drawn = {t: ln.split("▏", 1)[1].split("▕", 1)[0] for t, ln in rows.items()}
+        lengths = {t: len(d.strip()) for t, d in drawn.items()}
+        assert lengths["demo-base"] < lengths["demo-pytorch"] < lengths["demo-vllm"]
 
 
 async def test_no_run_yet_says_how_to_start_one() -> None:

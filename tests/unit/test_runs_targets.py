@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
 
+from rocmtui.cli.runs_text import render_chart
 from rocmtui.core.history.stepgraph import Step, StepCollector
 from rocmtui.core.jobs.bakefiles import target_refs_from_metadata
 from rocmtui.core.jobs.record import JobRecord
@@ -17,7 +19,7 @@ from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import chart, compare
 from rocmtui.core.runs.run import Run, RunBuild, TargetSpan, per_target
-from rocmtui.core.runs.scale import text_row
+from rocmtui.core.runs.scale import text_row, tracks
 from rocmtui.core.runs.targetspans import keep_target_spans, save_spans, span_of
 from rocmtui.core.runs.views import RunView
 from rocmtui.core.states import JobState
@@ -176,3 +178,25 @@ def test_records_that_cannot_be_read_are_said_never_raised(tmp_path: Path) -> No
     said = keep_target_spans(store, job.id, None, pairs, [missing], {"PATH": "/nonexistent"}, 5.0)
     assert said is not None and said.startswith("target spans not read for 2 of 2: demo-base")
     assert keep_target_spans(store, job.id, None, [("demo-vllm", "bbb")], [missing], {}) is None
+
+
+def test_runs_show_text_draws_a_row_per_target(capsys: pytest.CaptureFixture[str]) -> None:
+    r = Run("run-1", "all", T0, "rocmtui", "me", ("a",), builds=(group(SPANS),))
+    drawn = chart(r, T0 + 500)
+    assert [len(t.bars) for t in tracks(drawn.lanes[0])] == [1, 1, 1]
+    render_chart(drawn, None, T0 + 500)
+    out = capsys.readouterr().out.splitlines()
+    rows = [ln for ln in out if "|" in ln]
+    assert [ln.rsplit(" ", 1)[-1] for ln in rows] == ["demo-base", "demo-pytorch", "demo-vllm"]
+    assert rows[0].startswith("  a |") and "busy 1m36s" in rows[0]
+    drawn_cells = [ln.split("|")[1].count("?") for ln in rows]  # its condition is unknown
+    assert drawn_cells == [round(28 / 96 * 60), round(68 / 96 * 60), 60]
+    assert sum(1 for ln in out if ln.startswith("  j1  a  demo-")) == 3  # a line per target
+
+
+def test_builds_one_after_another_stay_on_one_row() -> None:
+    after = RunBuild("j2", "a", "demo-vllm", "gfx1201", T0 + 100, T0 + 150, "succeeded")
+    first = RunBuild("j1", "a", "demo-base", "gfx1201", T0, T0 + 100, "succeeded")
+    r = Run("run-1", "all", T0, "rocmtui", "me", ("a",), builds=(first, after))
+    lane = chart(r, T0 + 500).lanes[0]
+    assert tracks(lane) == [lane]

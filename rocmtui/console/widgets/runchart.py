@@ -1,4 +1,5 @@
-"""A fleet run drawn: one lane per node, one bar per build from its start to its end.
+"""A fleet run drawn: one lane per node, one bar per build from its start to its end (a bake
+group's targets built at once: a row each, named at its end).
 
 Renders a `core.runs.chart.Chart` (a snapshot: the screen makes a new one to let a running
 build's bar grow) at the widget's width, with `core.runs.scale`, so the text of `rocmtui runs
@@ -17,10 +18,11 @@ from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Chart
-from rocmtui.core.runs.scale import mark, row
+from rocmtui.core.runs.scale import mark, row, track_label, tracks
 from rocmtui.core.text.units import fmt_age
 
 NAME_MAX = 14
+LABEL_MAX = 24  # a row's targets, when a lane is split in rows
 FIGURES = 24  # " busy 12m00s idle 12m00s": two ages of at most six characters
 
 
@@ -49,21 +51,31 @@ def chart_text(chart: Chart | None, width: int, palette: Palette, empty: str) ->
         return out
     names = [clean(lane.node, NAME_MAX) for lane in chart.lanes]
     name_w = max((len(n) for n in names), default=4)
-    cells = max(10, width - name_w - 3 - FIGURES)
-    for index, (lane, name) in enumerate(zip(chart.lanes, names, strict=True)):
-        if index:
-            out.append("\n")
-        out.append(name.ljust(name_w) + " ", style="bold")
-        line = [(" ", Style())] * cells
-        for a, b, bar in row(lane, chart.wall, cells):
-            style = bar_style(bar, palette)
-            line[a:b] = [(mark(bar), style)] + [("━", style)] * (b - a - 1)
-        out.append("▏", style=palette.muted)
-        for char, style in line:
-            out.append(char, style=style)
-        out.append("▕", style=palette.muted)
-        figures = f" busy {fmt_age(lane.busy):>6} idle {fmt_age(lane.idle):>6}"
-        out.append(figures.ljust(FIGURES), style=palette.muted)
+    rows_of = [tracks(lane) for lane in chart.lanes]
+    labels = [
+        [clean(track_label(t), LABEL_MAX) if len(rs) > 1 else "" for t in rs] for rs in rows_of
+    ]
+    label_w = max((len(lb) + 1 for ls in labels for lb in ls if lb), default=0)
+    cells = max(10, width - name_w - 3 - FIGURES - label_w)
+    first = True
+    for lane, name, rows, said in zip(chart.lanes, names, rows_of, labels, strict=True):
+        for index, track in enumerate(rows):
+            if not first:
+                out.append("\n")
+            first = False
+            out.append((name if index == 0 else "").ljust(name_w) + " ", style="bold")
+            line = [(" ", Style())] * cells
+            for a, b, bar in row(track, chart.wall, cells):
+                style = bar_style(bar, palette)
+                line[a:b] = [(mark(bar), style)] + [("━", style)] * (b - a - 1)
+            out.append("▏", style=palette.muted)
+            for char, style in line:
+                out.append(char, style=style)
+            out.append("▕", style=palette.muted)
+            figures = f" busy {fmt_age(lane.busy):>6} idle {fmt_age(lane.idle):>6}"
+            out.append((figures if index == 0 else "").ljust(FIGURES), style=palette.muted)
+            if said[index]:  # a group's targets built at once: each row says which
+                out.append(" " + said[index])
         if lane.note:
             out.append("\n" + " " * (name_w + 2))
             out.append(clean(lane.note, 200), style=palette.warn)
@@ -94,11 +106,12 @@ class RunChart(Widget):
         self.refresh(layout=self.lines() != before)
 
     def lines(self) -> int:
-        """A line per lane and per lane note, and the axis."""
+        """A line per lane's row (`tracks`) and per lane note, and the axis."""
         chart = self.chart
         if chart is None:
             return 1
-        return len(chart.lanes) + sum(1 for lane in chart.lanes if lane.note) + 1
+        rows = sum(len(tracks(lane)) for lane in chart.lanes)
+        return rows + sum(1 for lane in chart.lanes if lane.note) + 1
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         """The chart's lines."""

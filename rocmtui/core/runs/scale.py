@@ -3,6 +3,8 @@ and the console's Runs screen, so both draw a run the same way. Pure."""
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.runs.chart import Bar, Lane
 
@@ -43,6 +45,27 @@ def row(lane: Lane, wall: float, width: int) -> list[tuple[int, int, Bar]]:
     return out
 
 
+def tracks(lane: Lane) -> list[Lane]:
+    """The lane as rows whose bars never overlap, each bar on the first row free at its
+    start: one row for builds one after another, one per target for a bake group's targets
+    built at once (so none is drawn over). Each row a Lane of the same node and figures."""
+    rows: list[list[Bar]] = []
+    for bar in sorted(lane.bars, key=lambda b: (b.start, b.end)):
+        free = next((r for r in rows if r[-1].end <= bar.start + 1e-9), None)
+        if free is None:
+            rows.append([bar])
+        else:
+            free.append(bar)
+    if len(rows) <= 1:
+        return [lane]
+    return [replace(lane, bars=tuple(r)) for r in rows]
+
+
+def track_label(track: Lane) -> str:
+    """What a row of a lane split in rows built: its bars' targets (outside text: clean it)."""
+    return ", ".join(dict.fromkeys(bar.build.target for bar in track.bars))
+
+
 def text_row(lane: Lane, wall: float, width: int) -> str:
     """The lane drawn with characters: `.` idle, a bar's mark where it ran."""
     cells = ["."] * width
@@ -52,4 +75,4 @@ def text_row(lane: Lane, wall: float, width: int) -> str:
     return "".join(cells)
 
 
-__all__ = ["FAILED_STATES", "mark", "row", "span", "text_row"]
+__all__ = ["FAILED_STATES", "mark", "row", "span", "text_row", "track_label", "tracks"]
