@@ -10,8 +10,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from msgspec.structs import replace
 
 from rocmtui.cli.runs_text import render_chart
+from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.history.stepgraph import Step, StepCollector
 from rocmtui.core.jobs.bakefiles import target_refs_from_metadata
 from rocmtui.core.jobs.record import JobRecord
@@ -50,6 +52,22 @@ def test_a_targets_span_runs_from_its_first_step_to_its_last() -> None:
     assert alpha.ended == max(s.completed for s in steps["alpha"] if s.completed)
     assert beta.ended is not None and alpha.ended is not None and beta.ended < alpha.ended
     assert not alpha.failed and not beta.failed
+    # Dockerfile steps, no FROM: alpha's three RUNs ran, beta's RUN, COPY, RUN were cached
+    assert (alpha.steps, alpha.cached) == (3, 0) and (beta.steps, beta.cached) == (3, 3)
+
+
+def test_each_target_has_its_own_cache_condition() -> None:
+    frozen = TargetSpan("demo-base", T0, T0 + 1, steps=3, cached=3)
+    ran = TargetSpan("demo-vllm", T0, T0 + 90, steps=4, cached=0)
+    assert frozen.condition(Condition.COLD) == Condition.FROZEN
+    assert ran.condition(Condition.COLD) == Condition.COLD  # the job's sccache evidence
+    assert ran.condition(Condition.HOT) == Condition.UNKNOWN  # its own steps say otherwise
+    assert TargetSpan("t", T0, T0).condition(Condition.WARM) == Condition.WARM  # no count
+    bars = per_target(replace(group((frozen, ran)), condition=Condition.COLD))
+    assert [(b.target, b.condition) for b in bars] == [
+        ("demo-base", Condition.FROZEN),
+        ("demo-vllm", Condition.COLD),
+    ]
 
 
 def test_a_step_that_never_ended_or_failed_is_said() -> None:

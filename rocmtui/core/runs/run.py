@@ -9,7 +9,7 @@ import time
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from rocmtui.core.costbook.cost import Condition
+from rocmtui.core.costbook.cost import BuildEvidence, Condition
 
 RUN_ID_RE = re.compile(r"^run-\d{8}-\d{4}-[0-9a-f]{4,8}$")
 ORIGIN_ROCMTUI = "rocmtui"
@@ -35,6 +35,19 @@ class TargetSpan(Struct, frozen=True):
     started: float
     ended: float | None  # None: a step never ended (the build was cut short)
     failed: bool = False  # a step of it failed
+    steps: int = 0  # its Dockerfile steps (as `history.steps` counts them: no FROM) ...
+    cached: int = 0  # ... and how many of them BuildKit found cached
+
+    def condition(self, job: Condition) -> Condition:
+        """Its cache condition: frozen or hot by its own steps; else the job's (which has the
+        sccache statistics that tell warm from cold), unless the job's says frozen or hot,
+        which its own steps just disproved (unknown then)."""
+        own = BuildEvidence(self.steps or None, self.cached).classify()
+        if own in (Condition.FROZEN, Condition.HOT):
+            return own
+        if self.steps and job in (Condition.FROZEN, Condition.HOT):
+            return Condition.UNKNOWN
+        return job
 
 
 class RunBuild(Struct, frozen=True):
@@ -86,6 +99,7 @@ def per_target(b: RunBuild) -> list[RunBuild]:
                 started_at=t.started + shift,
                 ended_at=ended,
                 state=state,
+                condition=t.condition(b.condition),
                 targets=(),
                 shift=shift,
             )

@@ -31,6 +31,8 @@ TARGETS_TABLE = """
     started REAL NOT NULL,
     ended REAL,
     failed INTEGER NOT NULL,
+    steps INTEGER NOT NULL,
+    cached INTEGER NOT NULL,
     PRIMARY KEY (job_id, target)
 """
 

@@ -12,6 +12,7 @@ worker's.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -29,26 +30,34 @@ from rocmtui.core.runs.run import TargetSpan
 MAX_TARGETS = 64
 
 
+#: A Dockerfile step, as `history.steps` counts them from a log: a position, then the word.
+_DOCKERFILE_STEP = re.compile(r"\[[^\]]*\d+/\d+\] (\S+)")
+
+
 def span_of(target: str, steps: Sequence[Step]) -> TargetSpan | None:
     """A target's span from its record's steps: the first start, the last end (None when a
-    step started never ended), failed when a step failed. None when no step has a time."""
+    step started never ended), failed when a step failed, and its Dockerfile steps cached (no
+    FROM, no BuildKit vertex: as `history.steps` counts a log). None when no step has a
+    time."""
     starts = [s.started for s in steps if s.started is not None]
     if not starts:
         return None
     ends = [s.completed for s in steps if s.completed is not None]
     unended = any(s.started is not None and s.completed is None for s in steps)
     ended = None if unended or not ends else max(max(ends), min(starts))
-    return TargetSpan(target, min(starts), ended, any(s.error for s in steps))
+    counted = [s for s in steps if (m := _DOCKERFILE_STEP.match(s.name)) and m.group(1) != "FROM"]
+    cached = sum(1 for s in counted if s.cached)
+    return TargetSpan(target, min(starts), ended, any(s.error for s in steps), len(counted), cached)
 
 
 def save_spans(store: JobStore, job_id: str, spans: Iterable[TargetSpan]) -> None:
     """Keep (or replace) a job's target spans."""
-    rows = [(job_id, s.target, s.started, s.ended, int(s.failed)) for s in spans]
+    rows = [(job_id, s.target, s.started, s.ended, int(s.failed), s.steps, s.cached) for s in spans]
     with store.connect(write=True) as conn:
         conn.execute("DELETE FROM build_targets WHERE job_id = ?", (job_id,))
         conn.executemany(
-            "INSERT INTO build_targets (job_id, target, started, ended, failed) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO build_targets (job_id, target, started, ended, failed, steps, cached) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
 
@@ -59,13 +68,14 @@ def load_spans(conn: sqlite3.Connection, job_ids: Sequence[str]) -> dict[str, li
     for start in range(0, len(job_ids), 500):
         chunk = list(job_ids[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
-        for job_id, target, started, ended, failed in conn.execute(
-            "SELECT job_id, target, started, ended, failed FROM build_targets "
+        for job_id, target, started, ended, failed, steps, cached in conn.execute(
+            "SELECT job_id, target, started, ended, failed, steps, cached FROM build_targets "
             f"WHERE job_id IN ({marks}) ORDER BY started, target",
             chunk,
         ):
+            end = None if ended is None else float(ended)
             span = TargetSpan(
-                str(target), float(started), None if ended is None else float(ended), bool(failed)
+                str(target), float(started), end, bool(failed), int(steps), int(cached)
             )
             out.setdefault(str(job_id), []).append(span)
     return out
