@@ -22,7 +22,7 @@ from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import chart, compare
 from rocmtui.core.runs.run import Run, RunBuild, TargetSpan, per_target
 from rocmtui.core.runs.scale import text_row, tracks
-from rocmtui.core.runs.targetspans import keep_target_spans, save_spans, span_of
+from rocmtui.core.runs.targetspans import group_targets, keep_target_spans, save_spans, span_of
 from rocmtui.core.runs.views import RunView
 from rocmtui.core.states import JobState
 from tests.support.jobs import job_record
@@ -218,3 +218,16 @@ def test_builds_one_after_another_stay_on_one_row() -> None:
     r = Run("run-1", "all", T0, "rocmtui", "me", ("a",), builds=(first, after))
     lane = chart(r, T0 + 500).lanes[0]
     assert tracks(lane) == [lane]
+
+
+def test_a_group_still_running_is_one_bar_and_its_lane_says_so(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    earlier = _finished(store)  # target "all", built as three targets
+    save_spans(store, earlier.id, SPANS)
+    with store.connect() as conn:
+        assert group_targets(conn) == {"all"}
+    running = RunBuild("j9", "a", "all", "gfx1201", T0, None, "running", group=True)
+    lane = chart(Run("run-1", "all", T0, "rocmtui", "me", ("a",), builds=(running,)), T0 + 50)
+    (only,) = lane.lanes
+    assert len(only.bars) == 1 and only.bars[0].running
+    assert only.note == "a group still running: one bar until it ends, then one per target"

@@ -24,7 +24,7 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
-from rocmtui.core.runs.targetspans import load_spans
+from rocmtui.core.runs.targetspans import group_targets, load_spans
 
 #: Builds started elsewhere within this many seconds of each other form one run.
 RUN_WINDOW = 10.0
@@ -158,6 +158,7 @@ class RunBook:
                     else:
                         builds[v[0]].append(_build(v))
             spans = load_spans(conn, [b.job_id for bs in builds.values() for b in bs])
+            groups = group_targets(conn) if unfinished else set()
         for bs in builds.values():
             bs[:] = [replace(b, targets=tuple(spans.get(b.job_id, ()))) for b in bs]
         for run_id, job_id in unfinished:
@@ -176,6 +177,7 @@ class RunBook:
                     ended_at=record.ended_at,
                     state=str(record.state),
                     started_elsewhere=record.started_elsewhere,
+                    group=record.target in groups,
                 )
             )
         return [

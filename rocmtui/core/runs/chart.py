@@ -101,9 +101,12 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
     bars_by: dict[str, list[Bar]] = {}
     skewed: set[str] = set()
     shifted: dict[str, float] = {}
+    grouped: set[str] = set()
     for b in sorted(run.bars(), key=lambda b: (b.started_at, b.job_id, b.target)):
         if b.shift:
             shifted[b.node] = b.shift
+        if b.group and b.ended_at is None:
+            grouped.add(b.node)
         end_at = b.ended_at if b.ended_at is not None else now
         clamped = b.started_at > now or end_at < b.started_at
         start, end = _offsets(b, origin, now)
@@ -128,6 +131,8 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
             said.append("no longer in the fleet file")
         if node in skewed:
             said.append("its clock disagrees with this host's: times clamped")
+        if node in grouped:
+            said.append("a group still running: one bar until it ends, then one per target")
         if node in shifted:
             said.append(
                 f"its BuildKit clock is about {fmt_age(abs(shifted[node]))} "

@@ -66,6 +66,7 @@ class RunBuild(Struct, frozen=True):
     started_elsewhere: bool = False
     targets: tuple[TargetSpan, ...] = ()
     shift: float = 0.0  # seconds its target spans were moved to agree with this host's clock
+    group: bool = False  # still running, and its target is a group some earlier job built
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""

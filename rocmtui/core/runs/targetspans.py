@@ -81,6 +81,18 @@ def load_spans(conn: sqlite3.Connection, job_ids: Sequence[str]) -> dict[str, li
     return out
 
 
+def group_targets(conn: sqlite3.Connection) -> set[str]:
+    """The targets (bake groups) some job built as several targets: a running build of one
+    is drawn as one bar until it ends, and its lane says so."""
+    return {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT DISTINCT j.target FROM jobs j WHERE j.id IN "
+            "(SELECT DISTINCT job_id FROM build_targets)"
+        )
+    }
+
+
 def keep_target_spans(
     store: JobStore,
     job_id: str,
@@ -125,6 +137,7 @@ def keep_target_spans(
 
 __all__ = [
     "MAX_TARGETS",
+    "group_targets",
     "keep_target_spans",
     "load_spans",
     "save_spans",
