@@ -49,6 +49,7 @@ def test_a_group_on_one_node_is_a_bar_per_target(config: Path, fleet: DevFleet) 
     bars = {b["target"]: b for b in lane["builds"]}
     assert sorted(bars) == TARGETS
     assert {b["job_id"] for b in bars.values()} == {job_id}
+    assert {b["of_group"] for b in bars.values()} == {"all"}
     assert lane["note"] is None  # one machine: the node's BuildKit clock is this host's
 
     # each bar against its target's own BuildKit record, read again from the node

@@ -16,6 +16,7 @@ from rocmtui.core.placement.facts import NodeFacts
 from rocmtui.core.placement.views import PlacementView
 from rocmtui.core.runs.chart import chart, compare
 from rocmtui.core.runs.launch import NodeStart
+from rocmtui.core.runs.run import Run, RunBuild, TargetSpan
 from rocmtui.core.runs.views import RunStartView, RunSummaryView, RunView
 from tests.support.jobs import job_record
 from tests.support.runs import DAY, T0, recorded_run
@@ -48,7 +49,16 @@ def sample_runs() -> str:
             NodeStart("snoc-old", "", None, "down (connect: refused)"),
         ],
     )
-    return "".join(printed(v) for v in (shown, alone, listed, started))
+    spans = (
+        TargetSpan("demo-base", T0 + 2, T0 + 300, steps=3, cached=3),
+        TargetSpan("demo-vllm", T0 + 3, T0 + 900, failed=True, steps=4),
+    )
+    built = RunBuild("20261201-0000-0009", "snoc-think", "all", "gfx1201", T0, T0 + 910,
+                     "failed", Condition.COLD, targets=spans)  # fmt: skip
+    group = Run("run-20261201-0000-ab12", "all", T0, "rocmtui", "me", ("snoc-think",),
+                builds=(built,))  # fmt: skip
+    grouped = RunView.of(chart(group, NOW, fleet), NOW, None, [])
+    return "".join(printed(v) for v in (shown, alone, listed, started, grouped))
 
 
 def sample_placement() -> str:

@@ -67,6 +67,7 @@ class RunBuild(Struct, frozen=True):
     targets: tuple[TargetSpan, ...] = ()
     shift: float = 0.0  # seconds its target spans were moved to agree with this host's clock
     group: bool = False  # still running, and its target is a group some earlier job built
+    of_group: str | None = None  # one target of this group's build (`per_target`)
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""
@@ -103,6 +104,7 @@ def per_target(b: RunBuild) -> list[RunBuild]:
                 condition=t.condition(b.condition),
                 targets=(),
                 shift=shift,
+                of_group=b.target,
             )
         )
     return out

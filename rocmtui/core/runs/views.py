@@ -17,7 +17,7 @@ from rocmtui.core.runs.run import Run
 
 
 class BuildView(Struct, frozen=True, kw_only=True):
-    """One bar: a build of the run."""
+    """One bar: a build of the run, or one target of a bake group's build (`of_group`)."""
 
     job_id: str
     node: str
@@ -31,6 +31,7 @@ class BuildView(Struct, frozen=True, kw_only=True):
     started_elsewhere: bool
     offset: float  # seconds from the run's first build's start
     clamped: bool  # its times disagreed with this host's clock and were clamped to draw it
+    of_group: str | None  # the bake group whose build this target was (a bar per target)
 
     @classmethod
     def of(cls, bar: Bar, now: float) -> BuildView:
@@ -40,7 +41,7 @@ class BuildView(Struct, frozen=True, kw_only=True):
             job_id=b.job_id, node=b.node, target=b.target, arch=b.arch,
             started_at=b.started_at, ended_at=b.ended_at, duration=round(b.duration(now), 1),
             state=b.state, condition=b.condition, started_elsewhere=b.started_elsewhere,
-            offset=round(bar.start, 1), clamped=bar.clamped,
+            offset=round(bar.start, 1), clamped=bar.clamped, of_group=b.of_group,
         )  # fmt: skip
 
 
