@@ -15,6 +15,7 @@ from msgspec.structs import replace
 from rocmtui.cli.runs_text import render_chart
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.history.stepgraph import Step, StepCollector
+from rocmtui.core.history.stepstore import KeptSteps, save_steps
 from rocmtui.core.jobs.bakefiles import target_refs_from_metadata
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
@@ -22,7 +23,13 @@ from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import chart, compare
 from rocmtui.core.runs.run import Run, RunBuild, TargetSpan, per_target
 from rocmtui.core.runs.scale import text_row, tracks
-from rocmtui.core.runs.targetspans import group_targets, keep_target_spans, save_spans, span_of
+from rocmtui.core.runs.targetspans import (
+    group_targets,
+    keep_target_spans,
+    load_spans,
+    save_spans,
+    span_of,
+)
 from rocmtui.core.runs.views import RunView
 from rocmtui.core.states import JobState
 from tests.support.jobs import job_record
@@ -231,3 +238,17 @@ def test_a_group_still_running_is_one_bar_and_its_lane_says_so(tmp_path: Path) -
     (only,) = lane.lanes
     assert len(only.bars) == 1 and only.bars[0].running
     assert only.note == "a group still running: one bar until it ends, then one per target"
+
+
+def test_every_targets_record_is_read_within_one_deadline(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    job = _finished(store)
+    steps = recorded_steps_by_target()
+    save_steps(store, job.id, KeptSteps(steps["alpha"], "rawjson"))  # the main record's, kept
+    missing = str(tmp_path / "no-such-buildx")
+    said = keep_target_spans(store, job.id, "aaa", [("alpha", "aaa"), ("beta", "bbb")],
+                             [missing], {}, 0.0)  # fmt: skip
+    assert said == ("target spans not read for 1 of 2: beta: no time left of 0 s for every target")
+    with store.connect() as conn:
+        (kept,) = load_spans(conn, [job.id])[job.id]
+    assert kept == span_of("alpha", steps["alpha"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from rocmtui.core.history.stepgraph import Step
@@ -104,16 +105,21 @@ def keep_target_spans(
 ) -> str | None:
     """For a supervisor whose group build just ended: read each target's record (`argv` is
     `buildx history logs --progress rawjson` as the build's environment runs it, the ref goes
-    last; the main ref's steps are the kept ones) and keep the spans. One line saying what went
+    last; the main ref's steps are the kept ones), all of them within `timeout`, and keep the
+    spans. One line saying what went
     wrong, or None (never raises). A lone target keeps nothing: its job is its bar."""
     if len(targets) < 2:
         return None
     spans, missed = [], []
+    deadline = time.monotonic() + timeout
     for target, ref in targets[:MAX_TARGETS]:
+        left = deadline - time.monotonic()
         try:
             kept = load_steps(store, job_id) if ref == main_ref else None
+            if kept is None and left <= 0:
+                raise StepsUnavailable(f"no time left of {timeout:.0f} s for every target")
             if kept is None:
-                kept = replay([*argv, ref], env, timeout, f"job {job_id} target {target}")
+                kept = replay([*argv, ref], env, left, f"job {job_id} target {target}")
         except StepsUnavailable as exc:
             missed.append(f"{target}: {exc}")
             continue
