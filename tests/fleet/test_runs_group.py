@@ -2,7 +2,7 @@
 all --nodes snoc-think` builds demo-base, demo-pytorch and demo-vllm in one bake invocation (a
 BuildKit record each); once it has ended, `rocmtui runs show --json` has a bar per target whose
 start and end are that target's record's first step's start and last step's end, and the text
-draws a row per target."""
+draws a row per target, as does the console's Runs screen (`u`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ import pytest
 from msgspec.structs import replace
 
 from devfleet import DevFleet
+from rocmtui.console.app import RocmTui
+from rocmtui.console.screens.runs import RunsScreen
 from rocmtui.core.config.fleetfile import load_config
 from rocmtui.core.history.stepstore import replay_steps
 from rocmtui.core.jobs.bakefiles import target_refs_from_metadata
 from rocmtui.core.jobs.store import JobStore
+from tests.support.blackbox import until_text
 from tests.support.jobs import run_cli, wait_for, wait_state
 from tests.support.realparts import require
 
@@ -25,7 +28,7 @@ pytestmark = [pytest.mark.fleet]
 TARGETS = ["demo-base", "demo-pytorch", "demo-vllm"]
 
 
-def test_a_group_on_one_node_is_a_bar_per_target(config: Path, fleet: DevFleet) -> None:
+async def test_a_group_on_one_node_is_a_bar_per_target(config: Path, fleet: DevFleet) -> None:
     require("docker-buildx")
     printed = run_cli(config, "run", "all", "--nodes", "snoc-think", "--json",
                       "--set", f"DEMO_NONCE={secrets.token_hex(4)}", "--set", "DEMO_STEPS=4",
@@ -72,3 +75,14 @@ def test_a_group_on_one_node_is_a_bar_per_target(config: Path, fleet: DevFleet) 
     rows = [ln for ln in text.stdout.splitlines() if ln.count("|") == 2]
     assert sorted(ln.rsplit(" ", 1)[-1] for ln in rows) == TARGETS
     assert rows[0].lstrip().startswith("snoc-think |")
+
+    # the console: `u`, and the run's lane is a row per target, each named at its end
+    app = RocmTui(loaded)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("u")
+        shown = await until_text(pilot, r"▕\s+demo-vllm\s*$", 60)
+        assert isinstance(app.screen, RunsScreen)
+        chart_rows = [ln for ln in shown.splitlines() if "▏" in ln and "▕" in ln]
+        named = [ln.rstrip().rsplit(" ", 1)[-1] for ln in chart_rows]
+        assert sorted(named) == TARGETS
+        assert chart_rows[0].lstrip().startswith("snoc-think")
