@@ -50,6 +50,7 @@ def remote_fleet_file(fleet: DevFleet, tmp: Path) -> Path:
     return path
 
 
+@pytest.mark.alone  # a 30 s wait for the rebuild dialog, which four busy workers outwaited
 def test_ssh_node_rebuild_and_a_dead_link_at_80x24(
     fleet: DevFleet, small_terminal: Terminal, tmp_path: Path
 ) -> None:
