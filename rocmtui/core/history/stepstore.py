@@ -177,11 +177,15 @@ CAPTURE_NICE = 10
 
 
 def gentle(argv: list[str]) -> list[str]:
-    """`argv` under `nice -n CAPTURE_NICE` where `nice` is found (as is where it is not)."""
+    """`argv` under `nice -n CAPTURE_NICE` where `nice` is found (as is where it is not), and
+    in the idle scheduling class where `chrt` is (SCHED_IDLE: it runs only on CPU time nothing
+    else wants; nice 10 alone still took a share from the logs followed meanwhile)."""
     import shutil
 
     found = shutil.which("nice")
-    return [found, "-n", str(CAPTURE_NICE), *argv] if found else argv
+    argv = [found, "-n", str(CAPTURE_NICE), *argv] if found else argv
+    idle = shutil.which("chrt")
+    return [idle, "--idle", "0", *argv] if idle else argv
 
 
 def _stream(
