@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.support.jobs import DEMO_BAKE, offline_config, run_cli
 from tests.support.realparts import require
 
@@ -33,6 +35,7 @@ def test_vars_says_the_fleet_file_set_it_and_the_shell_wins(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.alone  # reads a doctor row that doctor's one deadline cuts on a loaded machine
 def test_a_push_goes_to_the_fleet_files_registry(tmp_path: Path) -> None:
     require("docker-buildx")
     config = fleet_with_registry(tmp_path)
