@@ -34,10 +34,18 @@ typecheck: $(STAMP)
 # The tests that wait run side by side in PYTEST_WORKERS processes (0: all in this one), each
 # worker with a fleet of its own; then the few marked `alone` run with nothing beside them.
 # Both phases always run (a failure in the first still shows the second's); either fails it.
+# A test that failed side by side runs again, alone: four workers on two cores outwait some
+# deadlines, so what fails only beside the others is named as such, and what fails alone too
+# fails the target.
 PYTEST_WORKERS ?= 4
 pytest: $(STAMP) system
 	@side=0; alone=0; \
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --phase side-by-side $(PYTEST_ARGS) || side=$$?; \
+	if [ $$side = 1 ]; then \
+	  echo "make pytest: the tests that failed side by side, again with nothing beside them:"; \
+	  side=0; $(BIN)/pytest --last-failed --last-failed-no-failures none --phase side-by-side \
+	    $(PYTEST_ARGS) || side=$$?; \
+	fi; \
 	$(BIN)/pytest --phase alone $(PYTEST_ARGS) || alone=$$?; \
 	echo "make pytest: side by side exit $$side, alone exit $$alone"; \
 	[ $$side = 0 ] && [ $$alone = 0 ]
