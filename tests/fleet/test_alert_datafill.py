@@ -31,10 +31,7 @@ from typing import Any
 import pytest
 
 from devfleet import ServiceHandle, start_alertmanager, start_monitor, start_prometheus
-from devfleet.dockerd import start_engine
-from rocmtui.core.config.fleetfile import load_config
-from rocmtui.core.jobs.control import cancel_job, list_jobs
-from tests.support.jobs import DEMO_BAKE, bake, job_json, log_has, started_job, wait_for
+from tests.support.jobs import bake, job_json, log_has, started_job, wait_for
 from tests.support.prometheus import (
     DEPLOY,
     WebhookSink,
@@ -43,7 +40,7 @@ from tests.support.prometheus import (
     query,
 )
 from tests.support.realparts import require
-from tests.support.smalldisk import small_tmpfs
+from tests.support.smallengine import small_disk_engine
 
 pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 ALERT = "RocmtuiDataRootFillingUp"
@@ -80,28 +77,10 @@ def small_disk_fleet(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, str
     """An engine of its own (in a netns) whose data root is on a 160 MiB tmpfs, and a fleet
     file naming only it, refreshed every second: (fleet file, node name)."""
     require("root", "dockerd", "netns", "docker-buildx", "prometheus", "alertmanager")
-    name = f"fill{uuid.uuid4().hex[:4]}"
-    (tmp_path / "engines").mkdir()
-    # the engine's folder, not its data root: stopping an engine unmounts what is under that
-    with small_tmpfs(tmp_path / "engines" / name, 160 * 1024 * 1024):
-        engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar)
-        try:
-            config = tmp_path / "rocmtui.toml"
-            config.write_text(
-                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
-                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
-                "refresh_seconds = 1.0\nstall_after_seconds = 8\n"
-                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
-                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
-                'gfx = "gfx1201"\n'
-            )
-            yield config, name
-            loaded = load_config(config)
-            for job in list_jobs(loaded, limit=None):
-                if job.ended_at is None:
-                    cancel_job(loaded, job.id, grace=2.0)
-        finally:
-            engine.stop(grace=5.0)
+    with small_disk_engine(
+        tmp_path, base_tar, "fill", "refresh_seconds = 1.0\nstall_after_seconds = 8\n"
+    ) as made:
+        yield made
 
 
 def test_a_build_filling_its_data_root_fires_the_alert_at_alertmanager(

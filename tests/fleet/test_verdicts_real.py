@@ -26,7 +26,7 @@ from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.support.jobs import DEMO_BAKE, bake, job_json, log_has, run_cli, started_job, wait_for
 from tests.support.prometheus import scrape
 from tests.support.realparts import require
-from tests.support.smalldisk import small_tmpfs
+from tests.support.smallengine import small_disk_engine
 
 # one worker: the OOM test's kill counts on the shared kernel (/proc/vmstat), so a disk test's
 # build beside it saw "1 OOM kill since the build began" and was judged memory
@@ -160,28 +160,10 @@ def small_disk_node(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, str]
     """An engine of its own (in a netns) whose data root is a 160 MiB tmpfs, and a fleet file
     naming only it: (fleet file, node name)."""
     require("root", "dockerd", "netns", "docker-buildx")
-    name = f"tiny{uuid.uuid4().hex[:4]}"
-    (tmp_path / "engines").mkdir()
-    # the engine's folder, not its data root: stopping an engine unmounts what is under that
-    with small_tmpfs(tmp_path / "engines" / name, 160 * 1024 * 1024):
-        engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar)
-        try:
-            config = tmp_path / "rocmtui.toml"
-            config.write_text(
-                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
-                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
-                f"stall_after_seconds = {STALL_AFTER}\n"
-                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
-                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
-                'gfx = "gfx1201"\n'
-            )
-            yield config, name
-            loaded = load_config(config)
-            for job in list_jobs(loaded, limit=None):
-                if job.ended_at is None:
-                    cancel_job(loaded, job.id, grace=2.0)
-        finally:
-            engine.stop(grace=5.0)
+    with small_disk_engine(
+        tmp_path, base_tar, "tiny", f"stall_after_seconds = {STALL_AFTER}\n"
+    ) as made:
+        yield made
 
 
 def test_a_build_that_fills_its_data_root_gets_the_disk_verdict(
