@@ -98,18 +98,33 @@ def _images(record: JobRecord) -> list[str]:
     return lines
 
 
+def _failure(record: JobRecord) -> list[str]:
+    """A failed job's two lines under its row: why it failed, and what to do next."""
+    from rocmtui.core.jobs.evidence import failure_of
+    from rocmtui.core.text.sanitize import sanitize_line
+
+    why = failure_of(record)
+    if why is None:
+        return []
+    return [sanitize_line(f"    why: {why.why}", 300), sanitize_line(f"    next: {why.next}", 300)]
+
+
 def _extras(record: JobRecord) -> dict[str, object]:
-    """The JSON fields beside the record: each target's image, the loop, cache statistics."""
+    """The JSON fields beside the record: each target's image, the loop, cache statistics,
+    and for a failed job why it failed (`cause`, `why`, `next`, `evidence`)."""
     from msgspec import to_builtins
 
+    from rocmtui.core.jobs.evidence import failure_of
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
 
     check = read_push_check(record.job_dir)
     stats = read_cache_stats(record.job_dir)
+    why = failure_of(record)
     return {
         "images": [to_builtins(i) for i in job_images(record.job_dir, record.target, record.arch)],
         "registry": to_builtins(check) if check is not None else None,
         "sccache": stats.to_json() if stats is not None else None,
+        "failure": to_builtins(why) if why is not None else None,
     }
 
 
@@ -161,6 +176,6 @@ def run(args: argparse.Namespace) -> int:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]).rstrip())
         if index:
-            for line in _images(records[index - 1]):
+            for line in [*_images(records[index - 1]), *_failure(records[index - 1])]:
                 print(line)
     return EXIT_OK

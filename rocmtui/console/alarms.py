@@ -80,7 +80,10 @@ class BuildAlarms:
             if job.record.exit_code is not None and job.record.state == JobState.FAILED:
                 why = f" (exit {job.record.exit_code}){why}"
             title = "Build failed" if job.record.state == JobState.FAILED else "Build lost"
-            self._post(f"{_where(job)} {job.record.state}{why}: job {clean(job.record.id)}", title)
+            said = f"{_where(job)} {job.record.state}{why}: job {clean(job.record.id)}"
+            if job.failure is not None:  # why, and what to do next
+                said += f"\n{clean(job.failure.why, 200)}\nnext: {clean(job.failure.next, 160)}"
+            self._post(said, title)
         self.ended |= ended.keys()
 
     def _post(self, message: str, title: str) -> Notification:

@@ -126,7 +126,7 @@ def list_jobs(
             view = job_view(record, progress, bake)
         if extras is not None:  # the registry's word on a push, cache statistics, images
             found = extras.fields(shown.id, record.job_dir, shown.target, shown.arch or None)
-            view = replace(view, **found)
+            view = replace(view, **found, failure=extras.failure(record))
         if estimates is not None and view.active:
             eta = view.progress.eta if view.progress is not None else None
             view = replace(view, estimate=running_estimate(estimates, record, now, eta))

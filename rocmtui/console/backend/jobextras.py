@@ -1,6 +1,7 @@
 """What a job's folder says beside its record, for the job row and the log pane header: the
 closed loop (does the registry hold what the push recorded?), the sccache statistics and each
-target's image (a group job has one digest per target).
+target's image (a group job has one digest per target); and, for a failed job, why it failed
+and what to do next (read from its log's tail once: a failed job's log no longer changes).
 
 Read by the jobs worker every round for up to 100 jobs, so each job's files are read again only
 when its folder changed (the supervisor writes them by rename, which changes the folder's
@@ -10,7 +11,11 @@ mtime; a growing log does not).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.verdicts.failure import FailureWhy
 
 MAX_KEPT = 400
 
@@ -20,6 +25,7 @@ class JobExtras:
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._failures: dict[str, tuple[float | None, FailureWhy | None]] = {}
 
     def fields(self, job_id: str, job_dir: str, target: str, arch: str | None) -> dict[str, Any]:
         """JobView fields (`loop`, `loop_text`, `cache`, `images`) for one job."""
@@ -35,6 +41,22 @@ class JobExtras:
             self._kept.clear()
         self._kept[job_id] = (stamp, found)
         return found
+
+    def failure(self, record: JobRecord) -> FailureWhy | None:
+        """Why a failed job failed (`evidence.failure_of`), read once per job and end."""
+        from rocmtui.core.jobs.evidence import failure_of
+        from rocmtui.core.states import JobState
+
+        if record.state is not JobState.FAILED:
+            return None
+        kept = self._failures.get(record.id)
+        if kept is not None and kept[0] == record.ended_at:
+            return kept[1]
+        why = failure_of(record)
+        if len(self._failures) >= MAX_KEPT:
+            self._failures.clear()
+        self._failures[record.id] = (record.ended_at, why)
+        return why
 
 
 def read_fields(job_dir: str, target: str, arch: str | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from rocmtui.core.text.units import fmt_age
 if TYPE_CHECKING:  # types only: the console starts without the launch modules and the store
     from rocmtui.core.jobs.plan import LaunchPlan
     from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.verdicts.failure import FailureWhy
 
 # State word -> severity class used by the stylesheet-derived palette (see widgets/palette.py).
 SEVERITY: dict[str, str] = {
@@ -89,6 +90,7 @@ class JobView(Struct, frozen=True):
     # while it runs: what such a build took (`≈ 2h10m, warm as last time`), or that it is
     # running far past its usual time (costbook.estimate)
     estimate: str | None = None
+    failure: FailureWhy | None = None  # a failed build: why, and what to do next
 
     @property
     def who(self) -> str:

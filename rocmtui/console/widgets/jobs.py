@@ -116,6 +116,8 @@ class JobsPanel(FleetPanel):
         # a cancelled bake's exit code is the signal's doing, and "cancelled" is its state word
         if job.record.exit_code is not None and job.record.state != JobState.CANCELLED:
             parts.append((f"exit {job.record.exit_code}", ""))
+        if job.failure is not None:  # why, before the step: a long step name must not hide it
+            parts.append((job.failure.short, palette.bad))
         if job.record.digest:
             parts.append((clean(job.record.digest, 80)[:19], ""))
         if job.loop:  # the closed loop: does the registry hold what the push recorded?

@@ -137,6 +137,9 @@ class LogPane(Vertical):
         error_step = job.record.error_step or (progress.error_step if progress else None)
         if error_step:
             line.append("failed at " + clean(error_step, 120), style=look)
+        if job.failure is not None:  # why, and what to do next (outside text: sanitised)
+            line.append("\n" + clean(job.failure.why, 300), style=look)
+            line.append("\nnext: " + clean(job.failure.next, 200), style="bold")
         self.header.update(line)
 
     def toggle_outline(self) -> None:

@@ -1,4 +1,5 @@
-"""What a job's log and its processes say: the failed step's name, and stall evidence.
+"""What a job's log and its processes say: the failed step's name and why it failed, and stall
+evidence.
 
 Only the tail of a log is read (a PyTorch log runs to hundreds of MB). The step names come from
 the progress parser (`rocmtui.core.progress.tracker`) fed that tail; BuildKit's closing summary
@@ -21,12 +22,16 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.text.units import fmt_age
+
+if TYPE_CHECKING:
+    from rocmtui.core.jobs.record import JobRecord
+    from rocmtui.core.verdicts.failure import FailureWhy
 
 TAIL_BYTES = 4 * 1024 * 1024
 MAX_STEP_TEXT = 160
@@ -278,3 +283,24 @@ def stall_evidence(
         if status:
             parts.append(f"builder {node.builder} {status}")
     return "; ".join(parts)
+
+
+#: A failed build's reasons are in its log's last lines (BuildKit's closing summary and
+#: bake's error): this much of the end is read, however long the log.
+FAILURE_TAIL_BYTES = 64 * 1024
+
+
+def failure_of(record: JobRecord) -> FailureWhy | None:
+    """Why a failed job failed and what to do next (`verdicts.failure.explain`), from its
+    record and its log's last `FAILURE_TAIL_BYTES`; None for a job that did not fail. The
+    record's own message (a link that broke, a full state disk) is read with the log."""
+    from rocmtui.core.states import JobState
+    from rocmtui.core.verdicts.failure import explain, tail_text
+
+    if record.state is not JobState.FAILED:
+        return None
+    lines, _ = read_tail(record.log_path, FAILURE_TAIL_BYTES)
+    text = tail_text(lines)
+    if record.message:
+        text.append(record.message)
+    return explain(record.error_step, text, record.exit_code, record.node)
