@@ -25,9 +25,10 @@ from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.views import ProgressView
 from rocmtui.console.messages import JobsUpdated
 from rocmtui.core.states import JobState
+from rocmtui.core.verdicts.failure import explain
 from tests.support.blackbox import screen_text, toasts, until_text
 from tests.support.snapshots import recorded
-from tests.support.snapshots.harness import feed, recorded_app
+from tests.support.snapshots.harness import feed, post_feed, recorded_app
 
 LONG_FAILURE = "the supervisor was killed before it could record it; " * 4
 
@@ -343,3 +344,30 @@ async def test_a_secret_set_in_the_dialog_is_never_shown(tmp_path: Path) -> None
         typed = [ln.strip(" │") for ln in shown.splitlines() if "hf_s3cretvalue42" in ln]
         assert typed == ["set HF_TOKEN=hf_s3cretvalue42"]  # the field, and nowhere else
         assert "HF_TOKEN=<redacted:HF_TOKEN>" in shown
+
+
+async def test_the_first_failure_rings_though_the_console_began_with_no_job(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An empty first job list is the console's start too: a build that fails before the next
+    list (a bad bake file fails at once) is news, and its notice says why and what next."""
+    app = recorded_app()
+    rings: list[int] = []
+    monkeypatch.setattr(app, "bell", lambda: rings.append(1))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await feed(app, pilot, with_jobs=False)
+        post_feed(app, JobsUpdated(()))
+        await pilot.pause()
+        running, *_ = recorded.jobs()
+        failed = recorded.changed(
+            running, state=JobState.FAILED, ended_at=recorded.NOW, exit_code=1,
+            error_step="#7 RUN fake-compile pytorch 2.15.0",
+        )  # fmt: skip
+        why = explain(failed.record.error_step, ["no space left on device"], 1, "snoc-think")
+        post_feed(app, JobsUpdated((replace(failed, failure=why),)))
+        shown = await until_text(pilot, r"Build failed")
+        said = " ".join(toasts(shown).split())
+        assert "a disk filled up at #7 RUN fake-compile pytorch 2.15.0 on snoc-think" in said
+        assert "next: free space on snoc-think's data root" in said
+        assert rings == [1]
+        await until_text(pilot, r"✗ failed .* exit 1 disk full at #7 RUN fake-c")  # its row

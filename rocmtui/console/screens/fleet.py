@@ -305,6 +305,8 @@ class FleetScreen(CatalogScreen):
         self.panel_fault("jobs", None)
         if message.jobs != self.data.jobs:  # else the usual idle round: nothing to draw
             self.show_jobs(message.jobs)
+        else:  # but the alarms hear it: a first list, though empty, says what is not news
+            self.alarms.update(message.jobs)
 
     def show_jobs(self, jobs: tuple[JobView, ...]) -> None:
         """A new job list: the panels, the alarms, the watched build; and up to the owner, for
