@@ -48,14 +48,14 @@ def test_a_compiler_error_and_an_unreachable_registry_each_say_why(config: Path)
     compiled = job_json(config, failing)["failure"]
     assert compiled["cause"] == "command", compiled
     assert "error: use of undeclared identifier" in compiled["evidence"]
-    assert compiled["why"].startswith("the build's own command failed at [demo-base")
+    assert compiled["why"].startswith("the build's own command failed (exit 1): /src/")
     pushed = job_json(config, pushing)["failure"]
     assert pushed["cause"] == "registry-down", pushed
     assert "connection refused" in pushed["evidence"] and closed in pushed["evidence"]
 
     table = run_cli(config, "jobs").stdout.splitlines()
     row = next(i for i, line in enumerate(table) if line.startswith(failing))
-    assert table[row + 1].startswith("    why: the build's own command failed at [demo-base")
+    assert table[row + 1].startswith("    why: the build's own command failed (exit 1): /src/")
     assert table[row + 2] == "    next: read the step's output in its log, fix, then rebuild"
     row = next(i for i, line in enumerate(table) if line.startswith(pushing))
     assert table[row + 1] == "    why: the registry could not be reached"
@@ -71,7 +71,8 @@ async def test_the_console_says_why_in_the_notice_the_row_and_the_log(config: Pa
         )  # fmt: skip
         shown = await until_text(pilot, r"Build failed", timeout=120)
         notice = toasts(shown)  # a notice wraps its words across its lines
-        assert "the build's own command failed at [demo-base" in notice, shown
+        assert "failed (exit 1) at [demo-base" in notice, shown  # the step, said once
+        assert "the build's own command failed (exit 1): /src/" in notice, shown
         assert "next: read the step's output in its log" in notice, shown
         shown = await until_text(pilot, r"✗ failed .*exit 1 its command failed at \[demo-base")
         await pilot.press("tab", "tab", "enter")  # the jobs table, its newest row: this job

@@ -25,7 +25,8 @@ class JobExtras:
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._failures: dict[str, tuple[float | None, FailureWhy | None]] = {}
+        # per job: what its record said when its log was read, and what that read found
+        self._failures: dict[str, tuple[tuple[object, ...], FailureWhy | None]] = {}
 
     def fields(self, job_id: str, job_dir: str, target: str, arch: str | None) -> dict[str, Any]:
         """JobView fields (`loop`, `loop_text`, `cache`, `images`) for one job."""
@@ -43,19 +44,21 @@ class JobExtras:
         return found
 
     def failure(self, record: JobRecord) -> FailureWhy | None:
-        """Why a failed job failed (`evidence.failure_of`), read once per job and end."""
+        """Why a failed job failed (`evidence.failure_of`), read again only when its record
+        changed (a reader may see it failed before its supervisor recorded all)."""
         from rocmtui.core.jobs.evidence import failure_of
         from rocmtui.core.states import JobState
 
         if record.state is not JobState.FAILED:
             return None
+        said = (record.ended_at, record.exit_code, record.error_step, record.message)
         kept = self._failures.get(record.id)
-        if kept is not None and kept[0] == record.ended_at:
+        if kept is not None and kept[0] == said:
             return kept[1]
         why = failure_of(record)
         if len(self._failures) >= MAX_KEPT:
             self._failures.clear()
-        self._failures[record.id] = (record.ended_at, why)
+        self._failures[record.id] = (said, why)
         return why
 
 

@@ -303,4 +303,4 @@ def failure_of(record: JobRecord) -> FailureWhy | None:
     text = tail_text(lines)
     if record.message:
         text.append(record.message)
-    return explain(record.error_step, text, record.exit_code, record.node)
+    return explain(text, record.exit_code, record.node)

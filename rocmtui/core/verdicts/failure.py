@@ -180,20 +180,18 @@ def _cut(line: str, pattern: re.Pattern[str] | None = None) -> str:
 
 
 def explain(
-    step: str | None,
     text: Iterable[str],
     exit_code: int | None = None,
     node: str | None = None,
 ) -> FailureWhy:
-    """Why the build failed (the module doc): `step` the failing step's name (None: not
-    known), `text` its error line, first error line and error tail and bake's own last error
-    line (outside text: only read and sanitised), `exit_code` bake's, `node` where it ran."""
+    """Why the build failed (the module doc): `text` the failing step's error lines and bake's
+    own last error line (outside text: only read and sanitised), `exit_code` bake's, `node`
+    where it ran. The step itself is not said: every reader shows it beside the why."""
     lines = [
         _without_command(line)
         for line in (t for _, t in zip(range(MAX_LINES), text, strict=False))
         if line
     ]
-    at = f" at {sanitize_line(step, 80)}" if step else ""
     on = f" on {sanitize_line(node, 40)}" if node else ""
     where = node or "the node"
     if (hit := _first(_ENGINE_BUG, lines)) is not None:
@@ -208,7 +206,7 @@ def explain(
     if (hit := _first(_DISK, lines)) is not None:
         return FailureWhy(
             FailureCause.DISK,
-            f"a disk filled up{at}{on}",
+            f"a disk filled up{on}",
             f"free space on {where}'s data root (prune its build cache), then rebuild",
             _cut(hit, _DISK),
         )
@@ -225,7 +223,7 @@ def explain(
     if sccache is not None and (_NET.search(sccache) or "server" in sccache.lower()):
         return FailureWhy(
             FailureCause.SCCACHE,
-            f"the sccache store did not answer{at}",
+            "the sccache store did not answer",
             "check the WebDAV store (rocmtui status shows its health), then rebuild",
             _cut(sccache, _SCCACHE_FAIL),
         )
@@ -254,7 +252,7 @@ def explain(
     if (hit := _first(_KILLED, lines)) is not None or exit_code == 137:
         return FailureWhy(
             FailureCause.MEMORY,
-            f"a process was killed{at}{on}, most likely by the kernel's OOM killer",
+            f"a process was killed{on}, most likely by the kernel's OOM killer",
             f"lower the compile jobs (MAX_JOBS) or build where memory is free; {where}'s "
             "vitals show its OOM count",
             _cut(hit, _KILLED) if hit is not None else None,
@@ -262,7 +260,7 @@ def explain(
     if (hit := _first(_CONTEXT, lines)) is not None:
         return FailureWhy(
             FailureCause.CONTEXT,
-            f"a file the Dockerfile reads is not in the build context{at}",
+            "a file the Dockerfile reads is not in the build context",
             "check the path in the step and the bake file's context, then rebuild",
             _cut(hit, _CONTEXT),
         )
@@ -276,14 +274,14 @@ def explain(
         said = f": {_cut(first)}" if first else ""
         return FailureWhy(
             FailureCause.COMMAND,
-            f"the build's own command failed{at} (exit {status.group(1)}){said}",
+            f"the build's own command failed (exit {status.group(1)}){said}",
             "read the step's output in its log, fix, then rebuild",
             _cut(first) if first else _cut(status.group(0)),
         )
     first = lines[0] if lines else None
     return FailureWhy(
         FailureCause.UNKNOWN,
-        f"failed{at}" + (f": {_cut(first)}" if first else "") if at or first else "failed",
+        f"no cause rocmtui knows: {_cut(first)}" if first else "the log's end names no cause",
         "read its log",
         _cut(first) if first else None,
     )
