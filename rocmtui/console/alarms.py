@@ -3,8 +3,8 @@
 `BuildAlarms` is held by the fleet screen and fed every job list. A build that goes stalled
 rings once and says how long it has been silent against the threshold; that notification is
 taken back when the build prints again (or ends). A build that fails, or is lost, while the
-console watches is as loud: the bell and where it failed. Jobs that had already ended when the
-console started are not news.
+console watches is as loud: the bell, where it failed, why and what to do next. Jobs that had
+already ended when the console started are not news, even when found later.
 
 Textual's `notify()` returns nothing to take back later; the same `Notify` message is posted
 with a `Notification` kept here, and withdrawn through Textual's own removal, which is private
@@ -38,6 +38,9 @@ class BuildAlarms:
         self.clock = clock
         self.stalled: set[str] = set()
         self.ended: set[str] | None = None  # failed or lost: None until the first list is in
+        # a build that ended before the console began is not news, though found later (a
+        # build started elsewhere is listed once BuildKit's history is read)
+        self.began = clock()
         self._notices: dict[str, Notification] = {}  # job id -> its stall notification
 
     def update(self, jobs: Iterable[JobView]) -> None:
@@ -74,6 +77,8 @@ class BuildAlarms:
             return
         for job_id in sorted(ended.keys() - self.ended):
             job = ended[job_id]
+            if job.record.ended_at is not None and job.record.ended_at < self.began:
+                continue
             self.app.bell()
             step = job.record.error_step or (job.progress.error_step if job.progress else None)
             why = f" at {clean(step, 80)}" if step else ""
