@@ -41,7 +41,7 @@ def test_the_node_that_built_it_last_is_hot_and_chosen_over_one_that_never_did()
     assert think.eta == 12.5 * 60  # median of the two hot builds here
     assert chosen.why == "snoc-think: hot, about 12m30s, idle"
     assert gaming.condition is Condition.WARM  # the fleet built it within the sccache window
-    assert "on the fleet" in gaming.eta_from and "as cold" in gaming.eta_from
+    assert "on other nodes" in gaming.eta_from and "as cold" in gaming.eta_from
 
 
 def test_down_stalled_full_and_archless_nodes_are_never_chosen_and_say_why() -> None:
@@ -137,7 +137,7 @@ def test_a_node_with_no_history_borrows_the_fleets_and_json_has_every_node() -> 
     facts = [node("new"), node("known", points=(pt(40 * 24 * H, 90, Condition.COLD),))]
     chosen = place("t", "gfx1201", facts, NOW)
     new = chosen.estimate("new")
-    assert new is not None and new.eta == 5400.0 and "on the fleet" in new.eta_from
+    assert new is not None and new.eta == 5400.0 and "on other nodes" in new.eta_from
     assert chosen.chosen == "new"  # a tie: the fleet file's order
     nothing = place(
         "t", "gfx1201", [node("a"), node("b", points=(pt(H, 9, Condition.HOT, False),))], NOW

@@ -12,22 +12,24 @@ The cache condition a build would most likely meet on a node, in this order:
   likely still holds its objects, so `warm`;
 - else `cold` (built long ago or never).
 
-The ETA is the history's median for that condition on that node, else on the fleet (the same
-target × arch on other nodes), else the next slower condition's (said so: an upper bound),
-else unknown; a node already running builds shares its cores, so its ETA is multiplied by
-one plus their number (said so). A node that is down, unknown, unprobed or stalled, whose
-data root is full, that cannot build the arch, or that already builds this very target × arch
-is never chosen, and says why not. Among the others the smallest ETA wins (a known ETA before
-an unknown one; ties: the better condition, fewer running builds, then the fleet file's
-order). A rebuild (`r`) keeps its original node when that is within `KEEP_ORIGINAL_MARGIN` of
-the best, and says so.
+The ETA is the time such a build takes under that condition (`eta.eta_for`: this node's
+recent median, else the other nodes' times this node's speed, else the nearest known
+condition's scaled by a ratio learned from other builds, else the next slower condition's as
+an upper bound, else unknown); a node already running builds shares its cores, so its ETA is
+multiplied by one plus their number (said so). A node that is down, unknown, unprobed or
+stalled, whose data root is full, that cannot build the arch, or that already builds this
+very target × arch is never chosen, and says why not. Among the others the smallest ETA wins
+(a known ETA before an unknown one; ties: the better condition, fewer running builds, then
+the fleet file's order). A rebuild (`r`) keeps its original node when that is within
+`KEEP_ORIGINAL_MARGIN` of the best, and says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint, condition_stats
+from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint
+from rocmtui.core.placement.eta import Priors, eta_for
 from rocmtui.core.placement.facts import NodeEstimate, NodeFacts, Placement
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 
@@ -107,30 +109,12 @@ def predict(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> tuple[C
     return Condition.COLD, "never built it here"
 
 
-def eta_for(
-    condition: Condition, here: Sequence[CostPoint], fleet: Sequence[CostPoint]
-) -> tuple[float | None, str]:
-    """The history's median for `condition`: this node's, else the fleet's, else the next
-    slower condition's (an upper bound); (None, why) with nothing to go by."""
-    mine, all_ = condition_stats(here), condition_stats(fleet)
-    start = CONDITIONS.index(condition)
-    for c in CONDITIONS[start:]:
-        if c is Condition.UNKNOWN:
-            break
-        as_ = "" if c is condition else f"no {condition} build to go by: as {c}, at most; "
-        if c in mine:
-            s = mine[c]
-            return s.median, f"{as_}median of {s.count} {c} build{'s' * (s.count > 1)} here"
-        if c in all_:
-            s = all_[c]
-            return s.median, f"{as_}median of {s.count} {c} build{'s' * (s.count > 1)} on the fleet"
-    return None, "no earlier build to go by"
-
-
-def estimate_node(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> NodeEstimate:
-    """One node's estimate (see the module doc)."""
-    condition, cwhy = predict(facts, fleet, now)
-    eta, efrom = eta_for(condition, facts.points, fleet)
+def estimate_node(
+    facts: NodeFacts, others: Sequence[CostPoint], now: float, priors: Priors | None = None
+) -> NodeEstimate:
+    """One node's estimate (see the module doc); `others`: the other nodes' builds."""
+    condition, cwhy = predict(facts, (*facts.points, *others), now)
+    eta, efrom = eta_for(condition, facts.points, others, priors)
     if eta is not None and facts.running:
         n = len(facts.running)
         eta *= 1 + n
@@ -176,10 +160,14 @@ def place(
     facts: Sequence[NodeFacts],
     now: float,
     original: str | None = None,
+    priors: Priors | None = None,
 ) -> Placement:
-    """Every node's estimate and the node that would finish first (see the module doc)."""
-    fleet = tuple(p for f in facts for p in f.points)
-    estimates = tuple(estimate_node(f, fleet, now) for f in facts)
+    """Every node's estimate and the node that would finish first (see the module doc);
+    `priors`: condition ratios learned from other builds (`eta.learn_priors`)."""
+    estimates = tuple(
+        estimate_node(f, [p for g in facts if g is not f for p in g.points], now, priors)
+        for f in facts
+    )
     ranked = sorted(
         ((e, i) for i, e in enumerate(estimates) if e.eligible), key=lambda ei: _rank(*ei)
     )

@@ -3,6 +3,12 @@
 Blocking (SQLite, a stat per running job): call it from a command or a worker thread. Load and
 free disk come from the node's vitals (`NodeSnapshot.vitals`) when its probe gathered them,
 else from the host figures the local node's snapshot carries, else they stay unknown.
+
+The builds judged are the cost book's, plus any of this target × arch that ended so recently
+that its supervisor has not recorded it yet (its outcome read from the job's own folder, as
+`rocmtui jobs` shows it): an operator who saw a build end and asks again at once is answered
+with that build counted. The condition priors (`eta.learn_priors`) are learned from every
+other target × arch × node group of the cost book over `PRIOR_DAYS`.
 """
 
 from __future__ import annotations
@@ -11,13 +17,14 @@ import time
 from collections.abc import Mapping, Sequence
 
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.costbook.book import CostBook, CostFilter
-from rocmtui.core.costbook.cost import CostPoint
+from rocmtui.core.costbook.book import CostBook, CostFilter, evidence_of, row_of
+from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import place
+from rocmtui.core.placement.eta import Ratio, learn_priors
 from rocmtui.core.placement.facts import NodeFacts, Placement
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState
@@ -131,10 +138,43 @@ def same_variables(
     return out
 
 
+#: Days of the cost book the condition priors are learned from.
+PRIOR_DAYS = 30.0
+
+
+def live_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
+    """Jobs the store holds unfinished, with their live state (some ended just now)."""
+    return [live_record(store, r, stall_after, now) for r in store.list(None, unfinished_only=True)]
+
+
 def running_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
     """Jobs running (or stalled) now, with their live state."""
-    live = (live_record(store, r, stall_after, now) for r in store.list(None, unfinished_only=True))
+    live = live_jobs(store, stall_after, now)
     return [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
+
+
+def just_ended(
+    live: Sequence[JobRecord], target: str, arch: str, points: dict[str, list[CostPoint]]
+) -> None:
+    """Add to `points` the builds of `target` × `arch` that ended but are not recorded yet."""
+    for r in live:
+        if r.ended_at is None or r.target != target or r.arch != arch:
+            continue
+        if r.state in (JobState.RUNNING, JobState.STALLED):
+            continue
+        points.setdefault(r.node, []).append(row_of(r, evidence_of(r)).point())
+
+
+def condition_priors(
+    store: JobStore, target: str, arch: str, now: float, retention_days: float
+) -> dict[tuple[Condition, Condition], Ratio]:
+    """The condition ratios of every other target × arch × node group (`eta.learn_priors`)."""
+    since = now - min(PRIOR_DAYS, retention_days) * 86400.0
+    groups: dict[tuple[str, str, str], list[CostPoint]] = {}
+    for row in CostBook(store, retention_days).rows(CostFilter(since=since)):
+        if (row.target, row.arch) != (target, arch):
+            groups.setdefault(row.group, []).append(row.point())
+    return learn_priors(groups.values())
 
 
 def placement_for(
@@ -154,7 +194,10 @@ def placement_for(
     now = time.time() if now is None else now
     store = store or JobStore.for_config(config)
     points = cost_points(store, target, arch, now, config.history_retention_days)
-    running = running_jobs(store, config.stall_after_seconds, now)
+    live = live_jobs(store, config.stall_after_seconds, now)
+    running = [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
+    just_ended(live, target, arch, points)
+    priors = condition_priors(store, target, arch, now, config.history_retention_days)
     same = None
     if overrides is not None:
         same = same_variables(
@@ -163,7 +206,17 @@ def placement_for(
     facts = node_facts(
         config, snapshot, target, arch, points, running, listed_arches, declares_arch, same
     )
-    return place(target, arch, facts, now, original)
+    return place(target, arch, facts, now, original, priors)
 
 
-__all__ = ["cost_points", "node_facts", "placement_for", "running_jobs", "same_variables"]
+__all__ = [
+    "PRIOR_DAYS",
+    "condition_priors",
+    "cost_points",
+    "just_ended",
+    "live_jobs",
+    "node_facts",
+    "placement_for",
+    "running_jobs",
+    "same_variables",
+]

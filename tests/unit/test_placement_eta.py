@@ -1,0 +1,140 @@
+"""The ETA rules (`core.placement.eta`) on hand-written builds: which rule answers, with what
+number, and that `eta_from` names it; and what `gather` feeds them from a job store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmtui.core.costbook.book import CostBook, CostRow
+from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.placement.choose import place
+from rocmtui.core.placement.eta import RECENT, Ratio, eta_for, learn_priors, speed_factor
+from rocmtui.core.placement.facts import NodeFacts
+from rocmtui.core.placement.gather import condition_priors, just_ended
+from rocmtui.core.states import JobState
+
+NOW = 1_800_000_000.0
+H = 3600.0
+F, HOT, W, C = Condition.FROZEN, Condition.HOT, Condition.WARM, Condition.COLD
+
+
+def pt(ago_h: float, seconds: float, cond: Condition, ok: bool = True) -> CostPoint:
+    return CostPoint(NOW - ago_h * H, seconds, cond, ok)
+
+
+def test_the_newest_builds_make_the_median_not_all_of_them() -> None:
+    # durations drifted down: twenty old builds at 100 s, then RECENT at 60 s
+    old = [pt(100 - i, 100.0, HOT) for i in range(20)]
+    new = [pt(10 - i, 60.0, HOT) for i in range(RECENT)]
+    eta, said = eta_for(HOT, [*old, *new], [])
+    assert eta == 60.0
+    assert said == f"median of the newest {RECENT} of {20 + RECENT} hot builds here"
+    few, said_few = eta_for(HOT, [pt(2, 30.0, HOT), pt(1, 40.0, HOT)], [])
+    assert few == 35.0 and said_few == "median of 2 hot builds here"
+
+
+def test_failed_builds_are_no_time_of_any_condition() -> None:
+    eta, said = eta_for(HOT, [pt(2, 30.0, HOT), pt(1, 3.0, HOT, ok=False)], [])
+    assert eta == 30.0 and said == "median of 1 hot build here"
+
+
+def test_a_slow_node_borrowing_the_fleets_time_is_scaled_by_its_speed() -> None:
+    # this node took twice the others' time on the cold and warm builds both made
+    here = [pt(50, 200.0, C), pt(40, 100.0, W)]
+    others = [pt(60, 100.0, C), pt(45, 50.0, W), pt(2, 10.0, HOT)]
+    assert speed_factor(here, others) == (2.0, 2)
+    eta, said = eta_for(HOT, here, others)
+    assert eta == 20.0
+    assert said == (
+        "median of 1 hot build on other nodes, x2.00: this node's speed against theirs "
+        "(2 conditions)"
+    )
+    # a node with nothing in common with the others takes their time as it is
+    bare, bare_said = eta_for(HOT, [], others)
+    assert bare == 10.0 and bare_said == "median of 1 hot build on other nodes"
+
+
+def test_a_condition_never_built_is_the_nearest_one_scaled_by_what_others_show() -> None:
+    here = [pt(3, 100.0, W)]
+    priors = {(F, W): Ratio(0.1, 4), (F, C): Ratio(0.05, 2)}
+    eta, said = eta_for(F, here, [], priors)
+    assert eta is not None and abs(eta - 10.0) < 1e-9
+    assert said == (
+        "no frozen build of it: median of 1 warm build here, x0.10 as frozen builds take "
+        "against warm (4 other groups)"
+    )
+    # no ratio learned for this pair: the slower condition's time, as an upper bound
+    bound, bound_said = eta_for(F, here, [], {(F, C): Ratio(0.05, 2)})
+    assert bound == 100.0
+    assert bound_said == "no frozen build to go by: as warm, at most; median of 1 warm build here"
+    # a cold build with only hot ones known: scaled up by the ratio, never "at most"
+    up, up_said = eta_for(C, [pt(1, 10.0, HOT)], [], {(C, HOT): Ratio(6.0, 1)})
+    assert up == 60.0 and up_said.startswith("no cold build of it: median of 1 hot build here")
+    assert eta_for(C, [pt(1, 10.0, HOT)], []) == (None, "no earlier build to go by")
+
+
+def test_priors_are_the_median_ratio_over_groups_that_built_under_both() -> None:
+    a = [pt(5, 100.0, W), pt(4, 10.0, F)]
+    b = [pt(5, 200.0, W), pt(4, 40.0, F), pt(3, 400.0, C)]
+    c = [pt(5, 50.0, W)]  # one condition only: teaches nothing
+    priors = learn_priors([a, b, c])
+    f_w = priors[(F, W)]
+    assert f_w.groups == 2 and abs(f_w.value - 0.15) < 1e-9  # median of 0.1 and 0.2
+    assert priors[(W, F)] == Ratio(7.5, 2)  # median of 10 and 5
+    assert priors[(C, W)] == Ratio(2.0, 1)
+    assert (F, HOT) not in priors
+
+
+def test_place_uses_the_priors_and_the_bake_json_says_so() -> None:
+    facts = [NodeFacts("a", "gfx1201", "ok", points=(pt(1, 100.0, W),), same_variables=True)]
+    chosen = place("t", "gfx1201", facts, NOW, priors={(F, W): Ratio(0.1, 3)})
+    e = chosen.estimate("a")
+    assert e is not None and e.condition is F
+    assert e.eta is not None and abs(e.eta - 10.0) < 1e-9
+    assert e.eta_from.startswith("no frozen build of it: ")
+    assert chosen.why == "a: frozen, about 10s, idle"
+
+
+def _row(job: str, target: str, node: str, ago_h: float, seconds: float, cached: int) -> CostRow:
+    start = NOW - ago_h * H
+    return CostRow(
+        job_id=job, target=target, arch="gfx1201", node=node, started_at=start,
+        ended_at=start + seconds, duration=seconds, outcome="succeeded", origin="rocmtui",
+        started_by="ci@strix",
+        evidence=BuildEvidence(steps_total=10, steps_cached=cached, sccache_hits=90,
+                               sccache_misses=10),
+    )  # fmt: skip
+
+
+def test_priors_are_learned_from_the_other_targets_in_the_cost_book(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    CostBook(store).add([
+        _row("j1", "vllm", "think", 5, 600.0, 0),  # warm
+        _row("j2", "vllm", "think", 4, 60.0, 10),  # frozen
+        _row("j3", "pytorch", "think", 3, 1000.0, 0),  # the target asked about: left out
+        _row("j4", "pytorch", "think", 2, 900.0, 10),
+    ])  # fmt: skip
+    priors = condition_priors(store, "pytorch", "gfx1201", NOW, 30.0)
+    assert priors[(F, W)] == Ratio(0.1, 1)
+
+
+def test_a_build_that_ended_but_is_not_recorded_yet_counts(tmp_path: Path) -> None:
+    def record(job: str, target: str, state: JobState, ended: float | None) -> JobRecord:
+        folder = tmp_path / job
+        folder.mkdir()
+        return JobRecord(
+            id=job, target=target, arch="gfx1201", node="think", endpoint="unix:///x", push=False,
+            overrides={}, command=(), user="ci", host="strix", bake_file="b.hcl",
+            job_dir=str(folder), started_at=NOW - 100, state=state, ended_at=ended,
+        )  # fmt: skip
+
+    live = [
+        record("a", "pytorch", JobState.SUCCEEDED, NOW - 10),  # ended: its supervisor records
+        record("b", "pytorch", JobState.RUNNING, None),
+        record("c", "vllm", JobState.SUCCEEDED, NOW - 10),  # another target
+    ]
+    points: dict[str, list[CostPoint]] = {"think": [pt(5, 80.0, HOT)]}
+    just_ended(live, "pytorch", "gfx1201", points)
+    assert [(p.duration, p.succeeded) for p in points["think"]] == [(80.0, True), (90.0, True)]
