@@ -20,7 +20,8 @@ cost book holds at that moment (a build's row settles 30 s after its end, so the
 are not in yet). At the end, once every build settled, the cost book's own condition of each
 build is read back, so a row says how many builds really met the condition asked for.
 Printed: every estimate beside the real duration; per condition, the share within 25 %.
-Target (the issue): within 25 %. Nothing is asserted; the figures are this machine's, loaded.
+Target (the issue): within 25 %. Nothing is asserted; the figures are this machine's: each
+build's one-minute load average at its end is kept, and each row's note says the range seen.
 """
 
 from __future__ import annotations
@@ -123,12 +124,13 @@ def measure(config: Path, env: dict[str, str], per: int) -> list[dict]:
                 "asked": condition, "job_id": answer["job_id"], "node": chosen["node"],
                 "predicted": chosen["condition"], "eta": eta, "real": real,
                 "state": job.get("state"), "eta_from": chosen["eta_from"],
+                "load1": round(os.getloadavg()[0], 2),
             })  # fmt: skip
             err = f"{(eta - real) / real:+.0%}" if eta and real else "-"
             print(f"{condition:6} {i:2} {chosen['node']:12} predicted {chosen['condition']:7} "
                   f"eta {eta if eta is None else round(eta, 1)!s:>6} real "
-                  f"{real if real is None else round(real, 1)!s:>6} {err:>6}  "
-                  f"{chosen['eta_from']}", flush=True)  # fmt: skip
+                  f"{real if real is None else round(real, 1)!s:>6} {err:>6}  load "
+                  f"{out[-1]['load1']:.1f}  {chosen['eta_from']}", flush=True)  # fmt: skip
     return out
 
 
@@ -140,6 +142,15 @@ def met_conditions(config: Path, env: dict[str, str], builds: list[dict]) -> Non
     met = {r.get("job_id"): r.get("condition") for r in rows if isinstance(r, dict)}
     for b in builds:
         b["met"] = met.get(b["job_id"])
+
+
+def load_words(builds: list[dict]) -> str:
+    """`load average 1.2-3.4 (median 2.0)`: the one-minute load at the builds' ends."""
+    loads = [b["load1"] for b in builds if b.get("load1") is not None]
+    if not loads:
+        return "load average not measured"
+    return (f"load average {min(loads):.1f}-{max(loads):.1f} (median "
+            f"{statistics.median(loads):.1f})")  # fmt: skip
 
 
 def rows(builds: list[dict], per: int) -> list[common.Row]:
@@ -164,7 +175,7 @@ def rows(builds: list[dict], per: int) -> list[common.Row]:
                   f"{statistics.median(errors):.0%}; " if errors else f"{len(mine)} builds; ")
                  + f"failed: {len(asked) - len(mine)}; predicted {condition}: {predicted}; "
                  f"the cost book found {condition}: {met}; "
-                 "machine loaded",
+                 + load_words(asked),
         ))  # fmt: skip
     return out
 
