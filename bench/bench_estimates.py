@@ -165,6 +165,8 @@ def rows(builds: list[dict], per: int) -> list[common.Row]:
         share = 100.0 * len(within) / len(mine) if mine else None
         errors = [abs(b["eta"] - b["real"]) / b["real"] for b in scored]
         met = sum(1 for b in mine if b.get("met") == condition)
+        # misses with no build of the predicted condition to go by (eta_from says "no ...")
+        blind = sum(1 for b in mine if b not in within and b["eta_from"].startswith("no "))
         predicted = sum(1 for b in mine if b["predicted"] == condition)
         out.append(common.row(
             f"--node auto ETA within 25% of the real duration, {condition} rebuilds, % of builds",
@@ -174,6 +176,7 @@ def rows(builds: list[dict], per: int) -> list[common.Row]:
                   f"DEMO_STEPS=6, 0.3 s); no ETA for {len(mine) - len(scored)}; median error "
                   f"{statistics.median(errors):.0%}; " if errors else f"{len(mine)} builds; ")
                  + f"failed: {len(asked) - len(mine)}; predicted {condition}: {predicted}; "
+                 f"misses with no such build to go by: {blind}; "
                  f"the cost book found {condition}: {met}; "
                  + load_words(asked),
         ))  # fmt: skip
