@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmtui.core.costbook.book import CostBook, CostRow
+import msgspec
+
+from rocmtui.core.costbook.book import CONDITION_SQL, CostBook, CostRow
 from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
@@ -138,3 +140,36 @@ def test_a_build_that_ended_but_is_not_recorded_yet_counts(tmp_path: Path) -> No
     points: dict[str, list[CostPoint]] = {"think": [pt(5, 80.0, HOT)]}
     just_ended(live, "pytorch", "gfx1201", points)
     assert [(p.duration, p.succeeded) for p in points["think"]] == [(80.0, True), (90.0, True)]
+
+
+def test_the_sql_condition_is_the_evidence_s_own_classification(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    grid = [
+        BuildEvidence(steps_total=t, steps_cached=c, sccache_hits=h, sccache_misses=m)
+        for t in (None, 0, 2, 5, 10)
+        for c in (None, 0, 1, 3, 5, 10)
+        for h, m in ((None, None), (0, 0), (3, 2), (6, 4), (59, 41), (60, 40), (1, 0), (0, 5))
+    ]
+    base = [_row(f"j{i}", "t", "n", 0, 1.0, 0) for i in range(len(grid))]
+    rows = [msgspec.structs.replace(r, evidence=e) for r, e in zip(base, grid, strict=True)]
+    CostBook(store).add(rows)
+    with store.connect() as conn:
+        found = dict(conn.execute(f"SELECT job_id, {CONDITION_SQL} FROM build_costs").fetchall())
+    assert {r.job_id: str(r.evidence.classify()) for r in rows} == found
+
+
+def test_the_newest_builds_of_each_group_and_condition_are_read(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    rows = [_row(f"w{i}", "vllm", "think", 50 - i, 100.0 + i, 0) for i in range(12)]
+    rows += [_row("f1", "vllm", "think", 30, 9.0, 10), _row("p1", "pytorch", "think", 1, 5.0, 10)]
+    rows += [_row("old", "vllm", "gaming", 24 * 40, 7.0, 10)]  # before the window
+    CostBook(store).add(rows)
+    got = CostBook(store).newest_by_group(NOW - 30 * 24 * H, RECENT, 1000, ("pytorch", "gfx1201"))
+    assert list(got) == [("vllm", "gfx1201", "think")]
+    points = got[("vllm", "gfx1201", "think")]
+    warm = [p.duration for p in points if p.condition is W]
+    assert warm == [107.0, 108.0, 109.0, 110.0, 111.0]  # the newest five, oldest first
+    assert [p.duration for p in points if p.condition is F] == [9.0]
+    # the limit keeps the newest builds overall
+    few = CostBook(store).newest_by_group(NOW - 30 * 24 * H, RECENT, 2)
+    assert [p.duration for ps in few.values() for p in ps] == [9.0, 5.0]  # f1, p1

@@ -21,7 +21,13 @@ from collections.abc import Sequence
 from msgspec import Struct
 
 from rocmtui.core.config.fleetfile import DEFAULT_RETENTION_DAYS
-from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
+from rocmtui.core.costbook.cost import (
+    HOT_MIN_CACHED_SHARE,
+    WARM_MIN_HIT_RATE,
+    BuildEvidence,
+    Condition,
+    CostPoint,
+)
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
@@ -30,6 +36,17 @@ from rocmtui.core.states import JobState
 SETTLE_SECONDS = 30.0  # after a job's end before its row is written (its sccache.json first)
 DAY = 86400.0
 SYNC_BATCH = 500  # jobs read per round of `sync` (a first sync of a big store goes in rounds)
+
+#: A row's condition in SQL: `BuildEvidence.classify` of its columns, computed the same way
+#: (the same divisions and comparisons; tests/unit/test_placement_eta.py holds them equal).
+CONDITION_SQL = (
+    "CASE WHEN steps_total IS NULL OR steps_total = 0 OR steps_cached IS NULL THEN 'unknown' "
+    "WHEN CAST(steps_cached AS REAL) / steps_total >= 1.0 THEN 'frozen' "
+    f"WHEN CAST(steps_cached AS REAL) / steps_total >= {HOT_MIN_CACHED_SHARE!r} THEN 'hot' "
+    "WHEN sccache_hits IS NULL OR sccache_misses IS NULL OR sccache_hits + sccache_misses = 0 "
+    "THEN 'unknown' WHEN CAST(sccache_hits AS REAL) / (sccache_hits + sccache_misses) >= "
+    f"{WARM_MIN_HIT_RATE!r} THEN 'warm' ELSE 'cold' END"
+)
 
 _COLUMNS = (
     "job_id",
@@ -287,6 +304,32 @@ class CostBook:
         with self.store.connect() as conn:
             return [_from_values(v) for v in conn.execute(sql, params).fetchall()]
 
+    def newest_by_group(
+        self, since: float, per: int, limit: int, leave_out: tuple[str, str] | None = None
+    ) -> dict[tuple[str, str, str], list[CostPoint]]:
+        """Of the newest `limit` succeeded builds started since `since` (leaving out one
+        target × arch), the newest `per` of each known condition of each target × arch ×
+        node, as points oldest first. What placement's condition ratios read on every
+        `--node auto`: SQLite picks and classifies (`CONDITION_SQL`), Python sees a few rows
+        per group, and `limit` bounds the cost whatever the book holds."""
+        target, arch = leave_out or ("", "")
+        sql = (
+            "SELECT target, arch, node, cond, started_at, duration FROM (SELECT *, ROW_NUMBER() "
+            "OVER (PARTITION BY target, arch, node, cond ORDER BY started_at DESC) AS n FROM "
+            f"(SELECT target, arch, node, started_at, duration, {CONDITION_SQL} AS cond "
+            "FROM build_costs WHERE outcome = ? AND started_at >= ? AND NOT (target = ? AND "
+            "arch = ?) ORDER BY started_at DESC LIMIT ?)) WHERE n <= ? AND cond != ? "
+            "ORDER BY started_at"
+        )
+        params = (JobState.SUCCEEDED.value, since, target, arch, limit, per, "unknown")
+        with self.store.connect() as conn:
+            found = conn.execute(sql, params).fetchall()
+        out: dict[tuple[str, str, str], list[CostPoint]] = {}
+        for t, a, node, cond, started, duration in found:
+            point = CostPoint(started, duration, Condition(cond), True)
+            out.setdefault((t, a, node), []).append(point)
+        return out
+
     def add(self, rows: Sequence[CostRow]) -> None:
         """Write rows as they are (recorded history for tests and benchmarks)."""
         marks = ", ".join("?" for _ in _COLUMNS)
@@ -331,6 +374,7 @@ def load_history(
 
 
 __all__ = [
+    "CONDITION_SQL",
     "SETTLE_SECONDS",
     "CostBook",
     "CostFilter",

@@ -8,7 +8,8 @@ The builds judged are the cost book's, plus any of this target × arch that ende
 that its supervisor has not recorded it yet (its outcome read from the job's own folder, as
 `rocmtui jobs` shows it): an operator who saw a build end and asks again at once is answered
 with that build counted. The condition priors (`eta.learn_priors`) are learned from every
-other target × arch × node group of the cost book over `PRIOR_DAYS`.
+other target × arch × node group among the cost book's newest `PRIOR_BUILDS` builds of
+`PRIOR_DAYS`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import place
-from rocmtui.core.placement.eta import Ratio, learn_priors
+from rocmtui.core.placement.eta import RECENT, Ratio, learn_priors
 from rocmtui.core.placement.facts import NodeFacts, Placement
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState
@@ -138,8 +139,10 @@ def same_variables(
     return out
 
 
-#: Days of the cost book the condition priors are learned from.
+#: The condition priors are learned from the newest `PRIOR_BUILDS` builds of the last
+#: `PRIOR_DAYS` days (a bound on what every `--node auto` reads, whatever the book holds).
 PRIOR_DAYS = 30.0
+PRIOR_BUILDS = 1000
 
 
 def live_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
@@ -170,10 +173,9 @@ def condition_priors(
 ) -> dict[tuple[Condition, Condition], Ratio]:
     """The condition ratios of every other target × arch × node group (`eta.learn_priors`)."""
     since = now - min(PRIOR_DAYS, retention_days) * 86400.0
-    groups: dict[tuple[str, str, str], list[CostPoint]] = {}
-    for row in CostBook(store, retention_days).rows(CostFilter(since=since)):
-        if (row.target, row.arch) != (target, arch):
-            groups.setdefault(row.group, []).append(row.point())
+    groups = CostBook(store, retention_days).newest_by_group(
+        since, RECENT, PRIOR_BUILDS, (target, arch)
+    )
     return learn_priors(groups.values())
 
 
@@ -210,6 +212,7 @@ def placement_for(
 
 
 __all__ = [
+    "PRIOR_BUILDS",
     "PRIOR_DAYS",
     "condition_priors",
     "cost_points",
