@@ -11,7 +11,7 @@ from rocmtui.core.costbook.book import CONDITION_SQL, CostBook, CostRow
 from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.placement.choose import place
+from rocmtui.core.placement.choose import fleet_rebuild, place, predict
 from rocmtui.core.placement.eta import RECENT, Ratio, eta_for, learn_priors, speed_factor
 from rocmtui.core.placement.facts import NodeFacts
 from rocmtui.core.placement.gather import condition_priors, just_ended
@@ -173,3 +173,24 @@ def test_the_newest_builds_of_each_group_and_condition_are_read(tmp_path: Path) 
     # the limit keeps the newest builds overall
     few = CostBook(store).newest_by_group(NOW - 30 * 24 * H, RECENT, 2)
     assert [p.duration for ps in few.values() for p in ps] == [9.0, 5.0]  # f1, p1
+
+
+def test_a_node_with_no_quick_rebuild_of_its_own_goes_by_the_fleets_newest() -> None:
+    # strix: a build, then a quick rebuild that met cold (a new nonce); think built it once
+    strix = (pt(3, 9.0, W), pt(2, 9.0, C))
+    think = (pt(1, 12.0, C),)
+    assert fleet_rebuild([strix]) is C and fleet_rebuild([think]) is None
+    facts = [
+        NodeFacts("strix", "gfx1201", "ok", points=strix, same_variables=False),
+        NodeFacts("think", "gfx1201", "ok", points=think, same_variables=False),
+    ]
+    chosen = place("t", "gfx1201", facts, NOW)
+    e = chosen.estimate("think")
+    assert e is not None and e.condition is C  # not "hot": nothing here says it would be
+    assert e.condition_why == "built it 1h00m ago; its last quick rebuild on the fleet was cold"
+    assert e.eta == 12.0 and e.eta_from == "median of 1 cold build here"
+    assert chosen.chosen == "strix"  # 9 s against think's 12 s
+    # its own quick rebuild comes first
+    own = (pt(5, 12.0, W), pt(4, 3.0, HOT))
+    mine = predict(NodeFacts("think", None, "ok", points=own), own, NOW, elsewhere=C)
+    assert mine == (HOT, "built it 4h00m ago")

@@ -7,7 +7,9 @@ The cache condition a build would most likely meet on a node, in this order:
   rebuild that soon after a build met on that node (cache pruned often, or nothing changed
   and every step cached), that condition instead; when the launch's variables are known:
   the same as that build's, every step is most likely cached (`frozen`); changed, not frozen
-  (a frozen quick rebuild in the history says `hot` then);
+  (a frozen quick rebuild in the history says `hot` then). A node with no quick rebuild of
+  its own goes by the newest one on another node: rebuilds soon after a build meet what the
+  launches of the day change (a version, a nonce), whichever node they run on;
 - else any node built it and succeeded within `WARM_WITHIN`: the shared sccache store most
   likely still holds its objects, so `warm`;
 - else `cold` (built long ago or never).
@@ -68,34 +70,47 @@ def why_not(facts: NodeFacts) -> str | None:
     return None
 
 
-def _rebuild_condition(points: Sequence[CostPoint]) -> Condition | None:
-    """The condition the node's latest quick rebuild met (a build started within
-    `HOT_WITHIN` of a succeeded one before it), when known."""
+def _rebuild_condition(points: Sequence[CostPoint]) -> tuple[float, Condition] | None:
+    """(its start, the condition) of a node's latest quick rebuild (a build started within
+    `HOT_WITHIN` of a succeeded one before it on the same node), when known."""
     ordered = sorted(points, key=lambda p: p.started_at)
     last_ok: float | None = None
-    found: Condition | None = None
+    found: tuple[float, Condition] | None = None
     for p in ordered:
         quick = last_ok is not None and p.started_at - last_ok <= HOT_WITHIN
         if quick and p.succeeded and p.condition is not Condition.UNKNOWN:
-            found = p.condition
+            found = (p.started_at, p.condition)
         if p.succeeded:
             last_ok = p.started_at
     return found
 
 
-def predict(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> tuple[Condition, str]:
-    """The condition a build would most likely meet on this node, and why (the module doc)."""
+def fleet_rebuild(nodes: Sequence[Sequence[CostPoint]]) -> Condition | None:
+    """The condition of the newest quick rebuild on any of `nodes` (each one node's builds)."""
+    found = [q for points in nodes if (q := _rebuild_condition(points)) is not None]
+    return max(found, key=lambda q: q[0])[1] if found else None
+
+
+def predict(
+    facts: NodeFacts,
+    fleet: Sequence[CostPoint],
+    now: float,
+    elsewhere: Condition | None = None,
+) -> tuple[Condition, str]:
+    """The condition a build would most likely meet on this node, and why (the module doc);
+    `elsewhere`: what the newest quick rebuild on another node met (`fleet_rebuild`)."""
     done = [p for p in facts.points if p.succeeded]
     last = max(done, key=lambda p: p.started_at) if done else None
     if last is not None and now - last.started_at <= HOT_WITHIN:
         ago = fmt_age(now - last.started_at)
         if facts.same_variables:
             return Condition.FROZEN, f"built it {ago} ago with the same variables"
-        quick = _rebuild_condition(facts.points)
+        mine = _rebuild_condition(facts.points)
+        quick, where = (mine[1], "here") if mine is not None else (elsewhere, "on the fleet")
         if quick is Condition.FROZEN and facts.same_variables is False:
             return Condition.HOT, f"built it {ago} ago; variables changed since"
         if quick is not None and quick is not Condition.HOT:
-            return quick, f"built it {ago} ago; its last quick rebuild here was {quick}"
+            return quick, f"built it {ago} ago; its last quick rebuild {where} was {quick}"
         return Condition.HOT, f"built it {ago} ago"
     anywhere = [p for p in fleet if p.succeeded and now - p.started_at <= WARM_WITHIN]
     if anywhere:
@@ -110,10 +125,15 @@ def predict(facts: NodeFacts, fleet: Sequence[CostPoint], now: float) -> tuple[C
 
 
 def estimate_node(
-    facts: NodeFacts, others: Sequence[CostPoint], now: float, priors: Priors | None = None
+    facts: NodeFacts,
+    others: Sequence[CostPoint],
+    now: float,
+    priors: Priors | None = None,
+    elsewhere: Condition | None = None,
 ) -> NodeEstimate:
-    """One node's estimate (see the module doc); `others`: the other nodes' builds."""
-    condition, cwhy = predict(facts, (*facts.points, *others), now)
+    """One node's estimate (see the module doc); `others`: the other nodes' builds;
+    `elsewhere`: the condition of the newest quick rebuild on another node."""
+    condition, cwhy = predict(facts, (*facts.points, *others), now, elsewhere)
     eta, efrom = eta_for(condition, facts.points, others, priors)
     if eta is not None and facts.running:
         n = len(facts.running)
@@ -165,7 +185,13 @@ def place(
     """Every node's estimate and the node that would finish first (see the module doc);
     `priors`: condition ratios learned from other builds (`eta.learn_priors`)."""
     estimates = tuple(
-        estimate_node(f, [p for g in facts if g is not f for p in g.points], now, priors)
+        estimate_node(
+            f,
+            [p for g in facts if g is not f for p in g.points],
+            now,
+            priors,
+            fleet_rebuild([g.points for g in facts if g is not f]),
+        )
         for f in facts
     )
     ranked = sorted(
@@ -209,6 +235,7 @@ __all__ = [
     "WARM_WITHIN",
     "estimate_node",
     "eta_for",
+    "fleet_rebuild",
     "place",
     "predict",
     "why_not",
