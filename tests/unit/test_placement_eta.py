@@ -194,3 +194,19 @@ def test_a_node_with_no_quick_rebuild_of_its_own_goes_by_the_fleets_newest() -> 
     own = (pt(5, 12.0, W), pt(4, 3.0, HOT))
     mine = predict(NodeFacts("think", None, "ok", points=own), own, NOW, elsewhere=C)
     assert mine == (HOT, "built it 4h00m ago")
+
+
+def test_a_node_timed_by_its_own_builds_wins_a_near_tie_over_a_borrowed_time() -> None:
+    facts = [
+        NodeFacts("think", "gfx1201", "ok"),  # never built it: the fleet's warm time
+        NodeFacts("strix", "gfx1201", "ok", points=(pt(3, 8.6, W), pt(2, 8.7, C))),
+    ]
+    near = place("t", "gfx1201", facts, NOW)
+    think, strix = near.estimate("think"), near.estimate("strix")
+    assert think is not None and strix is not None
+    assert think.eta == 8.6 and not think.eta_here
+    assert strix.eta == 8.7 and strix.eta_here
+    assert near.chosen == "strix"
+    # far enough apart, the borrowed time wins all the same
+    slow = [facts[0], NodeFacts("strix", "gfx1201", "ok", points=(pt(3, 8.6, W), pt(2, 20, C)))]
+    assert place("t", "gfx1201", slow, NOW).chosen == "think"

@@ -22,8 +22,10 @@ multiplied by one plus their number (said so). A node that is down, unknown, unp
 stalled, whose data root is full, that cannot build the arch, or that already builds this
 very target × arch is never chosen, and says why not. Among the others the smallest ETA wins
 (a known ETA before an unknown one; ties: the better condition, fewer running builds, then
-the fleet file's order). A rebuild (`r`) keeps its original node when that is within
-`KEEP_ORIGINAL_MARGIN` of the best, and says so.
+the fleet file's order), except that a node timed by its own builds wins over one timed by
+other nodes' builds within `OWN_TIME_MARGIN` of it: a borrowed time does not carry this
+node's speed when no build both made says it. A rebuild (`r`) keeps its original node when
+that is within `KEEP_ORIGINAL_MARGIN` of the best, and says so.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint
-from rocmtui.core.placement.eta import Priors, eta_for
+from rocmtui.core.placement.eta import Priors, eta_for, recent_median
 from rocmtui.core.placement.facts import NodeEstimate, NodeFacts, Placement
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 
@@ -46,6 +48,9 @@ FULL_FREE_BYTES = 2 * 1024**3
 FULL_USED_PERCENT = 97.0
 #: A rebuild keeps its node when its ETA is at most this much over the best one's.
 KEEP_ORIGINAL_MARGIN = 0.10
+#: A node timed by its own builds is chosen over one timed by other nodes' builds (the first
+#: by ETA) when its ETA is at most this much over that one's.
+OWN_TIME_MARGIN = 0.10
 #: Node states a build may be placed on.
 USABLE_STATES = ("ok", "building")
 
@@ -152,6 +157,7 @@ def estimate_node(
         free_bytes=facts.free_bytes,
         eligible=blocked is None,
         why_not=blocked,
+        eta_here=recent_median(facts.points, condition) is not None,
     )
 
 
@@ -160,6 +166,19 @@ def _rank(e: NodeEstimate, order: int) -> tuple[int, float, int, int, int]:
     better cache condition, then fewer running builds, then the fleet file's order."""
     known = 0 if e.eta is not None else 1
     return (known, e.eta or 0.0, CONDITIONS.index(e.condition), len(e.running), order)
+
+
+def _trusted(ranked: Sequence[tuple[NodeEstimate, int]]) -> NodeEstimate:
+    """The first ranked, unless its ETA is borrowed from other nodes and a node timed by its
+    own builds is within `OWN_TIME_MARGIN` of it: that node is the one known to finish then
+    (a borrowed time carries the other nodes' speed, not this one's)."""
+    best = ranked[0][0]
+    if best.eta is None or best.eta_here:
+        return best
+    for e, _ in ranked[1:]:
+        if e.eta is not None and e.eta_here and e.eta <= best.eta * (1 + OWN_TIME_MARGIN):
+            return e
+    return best
 
 
 def _keeps(mine: NodeEstimate, best: NodeEstimate) -> bool:
@@ -206,7 +225,7 @@ def place(
         return Placement(
             target, arch, estimates, None, why, original, None if not original else False
         )
-    best = ranked[0][0]
+    best = _trusted(ranked)
     if original is None:
         return Placement(target, arch, estimates, best.node, best.line())
     mine = next((e for e in estimates if e.node == original), None)
@@ -232,6 +251,7 @@ __all__ = [
     "FULL_USED_PERCENT",
     "HOT_WITHIN",
     "KEEP_ORIGINAL_MARGIN",
+    "OWN_TIME_MARGIN",
     "WARM_WITHIN",
     "estimate_node",
     "eta_for",

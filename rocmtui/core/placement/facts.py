@@ -47,6 +47,7 @@ class NodeEstimate(Struct, frozen=True):
     free_bytes: int | None
     eligible: bool
     why_not: str | None = None  # for a node never chosen: down, stalled, full, lacks the arch
+    eta_here: bool = False  # the ETA is from this node's own builds under that condition
 
     def busy_words(self) -> str:
         """`idle`, `running 1 build`, `running 2 builds`."""
