@@ -5,7 +5,7 @@ for it: the ETA rules, tried in this order (the first that has builds to go by a
 1. *here*: the median of this node's newest `RECENT` succeeded builds under that condition.
    The newest, not all: durations drift (the engine's cache grows, versions move, the
    machine's load changes), and the builds just made say best what the next one takes; a
-   median of a few still lets one odd build pass;
+   median of a few still passes over one odd build;
 2. *fleet*: the median of the other nodes' newest `RECENT` builds under that condition, times
    this node's speed (`speed_factor`): its durations against the other nodes' under the
    conditions both have built. A fleet-wide median alone gives a slow node a fast node's time;
