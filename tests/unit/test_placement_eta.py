@@ -3,6 +3,7 @@ number, and that `eta_from` names it; and what `gather` feeds them from a job st
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import msgspec
@@ -14,8 +15,14 @@ from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import fleet_rebuild, place, predict
 from rocmtui.core.placement.eta import RECENT, Ratio, eta_for, learn_priors, speed_factor
 from rocmtui.core.placement.facts import NodeFacts
-from rocmtui.core.placement.gather import condition_priors, just_ended
+from rocmtui.core.placement.gather import (
+    condition_priors,
+    cost_points,
+    just_ended,
+    ran_every_step,
+)
 from rocmtui.core.states import JobState
+from tests.support.jobs import job_record
 
 NOW = 1_800_000_000.0
 H = 3600.0
@@ -210,3 +217,36 @@ def test_a_node_timed_by_its_own_builds_wins_a_near_tie_over_a_borrowed_time() -
     # far enough apart, the borrowed time wins all the same
     slow = [facts[0], NodeFacts("strix", "gfx1201", "ok", points=(pt(3, 8.6, W), pt(2, 20, C)))]
     assert place("t", "gfx1201", slow, NOW).chosen == "think"
+
+
+ENGINE_BUG = (
+    'failed to prepare extraction snapshot "extract-296202435-S2zM sha256:b7a6c27335": parent '
+    "snapshot sha256:f0cf9e3ee647ea6dc7f712458e6f16 does not exist: not found"
+)
+
+
+def test_a_build_the_engine_failed_after_every_step_counts_as_done(tmp_path: Path) -> None:
+    """The first hot rebuild on the bench failed unpacking its finished image (BuildKit's
+    'parent snapshot does not exist'): the next estimate had no hot build to go by. A failure
+    of the build's own command still counts for nothing."""
+    store = JobStore(tmp_path)
+    start = time.time() - 600
+
+    def job(ago: float, tail: str) -> JobRecord:
+        def make(job_id: str, job_dir: Path) -> JobRecord:
+            (job_dir / "log").write_text(
+                f"#9 [final 3/3] RUN fake-compile vllm\n#9 CACHED\n#11 exporting to image\n{tail}\n"
+            )
+            return job_record(
+                job_id, job_dir, target="demo-vllm", node="strix", started_at=start + ago,
+                ended_at=start + ago + 4.0, state=JobState.FAILED, exit_code=1,
+                error_step="exporting to image",
+            )  # fmt: skip
+
+        return store.create(make)
+
+    bug = job(0, f"#11 ERROR: {ENGINE_BUG}\nERROR: failed to solve: {ENGINE_BUG}")
+    own = job(60, "#9 ERROR: process did not complete successfully: exit code: 1")
+    assert ran_every_step(store.get(bug.id)) and not ran_every_step(store.get(own.id))
+    points = cost_points(store, "demo-vllm", "gfx1201", time.time(), 30.0)["strix"]
+    assert [(p.duration, p.succeeded) for p in points] == [(4.0, True), (4.0, False)]

@@ -7,9 +7,12 @@ else from the host figures the local node's snapshot carries, else they stay unk
 The builds judged are the cost book's, plus any of this target × arch that ended so recently
 that its supervisor has not recorded it yet (its outcome read from the job's own folder, as
 `rocmtui jobs` shows it): an operator who saw a build end and asks again at once is answered
-with that build counted. The condition priors (`eta.learn_priors`) are learned from every
-other target × arch × node group among the cost book's newest `PRIOR_BUILDS` builds of
-`PRIOR_DAYS`.
+with that build counted. A failed build whose steps all finished (the engine lost a layer
+unpacking the finished image: `verdicts.failure`'s engine-bug, seen on today's engine with
+its containerd image store) counts as a build of its condition: it took a build's time, and
+what it built is in the cache; so the next estimate is not left with nothing to go by. The
+condition priors (`eta.learn_priors`) are learned from every other target × arch × node
+group among the cost book's newest `PRIOR_BUILDS` builds of `PRIOR_DAYS`.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from msgspec.structs import replace
+
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.costbook.book import CostBook, CostFilter, evidence_of, row_of
+from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow, evidence_of, row_of
 from rocmtui.core.costbook.cost import Condition, CostPoint
 from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.control import live_record
@@ -94,15 +99,44 @@ def node_facts(
     return out
 
 
+def ran_every_step(record: JobRecord) -> bool:
+    """A failed build whose steps all finished: the engine lost a layer unpacking the finished
+    image (`verdicts.failure`'s engine-bug; reads its log's tail)."""
+    from rocmtui.core.jobs.evidence import failure_of
+    from rocmtui.core.verdicts.failure import FailureCause
+
+    why = failure_of(record)
+    return why is not None and why.cause is FailureCause.ENGINE_BUG
+
+
+def _finished(store: JobStore, job_id: str) -> bool:
+    from rocmtui.core.jobs.store import JobStoreError
+
+    try:
+        return ran_every_step(store.get(job_id))
+    except (JobStoreError, KeyError, LookupError, OSError):
+        return False
+
+
 def cost_points(
     store: JobStore, target: str, arch: str, now: float, retention_days: float
 ) -> dict[str, list[CostPoint]]:
-    """The cost book's builds of `target` × `arch` per node, the book brought up to date."""
+    """The cost book's builds of `target` × `arch` per node, the book brought up to date; a
+    failed one among a node's newest `FINISHED_FAILURES` that ran every step counts as done."""
     book = CostBook(store, retention_days)
     book.sync(now)
-    by: dict[str, list[CostPoint]] = {}
+    rows: dict[str, list[CostRow]] = {}
     for row in book.rows(CostFilter(target=target, arch=arch)):
-        by.setdefault(row.node, []).append(row.point())
+        rows.setdefault(row.node, []).append(row)
+    by: dict[str, list[CostPoint]] = {}
+    for node, mine in rows.items():
+        recent = {r.job_id for r in mine[-FINISHED_FAILURES:]}
+        for r in mine:
+            point = r.point()
+            failed = r.outcome == JobState.FAILED.value and r.job_id in recent
+            if failed and _finished(store, r.job_id):
+                point = replace(point, succeeded=True)
+            by.setdefault(node, []).append(point)
     return by
 
 
@@ -139,6 +173,8 @@ def same_variables(
     return out
 
 
+#: Of a node's newest builds, this many are read for a failure that ran every step.
+FINISHED_FAILURES = RECENT
 #: The condition priors are learned from the newest `PRIOR_BUILDS` builds of the last
 #: `PRIOR_DAYS` days (a bound on what every `--node auto` reads, whatever the book holds).
 PRIOR_DAYS = 30.0
@@ -165,7 +201,10 @@ def just_ended(
             continue
         if r.state in (JobState.RUNNING, JobState.STALLED):
             continue
-        points.setdefault(r.node, []).append(row_of(r, evidence_of(r)).point())
+        point = row_of(r, evidence_of(r)).point()
+        if r.state is JobState.FAILED and ran_every_step(r):
+            point = replace(point, succeeded=True)
+        points.setdefault(r.node, []).append(point)
 
 
 def condition_priors(
@@ -212,6 +251,7 @@ def placement_for(
 
 
 __all__ = [
+    "FINISHED_FAILURES",
     "PRIOR_BUILDS",
     "PRIOR_DAYS",
     "condition_priors",
@@ -220,6 +260,7 @@ __all__ = [
     "live_jobs",
     "node_facts",
     "placement_for",
+    "ran_every_step",
     "running_jobs",
     "same_variables",
 ]
