@@ -178,7 +178,7 @@ FINISHED_FAILURES = RECENT
 #: The condition priors are learned from the newest `PRIOR_BUILDS` builds of the last
 #: `PRIOR_DAYS` days (a bound on what every `--node auto` reads, whatever the book holds).
 PRIOR_DAYS = 30.0
-PRIOR_BUILDS = 1000
+PRIOR_BUILDS = 500
 
 
 def live_jobs(store: JobStore, stall_after: float, now: float) -> list[JobRecord]:
