@@ -121,8 +121,10 @@ def _finished(store: JobStore, job_id: str) -> bool:
 def cost_points(
     store: JobStore, target: str, arch: str, now: float, retention_days: float
 ) -> dict[str, list[CostPoint]]:
-    """The cost book's builds of `target` × `arch` per node, the book brought up to date; a
-    failed one among a node's newest `FINISHED_FAILURES` that ran every step counts as done."""
+    """The cost book's builds of `target` × `arch` per node, the book brought up to date; of
+    a node's newest `FINISHED_FAILURES` failed builds, one that ran every step counts as done
+    (the newest failures, not the failures among the newest builds: one counted stays counted
+    while builds succeed after it)."""
     book = CostBook(store, retention_days)
     book.sync(now)
     rows: dict[str, list[CostRow]] = {}
@@ -130,11 +132,11 @@ def cost_points(
         rows.setdefault(row.node, []).append(row)
     by: dict[str, list[CostPoint]] = {}
     for node, mine in rows.items():
-        recent = {r.job_id for r in mine[-FINISHED_FAILURES:]}
+        failures = [r for r in mine if r.outcome == JobState.FAILED.value]
+        recent = {r.job_id for r in failures[-FINISHED_FAILURES:]}
         for r in mine:
             point = r.point()
-            failed = r.outcome == JobState.FAILED.value and r.job_id in recent
-            if failed and _finished(store, r.job_id):
+            if r.job_id in recent and _finished(store, r.job_id):
                 point = replace(point, succeeded=True)
             by.setdefault(node, []).append(point)
     return by
@@ -173,7 +175,7 @@ def same_variables(
     return out
 
 
-#: Of a node's newest builds, this many are read for a failure that ran every step.
+#: Of a node's failed builds, the newest this many are read for one that ran every step.
 FINISHED_FAILURES = RECENT
 #: The condition priors are learned from the newest `PRIOR_BUILDS` builds of the last
 #: `PRIOR_DAYS` days (a bound on what every `--node auto` reads, whatever the book holds).
