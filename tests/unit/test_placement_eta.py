@@ -39,7 +39,7 @@ def test_the_newest_builds_make_the_median_not_all_of_them() -> None:
     new = [pt(10 - i, 60.0, HOT) for i in range(RECENT)]
     eta, said = eta_for(HOT, [*old, *new], [])
     assert eta == 60.0
-    assert said == f"median of the newest {RECENT} of {20 + RECENT} hot builds here"
+    assert said == f"median of the last {RECENT} of {20 + RECENT} hot builds here"
     few, said_few = eta_for(HOT, [pt(2, 30.0, HOT), pt(1, 40.0, HOT)], [])
     assert few == 35.0 and said_few == "median of 2 hot builds here"
 
@@ -56,10 +56,7 @@ def test_a_slow_node_borrowing_the_fleets_time_is_scaled_by_its_speed() -> None:
     assert speed_factor(here, others) == (2.0, 2)
     eta, said = eta_for(HOT, here, others)
     assert eta == 20.0
-    assert said == (
-        "median of 1 hot build on other nodes, x2.00: this node's speed against theirs "
-        "(2 conditions)"
-    )
+    assert said == "median of 1 hot build on other nodes x2.00 (this node's speed on 2 conditions)"
     # a node with nothing in common with the others takes their time as it is
     bare, bare_said = eta_for(HOT, [], others)
     assert bare == 10.0 and bare_said == "median of 1 hot build on other nodes"
@@ -71,8 +68,8 @@ def test_a_condition_never_built_is_the_nearest_one_scaled_by_what_others_show()
     eta, said = eta_for(F, here, [], priors)
     assert eta is not None and abs(eta - 10.0) < 1e-9
     assert said == (
-        "no frozen build of it: median of 1 warm build here, x0.10 as frozen builds take "
-        "against warm (4 other groups)"
+        "no frozen build of it: median of 1 warm build here x0.10 (frozen against warm in 4 "
+        "other groups)"
     )
     # no ratio learned for this pair: the slower condition's time, as an upper bound
     bound, bound_said = eta_for(F, here, [], {(F, C): Ratio(0.05, 2)})

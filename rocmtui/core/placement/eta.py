@@ -54,10 +54,10 @@ class Recent(Struct, frozen=True):
     total: int
 
     def words(self, condition: Condition) -> str:
-        """`median of 3 hot builds`, `median of the newest 5 of 12 hot builds`."""
+        """`median of 3 hot builds`, `median of the last 5 of 12 hot builds`."""
         some = f"{self.used} {condition} build{'s' * (self.used > 1)}"
         if self.used < self.total:
-            some = f"the newest {self.used} of {self.total} {condition} builds"
+            some = f"the last {self.used} of {self.total} {condition} builds"
         return f"median of {some}"
 
 
@@ -120,10 +120,7 @@ def _known(
     if compared == 0:
         return theirs.median, said
     where = f"{compared} condition{'s' * (compared > 1)}"
-    return (
-        theirs.median * factor,
-        f"{said}, x{factor:.2f}: this node's speed against theirs ({where})",
-    )
+    return theirs.median * factor, f"{said} x{factor:.2f} (this node's speed on {where})"
 
 
 def _by_distance(condition: Condition) -> list[Condition]:
@@ -150,9 +147,10 @@ def eta_for(
         ratio = (priors or {}).get((condition, k))
         base = _known(k, here, others) if ratio is not None else None
         if ratio is not None and base is not None:
+            groups = f"{ratio.groups} other group{'s' * (ratio.groups > 1)}"
             return base[0] * ratio.value, (
-                f"no {condition} build of it: {base[1]}, x{ratio.value:.2f} as {condition} "
-                f"builds take against {k} ({ratio.groups} other group{'s' * (ratio.groups > 1)})"
+                f"no {condition} build of it: {base[1]} x{ratio.value:.2f} ({condition} "
+                f"against {k} in {groups})"
             )
     for k in KNOWN[KNOWN.index(condition) + 1 :]:
         base = _known(k, here, others)
