@@ -7,9 +7,12 @@ The cache condition a build would most likely meet on a node, in this order:
   rebuild that soon after a build met on that node (cache pruned often, or nothing changed
   and every step cached), that condition instead; when the launch's variables are known:
   the same as that build's, every step is most likely cached (`frozen`); changed, not frozen
-  (a frozen quick rebuild in the history says `hot` then). A node with no quick rebuild of
-  its own goes by the newest one on another node: rebuilds soon after a build meet what the
-  launches of the day change (a version, a nonce), whichever node they run on;
+  (a frozen quick rebuild in the history says `hot` then). Changed, and a quick rebuild in
+  the history changed exactly the same variables (`changes`): the condition the newest such
+  met, here else on any node (a version only the last stage reads leaves the rest cached; a
+  variable every stage reads rebuilds them all). A node with no quick rebuild of its own goes
+  by the newest one on another node: rebuilds soon after a build meet what the launches of
+  the day change, whichever node they run on;
 - else any node built it and succeeded within `WARM_WITHIN`: the shared sccache store most
   likely still holds its objects, so `warm`;
 - else `cold` (built long ago or never).
@@ -34,7 +37,8 @@ from collections.abc import Sequence
 
 from rocmtui.core.costbook.cost import CONDITIONS, Condition, CostPoint
 from rocmtui.core.placement.eta import Priors, eta_for, recent_median
-from rocmtui.core.placement.facts import NodeEstimate, NodeFacts, Placement
+from rocmtui.core.placement.facts import NodeEstimate, NodeFacts, Placement, Rebuild
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_age, fmt_bytes
 
 HOUR = 3600.0
@@ -96,20 +100,37 @@ def fleet_rebuild(nodes: Sequence[Sequence[CostPoint]]) -> Condition | None:
     return max(found, key=lambda q: q[0])[1] if found else None
 
 
+def _like(rebuilds: Sequence[Rebuild], changed: frozenset[str], node: str) -> Rebuild | None:
+    """The newest rebuild that changed exactly `changed`: on `node`, else on any node."""
+    same = [r for r in rebuilds if r.changed == changed]
+    here = [r for r in same if r.node == node]
+    pool = here or same
+    return max(pool, key=lambda r: r.started_at) if pool else None
+
+
 def predict(
     facts: NodeFacts,
     fleet: Sequence[CostPoint],
     now: float,
     elsewhere: Condition | None = None,
+    rebuilds: Sequence[Rebuild] = (),
 ) -> tuple[Condition, str]:
     """The condition a build would most likely meet on this node, and why (the module doc);
-    `elsewhere`: what the newest quick rebuild on another node met (`fleet_rebuild`)."""
+    `elsewhere`: what the newest quick rebuild on another node met (`fleet_rebuild`);
+    `rebuilds`: the history's quick rebuilds with what each changed (`changes`)."""
     done = [p for p in facts.points if p.succeeded]
     last = max(done, key=lambda p: p.started_at) if done else None
     if last is not None and now - last.started_at <= HOT_WITHIN:
         ago = fmt_age(now - last.started_at)
         if facts.same_variables:
             return Condition.FROZEN, f"built it {ago} ago with the same variables"
+        like = _like(rebuilds, facts.changed, facts.node) if facts.changed else None
+        if like is not None and facts.changed:
+            names = one_line(", ".join(sorted(facts.changed)), 80)
+            where = "here" if like.node == facts.node else "on the fleet"
+            return like.condition, (
+                f"built it {ago} ago; a rebuild changing {names} met {like.condition} {where}"
+            )
         mine = _rebuild_condition(facts.points)
         quick, where = (mine[1], "here") if mine is not None else (elsewhere, "on the fleet")
         if quick is Condition.FROZEN and facts.same_variables is False:
@@ -135,10 +156,11 @@ def estimate_node(
     now: float,
     priors: Priors | None = None,
     elsewhere: Condition | None = None,
+    rebuilds: Sequence[Rebuild] = (),
 ) -> NodeEstimate:
     """One node's estimate (see the module doc); `others`: the other nodes' builds;
     `elsewhere`: the condition of the newest quick rebuild on another node."""
-    condition, cwhy = predict(facts, (*facts.points, *others), now, elsewhere)
+    condition, cwhy = predict(facts, (*facts.points, *others), now, elsewhere, rebuilds)
     eta, efrom = eta_for(condition, facts.points, others, priors)
     if eta is not None and facts.running:
         n = len(facts.running)
@@ -200,9 +222,11 @@ def place(
     now: float,
     original: str | None = None,
     priors: Priors | None = None,
+    rebuilds: Sequence[Rebuild] = (),
 ) -> Placement:
     """Every node's estimate and the node that would finish first (see the module doc);
-    `priors`: condition ratios learned from other builds (`eta.learn_priors`)."""
+    `priors`: condition ratios learned from other builds (`eta.learn_priors`); `rebuilds`:
+    the history's quick rebuilds with what they changed (`changes.variable_changes`)."""
     estimates = tuple(
         estimate_node(
             f,
@@ -210,6 +234,7 @@ def place(
             now,
             priors,
             fleet_rebuild([g.points for g in facts if g is not f]),
+            rebuilds,
         )
         for f in facts
     )

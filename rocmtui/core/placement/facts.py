@@ -31,6 +31,19 @@ class NodeFacts(Struct, frozen=True):
     # its newest build of target × arch had exactly the launch's variables (None: not known,
     # or the launch's variables were not given)
     same_variables: bool | None = None
+    # the names of the variables the launch sets otherwise than that newest build (None: not
+    # known)
+    changed: frozenset[str] | None = None
+
+
+class Rebuild(Struct, frozen=True):
+    """A quick rebuild in the history: which variables it changed against the build before it
+    on the same node, and the condition it met."""
+
+    node: str
+    started_at: float
+    changed: frozenset[str]
+    condition: Condition
 
 
 class NodeEstimate(Struct, frozen=True):
@@ -94,4 +107,4 @@ class Placement(Struct, frozen=True):
         return next((e for e in self.estimates if e.node == node), None)
 
 
-__all__ = ["NodeEstimate", "NodeFacts", "Placement"]
+__all__ = ["NodeEstimate", "NodeFacts", "Placement", "Rebuild"]

@@ -29,9 +29,10 @@ from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.placement.changes import variable_changes
 from rocmtui.core.placement.choose import place
 from rocmtui.core.placement.eta import RECENT, Ratio, learn_priors
-from rocmtui.core.placement.facts import NodeFacts, Placement
+from rocmtui.core.placement.facts import NodeFacts, Placement, Rebuild
 from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot
 from rocmtui.core.states import JobState
 from rocmtui.core.text.sanitize import one_line
@@ -63,6 +64,7 @@ def node_facts(
     listed_arches: Sequence[str],
     declares_arch: bool = True,
     same: Mapping[str, bool] | None = None,
+    changed: Mapping[str, frozenset[str]] | None = None,
 ) -> list[NodeFacts]:
     """Every configured node's facts for a build of `target` × `arch` (fleet file order)."""
     out = []
@@ -94,6 +96,7 @@ def node_facts(
                 vitals_from=source,
                 points=tuple(points.get(node.name, ())),
                 same_variables=(same or {}).get(node.name),
+                changed=(changed or {}).get(node.name),
             )
         )
     return out
@@ -241,15 +244,17 @@ def placement_for(
     running = [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
     just_ended(live, target, arch, points)
     priors = condition_priors(store, target, arch, now, config.history_retention_days)
-    same = None
+    same = changed = None
+    rebuilds: list[Rebuild] = []
     if overrides is not None:
-        same = same_variables(
-            store, target, arch, overrides, config.history_retention_days, config.variables
-        )
+        days, fleet_set = config.history_retention_days, config.variables
+        same = same_variables(store, target, arch, overrides, days, fleet_set)
+        changed, rebuilds = variable_changes(store, target, arch, overrides, days, fleet_set)
     facts = node_facts(
-        config, snapshot, target, arch, points, running, listed_arches, declares_arch, same
-    )
-    return place(target, arch, facts, now, original, priors)
+        config, snapshot, target, arch, points, running, listed_arches, declares_arch, same,
+        changed,
+    )  # fmt: skip
+    return place(target, arch, facts, now, original, priors, rebuilds)
 
 
 __all__ = [
