@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmtui.core.costbook.book import CostBook, CostRow
+from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow
 from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
@@ -75,11 +75,16 @@ def test_the_history_keeps_each_quick_rebuild_with_what_it_changed(tmp_path: Pat
     _job(store, 9, 3, NONCE="a", VLLM="2", REGISTRY="zot:8080")  # hot: VLLM changed
     _job(store, 8, 0, NONCE="b", VLLM="2", REGISTRY="zot:8080")  # warm: NONCE changed
     _job(store, 8 - 72, 4, NONCE="b", VLLM="2", REGISTRY="zot:8080")  # days later: not quick
-    launch, rebuilds = variable_changes(
-        store, "vllm", "gfx1201", {"NONCE": "b", "VLLM": "3"}, 3650.0, fleet
-    )
+    rows = CostBook(store).rows(CostFilter(target="vllm", arch="gfx1201"))
+    launch, rebuilds = variable_changes(store, rows, {"NONCE": "b", "VLLM": "3"}, fleet)
     assert launch == {"strix": frozenset({"VLLM"})}  # the fleet's REGISTRY is not a change
     assert [(r.changed, r.condition) for r in rebuilds] == [
         (frozenset({"VLLM"}), HOT),
         (frozenset({"NONCE"}), W),
     ]
+    same, _ = variable_changes(store, rows, {"NONCE": "b", "VLLM": "2"}, fleet)
+    assert same == {"strix": frozenset()}  # the same variables: frozen, in predict
+    _job(store, 8 - 73, 4, NONCE="<redacted:secret>", VLLM="2", REGISTRY="zot:8080")
+    rows = CostBook(store).rows(CostFilter(target="vllm", arch="gfx1201"))
+    secret, _ = variable_changes(store, rows, {"NONCE": "b", "VLLM": "2"}, fleet)
+    assert secret == {}  # its newest build's value is not kept: not known

@@ -7,15 +7,15 @@ Dockerfile: each quick rebuild (started within `HOT_WITHIN` of a succeeded build
 the same node) is kept with the names of the variables it set otherwise than that build, and
 the condition it met. `choose.predict` looks there for the launch's own change.
 
-Blocking (the job store: one record per build read, at most `READ_PER_NODE` per node).
+Blocking (the job store: one read of at most `READ_PER_NODE` records per node).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow
+from rocmtui.core.costbook.book import CostRow
 from rocmtui.core.costbook.cost import Condition
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.placement.choose import HOT_WITHIN
@@ -32,37 +32,47 @@ def changed_names(before: Mapping[str, str], after: Mapping[str, str]) -> frozen
     return frozenset(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
-def _variables(store: JobStore, job_id: str) -> dict[str, str] | None:
-    from rocmtui.core.jobs.store import JobStoreError
+def _variables(store: JobStore, job_ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
+    """Each job's variables (None: redacted), in one read; a job gone from the store is left
+    out."""
+    from rocmtui.core.jobs.schema import row_to_record
 
-    try:
-        had = dict(store.get(job_id).overrides)
-    except (JobStoreError, KeyError, LookupError, OSError):
-        return None
-    return None if any(REDACTED in v for v in had.values()) else had
+    if not job_ids:
+        return {}
+    marks = ", ".join("?" for _ in job_ids)
+    with store.connect() as conn:
+        found = conn.execute(f"SELECT * FROM jobs WHERE id IN ({marks})", tuple(job_ids))
+        records = [row_to_record(r) for r in found.fetchall()]
+    out: dict[str, dict[str, str] | None] = {}
+    for record in records:
+        had = dict(record.overrides)
+        out[record.id] = None if any(REDACTED in v for v in had.values()) else had
+    return out
 
 
 def variable_changes(
     store: JobStore,
-    target: str,
-    arch: str,
+    rows: Sequence[CostRow],
     overrides: Mapping[str, str],
-    retention_days: float,
     fleet_set: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, frozenset[str]], list[Rebuild]]:
-    """Per node, the names the launch (`overrides`) changes against its newest build of
-    `target` × `arch`; and every quick rebuild among each node's newest builds. A record
-    carries the fleet file's variables too (`fleet_set`): those the launch does not set are
-    the fleet's, the same for every build, and left out of the launch's comparison."""
+    """Per node, the names the launch (`overrides`) changes against its newest build among
+    `rows` (the cost book's builds of one target × arch, oldest first; an empty set: the
+    same variables; a node whose newest record is redacted or gone is left out: not known);
+    and every quick rebuild among each node's newest builds. A record carries the fleet
+    file's variables too (`fleet_set`, the registry, the sccache store): those the launch
+    does not set are the fleet's, the same for every build, and left out of the launch's
+    comparison."""
     by: dict[str, list[CostRow]] = {}
-    for row in CostBook(store, retention_days).rows(CostFilter(target=target, arch=arch)):
+    for row in rows:
         by.setdefault(row.node, []).append(row)
     launch: dict[str, frozenset[str]] = {}
     rebuilds: list[Rebuild] = []
     ok = JobState.SUCCEEDED.value
-    for node, rows in by.items():
-        newest = rows[-READ_PER_NODE:]
-        seen = [(r, _variables(store, r.job_id)) for r in newest]
+    newest = {node: rows[-READ_PER_NODE:] for node, rows in by.items()}
+    variables = _variables(store, [r.job_id for rows in newest.values() for r in rows])
+    for node, rows in newest.items():
+        seen = [(r, variables.get(r.job_id)) for r in rows]
         last = seen[-1][1]
         if last is not None:
             mine = {k: v for k, v in last.items() if k in overrides or k not in (fleet_set or {})}

@@ -121,20 +121,35 @@ def _finished(store: JobStore, job_id: str) -> bool:
         return False
 
 
-def cost_points(
+def group_rows(
     store: JobStore, target: str, arch: str, now: float, retention_days: float
+) -> list[CostRow]:
+    """The cost book's builds of `target` × `arch` (oldest first), the book brought up to
+    date."""
+    book = CostBook(store, retention_days)
+    book.sync(now)
+    return book.rows(CostFilter(target=target, arch=arch))
+
+
+def cost_points(
+    store: JobStore,
+    target: str,
+    arch: str,
+    now: float,
+    retention_days: float,
+    rows: Sequence[CostRow] | None = None,
 ) -> dict[str, list[CostPoint]]:
     """The cost book's builds of `target` × `arch` per node, the book brought up to date; of
     a node's newest `FINISHED_FAILURES` failed builds, one that ran every step counts as done
     (the newest failures, not the failures among the newest builds: one counted stays counted
     while builds succeed after it)."""
-    book = CostBook(store, retention_days)
-    book.sync(now)
-    rows: dict[str, list[CostRow]] = {}
-    for row in book.rows(CostFilter(target=target, arch=arch)):
-        rows.setdefault(row.node, []).append(row)
+    if rows is None:
+        rows = group_rows(store, target, arch, now, retention_days)
+    per: dict[str, list[CostRow]] = {}
+    for row in rows:
+        per.setdefault(row.node, []).append(row)
     by: dict[str, list[CostPoint]] = {}
-    for node, mine in rows.items():
+    for node, mine in per.items():
         failures = [r for r in mine if r.outcome == JobState.FAILED.value]
         recent = {r.job_id for r in failures[-FINISHED_FAILURES:]}
         for r in mine:
@@ -143,39 +158,6 @@ def cost_points(
                 point = replace(point, succeeded=True)
             by.setdefault(node, []).append(point)
     return by
-
-
-def same_variables(
-    store: JobStore,
-    target: str,
-    arch: str,
-    overrides: Mapping[str, str],
-    retention_days: float,
-    fleet_set: Mapping[str, str] | None = None,
-) -> dict[str, bool]:
-    """Per node: its newest build of `target` × `arch` ran with exactly `overrides` (a node
-    whose newest record is redacted, or gone from the store, is left out: not known). A
-    record carries the fleet file's variables too (`fleet_set`, the registry, the sccache
-    store): those not set by the launch are the fleet's, the same for every build."""
-    from rocmtui.core.jobs.store import JobStoreError
-
-    newest: dict[str, str] = {}
-    rows = CostBook(store, retention_days).rows(CostFilter(target=target, arch=arch))
-    for row in sorted(rows, key=lambda r: r.started_at):
-        newest[row.node] = row.job_id
-    out: dict[str, bool] = {}
-    for node, job_id in newest.items():
-        try:
-            had = dict(store.get(job_id).overrides)
-        except (JobStoreError, KeyError, LookupError, OSError):
-            continue
-        if any("<redacted:" in v for v in had.values()):  # a secret: its value is not kept
-            continue
-        for name in fleet_set or {}:
-            if name not in overrides:
-                had.pop(name, None)
-        out[node] = had == dict(overrides)
-    return out
 
 
 #: Of a node's failed builds, the newest this many are read for one that ran every step.
@@ -239,17 +221,18 @@ def placement_for(
     `overrides`: the launch's variables, compared with each node's newest build's."""
     now = time.time() if now is None else now
     store = store or JobStore.for_config(config)
-    points = cost_points(store, target, arch, now, config.history_retention_days)
+    days = config.history_retention_days
+    rows = group_rows(store, target, arch, now, days)
+    points = cost_points(store, target, arch, now, days, rows)
     live = live_jobs(store, config.stall_after_seconds, now)
     running = [r for r in live if r.state in (JobState.RUNNING, JobState.STALLED)]
     just_ended(live, target, arch, points)
-    priors = condition_priors(store, target, arch, now, config.history_retention_days)
+    priors = condition_priors(store, target, arch, now, days)
     same = changed = None
     rebuilds: list[Rebuild] = []
     if overrides is not None:
-        days, fleet_set = config.history_retention_days, config.variables
-        same = same_variables(store, target, arch, overrides, days, fleet_set)
-        changed, rebuilds = variable_changes(store, target, arch, overrides, days, fleet_set)
+        changed, rebuilds = variable_changes(store, rows, overrides, config.variables)
+        same = {node: not names for node, names in changed.items()}
     facts = node_facts(
         config, snapshot, target, arch, points, running, listed_arches, declares_arch, same,
         changed,
@@ -263,11 +246,11 @@ __all__ = [
     "PRIOR_DAYS",
     "condition_priors",
     "cost_points",
+    "group_rows",
     "just_ended",
     "live_jobs",
     "node_facts",
     "placement_for",
     "ran_every_step",
     "running_jobs",
-    "same_variables",
 ]
