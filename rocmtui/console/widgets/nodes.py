@@ -171,12 +171,17 @@ class NodesPanel(FleetPanel):
         return cell
 
     def output_cell(self, state: str, job: JobView | None, now: float, palette: Palette) -> Text:
-        """Age of the running job's last output line; loud when stalled."""
+        """Age of the running job's last output line; loud when stalled. On a node that is
+        down or unknown a bare age would read as a live build's: it says "last ... ago", or
+        "—" when no output was seen."""
+        lost = state in (NodeState.DOWN, NodeState.UNKNOWN)
         if job is None or job.progress is None or job.progress.last_output_at is None:
-            return EMPTY
+            return Text("—", style=palette.muted) if lost else EMPTY
         age = fmt_age(now - job.progress.last_output_at)
         if state == NodeState.STALLED or job.record.state == JobState.STALLED:
             return Text(f"silent {age}", style=palette.alarm)
+        if lost:
+            return Text(f"last {age} ago", style=palette.muted)
         if job.record.quiet:  # silent past the threshold, its node busy: marked, no alarm
             return Text(f"quiet {age}", style=palette.warn)
         return Text(age, style=palette.muted)
