@@ -12,6 +12,7 @@ from rich.text import Text
 from rocmtui.core.text.sanitize import (
     MAX_LINE,
     StreamDecoder,
+    one_line,
     safe_terminal_bytes,
     sanitize_line,
     sanitize_text,
@@ -70,6 +71,50 @@ def test_sanitize_line(raw: str, shown: str) -> None:
     assert sanitize_line(raw) == shown
     assert_safe(sgr_line(raw))
     assert styled_line(raw).plain == shown
+
+
+# Hostile step names: each sequence goes whole, never leaving its printable tail. A terminal
+# executes C0 controls (and ignores DEL) met inside an escape or a CSI without leaving it, so
+# `ESC FS ] 52;...` is still a clipboard write there: the tail is the sequence's, not text.
+HOSTILE_NAMES = [
+    ("[1/2] RUN \x1b]52;c;aGk=\x07x", "[1/2] RUN x"),
+    ("RUN \x1b]8;id=1;http://evil/\x1b\\click\x1b]8;;\x1b\\ here", "RUN click here"),
+    ("RUN \x1b[" + ";".join(str(i) for i in range(300)) + "Hx", "RUN x"),
+    ("RUN \x1b[" + ";".join("1" * 100) + "mx", "RUN x"),
+    ("RUN \x9b2J\x9b" + ";".join("9" * 80) + "mx", "RUN x"),
+    ("RUN \x1b\x1c]52;c;aGk=\x07x", "RUN x"),
+    ("RUN \x1b\x7f]52;c;aGk=\x07x", "RUN x"),
+    ("RUN \x1b\x08\x0b]0;title\x07x", "RUN x"),
+    ("RUN \x1b\r]52;c;aGk=\x07x", "RUN x"),
+    ("RUN \x1b[3\x081mx", "RUN x"),
+    ("RUN \x9b3\x0b1mx", "RUN x"),
+    ("RUN \x1b(\x0eBx", "RUN x"),
+    ("RUN [bold]x[/] \x1b]0;unterminated", "RUN [bold]x[/] "),
+]
+
+
+@pytest.mark.parametrize(("raw", "shown"), HOSTILE_NAMES)
+def test_a_whole_sequence_goes_never_its_tail(raw: str, shown: str) -> None:
+    assert sanitize_line(raw) == shown
+    assert OUR_SGR.sub("", sgr_line(raw)) == shown
+    assert styled_line(raw).plain == shown
+    assert one_line(raw) == shown.strip()
+
+
+def test_an_unterminated_osc_ends_with_its_line() -> None:
+    """To the end of the line, never beyond: a step's error of several lines keeps the next."""
+    raw = "boom \x1b]0;owned\nthe next line says why\r\nand \x1b]52;c;aGk=\x07this"
+    assert one_line(raw) == "boom the next line says why and this"
+    assert sanitize_text(raw) == "boom \nthe next line says why\nand this"
+    assert sanitize_line("boom \x1b]0;owned\nnext") == "boom  next"
+    decoder = StreamDecoder()
+    assert decoder.feed(raw.encode() + b"\n") == ["boom ", "the next line says why", "and this"]
+
+
+def test_one_line_turns_every_break_into_one_space() -> None:
+    assert one_line("a\r\nb") == "a b"
+    assert one_line("a\x0bb\x0cc\x1cd\u2028e\x85f\tg") == "a b c d e f g"
+    assert one_line("x" * 300, 20) == "x" * 19 + "…"
 
 
 def test_clean_line_is_returned_unchanged() -> None:

@@ -43,6 +43,12 @@ _BIDI = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 # Anything that needs the slow path. `\t` (0x09) is the only C0 character missing.
 _UNSAFE = f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]"
 _STRING_BODY = r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+# What a terminal executes (C0) or ignores (DEL) inside an escape or a CSI without leaving it
+# (the VT500 parser's "execute"/"ignore" entries): `ESC FS ] 52;...` is still a clipboard
+# write there, so these belong to the sequence. Not LF (a sequence never runs past its line
+# here), nor CAN, SUB or ESC, which end or restart one.
+_IN_SEQ = r"\x00-\x09\x0b-\x17\x19\x1c-\x1f\x7f"
+_CSI_REST = rf"[0-?{_IN_SEQ}]*[ -/{_IN_SEQ}]*[@-~]?"
 # One token per thing to remove or act on. The pattern *starts* with the character class of
 # every introducer, so `re` skips clean stretches at C speed instead of trying each branch at
 # every position; lookbehinds then pick what the introducer starts (SGR before other CSI
@@ -50,10 +56,10 @@ _STRING_BODY = r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
 # surrogates apart by the token's first character.
 _TOKEN = (
     _UNSAFE
-    + r"(?:(?<=\x1b)(?:\[([0-9;:]{0,64})m|\[[0-?]*[ -/]*[@-~]?|[\]PX^_]"
+    + rf"(?:(?<=\x1b)[{_IN_SEQ}]*(?:\[([0-9;:]{{0,64}})m|\[{_CSI_REST}|[\]PX^_]"
     + _STRING_BODY
-    + r"|[ -/]*[0-~]?)"
-    r"|(?<=\x9b)[0-?]*[ -/]*[@-~]?"
+    + rf"|[ -/{_IN_SEQ}]*[0-~]?)"
+    rf"|(?<=\x9b){_CSI_REST}"
     r"|(?<=[\x90\x98\x9d\x9e\x9f])" + _STRING_BODY + r")?"
 )
 
@@ -128,11 +134,25 @@ def sanitize_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str
     return text
 
 
+def _flat_repl(m: re.Match[str]) -> str:
+    token = m.group()
+    if len(token) == 1 and token.isspace():  # CR, VT, FF, FS..US, NEL, U+2028/9: a break
+        return " "
+    if "\ud800" <= token[0] <= "\udfff":
+        return "\ufffd"
+    return ""
+
+
 def one_line(text: object, limit: int = REASON_MAX) -> str:
     """Outside text as one short line for a message or a reason (an error, a tool's answer): what
     `sanitize_line` keeps, every run of whitespace (line breaks, tabs, `\r`) one space, cut to
-    `limit` characters with `…`. Whitespace goes first, so `a\r\nb` reads `a b`."""
-    flat = " ".join(sanitize_line(" ".join(str(text).split()), max(limit, MAX_LINE)).split())
+    `limit` characters with `…`, so `a\r\nb` reads `a b`. Each line is cleaned on its own
+    first: an unterminated OSC ends with its line, and a break inside an escape sequence
+    (which a terminal executes without leaving the sequence) never turns it into text."""
+    raw, _ = _precap(str(text), max(limit, MAX_LINE))
+    pattern = _compiled()[1]
+    lines = (ln if _is_clean(ln) else pattern.sub(_flat_repl, ln) for ln in raw.split("\n"))
+    flat = " ".join(" ".join(lines).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
