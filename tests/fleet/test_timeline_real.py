@@ -354,3 +354,38 @@ def test_outside_builds_on_the_ssh_node_have_steps_and_a_diff(fleet: Any, tmp_pa
     got = diff(path, same.id)
     assert got["then"] == changed.id and got["first_miss"] is None and got["reasons"] == [], got
     assert got["verdict"] == "all cached: nothing missed"
+
+
+# A build arg enters its step's name (BuildKit expands it there): an OSC 52 behind an FS
+# (a terminal executes the FS and still reads the OSC), an OSC 8 link, a CSI of 40
+# parameters, an 8-bit CSI, markup, and an OSC never terminated, which ends the name.
+HOSTILE_FLAVOUR = (
+    "\x1b\x1c]52;c;aGk=\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\ "
+    + "\x1b["
+    + ";".join(str(i) for i in range(40))
+    + "H\x9b2J [bold]x[/] \x1b]0;title"
+)
+
+
+def test_a_hostile_step_name_is_shown_without_its_escapes_or_their_tails(
+    engine: EngineHandle,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from rocmtui.core.history.stepstore import load_steps
+    from rocmtui.core.jobs.store import JobStore
+
+    fleet = fleet_file(tmp_path, engine)
+    job = own_build(fleet, TL_NONCE=str(time.time_ns()), FLAVOUR=HOSTILE_FLAVOUR, **QUICK)
+    store = JobStore.for_config(load_config(fleet))
+    processes.wait_for(lambda: load_steps(store, job.id), 120, "the steps kept")
+    names = [s["name"] for s in show(fleet, job.id)["steps"]]
+    (name,) = [n for n in names if n.startswith("[final 3/3] RUN")]
+    assert name == '[final 3/3] RUN echo "begin two  link  [bold]x[/] ', names
+    text = run_cli(fleet, "history", "show", job.id)
+    assert text.returncode == 0, text.stderr
+    step, path = [ln for ln in text.stdout.splitlines() if "[final 3/3] RUN" in ln]
+    assert path.startswith("critical path") and "[bold]x[/]" in path, path
+    assert step.rstrip().endswith('[final 3/3] RUN echo "begin two  link  [bold]x[/]'), step
+    for tail in ("52;", "aGk=", "8;;", "evil", "0;title", "2J", "39H"):
+        assert tail not in text.stdout, (tail, text.stdout)
+    assert not any(c in text.stdout for c in "\x1b\x07\x1c\x9b")

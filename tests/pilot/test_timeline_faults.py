@@ -149,3 +149,36 @@ async def test_the_step_panel_says_which_build_has_no_steps_and_shows_names_plai
         await pilot.press("S")
         await pilot.pause()
         assert "no steps:" not in screen_text(app)
+
+
+# Step names as BuildKit reports them when a build arg carries escapes: each must go whole
+# (a terminal executes the FS, BS, VT or CR inside one and still reads the sequence), never
+# leaving its printable tail ("]52;c;...", "1m") on screen.
+HOSTILE = (
+    "[1/6] RUN a \x1b\x1c]52;c;aGk=\x07end",
+    "[2/6] RUN b \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\ end",
+    "[3/6] RUN c \x1b[" + ";".join(str(i) for i in range(99)) + "Hend",
+    "[4/6] RUN d \x9b3\x0b1m\x1b\r]0;title\x07end",
+    "[5/6] RUN e [bold]x[/] \x1b[3\x081mend",
+    "[6/6] RUN f \x1b]0;never terminated",
+)
+TAILS = ("52;", "aGk=", "8;;", "evil", "title", "1m", "98H", "terminated")
+
+
+async def test_hostile_step_names_leave_no_tail_in_the_timeline() -> None:
+    steps = [
+        as_reported(f"sha256:{i}", name, T0 + i, T0 + i + 1, error="")
+        for i, name in enumerate(HOSTILE)
+    ]
+    app = recorded_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await timeline(pilot, StepReport.build(steps, T0 + 10, False))
+        text = screen_text(app)
+        for letter in "abcde":
+            assert f"RUN {letter} " in text, text
+        assert "RUN a end" in text and "RUN b link end" in text and "RUN c end" in text, text
+        assert "RUN d end" in text and "RUN e [bold]x[/] end" in text, text
+        assert "RUN f " in text, text
+        for tail in TAILS:
+            assert tail not in text, (tail, text)
+        assert not raw(text)
