@@ -26,8 +26,9 @@ _BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E
 
 
 def _strict_filter(s: str) -> str:
-    """Drop every Unicode control, format and unassigned character and bidi control: one-line
-    cells also lose the zero-width and private-use characters the core sanitiser keeps."""
+    """Drop every Unicode control, format and unassigned character and bidi control from text
+    the core sanitiser already cleaned (never instead of it: escape sequences are its alone):
+    one-line cells also lose the zero-width and private-use characters the sanitiser keeps."""
     return "".join(
         ch for ch in s if ch == "\t" or (unicodedata.category(ch)[0] != "C" and ch not in _BIDI)
     ).replace("\t", " ")
@@ -42,8 +43,8 @@ def clean(value: object, limit: int = MAX_CELL) -> str:
         raw = raw[: limit * 4]
     try:
         out = sanitize_line(raw)
-    except Exception:  # a sanitiser bug must not take the screen down: fall back, stay safe
-        out = _strict_filter(raw)
+    except Exception:  # a sanitiser bug must not take the screen down, nor let a second
+        return "(not shown: unreadable text)"  # filter keep a sequence's printable tail
     out = _strict_filter(out.replace("\n", " ").replace("\r", " "))
     return out if len(out) <= limit else out[: limit - 1] + "…"
 

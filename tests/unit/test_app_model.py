@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from msgspec.structs import replace
 
 from rocmtui.console import keys
@@ -53,6 +54,21 @@ def test_jobs_fold_into_node_states() -> None:
 def test_outside_text_is_cleaned() -> None:
     assert clean("a\x1b]52;c;aGk=\x07b\x1bcc\u202ed[/]") == "abcd[/]"
     assert len(clean("x" * 10_000_000, 50)) == 50
+
+
+def test_outside_text_has_one_sanitiser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the sanitiser ever fail, no second filter stands in for it: one that drops only
+    control characters keeps a sequence's tail (`]52;c;aGk=`) on screen."""
+    from rocmtui.console import outside_text
+    from rocmtui.core.jobs import evidence
+
+    def broken(s: str, *args: object, **kw: object) -> str:
+        raise RuntimeError("a sanitiser bug")
+
+    monkeypatch.setattr(outside_text, "sanitize_line", broken)
+    shown = clean("a\x1b]52;c;aGk=\x07b")
+    assert "52;" not in shown and "aGk=" not in shown and "unreadable" in shown
+    assert evidence._clean("x \x1b\x1c]52;c;aGk=\x07 y") == "x y"
 
 
 def test_keymap_is_checked_against_the_catalog() -> None:

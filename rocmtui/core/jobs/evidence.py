@@ -49,13 +49,9 @@ _CLIPPED_RE = re.compile(
 
 def _clean(text: str) -> str:
     """One safe, short line of display text from log content."""
-    try:
-        from rocmtui.core.text.sanitize import sanitize_line
+    from rocmtui.core.text.sanitize import sanitize_line
 
-        text = sanitize_line(text)
-    except ImportError:  # pragma: no cover - the sanitiser is another module of the project
-        text = "".join(ch for ch in text if ch.isprintable())
-    text = " ".join(text.split())
+    text = " ".join(sanitize_line(text).split())
     return text if len(text) <= MAX_STEP_TEXT else text[: MAX_STEP_TEXT - 1] + "…"
 
 
