@@ -182,3 +182,29 @@ async def test_hostile_step_names_leave_no_tail_in_the_timeline() -> None:
         for tail in TAILS:
             assert tail not in text, (tail, text)
         assert not raw(text)
+
+
+async def test_why_a_build_has_no_steps_is_said_whole_in_the_panel_at_80x24() -> None:
+    """Said in the status line alone, the reason was cut at the screen's edge over an empty
+    panel: now the panel says it, wrapped, and the status line points there."""
+    from rocmtui.console.screens.timeline import TimelineLoaded
+
+    why = (
+        "job 20251130-1101-pytorch-gfx1201 on snoc-gaming: the node's BuildKit keeps no build "
+        "history (20.10's predates it): ERROR: rpc error: code = Unimplemented desc = unknown "
+        "method ListenBuildHistory for service moby.buildkit.v1.Control"
+    )
+    app = recorded_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, pilot)  # type: ignore[arg-type]
+        app.screen.post_message(TimelineRequested(JOB))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        screen.post_message(TimelineLoaded(None, why))
+        await pilot.pause()
+        text = screen_text(app)
+        lines = text.splitlines()
+        assert "no steps (below)" in lines[0], lines[0]
+        words = " ".join(" ".join(line.strip(" │") for line in lines[1:]).split())
+        assert f"No steps to show: {why}" in words, text

@@ -149,6 +149,9 @@ class TimelineScreen(CatalogScreen):
         self.error: str | None = None
         self.loading = False
         self.summary = Static("", id="timeline-summary", markup=False)
+        # why there are no steps, in the body and wrapped: in the status line alone a long
+        # reason ("... keeps no build history ...") was cut at the edge over an empty panel
+        self.notice = Static("", id="timeline-notice", markup=False)
         self.waterfall = Waterfall(id="timeline-waterfall")
         self.diff_view = Static("", id="timeline-diff", markup=False)
         self.diff: BuildDiff | None = None
@@ -158,7 +161,12 @@ class TimelineScreen(CatalogScreen):
         yield StatusLine(id="timeline-status")
         yield _Holder(
             "Timeline · wait ·, run █, cached ▒, * critical path",
-            (self.summary, self.waterfall, VerticalScroll(self.diff_view, id="timeline-diffs")),
+            (
+                self.summary,
+                self.notice,
+                self.waterfall,
+                VerticalScroll(self.diff_view, id="timeline-diffs"),
+            ),
             id="timeline-panel",
         )
         yield QuietFooter()
@@ -196,6 +204,10 @@ class TimelineScreen(CatalogScreen):
         self.loading = False
         if message.report is None:
             self.error = message.error
+            self.summary.update(summary_text(self.title_text, None, self.palette))
+            why = f"No steps to show: {clean(self.error, 600)}"
+            self.notice.update(Text(why, style=self.palette.bad))
+            self.notice.display = True
             self.render_status()
         else:
             self.show(message.report)
@@ -203,6 +215,7 @@ class TimelineScreen(CatalogScreen):
     def show(self, report: StepReport) -> None:
         """Draw a report (tests call this with recorded data)."""
         self.report, self.error = report, None
+        self.notice.display = False
         self.running = report.running
         self.summary.update(summary_text(self.title_text, report, self.palette))
         self.waterfall.show(report, self.palette)
@@ -218,7 +231,7 @@ class TimelineScreen(CatalogScreen):
         elif self.loading and not self.running:
             line.append(" · reading…", style=self.palette.muted)
         if self.error:
-            line.append(f" · {clean(self.error, 160)}", style=self.palette.bad)
+            line.append(" · no steps (below)", style=self.palette.bad)
         self.query_one("#timeline-status", StatusLine).show(line)
 
     @on(Waterfall.Chosen)
