@@ -72,7 +72,7 @@ class JobsPanel(FleetPanel):
         word = str(job.record.state)
         return [
             state_cell(word, JOB_SYMBOLS.get(word, "?"), palette),
-            safe(job.record.target, "bold", 40),
+            self.target_cell(job, palette),
             safe(job.record.arch or "—", "", 10),
             safe(job.record.node, "", 30),
             self.result_cell(job, now, palette),
@@ -81,6 +81,16 @@ class JobsPanel(FleetPanel):
             safe(job.who or "—", "", 20),
             self.id_cell(job, palette),
         ]
+
+    @staticmethod
+    def target_cell(job: JobView, palette: Palette) -> Text:
+        """The bake target; for a build started elsewhere with none (a plain `docker build`,
+        read from BuildKit's history), its record's name, muted, where "?" said nothing
+        (`rocmtui jobs` names it too)."""
+        outside = job.record.outside
+        if outside is not None and not outside.target and outside.inspected and outside.name:
+            return safe(outside.name, palette.muted, 40)
+        return safe(job.record.target, "bold", 40)
 
     @staticmethod
     def id_cell(job: JobView, palette: Palette) -> Text:
