@@ -58,7 +58,10 @@ def test_down_node_exit_1(fleet: DevFleet, tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(done.stdout)
     gone = next(n for n in data["nodes"] if n["name"] == "gone")
-    assert gone["state"] == "down" and gone["reason"] == "no such socket"
+    # which socket: the one to start an engine on, or to fix in the fleet file
+    assert gone["state"] == "down" and gone["reason"] == f"no such socket: {tmp_path}/none.sock"
+    shown = status("--config", str(config))
+    assert f"✗ gone: no such socket: {tmp_path}/none.sock" in shown.stdout, shown.stdout
     assert data["healthy"] is False
 
 

@@ -45,6 +45,10 @@ _ERRNO_WORDS = {
 }
 
 
+# what a unix socket's connect says about the socket itself: the reason names its path
+_SOCKET_WORDS = frozenset(_ERRNO_WORDS[e] for e in (errno.ENOENT, errno.EACCES, errno.ECONNREFUSED))
+
+
 def describe_error(exc: BaseException, timeout: float) -> str:
     """A short reason for an SDK/requests exception, found by walking its causes."""
     import docker.errors  # the caller already paid for the import
@@ -92,6 +96,8 @@ def engine_failure(
     if known is not None:
         return EngineError(known.reason, known.step)
     reason = describe_error(exc, timeout)
+    if host.startswith("unix://") and reason in _SOCKET_WORDS:  # which socket: the fix is there
+        return EngineError(f"{reason}: {one_line(host[len('unix://') :])}")
     if "HTTP request to an HTTPS server" in reason or "Client sent an HTTP request" in reason:
         return EngineError(
             f"{host} wants TLS: give the node tls_ca, tls_cert and tls_key", ReachStep.AUTH
