@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     table = Table(
         title="pinned versions", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
     )
-    for name in ("pin", "pinned", "source", "newest upstream", "", "registry images"):
+    # "pin is" over behind/newest/ahead: a headless column read as a second upstream cell
+    for name in ("pin", "pinned", "source", "newest upstream", "pin is", "registry images"):
         table.add_column(name, no_wrap=True)
     styles = {"behind": "yellow", "newest": "green", "ahead": "cyan", "unknown": "dim"}
     for row in versions.rows:
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             Text(sanitize_line(str(row.pinned or "?"), 40)),
             Text(row.source, style="dim" if row.source == "default" else "yellow"),
             Text(sanitize_line(str(upstream_cell(row)), 80)),
-            Text(row.compared, style=styles.get(row.compared, "")),
+            Text(row.compared_shown, style=styles.get(row.compared, "dim")),
             Text(sanitize_line(str(registry_cell(row)), 80)),
         )
     console.print(table)

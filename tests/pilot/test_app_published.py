@@ -179,3 +179,29 @@ def test_the_rebuild_goes_to_the_node_the_fleet_file_names_for_the_arch() -> Non
         "snoc-think",
         True,
     )
+
+
+async def test_the_versions_panel_heads_every_column_and_says_nothing_twice() -> None:
+    """The comparison column had no heading, and a pin with no upstream configured read "not
+    configured   unknown": it is headed "Pin is", and a dash says there is nothing to compare."""
+    from msgspec.structs import replace
+
+    from rocmtui.console.backend.matrix_child import Published
+
+    app = recorded_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_published(pilot)
+        versions = recorded_published.versions()
+        first = versions.rows[0]
+        bare = replace(first, upstream=replace(first.upstream, state="not configured"),
+                       compared="unknown")  # fmt: skip
+        published = recorded_published.published()
+        screen.show(Published(published.matrix, replace(versions, rows=(bare, *versions.rows[1:]))))
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "Newest upstream" in line)
+        assert "Pin is" in header, header
+        rocm = next(line for line in lines if line.lstrip().startswith("ROCM_VERSION"))
+        assert rocm.split()[3:6] == ["not", "configured", "—"], rocm
+        torch = next(line for line in lines if line.lstrip().startswith("PYTORCH_VERSION"))
+        assert "behind" in torch, torch

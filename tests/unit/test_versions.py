@@ -149,3 +149,21 @@ def test_the_cli_answers_offline_and_in_json(tmp_path: Path) -> None:
         env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert "unreachable" in out.stdout and "old answer" in out.stdout, out.stdout
+
+
+def test_the_cli_table_heads_every_column_and_says_nothing_twice(tmp_path: Path) -> None:
+    """With no [upstream], each pin read "not configured   unknown" under one heading: the
+    comparison column has a heading ("pin is") and nothing to compare is a dash."""
+    from tests.support.realparts import require
+
+    require("docker-buildx")
+    with StandInRegistry(404) as registry:
+        config = _config(tmp_path, "", registry.url)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)}
+        out = run_cli(config, "versions", env=env)
+    header = next(line for line in out.stdout.splitlines() if "newest upstream" in line)
+    assert header.split() == ["pin", "pinned", "source", "newest", "upstream", "pin", "is",
+                              "registry", "images"], header  # fmt: skip
+    row = next(line for line in out.stdout.splitlines() if "PYTORCH_VERSION" in line)
+    assert row.split()[3:6] == ["not", "configured", "—"], row
+    assert "unknown" not in row, row

@@ -40,7 +40,7 @@ from rocmtui.core.matrix.cells import Cell, Row
 from rocmtui.core.matrix.rebuild import rebuild_for
 from rocmtui.core.text.units import fmt_age, fmt_seconds
 
-VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "", "Registry images")
+VERSION_COLUMNS = ("Pin", "Pinned", "Source", "Newest upstream", "Pin is", "Registry images")
 
 
 class _GridPanel(Panel):

@@ -255,7 +255,7 @@ def versions_rows(versions: object, palette: Palette) -> list[Row]:
                     ),
                     Text(clean(row.source, 12), style=palette.muted),
                     upstream,
-                    Text(row.compared, style=looks.get(row.compared, palette.muted)),
+                    Text(row.compared_shown, style=looks.get(row.compared, palette.muted)),
                     Text(
                         clean(registry or "—", 80), style=palette.warn if mixed else palette.muted
                     ),

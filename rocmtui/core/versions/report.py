@@ -41,6 +41,12 @@ class VersionRow(Struct, frozen=True):
         """A JSON-ready dict."""
         return cast(dict[str, Any], json.decode(json.encode(PinView.of(self))))
 
+    @property
+    def compared_shown(self) -> str:
+        """`compared` as a table shows it: "—" with no upstream configured, where "unknown"
+        beside "not configured" said the same twice (JSON keeps the word)."""
+        return "—" if self.upstream.state == "not configured" else self.compared
+
 
 class Versions(Struct, frozen=True):
     """Every pin, at one moment."""
