@@ -24,7 +24,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("job", metavar="JOB", help="job id, unique prefix or suffix")
     parser.add_argument(
-        "--grace", type=float, default=10.0, metavar="SECONDS", help="wait before SIGKILL"
+        "--grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="wait before SIGKILL (default 10)",
     )
     parser.add_argument(
         "--json", action="store_true", help="one JSON object on stdout: the job and its state"

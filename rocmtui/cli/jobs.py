@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="List bake jobs of every operator, newest first, with their live state.",
     )
     parser.add_argument("--json", action="store_true", help="a JSON list instead of a table")
-    parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs")
+    parser.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N jobs (default 50)"
+    )
 
 
 def _info(record: JobRecord) -> str:

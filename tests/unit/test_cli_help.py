@@ -1,0 +1,31 @@
+"""What `--help` tells a new user: an option that acts on a value when not given says that
+value (`rocmtui jobs` showed 50 jobs and `cancel` waited 10 s, and neither help said so)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+from rocmtui.cli.main import build_parser
+
+
+def options(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, argparse.Action]]:
+    """Every option of every command, with the command's words."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from options(sub, f"{path} {name}")
+        elif action.option_strings:
+            yield path, action
+
+
+def test_every_option_with_a_number_by_default_says_it() -> None:
+    unsaid = []
+    for path, action in options(build_parser(), "rocmtui"):
+        default = action.default
+        if isinstance(default, bool) or not isinstance(default, int | float):
+            continue  # flags, lists, words (choices, each described), None
+        help_text = action.help or ""
+        if f"default {default:g}" not in help_text and "%(default)" not in help_text:
+            unsaid.append(f"{path} {'/'.join(action.option_strings)}: {action.help}")
+    assert not unsaid, "\n".join(unsaid)
