@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def register_actions(parser: argparse.ArgumentParser) -> None:
     """`history show|diff|export`: one build's steps, two builds compared, a build's record."""
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=False)
+    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", required=False)
     show = actions.add_parser(
         "show",
         help="one build's steps: wait and run, cached, the critical path",

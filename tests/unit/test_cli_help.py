@@ -29,3 +29,12 @@ def test_every_option_with_a_number_by_default_says_it() -> None:
         if f"default {default:g}" not in help_text and "%(default)" not in help_text:
             unsaid.append(f"{path} {'/'.join(action.option_strings)}: {action.help}")
     assert not unsaid, "\n".join(unsaid)
+
+
+def test_an_optional_action_reads_optional_in_the_usage() -> None:
+    """`rocmtui history` lists builds with no action; its usage read `... ACTION ...`, as if
+    one were needed."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    usage = sub.choices["history"].format_usage()
+    assert "[ACTION] ..." in usage and " ACTION ..." not in usage, usage
