@@ -207,6 +207,19 @@ async def test_the_log_screen_runs_alone_over_a_recorded_job_list() -> None:
         assert app.intents == []
 
 
+async def test_c_on_an_ended_jobs_pane_says_it_is_not_running() -> None:
+    """The footer offers `c Cancel` on every pane; on an ended build's it did nothing at all.
+    It says why now, in the fleet screen's words, and still asks nothing."""
+    ended = recorded.jobs()[2]  # demo-base, succeeded
+    app = LogsAlone((ended,))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until_text(pilot, rf"job {ended.record.id}")
+        app.intents.clear()
+        await pilot.press(keys.BY_ID["logs.cancel"].key)
+        await until_text(pilot, r"demo-base is not running \(succeeded\)\.")
+        assert not [i for i in app.intents if isinstance(i, CancelRequested)]
+
+
 async def test_a_dialog_key_remapped_in_the_fleet_file_is_accepted_and_works(
     tmp_path: Path,
 ) -> None:

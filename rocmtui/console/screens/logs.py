@@ -279,10 +279,17 @@ class LogsScreen(CatalogScreen):
         self.post_message(LayoutChanged(layout))
 
     def action_cancel_job(self) -> None:
-        """Cancel this pane's job, after a confirmation."""
+        """Cancel this pane's job, after a confirmation; an ended one says so (the key did
+        nothing there, silently, as the fleet screen's does not)."""
         pane = self.current()
-        if pane is not None and pane.job.active:
-            self.post_message(CancelRequested(pane.job))
+        if pane is None:
+            return
+        job = pane.job
+        if not job.active:
+            said = f"{clean(job.record.target, 40)} is not running ({job.record.state})."
+            self.notify(said, severity="information", markup=False)
+            return
+        self.post_message(CancelRequested(job))
 
     def action_show_timeline(self) -> None:
         """`t`: this pane's job's steps on a time axis."""
