@@ -205,3 +205,14 @@ async def test_the_versions_panel_heads_every_column_and_says_nothing_twice() ->
         assert rocm.split()[3:6] == ["not", "configured", "—"], rocm
         torch = next(line for line in lines if line.lstrip().startswith("PYTORCH_VERSION"))
         assert "behind" in torch, torch
+
+
+async def test_a_status_line_too_long_for_80_columns_ends_in_an_ellipsis() -> None:
+    """Wrapped into its one row, the line broke before a word and ended in a dangling "·"
+    (`... in 1.1s ·`): now it is cut and says so."""
+    app = recorded_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_published(pilot)
+        first = screen_text(app).splitlines()[0].rstrip()
+        assert first.startswith(" rocmtui  published"), first
+        assert first.endswith("…") and len(first) == 80, first

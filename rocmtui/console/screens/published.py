@@ -194,6 +194,8 @@ class PublishedScreen(CatalogScreen):
         line = Text()
         line.append(" rocmtui ", style="bold reverse")
         line.append(" published")
+        if self.read_only:  # first: at 80 columns the line's end is cut
+            line.append(" · READ-ONLY", style=palette.warn)
         published = self.published
         if published is None:
             line.append(
@@ -232,8 +234,6 @@ class PublishedScreen(CatalogScreen):
                 line.append(" · asking again…", style=palette.busy)
             elif self.feed is not None and self.feed.next_at is not None:
                 line.append(f" · next in {fmt_age(self.feed.next_at - now)}", style=palette.muted)
-        if self.read_only:
-            line.append(" · READ-ONLY", style=palette.warn)
         self.query_one("#matrix-status", StatusLine).show(line)
 
     def current(self) -> tuple[Row, Cell] | None:

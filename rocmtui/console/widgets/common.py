@@ -117,7 +117,9 @@ class StatusLine(Widget):
     """One line of text that repaints in place: `Static.update` would also re-run the layout of
     the whole screen, every probe round, for a line whose size never changes."""
 
-    DEFAULT_CSS = "StatusLine { height: 1; }"
+    # too long for the width it ends in "…": wrapped into its one row, it broke before a word
+    # and left a dangling "·"
+    DEFAULT_CSS = "StatusLine { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id)

@@ -46,6 +46,8 @@ def status_line(facts: StatusFacts, palette: Palette) -> Text:
     config, fleet = facts.config, facts.fleet
     line = Text()
     line.append(" rocmtui ", style="bold reverse")
+    if facts.read_only:  # first: at 80 columns the line's end is cut
+        line.append(" READ-ONLY ·", style=palette.warn)
     line.append(" " + clean(config.source.name if config.source else "built-in default", 60))
     line.append(" · " + bake_label(config), style=palette.muted)
     if fleet is None:
@@ -83,8 +85,6 @@ def status_line(facts: StatusFacts, palette: Palette) -> Text:
         line.append(" · shared monitor", style=palette.muted)
     elif facts.monitor_lost:
         line.append(" · monitor gone: probing here", style=palette.warn)
-    if facts.read_only:
-        line.append(" · READ-ONLY", style=palette.warn)
     return line
 
 
