@@ -168,7 +168,9 @@ def unknown_command(argv: Sequence[str]) -> str | None:
         return None
     import difflib
 
-    near = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    # 0.75: a typo (stauts, bkae, hisotry) is near; a word sharing three letters is not
+    # (difflib's 0.6 answered "bogus" with "did you mean logs?")
+    near = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.75)
     hint = f" (did you mean {near[0]}?)" if near else ""
     return f"rocmtui: unknown command {word!r}{hint}; `rocmtui --help` lists them"
 

@@ -38,3 +38,12 @@ def test_an_optional_action_reads_optional_in_the_usage() -> None:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     usage = sub.choices["history"].format_usage()
     assert "[ACTION] ..." in usage and " ACTION ..." not in usage, usage
+
+
+def test_an_unknown_command_is_answered_with_a_near_one_only() -> None:
+    from rocmtui.cli.main import unknown_command
+
+    for typo, meant in (("stauts", "status"), ("bkae", "bake"), ("hisotry", "history")):
+        assert f"(did you mean {meant}?)" in str(unknown_command([typo])), typo
+    said = str(unknown_command(["bogus"]))  # shares o, g, s with logs: no guess
+    assert said == "rocmtui: unknown command 'bogus'; `rocmtui --help` lists them", said
