@@ -68,6 +68,22 @@ async def test_h_opens_the_groups_and_the_cursor_walks_them() -> None:
         assert not isinstance(app.screen, HistoryScreen)
 
 
+async def test_the_plots_say_their_unit_in_the_title_and_their_axes_line_up() -> None:
+    """plotext drew each plot's unit as a y label in its bottom-left corner, so the line under
+    the two plots read "min   days ago   min"; the unit is in each title now, and both plots
+    have an x label, so their axes stay on the same rows."""
+    app = recorded_app(clock=lambda: NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_history(pilot)
+        lines = screen_text(app).splitlines()
+        title = next(line for line in lines if "duration over time" in line)
+        assert "duration over time (min)" in title and "spread per condition (min)" in title
+        under = next(line for line in lines if "days ago" in line)
+        assert under.split() == ["days", "ago", "condition"], under
+        bottoms = [line for line in lines if "└" in line]
+        assert len(bottoms) == 1 and bottoms[0].count("└") == 2, bottoms
+
+
 async def test_help_and_the_palette_name_the_history_key() -> None:
     text = help_table({}, read_only=True).plain
     assert "History (h): what builds cost" in text

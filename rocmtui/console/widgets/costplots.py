@@ -44,10 +44,14 @@ class CostPlot(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(title)
         if not points:
+            plt.title(title)
             return None
-        return unit_for(max(p.duration for p in points))
+        unit = unit_for(max(p.duration for p in points))
+        # the unit in the title: plotext puts a y label in the bottom-left corner, where two
+        # plots side by side read "min   days ago   min" under the axes
+        plt.title(f"{title} ({unit[0]})")
+        return unit
 
 
 class DurationPlot(CostPlot):
@@ -59,7 +63,7 @@ class DurationPlot(CostPlot):
         done = [p for p in points if p.succeeded]
         unit = self._start(done, "duration over time")
         if unit is not None:
-            name, scale = unit
+            _, scale = unit
             plt = self.plt
             axis = time_axis(min(p.started_at for p in done), now)
             for condition in CONDITIONS:
@@ -74,7 +78,6 @@ class DurationPlot(CostPlot):
             plt.xlabel(axis.label)
             if axis.ticks:
                 plt.xticks([x for x, _ in axis.ticks], [label for _, label in axis.ticks])
-            plt.ylabel(name)
         self.refresh()
 
 
@@ -86,7 +89,7 @@ class SpreadPlot(CostPlot):
         done = [p for p in points if p.succeeded]
         unit = self._start(done, "spread per condition")
         if unit is not None:
-            name, scale = unit
+            _, scale = unit
             plt = self.plt
             shown = [c for c in CONDITIONS if any(p.condition is c for p in done)]
             for x, condition in enumerate(shown, start=1):
@@ -94,5 +97,5 @@ class SpreadPlot(CostPlot):
                 plt.scatter([x] * len(ys), ys, marker=condition.letter, color=COLOURS[condition])
             plt.xticks(list(range(1, len(shown) + 1)), [str(c) for c in shown])
             plt.xlim(0.5, len(shown) + 0.5)
-            plt.ylabel(name)
+            plt.xlabel("condition")  # a label row as the plot beside it has: axes line up
         self.refresh()
