@@ -208,3 +208,24 @@ async def test_why_a_build_has_no_steps_is_said_whole_in_the_panel_at_80x24() ->
         assert "no steps (below)" in lines[0], lines[0]
         words = " ".join(" ".join(line.strip(" │") for line in lines[1:]).split())
         assert f"No steps to show: {why}" in words, text
+
+
+async def test_the_footer_offers_log_at_this_step_only_with_a_step_to_choose() -> None:
+    from rocmtui.console.screens.timeline import TimelineLoaded
+
+    app = recorded_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, pilot)  # type: ignore[arg-type]
+        app.screen.post_message(TimelineRequested(JOB))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        screen.post_message(TimelineLoaded(None, "the node's BuildKit keeps no build history"))
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "Log at this step" not in footer and "esc Back" in footer, footer
+        step = Step("sha256:a", "[a 1/1] RUN x", T0, T0 + 2)
+        screen.show(StepReport.build([step], T0 + 10))
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "⏎ Log at this step" in footer, footer

@@ -96,6 +96,7 @@ class Waterfall(ScrollView, can_focus=True):
                 self.cursor = index
         self.cursor = min(self.cursor, max(len(report.steps) - 1, 0))
         self.refresh()
+        self.refresh_bindings()
 
     @property
     def selected(self) -> StepTime | None:
@@ -129,6 +130,13 @@ class Waterfall(ScrollView, can_focus=True):
         """Home / end."""
         if self.report is not None and self.report.steps:
             self.cursor = 0 if where == 0 else len(self.report.steps) - 1
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`⏎ Log at this step` leaves the footer while there is no step to choose (a build
+        whose steps cannot be had): there it did nothing."""
+        if action == "choose":
+            return self.selected is not None
+        return True
 
     def action_choose(self) -> None:
         """Enter: the step's log."""
