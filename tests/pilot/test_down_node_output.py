@@ -44,3 +44,17 @@ async def test_a_stalled_build_on_a_down_node_stays_loud() -> None:
         shown = await until_text(pilot, r"✗ down +snoc-think")
         assert recorded.jobs(stalled=True)[0].record.state is JobState.STALLED
         assert cell(shown, "Nodes", r"snoc-think", "Output") == "silent 16m40s", shown
+
+
+async def test_a_build_on_a_down_node_shows_no_rate_or_eta_in_the_jobs_panel() -> None:
+    """The jobs panel's Progress said "[12345/23456] 11.4/s ETA 16m15s out 2s ago" for the
+    build on the down node, as if it went on: the counter stays, the rate and ETA go, and the
+    cell says the node is down and when the last line came."""
+    app = recorded_app()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await feed(app, pilot, think_down=True)
+        shown = await until_text(pilot, r"✗ down +snoc-think")
+        torch = cell(shown, "Jobs", r"demo-pytorch", "Progress")
+        assert torch == "[12345/23456] · node down last out 2s ago", shown
+        vllm = cell(shown, "Jobs", r"demo-vllm +gfx950", "Progress")
+        assert vllm == "[310/1200] 3.2/s ETA 4m38s out 1s ago", shown  # its node is up

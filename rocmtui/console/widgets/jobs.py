@@ -24,6 +24,7 @@ from rocmtui.core.states import (
     JOB_SYMBOLS,
     LOOP_SYMBOLS,
     JobState,
+    NodeState,
 )
 from rocmtui.core.text.units import fmt_age, fmt_when
 
@@ -65,17 +66,28 @@ class JobsPanel(FleetPanel):
             data.jobs,
             key=lambda j: (j.record.state != JobState.STALLED, not j.active, -j.record.started_at),
         )
-        return [(j.record.id, self.job_cells(j, now, palette)) for j in jobs[:50]]
+        lost = {  # a build's rate and ETA there would read as live
+            n.name: str(n.state)
+            for n in (data.fleet.nodes if data.fleet is not None else ())
+            if n.state in (NodeState.DOWN, NodeState.UNKNOWN)
+        }
+        return [
+            (j.record.id, self.job_cells(j, now, palette, lost.get(j.record.node)))
+            for j in jobs[:50]
+        ]
 
-    def job_cells(self, job: JobView, now: float, palette: Palette) -> list[Text]:
-        """The cells of one job's row."""
+    def job_cells(
+        self, job: JobView, now: float, palette: Palette, node_lost: str | None = None
+    ) -> list[Text]:
+        """The cells of one job's row (`node_lost`: its node's state word when that is down
+        or unknown)."""
         word = str(job.record.state)
         return [
             state_cell(word, JOB_SYMBOLS.get(word, "?"), palette),
             self.target_cell(job, palette),
             safe(job.record.arch or "—", "", 10),
             safe(job.record.node, "", 30),
-            self.result_cell(job, now, palette),
+            self.result_cell(job, now, palette, node_lost),
             Text(fmt_age(job.duration(now))),
             Text(fmt_when(job.record.started_at, now)),
             safe(job.who or "—", "", 20),
@@ -101,8 +113,12 @@ class JobsPanel(FleetPanel):
             cell.append(" elsewhere", style=palette.accent)
         return cell
 
-    def result_cell(self, job: JobView, now: float, palette: Palette) -> Text:
-        """Progress while it runs; exit code, digest or failing step once it ends."""
+    def result_cell(
+        self, job: JobView, now: float, palette: Palette, node_lost: str | None = None
+    ) -> Text:
+        """Progress while it runs; exit code, digest or failing step once it ends. On a node
+        that is down, the counter without rate or ETA, the node's state, and the last line's
+        age said as such."""
         progress = job.progress
         if job.active and job.record.link_down_since is not None and job.record.evidence:
             # "link to snoc-think down since ...": first, where 80 columns still show it
@@ -110,7 +126,9 @@ class JobsPanel(FleetPanel):
             cell.append(" " + fmt_counter(progress), style=palette.accent)
             return cell
         if job.active:
-            cell = Text(fmt_counter(progress), style=palette.accent)
+            cell = Text(fmt_counter(progress, running=not node_lost), style=palette.accent)
+            if node_lost:
+                cell.append(f" · node {node_lost}", style=palette.bad)
             style = palette.alarm if job.record.state == JobState.STALLED else palette.muted
             if (
                 job.record.evidence
@@ -120,7 +138,8 @@ class JobsPanel(FleetPanel):
                 late = job.estimate.startswith("!")
                 cell.append(" " + clean(job.estimate, 60), style=palette.warn if late else style)
             if not job.record.evidence and progress and progress.last_output_at is not None:
-                cell.append(f" out {fmt_age(now - progress.last_output_at)} ago", style=style)
+                last = "last out" if node_lost else "out"
+                cell.append(f" {last} {fmt_age(now - progress.last_output_at)} ago", style=style)
             return cell
         parts: list[tuple[str, Style | str]] = []
         # a cancelled bake's exit code is the signal's doing, and "cancelled" is its state word
