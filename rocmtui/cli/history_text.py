@@ -43,7 +43,8 @@ def render(report: HistoryReport, now: float) -> None:
     for group in report.groups:
         head = f"{group.target} {group.arch or '-'} on {group.node}"
         est = f" · next {group.estimate.describe()}" if group.estimate else ""
-        print(f"{head}: {group.builds} builds{est}")
+        count = "1 build" if group.builds == 1 else f"{group.builds} builds"
+        print(f"{head}: {count}{est}")
         for condition in CONDITIONS:
             stats = group.stats.get(condition)
             if stats is None:

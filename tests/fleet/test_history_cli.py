@@ -124,6 +124,7 @@ def test_a_build_that_just_ended_is_listed_at_once_and_settling(tmp_path: Path) 
     assert "no builds recorded" not in text.stdout
     line = next(x for x in text.stdout.splitlines() if "demo-base" in x)
     assert "settling · frozen: 1/1 steps cached" in line
+    assert "on n0: 1 build" in text.stdout and "1 builds" not in text.stdout, text.stdout
     data = json.loads(run_cli(fleet, "history", "--json").stdout)
     (build,) = data["builds"]
     assert (build["job_id"], build["settling"], build["condition"]) == (job.id, True, "frozen")
