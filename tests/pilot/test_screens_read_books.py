@@ -65,4 +65,6 @@ async def test_a_job_store_that_is_not_a_database_is_said_on_each_screen(
 async def test_the_timeline_of_a_job_the_store_does_not_have_says_so(tmp_path: Path) -> None:
     timeline = screens(fleet(tmp_path, corrupt=False))[2]
     async with Alone(timeline).run_test(size=SIZE) as pilot:
-        await until_text(pilot, rf"timeline · {JOB} · no job matches '{JOB}'")
+        # the why, whole, in the panel; the status line points at it
+        shown = await until_text(pilot, rf"No steps to show: no job matches '{JOB}'")
+        assert f"timeline · {JOB} · no steps (below)" in shown
