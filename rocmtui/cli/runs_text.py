@@ -63,8 +63,7 @@ def render_chart(drawn: Chart, previous: Run | None, now: float) -> None:
             _out(f"  {' ' * width}  {sanitize_line(lane.note, 200)}")
     for note in drawn.notes:
         _out(f"  {sanitize_line(note, 200)}")
-    builds = {b.job_id: b for b in r.builds}  # the chain names jobs (a group's: the group)
-    chain = [builds[j] for j in drawn.chain if j in builds]
+    chain = drawn.links  # its bars: a group's targets, each with its own length
     if chain:
         said = " -> ".join(f"{b.target} on {b.node} ({fmt_age(b.duration(now))})" for b in chain)
         _out(sanitize_line(f"  set its length: {said}", 300))

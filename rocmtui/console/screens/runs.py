@@ -113,8 +113,7 @@ def summary_text(drawn: Chart, now: float, palette: Palette) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"{clean(r.target, 40)} · wall {fmt_age(drawn.wall)}")
     out.append(f" · {r.origin}: {clean(r.started_by, 40)}", style=palette.muted)
-    builds = {b.job_id: b for b in r.builds}
-    chain = [builds[j] for j in drawn.chain if j in builds]
+    chain = drawn.links  # its bars: a group's targets, each with its own length
     if chain:
         said = " → ".join(
             f"{clean(b.target, 30)} on {clean(b.node, 20)} {fmt_age(b.duration(now))}"

@@ -61,7 +61,8 @@ import ctypes
 from rocmtui.core.history.stepstore import capture_argv, capture_env, keep_after_build
 from rocmtui.core.jobs.evidence import error_step_of
 from rocmtui.core.jobs.images import read_push_check, record_afterwards
-from rocmtui.core.runs.targetspans import keep_target_spans
+from rocmtui.core.runs.livetargets import live_file_for
+from rocmtui.core.runs.targetspans import keep_target_spans, save_spans
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
 
@@ -117,6 +118,8 @@ class Supervisor:
         self._wake: tuple[int, ...] = ()  # the signal wake-up pipe, from wait() to close()
         self.pids: dict[str, Any] = {}  # recorded at start, or with the outcome
         self.link = link  # a remote node's link, watched while bake runs (linkwatch.py)
+        # a group's targets as bake prints them, for the run chart while it runs
+        self.live = live_file_for(store.jobs_dir / job_id, self.log.note)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signals.append(signum)
@@ -232,6 +235,8 @@ class Supervisor:
             return False
         self.log.write(data)
         self.recorder.after_write()  # the log stopped: the record says so at once
+        if self.live is not None:
+            self.live.feed(data, self.log.holding)
         return bool(data)
 
     def _drain(self, out: int) -> None:
@@ -306,6 +311,8 @@ class Supervisor:
         self.slot.write(
             {"exit_code": code, "ended_at": time.time(), "signalled": self.build_signals > 0}
         )
+        if self.live is not None and self.log.holding:
+            self.live.write()  # its last word, before the store says the build ended
         fields = self.outcome(returncode)
         # into its kept room before the store (which may wait for room): no new block needed
         self.metadata = self.metadata_room.keep(self.bake_metadata)
@@ -352,8 +359,11 @@ class Supervisor:
             latest = self.store.get(record.id)  # with the ref `tie_refs` set
         except Exception:
             return
-        if latest.buildkit_ref is None:
-            return  # no history on this builder (buildx 0.13, dockerd 20.10): nothing to read
+        if latest.buildkit_ref is None:  # no history here (buildx 0.13, dockerd 20.10) ...
+            with contextlib.suppress(Exception):  # ... but bake's own word on its targets
+                if self.live is not None and len(spans := self.live.live.spans()) > 1:
+                    save_spans(self.store, latest.id, spans)
+            return
         builder = _builder_of(self.argv)
         said = keep_after_build(self.store, latest, os.environ, builder)
         if said.startswith("steps not kept"):

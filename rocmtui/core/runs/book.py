@@ -23,6 +23,7 @@ from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.runs.livetargets import read_live
 from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
 from rocmtui.core.runs.targetspans import group_targets, load_spans
 
@@ -178,6 +179,8 @@ class RunBook:
                     state=str(record.state),
                     started_elsewhere=record.started_elsewhere,
                     group=record.target in groups,
+                    targets=tuple(live := read_live(record.path)),
+                    live=bool(live),
                 )
             )
         return [

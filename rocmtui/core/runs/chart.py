@@ -60,6 +60,7 @@ class Chart(Struct, frozen=True):
     chain: tuple[str, ...]  # job ids of the builds that set the run's length, in order
     running: bool
     notes: tuple[str, ...] = ()  # run-wide lines: builds lost from the store ...
+    links: tuple[RunBuild, ...] = ()  # the chain's bars (a group's: its targets), in order
 
 
 def _union(spans: Sequence[tuple[float, float]]) -> float:
@@ -102,11 +103,14 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
     skewed: set[str] = set()
     shifted: dict[str, float] = {}
     grouped: set[str] = set()
+    printed: set[str] = set()
     for b in sorted(run.bars(), key=lambda b: (b.started_at, b.job_id, b.target)):
         if b.shift:
             shifted[b.node] = b.shift
-        if b.group and b.ended_at is None:
+        if b.group and b.ended_at is None and b.of_group is None:
             grouped.add(b.node)
+        if b.live and b.of_group is not None:
+            printed.add(b.node)
         end_at = b.ended_at if b.ended_at is not None else now
         clamped = b.started_at > now or end_at < b.started_at
         start, end = _offsets(b, origin, now)
@@ -133,6 +137,8 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
             said.append("its clock disagrees with this host's: times clamped")
         if node in grouped:
             said.append("a group still running: one bar until it ends, then one per target")
+        if node in printed:
+            said.append("a running group's target times as bake printed them")
         if node in shifted:
             said.append(
                 f"its BuildKit clock is about {fmt_age(abs(shifted[node]))} "
@@ -144,12 +150,15 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
     if run.missing_jobs:
         n = run.missing_jobs
         notes.append(f"{n} build{'s' * (n > 1)} of this run no longer in the job store")
-    return Chart(run, tuple(lanes), wall, _chain(lanes, wall), run.running(), tuple(notes))
+    links = _chain(lanes, wall)
+    chain = tuple(b.job_id for b in links)
+    return Chart(run, tuple(lanes), wall, chain, run.running(), tuple(notes), links)
 
 
-def _chain(lanes: Sequence[Lane], wall: float) -> tuple[str, ...]:
-    """The builds that set the run's length: on the lane whose last bar ends last, that bar and
-    the bars before it it followed without a gap (a lane of back-to-back builds)."""
+def _chain(lanes: Sequence[Lane], wall: float) -> tuple[RunBuild, ...]:
+    """The bars that set the run's length: on the lane whose last bar ends last, that bar and
+    the bars before it it followed without a gap (a lane of back-to-back builds; a group's
+    targets are bars of their own)."""
     best: list[Bar] = []
     for lane in lanes:
         if lane.bars and abs(max(b.end for b in lane.bars) - wall) < 1e-9:
@@ -160,7 +169,7 @@ def _chain(lanes: Sequence[Lane], wall: float) -> tuple[str, ...]:
                     chain.append(bar)
             if sum(b.length for b in chain) > sum(b.length for b in best):
                 best = chain
-    return tuple(b.build.job_id for b in reversed(best))
+    return tuple(b.build for b in reversed(best))
 
 
 class Change(Struct, frozen=True):

@@ -68,6 +68,7 @@ class RunBuild(Struct, frozen=True):
     shift: float = 0.0  # seconds its target spans were moved to agree with this host's clock
     group: bool = False  # still running, and its target is a group some earlier job built
     of_group: str | None = None  # one target of this group's build (`per_target`)
+    live: bool = False  # its `targets` are as bake printed them while it runs (`livetargets`)
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""
@@ -76,23 +77,28 @@ class RunBuild(Struct, frozen=True):
 
 def per_target(b: RunBuild) -> list[RunBuild]:
     """A group build as one build per target, each from its own start to its own end; any other
-    build as itself. The spans are on the node's BuildKit clock: when they fall outside the
-    job's own start and end (this host's clock) by more than `SKEW_SLACK`, they are moved
-    together so the first target starts when the job did (`shift` says by how much)."""
-    if len(b.targets) < 2 or b.ended_at is None:
+    build as itself. Ended, its spans are its BuildKit records', on the node's BuildKit clock:
+    when they fall outside the job's own start and end (this host's clock) by more than
+    `SKEW_SLACK`, they are moved together so the first target starts when the job did (`shift`
+    says by how much). Running, they are bake's printed times (`live`, this host's clock): a
+    target not ended yet runs to now (`ended_at` None), one ended reads succeeded."""
+    if len(b.targets) < 2 or (b.ended_at is None and not b.live):
         return [b]
     first = min(t.started for t in b.targets)
     last = max(t.ended if t.ended is not None else t.started for t in b.targets)
     shift = 0.0
-    if first < b.started_at - SKEW_SLACK or last > b.ended_at + SKEW_SLACK:
+    skewed = b.ended_at is not None and (
+        first < b.started_at - SKEW_SLACK or last > b.ended_at + SKEW_SLACK
+    )
+    if skewed and not b.live:
         shift = b.started_at - first
     out = []
     for t in sorted(b.targets, key=lambda t: (t.started, t.target)):
         state = b.state
         if t.failed:
             state = "failed"
-        elif t.ended is not None and b.state == "failed":
-            state = "succeeded"  # this target finished; another one failed the bake
+        elif t.ended is not None and b.state in ("failed", "running", "stalled"):
+            state = "succeeded"  # this target finished; another one failed the bake or runs
         ended = t.ended + shift if t.ended is not None else b.ended_at
         out.append(
             replace(
