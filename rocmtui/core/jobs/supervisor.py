@@ -62,7 +62,7 @@ from rocmtui.core.history.stepstore import capture_argv, capture_env, keep_after
 from rocmtui.core.jobs.evidence import error_step_of
 from rocmtui.core.jobs.images import read_push_check, record_afterwards
 from rocmtui.core.runs.livetargets import live_file_for
-from rocmtui.core.runs.targetspans import keep_target_spans, save_spans
+from rocmtui.core.runs.targetspans import keep_printed_spans, keep_target_spans
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
 
@@ -359,11 +359,12 @@ class Supervisor:
             latest = self.store.get(record.id)  # with the ref `tie_refs` set
         except Exception:
             return
-        if latest.buildkit_ref is None:  # no history here (buildx 0.13, dockerd 20.10) ...
-            with contextlib.suppress(Exception):  # ... but bake's own word on its targets
-                if self.live is not None and len(spans := self.live.live.spans()) > 1:
-                    save_spans(self.store, latest.id, spans)
-            return
+        if latest.buildkit_ref is not None:  # none without history (buildx 0.13, dockerd 20.10)
+            self._keep_records(latest)
+        if self.live is not None:  # a group's targets as bake printed them, where no record said
+            keep_printed_spans(self.store, latest.id, self.live.spans())
+
+    def _keep_records(self, latest: JobRecord) -> None:
         builder = _builder_of(self.argv)
         said = keep_after_build(self.store, latest, os.environ, builder)
         if said.startswith("steps not kept"):

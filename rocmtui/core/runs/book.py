@@ -24,11 +24,14 @@ from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.runs.livetargets import read_live
-from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, new_run_id
+from rocmtui.core.runs.run import ORIGIN_ELSEWHERE, Run, RunBuild, TargetSpan, new_run_id
 from rocmtui.core.runs.targetspans import group_targets, load_spans
 
 #: Builds started elsewhere within this many seconds of each other form one run.
 RUN_WINDOW = 10.0
+#: A group build ended this recently without target spans kept yet (its supervisor reads its
+#: BuildKit records after the outcome) is drawn from bake's printed target times meanwhile.
+LIVE_GRACE = 300.0
 _COST_COLUMNS = "bc.steps_total, bc.steps_cached, bc.sccache_hits, bc.sccache_misses"
 
 
@@ -161,7 +164,7 @@ class RunBook:
             spans = load_spans(conn, [b.job_id for bs in builds.values() for b in bs])
             groups = group_targets(conn) if unfinished else set()
         for bs in builds.values():
-            bs[:] = [replace(b, targets=tuple(spans.get(b.job_id, ()))) for b in bs]
+            bs[:] = [self._targets_of(b, spans.get(b.job_id), now) for b in bs]
         for run_id, job_id in unfinished:
             try:
                 record = live_record(self.store, self.store.get(job_id), self.stall_after, now)
@@ -198,6 +201,17 @@ class RunBook:
             )
             for r in rows
         ]
+
+    def _targets_of(self, b: RunBuild, spans: list[TargetSpan] | None, now: float) -> RunBuild:
+        """An ended build with its kept target spans; a group's just ended, whose BuildKit
+        records are still being read (`LIVE_GRACE`), with bake's printed ones meanwhile."""
+        if spans:
+            return replace(b, targets=tuple(spans))
+        if b.ended_at is not None and now - b.ended_at < LIVE_GRACE:
+            live = read_live(self.store.jobs_dir / b.job_id)
+            if len(live) > 1:
+                return replace(b, targets=tuple(live), live=True)
+        return b
 
     def bring_up_to_date(
         self, retention_days: float, now: float | None = None, costs: bool = True
@@ -259,4 +273,4 @@ def clusters(records: Sequence[JobRecord]) -> list[list[JobRecord]]:
     return [c for c in out if len({r.node for r in c}) >= 2]
 
 
-__all__ = ["RUN_WINDOW", "RunBook", "clusters"]
+__all__ = ["LIVE_GRACE", "RUN_WINDOW", "RunBook", "clusters"]

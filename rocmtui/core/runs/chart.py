@@ -138,7 +138,7 @@ def chart(run: Run, now: float, fleet_nodes: Sequence[str] | None = None) -> Cha
         if node in grouped:
             said.append("a group still running: one bar until it ends, then one per target")
         if node in printed:
-            said.append("a running group's target times as bake printed them")
+            said.append("a group's target times as bake printed them")
         if node in shifted:
             said.append(
                 f"its BuildKit clock is about {fmt_age(abs(shifted[node]))} "

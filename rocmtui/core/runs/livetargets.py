@@ -175,10 +175,18 @@ class LiveFile:
             self.live.feed(data)
         except Exception as exc:  # a bug here must not touch the build: said once, stopped
             self.stopped = True
+            self.live = LiveTargets(())  # what it held may be half-updated: nothing kept
             self.say(f"live target times no longer followed: {type(exc).__name__}")
             return
         if may_write and self.live.changed and time.monotonic() >= self._next:
             self.write()
+
+    def spans(self) -> list[TargetSpan]:
+        """The targets as followed so far (none once following failed)."""
+        try:
+            return self.live.spans()
+        except Exception:
+            return []
 
     def write(self) -> None:
         """Write it now (at the build's end: its last word), unless stopped."""

@@ -63,6 +63,23 @@ def save_spans(store: JobStore, job_id: str, spans: Iterable[TargetSpan]) -> Non
         )
 
 
+def keep_printed_spans(store: JobStore, job_id: str, printed: Sequence[TargetSpan]) -> None:
+    """For a supervisor whose group build ended: the targets' times as bake printed them
+    (`livetargets`), kept when no BuildKit record gave spans (a builder without history, or
+    records that could not be read). Never raises: a view's help, not the build's."""
+    if len(printed) < 2:
+        return
+    try:
+        with store.connect() as conn:
+            kept = conn.execute(
+                "SELECT 1 FROM build_targets WHERE job_id = ? LIMIT 1", (job_id,)
+            ).fetchone()
+        if kept is None:
+            save_spans(store, job_id, printed[:MAX_TARGETS])
+    except Exception:
+        return
+
+
 def load_spans(conn: sqlite3.Connection, job_ids: Sequence[str]) -> dict[str, list[TargetSpan]]:
     """The target spans kept for these jobs (a job with none is absent)."""
     out: dict[str, list[TargetSpan]] = {}
@@ -144,6 +161,7 @@ def keep_target_spans(
 __all__ = [
     "MAX_TARGETS",
     "group_targets",
+    "keep_printed_spans",
     "keep_target_spans",
     "load_spans",
     "save_spans",
