@@ -38,13 +38,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.core.jobs.afterbuild import AfterBuild
 from rocmtui.core.jobs.bakefiles import (
     MetadataRoom,
-    build_refs_from_metadata,
     digest_from_metadata,
     forget,
     metadata_file_in,
-    target_refs_from_metadata,
 )
 from rocmtui.core.jobs.logwriter import MARKER_BYTES, LogWriter, Reserve
 from rocmtui.core.jobs.outcome import OutcomeSlot
@@ -58,11 +57,8 @@ if TYPE_CHECKING:
     from rocmtui.core.jobs.linkwatch import LinkGuard
 import ctypes
 
-from rocmtui.core.history.stepstore import capture_argv, capture_env, keep_after_build
 from rocmtui.core.jobs.evidence import error_step_of
-from rocmtui.core.jobs.images import read_push_check, record_afterwards
 from rocmtui.core.runs.livetargets import live_file_for
-from rocmtui.core.runs.targetspans import keep_printed_spans, keep_target_spans
 from rocmtui.core.states import JobState
 from rocmtui.core.text.units import fmt_age
 
@@ -304,7 +300,7 @@ class Supervisor:
 
     def finish(self, returncode: int, record: JobRecord) -> JobRecord:
         """Record the outcome of bake's exit (see `outcome` and `record`), then what follows
-        from it (`afterwards`)."""
+        from it (`afterbuild.AfterBuild`)."""
         code = returncode if returncode >= 0 else 128 - returncode
         # bake's code first, the moment it is known: readers never wait on what follows
         # (the metadata, the failed step read from a long log)
@@ -319,71 +315,10 @@ class Supervisor:
         self.footer(fields, record.started_at)
         recorded = self.recorder.record(fields, self.build_signals)
         self.close()
-        self.tie_refs(recorded)
-        self.afterwards(recorded)
+        after = AfterBuild(self.store, self.argv, self.registry_url, self.log.note, self.live)
+        after.run(recorded, self.metadata)
         forget(self.bake_metadata, record.path)
         return recorded
-
-    def tie_refs(self, record: JobRecord) -> None:
-        """Tie the build's history records (bake's metadata) to this job, so history never
-        shows it again as a build started elsewhere; best effort."""
-        for ref in build_refs_from_metadata(self.metadata or record.metadata_path):
-            try:
-                self.store.tie_ref(ref, record.id, record.node)
-            except Exception as exc:
-                self.log.note(f"could not tie BuildKit record {ref}: {type(exc).__name__}")
-                return
-
-    def afterwards(self, record: JobRecord) -> None:
-        """With the outcome recorded: the registry's word on a push and the cache statistics
-        (`images.record_afterwards`); said in the log, never raised."""
-        try:
-            record_afterwards(record, self.registry_url)
-        except Exception as exc:
-            what = "could not check the registry or read cache statistics"
-            self.log.note(f"{what}: {type(exc).__name__}: {exc}")
-            return
-        check = read_push_check(record.job_dir)
-        if check is not None:
-            self.log.note(f"registry: {check.describe()}")
-        self.keep_steps(record)
-
-    def keep_steps(self, record: JobRecord) -> None:
-        """Keep the build's steps (BuildKit's vertices) for its timeline, read from BuildKit's
-        history with bake's own environment and builder, before BuildKit forgets the record;
-        the outcome is recorded already, so no reader waits on it. Said in the log only when
-        it fails."""
-        if os.environ.get("ROCMTUI_KEEP_STEPS") == "0":
-            return  # turned off (bench_step_capture sets it to weigh what keeping costs)
-        try:
-            latest = self.store.get(record.id)  # with the ref `tie_refs` set
-        except Exception:
-            return
-        if latest.buildkit_ref is not None:  # none without history (buildx 0.13, dockerd 20.10)
-            self._keep_records(latest)
-        if self.live is not None:  # a group's targets as bake printed them, where no record said
-            keep_printed_spans(self.store, latest.id, self.live.spans())
-
-    def _keep_records(self, latest: JobRecord) -> None:
-        builder = _builder_of(self.argv)
-        said = keep_after_build(self.store, latest, os.environ, builder)
-        if said.startswith("steps not kept"):
-            self.log.note(said)
-        targets = target_refs_from_metadata(self.metadata or latest.metadata_path)
-        missed = keep_target_spans(
-            self.store, latest.id, latest.buildkit_ref, targets,
-            capture_argv(os.environ, builder), capture_env(os.environ),
-        )  # fmt: skip
-        if missed:
-            self.log.note(missed)
-
-
-def _builder_of(argv: Sequence[str]) -> str | None:
-    """bake's `--builder NAME`, if it names one."""
-    for i, word in enumerate(argv[:-1]):
-        if word == "--builder":
-            return argv[i + 1]
-    return None
 
 
 def _keep_oom_at_start(
