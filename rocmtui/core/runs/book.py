@@ -136,7 +136,8 @@ class RunBook:
 
     def _with_builds(self, rows: Sequence[sqlite3.Row], now: float | None) -> list[Run]:
         """The runs of `rows` with their builds: one query for every member's few columns
-        (a whole job record only for a build still unfinished, whose live state is read)."""
+        (a whole job record only for a build still unfinished, whose live state is read, with
+        its group's targets as bake printed them so far: `livetargets`)."""
         now = time.time() if now is None else now
         ids = [r["id"] for r in rows]
         builds: dict[str, list[RunBuild]] = {i: [] for i in ids}

@@ -1,5 +1,6 @@
 """A run as a chart, pure: one lane per node, one bar per build from its start to its end
-(to now while it runs; a bake group's build, once ended, one bar per target: `Run.bars`),
+(to now while it runs; a bake group's build one bar per target: `Run.bars`, from bake's printed
+vertex names while it runs and from its targets' BuildKit records once ended),
 the run's wall time, each node's busy and idle time, and the chain of builds that set the
 run's length; and `compare`, which build on which node got slower.
 

@@ -68,7 +68,7 @@ class RunBuild(Struct, frozen=True):
     shift: float = 0.0  # seconds its target spans were moved to agree with this host's clock
     group: bool = False  # still running, and its target is a group some earlier job built
     of_group: str | None = None  # one target of this group's build (`per_target`)
-    live: bool = False  # its `targets` are as bake printed them while it runs (`livetargets`)
+    live: bool = False  # its `targets` as bake printed them (`livetargets`): this host's clock
 
     def duration(self, now: float) -> float:
         """Seconds from start to end (to `now` while it runs)."""
