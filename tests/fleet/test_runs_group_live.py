@@ -2,13 +2,15 @@
 run all --nodes NODE` builds demo-base, demo-pytorch and demo-vllm in one bake whose steps
 sleep; while it runs, `rocmtui runs show --json` has a bar per target that has started (named
 for the group, its times as bake printed them, the lane says so) whose end grows to now, and
-the console's Runs screen (`u`) draws a row per target. After the end the bars stay one per
-target: from the targets' BuildKit records on today's engine (snoc-think, over ssh), from
-bake's printed times on the old engine without build history (snoc-gaming, over TLS)."""
+the console's Runs screen (`u`) draws a row per target, its chain naming targets. After the end
+the bars stay one per target: from the targets' BuildKit records on today's engine
+(snoc-think, over ssh), from bake's printed times on the old engine without build history
+(snoc-gaming, over TLS)."""
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,9 @@ async def test_a_running_group_is_a_growing_bar_per_target(
         assert len(named) >= 2 and set(named) <= set(TARGETS), shown
         assert rows[0].lstrip().startswith(node)
         assert LIVE_NOTE in shown
+        # the chain that sets the run's length names the group's targets, not the group
+        chain = re.search(r"set its length: (\S+) on ", shown)
+        assert chain is not None and chain.group(1) in TARGETS, shown
 
     wait_state(config, job_id, ["succeeded"])
 
