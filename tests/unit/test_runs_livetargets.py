@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from rocmtui.core.jobs.record import JobRecord
+from rocmtui.core.jobs.store import JobStore
+from rocmtui.core.runs.book import RunBook
 from rocmtui.core.runs.chart import chart
 from rocmtui.core.runs.livetargets import (
     LIVE_FILE,
@@ -19,6 +22,9 @@ from rocmtui.core.runs.livetargets import (
     read_live,
 )
 from rocmtui.core.runs.run import Run, RunBuild, TargetSpan
+from rocmtui.core.runs.targetspans import keep_printed_spans, load_spans, save_spans
+from rocmtui.core.states import JobState
+from tests.support.jobs import job_record
 
 DATA = Path(__file__).parent.parent / "data" / "buildkit"
 DEMO = ["demo-base", "demo-pytorch", "demo-vllm"]
@@ -193,3 +199,39 @@ def test_a_running_group_is_a_bar_per_target_growing_to_now() -> None:
         assert {b.build.of_group for b in lane.bars} == {"all"}
         assert lane.note == "a group's target times as bake printed them"
         assert [b.target for b in drawn.links] == ["demo-base", "demo-vllm"]  # targets
+
+
+def _group_job(store: JobStore, ended: float | None) -> JobRecord:
+    def make(job_id: str, job_dir: Path) -> JobRecord:
+        return job_record(job_id, job_dir, target="all", node="a", started_at=T0,
+                          ended_at=ended, state=JobState.SUCCEEDED)  # fmt: skip
+
+    return store.create(make)
+
+
+def test_a_group_just_ended_is_drawn_from_its_live_file_until_spans_are_kept(
+    tmp_path: Path,
+) -> None:
+    store = JobStore(tmp_path)
+    job = _group_job(store, T0 + 100)
+    printed = LiveTargets(DEMO)
+    for i, line in enumerate((DATA / "group_029_plain.log").read_bytes().splitlines(True)):
+        printed.feed(line, now=T0 + 1 + i * 0.5)
+    LiveFile(job.path, printed, print).write()
+    book = RunBook(store)
+    book.create(Run("run-20271215-0800-ab12", "all", T0, "rocmtui", "me", ("a",)))
+    book.add_jobs("run-20271215-0800-ab12", [(job.id, "a")])
+    (lane,) = chart(book.get("ab12", now=T0 + 150), T0 + 150).lanes
+    assert sorted(b.build.target for b in lane.bars) == DEMO
+    assert lane.note == "a group's target times as bake printed them"
+    (lane,) = chart(book.get("ab12", now=T0 + 1000), T0 + 1000).lanes  # past the grace
+    assert len(lane.bars) == 1
+    # the supervisor keeps the printed spans where no record gave any, and only there
+    keep_printed_spans(store, job.id, printed.spans())
+    (lane,) = chart(book.get("ab12", now=T0 + 1000), T0 + 1000).lanes
+    assert sorted(b.build.target for b in lane.bars) == DEMO and lane.note is None
+    records = [TargetSpan(t, T0 + 2, T0 + 90) for t in DEMO]
+    save_spans(store, job.id, records)
+    keep_printed_spans(store, job.id, printed.spans())
+    with store.connect() as conn:
+        assert load_spans(conn, [job.id])[job.id] == records
