@@ -68,37 +68,6 @@ _MAX_PARTIAL = 65536
 _MAX_TEXT = 1024
 
 
-class _StepState:
-    """Mutable per-step counters behind a frozen `Step`."""
-
-    __slots__ = (
-        "anchor", "duration", "ended", "error", "first_error", "first_line", "id", "last_line",
-        "last_seen", "line_count", "name", "ninja", "number", "output_lines", "parsed", "started",
-        "status", "tail", "targets",
-    )  # fmt: skip
-
-    def __init__(self, number: int, ident: str, name: str, parsed: StepName, now: float) -> None:
-        self.number = number
-        self.id = ident
-        self.name = name
-        self.parsed = parsed
-        self.status = StepStatus.RUNNING
-        self.started: float | None = now
-        self.ended: float | None = None
-        self.duration: float | None = None
-        self.first_line: int | None = None
-        self.last_line: int | None = None
-        self.line_count = 0
-        self.output_lines = 0
-        self.error: str | None = None
-        self.first_error: str | None = None
-        self.tail: deque[str] | None = None
-        self.ninja: NinjaCounter | None = None
-        self.anchor: float | None = None
-        self.last_seen = now
-        self.targets: list[str] = [parsed.target] if parsed.target else []
-
-
 class ProgressTracker:
     """Incremental parser of one build log into a `JobProgress` (see the module doc).
 
@@ -206,141 +175,7 @@ class ProgressTracker:
         elif blank_before and rest != "...":
             self._rename(step, rest)  # the header again, as a paused step resumes
 
-    def _new_step(self, number: int, ident: str, name: str, now: float) -> _StepState:
-        clean = sanitize_line(name, 512)
-        step = _StepState(number, ident, clean, parse_step_name(clean, self._known_targets), now)
-        if self._tail_lines:
-            step.tail = deque(maxlen=self._tail_lines)
-        self._steps[number] = step
-        return step
-
-    def _rename(self, step: _StepState, name: str) -> None:
-        """A vertex printed under another name: bake merged identical vertices of targets."""
-        if name == step.name:
-            return
-        parsed = parse_step_name(sanitize_line(name, 512), self._known_targets)
-        if parsed.target and parsed.target not in step.targets:
-            step.targets.append(parsed.target)
-
-    def _touch(self, step: _StepState, lineno: int, now: float) -> None:
-        if step.first_line is None:
-            step.first_line = lineno
-        step.last_line = lineno
-        step.line_count += 1
-        step.last_seen = now
-        self._current = step
-
-    def _output(self, step: _StepState, text: str, t: float, now: float) -> None:
-        step.output_lines += 1
-        if step.tail is not None:
-            step.tail.append(text)
-        if (
-            step.first_error is None
-            and ("rror" in text or "FAILED" in text)
-            and ERROR_LINE.search(text)
-        ):
-            step.first_error = sanitize_line(text, _MAX_TEXT)
-        if text[:1] == "[" and (nm := NINJA_STATUS.match(text)):
-            counter = step.ninja
-            if counter is None:
-                counter = step.ninja = NinjaCounter(step.number, self._window)
-            counter.update(int(nm.group(1)), int(nm.group(2)), t, now)
-            self._ninja = counter
-
-    def _finish(
-        self,
-        step: _StepState,
-        status: StepStatus,
-        now: float,
-        duration: float | None = None,
-        error: str | None = None,
-    ) -> None:
-        step.status = status
-        step.ended = now
-        if duration is not None:
-            step.duration = duration
-        elif step.started is not None:
-            step.duration = max(0.0, now - step.started)
-        if error:
-            step.error = sanitize_line(error, _MAX_TEXT)
-        if status is StepStatus.ERROR:
-            if self._error_step is None:
-                self._error_step = step
-        else:
-            step.tail = None  # only a failed step's last lines are worth keeping
-
     # -- rawjson -------------------------------------------------------------------------------
-
-    def _on_json(self, obj: dict[str, Any], now: float, lineno: int) -> None:
-        for vertex in items(obj, "vertexes"):
-            self._on_vertex(vertex, now, lineno)
-        for log in items(obj, "logs"):
-            self._on_log(log, now, lineno)
-        for status in items(obj, "statuses"):
-            step = self._by_digest.get(str(status.get("vertex")))
-            if step is not None:
-                self._touch(step, lineno, now)
-
-    def _vertex_step(self, digest: str, name: str, now: float) -> _StepState:
-        step = self._by_digest.get(digest)
-        if step is None:
-            step = self._new_step(len(self._by_digest) + 1, digest, name, now)
-            step.status = StepStatus.PENDING
-            step.started = None
-            self._by_digest[digest] = step
-        return step
-
-    def _on_vertex(self, vertex: dict[str, Any], now: float, lineno: int) -> None:
-        digest = vertex.get("digest")
-        if not isinstance(digest, str):
-            self.malformed += 1
-            return
-        name = vertex.get("name")
-        step = self._vertex_step(digest, name if isinstance(name, str) else digest[:19], now)
-        self._touch(step, lineno, now)
-        started = iso_seconds(vertex.get("started"))
-        completed = iso_seconds(vertex.get("completed"))
-        duration = completed - started if started is not None and completed is not None else None
-        error = vertex.get("error")
-        if started is not None and step.started is None:
-            step.started = now
-        if completed is not None:
-            self._flush_partial(digest, step, now)
-        if vertex.get("cached"):
-            self._finish(step, StepStatus.CACHED, now, duration)
-        elif isinstance(error, str) and error:
-            canceled = "context canceled" in error or error.strip() == "canceled"
-            status = StepStatus.CANCELED if canceled else StepStatus.ERROR
-            self._finish(step, status, now, duration, error)
-        elif completed is not None:
-            self._finish(step, StepStatus.DONE, now, duration)
-        elif started is not None:
-            step.status = StepStatus.RUNNING  # also a vertex that runs again
-            step.ended = None
-
-    def _on_log(self, log: dict[str, Any], now: float, lineno: int) -> None:
-        digest = str(log.get("vertex"))
-        step = self._vertex_step(digest, digest[:19], now)
-        self._touch(step, lineno, now)
-        ts = iso_seconds(log.get("timestamp"))
-        if ts is None:
-            t = now
-        else:
-            if step.anchor is None:
-                step.anchor = now - ts
-            t = step.anchor + ts
-        data = self._partials.pop(digest, b"") + decode_log_data(log.get("data"))
-        parts = data.split(b"\n")
-        rest = parts.pop()
-        if rest:
-            self._partials[digest] = rest[:_MAX_PARTIAL]
-        for raw in parts:
-            self._output(step, raw.decode("utf-8", "replace").removesuffix("\r"), t, now)
-
-    def _flush_partial(self, digest: str, step: _StepState, now: float) -> None:
-        rest = self._partials.pop(digest, b"")
-        if rest:
-            self._output(step, rest.decode("utf-8", "replace"), now, now)
 
     # -- snapshot ------------------------------------------------------------------------------
 
@@ -399,21 +234,6 @@ class ProgressTracker:
             final_error=self._final_error,
             builder=self._builder,
         )
-
-
-def _freeze(s: _StepState, clock: float | None) -> Step:
-    p = s.parsed
-    tail: tuple[str, ...] = ()
-    if s.tail and s.status in (StepStatus.ERROR, StepStatus.RUNNING):
-        tail = tuple(sanitize_line(line, _MAX_TEXT) for line in s.tail)
-    return Step(
-        number=s.number, id=s.id, name=s.name, title=p.title, target=p.target, stage=p.stage,
-        index=p.index, total=p.total, internal=p.internal, status=s.status, started=s.started,
-        ended=s.ended, duration=s.duration, first_line=s.first_line, last_line=s.last_line,
-        line_count=s.line_count, output_lines=s.output_lines, error=s.error,
-        first_error_line=s.first_error, error_tail=tail,
-        ninja=s.ninja.snapshot(clock) if s.ninja else None, targets=tuple(s.targets),
-    )  # fmt: skip
 
 
 def parse_log_file(path: str | Path, targets: Iterable[str] = (), now: float = 0.0) -> JobProgress:
