@@ -143,7 +143,7 @@ def test_memory_is_per_step_not_per_line(tmp_path: Path) -> None:
     tracker.feed_line("#5 [t 2/3] RUN ninja", now=0.0)
     for i in range(1, 200_001):
         tracker.feed_line(f"#5 {i / 1000:.3f} [{i}/200000] obj", now=i / 1000)
-    state = tracker._steps[5]
+    state = tracker._book.steps[5]
     assert state.tail is not None and len(state.tail) == 5
     assert state.ninja is not None and len(state.ninja.rate._samples) <= 66
     assert len(tracker._line_rate._samples) <= 66

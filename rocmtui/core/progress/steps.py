@@ -8,7 +8,18 @@ memory does not grow with the log.
 
 from __future__ import annotations
 
-class _StepState:
+from collections import deque
+from collections.abc import Iterable
+
+from rocmtui.core.progress.buildkit import StepName, parse_step_name
+from rocmtui.core.progress.jobprogress import Step, StepStatus
+from rocmtui.core.progress.ninja import ERROR_LINE, NINJA_STATUS, NinjaCounter
+from rocmtui.core.text.sanitize import sanitize_line
+
+MAX_TEXT = 1024  # characters kept of a line from the log (an error, a tail line)
+
+
+class StepState:
     """Mutable per-step counters behind a frozen `Step`."""
 
     __slots__ = (
@@ -40,31 +51,49 @@ class _StepState:
 
 
 class StepBook:
-    def _new_step(self, number: int, ident: str, name: str, now: float) -> _StepState:
+    """Every step seen so far, by number (and by digest for rawjson), and the ones that matter
+    to a snapshot: the step last written to, the last ninja counter, the first failed step."""
+
+    def __init__(self, known_targets: Iterable[str], window: float, tail_lines: int) -> None:
+        """`window` seconds for a ninja counter's rates; `tail_lines` of output kept per step."""
+        self.known_targets: set[str] = set(known_targets)
+        self.window = window
+        self.tail_lines = tail_lines
+        self.steps: dict[int, StepState] = {}
+        self.by_digest: dict[str, StepState] = {}
+        self.current: StepState | None = None
+        self.ninja: NinjaCounter | None = None
+        self.error_step: StepState | None = None
+
+    def new_step(self, number: int, ident: str, name: str, now: float) -> StepState:
+        """A step first seen now (its name sanitised and parsed for target and stage)."""
         clean = sanitize_line(name, 512)
-        step = _StepState(number, ident, clean, parse_step_name(clean, self._known_targets), now)
-        if self._tail_lines:
-            step.tail = deque(maxlen=self._tail_lines)
-        self._steps[number] = step
+        step = StepState(number, ident, clean, parse_step_name(clean, self.known_targets), now)
+        if self.tail_lines:
+            step.tail = deque(maxlen=self.tail_lines)
+        self.steps[number] = step
         return step
 
-    def _rename(self, step: _StepState, name: str) -> None:
+    def rename(self, step: StepState, name: str) -> None:
         """A vertex printed under another name: bake merged identical vertices of targets."""
         if name == step.name:
             return
-        parsed = parse_step_name(sanitize_line(name, 512), self._known_targets)
+        parsed = parse_step_name(sanitize_line(name, 512), self.known_targets)
         if parsed.target and parsed.target not in step.targets:
             step.targets.append(parsed.target)
 
-    def _touch(self, step: _StepState, lineno: int, now: float) -> None:
+    def touch(self, step: StepState, lineno: int, now: float) -> None:
+        """Line `lineno` is the step's: its line span, and it is the current step."""
         if step.first_line is None:
             step.first_line = lineno
         step.last_line = lineno
         step.line_count += 1
         step.last_seen = now
-        self._current = step
+        self.current = step
 
-    def _output(self, step: _StepState, text: str, t: float, now: float) -> None:
+    def output(self, step: StepState, text: str, t: float, now: float) -> None:
+        """A line of the step's own output at build time `t`: its tail, its first error
+        line, its ninja counter."""
         step.output_lines += 1
         if step.tail is not None:
             step.tail.append(text)
@@ -73,22 +102,23 @@ class StepBook:
             and ("rror" in text or "FAILED" in text)
             and ERROR_LINE.search(text)
         ):
-            step.first_error = sanitize_line(text, _MAX_TEXT)
+            step.first_error = sanitize_line(text, MAX_TEXT)
         if text[:1] == "[" and (nm := NINJA_STATUS.match(text)):
             counter = step.ninja
             if counter is None:
-                counter = step.ninja = NinjaCounter(step.number, self._window)
+                counter = step.ninja = NinjaCounter(step.number, self.window)
             counter.update(int(nm.group(1)), int(nm.group(2)), t, now)
-            self._ninja = counter
+            self.ninja = counter
 
-    def _finish(
+    def finish(
         self,
-        step: _StepState,
+        step: StepState,
         status: StepStatus,
         now: float,
         duration: float | None = None,
         error: str | None = None,
     ) -> None:
+        """The step ended as `status` (BuildKit's `duration` when it gave one)."""
         step.status = status
         step.ended = now
         if duration is not None:
@@ -96,19 +126,20 @@ class StepBook:
         elif step.started is not None:
             step.duration = max(0.0, now - step.started)
         if error:
-            step.error = sanitize_line(error, _MAX_TEXT)
+            step.error = sanitize_line(error, MAX_TEXT)
         if status is StepStatus.ERROR:
-            if self._error_step is None:
-                self._error_step = step
+            if self.error_step is None:
+                self.error_step = step
         else:
             step.tail = None  # only a failed step's last lines are worth keeping
 
 
-def _freeze(s: _StepState, clock: float | None) -> Step:
+def freeze(s: StepState, clock: float | None) -> Step:
+    """The frozen `Step` a snapshot publishes (its tail only while running or failed)."""
     p = s.parsed
     tail: tuple[str, ...] = ()
     if s.tail and s.status in (StepStatus.ERROR, StepStatus.RUNNING):
-        tail = tuple(sanitize_line(line, _MAX_TEXT) for line in s.tail)
+        tail = tuple(sanitize_line(line, MAX_TEXT) for line in s.tail)
     return Step(
         number=s.number, id=s.id, name=s.name, title=p.title, target=p.target, stage=p.stage,
         index=p.index, total=p.total, internal=p.internal, status=s.status, started=s.started,

@@ -1,9 +1,10 @@
 """A build's progress from its log: BuildKit steps and ninja counters, fed line by line.
 
 `ProgressTracker` reads `docker buildx bake` output in either `--progress=plain` or
-`--progress=rawjson` form (detected per line; formats in `progress_buildkit`) and keeps
-per-step counters, never the lines themselves, so memory does not grow with the log.
-`snapshot()` returns a frozen `JobProgress` for the screen and the CLI.
+`--progress=rawjson` form (detected per line; formats in buildkit.py). It reads plain lines
+itself and hands rawjson objects to `RawJsonReader` (rawjson.py); both keep per-step counters
+in one `StepBook` (steps.py), never the lines themselves, so memory does not grow with the
+log. `snapshot()` returns a frozen `JobProgress` for the screen and the CLI.
 
 The tracker only *describes*: whether a job succeeded or failed comes from its exit code and
 metadata (HAZARDS.md), never from text in the log -- a `RUN echo "#9 DONE"` is output of the
@@ -18,10 +19,8 @@ the log (names, errors) are already sanitised.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from msgspec.structs import replace
 
@@ -30,11 +29,6 @@ from rocmtui.core.progress.buildkit import (
     PLAIN_DONE,
     PLAIN_LINE,
     JsonObjectAssembler,
-    StepName,
-    decode_log_data,
-    iso_seconds,
-    items,
-    parse_step_name,
 )
 from rocmtui.core.progress.jobprogress import (
     FINISHED,
@@ -44,13 +38,10 @@ from rocmtui.core.progress.jobprogress import (
     TargetProgress,
     target_progress,
 )
-from rocmtui.core.progress.ninja import (
-    ERROR_LINE,
-    NINJA_STATUS,
-    NinjaCounter,
-    NinjaProgress,
-    WindowRate,
-)
+from rocmtui.core.progress.ninja import NinjaProgress, WindowRate
+from rocmtui.core.progress.rawjson import RawJsonReader
+from rocmtui.core.progress.steps import MAX_TEXT, StepBook, freeze
+from rocmtui.core.text.sanitize import sanitize_line
 
 __all__ = [
     "FINISHED",
@@ -62,10 +53,6 @@ __all__ = [
     "TargetProgress",
     "parse_log_file",
 ]
-from rocmtui.core.text.sanitize import sanitize_line
-
-_MAX_PARTIAL = 65536
-_MAX_TEXT = 1024
 
 
 class ProgressTracker:
@@ -81,27 +68,23 @@ class ProgressTracker:
         self, targets: Iterable[str] = (), *, window: float = 60.0, tail_lines: int = 5
     ) -> None:
         """`window` seconds for rates; `tail_lines` of output kept per running step."""
-        self._known_targets: set[str] = set(targets)
-        self._window = window
-        self._tail_lines = tail_lines
-        self._steps: dict[int, _StepState] = {}
-        self._by_digest: dict[str, _StepState] = {}
+        self._book = StepBook(targets, window, tail_lines)
+        self._rawjson = RawJsonReader(self._book)
         self._json = JsonObjectAssembler()
-        self._partials: dict[str, bytes] = {}
         self._format = "unknown"
         self._prev_blank = True
-        self._current: _StepState | None = None
-        self._ninja: NinjaCounter | None = None
-        self._error_step: _StepState | None = None
         self._final_error: str | None = None
         self._builder: str | None = None
         self._line_rate = WindowRate(window)
         self._last_now: float | None = None
         self.lines = 0
-        #: Lines or objects of a known shape with unusable content (ignored).
-        self.malformed = 0
         #: Lines that raised inside the parser (a bug; counted instead of raised).
         self.internal_errors = 0
+
+    @property
+    def malformed(self) -> int:
+        """Lines or objects of a known shape with unusable content (ignored)."""
+        return self._rawjson.malformed
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -131,14 +114,14 @@ class ProgressTracker:
             if obj is not None:
                 if isinstance(obj, dict):
                     self._format = "rawjson"
-                    self._on_json(obj, now, lineno)
+                    self._rawjson.feed(obj, now, lineno)
                 return
         m = PLAIN_LINE.match(line)
         blank_before = self._prev_blank
         self._prev_blank = False
         if m is None:
             if line.startswith("ERROR: "):
-                self._final_error = sanitize_line(line[7:], _MAX_TEXT)
+                self._final_error = sanitize_line(line[7:], MAX_TEXT)
             return
         number = int(m.group(1))
         rest = line[m.end() :]
@@ -148,32 +131,32 @@ class ProgressTracker:
             return
         if self._format == "unknown":
             self._format = "plain"
-        step = self._steps.get(number)
+        step = self._book.steps.get(number)
         seconds = m.group(2)
         if seconds is not None:  # build output: text of this step, whatever it says
             if step is None:  # the log was cut above this step's header
-                step = self._new_step(number, str(number), f"#{number}", now)
-            self._touch(step, lineno, now)
+                step = self._book.new_step(number, str(number), f"#{number}", now)
+            self._book.touch(step, lineno, now)
             rel = float(seconds)
             if step.anchor is None:
                 step.anchor = now - rel
-            self._output(step, rest, step.anchor + rel, now)
+            self._book.output(step, rest, step.anchor + rel, now)
             return
         keyword = rest in ("CACHED", "CANCELED", "...") or rest.startswith(("DONE ", "ERROR:"))
         if step is None:
-            step = self._new_step(number, str(number), f"#{number}" if keyword else rest, now)
-        self._touch(step, lineno, now)
+            step = self._book.new_step(number, str(number), f"#{number}" if keyword else rest, now)
+        self._book.touch(step, lineno, now)
         if rest == "CACHED":
-            self._finish(step, StepStatus.CACHED, now)
+            self._book.finish(step, StepStatus.CACHED, now)
         elif rest == "CANCELED":
-            self._finish(step, StepStatus.CANCELED, now)
+            self._book.finish(step, StepStatus.CANCELED, now)
         elif rest.startswith("DONE "):
             dm = PLAIN_DONE.match(rest)
-            self._finish(step, StepStatus.DONE, now, float(dm.group(1)) if dm else None)
+            self._book.finish(step, StepStatus.DONE, now, float(dm.group(1)) if dm else None)
         elif rest.startswith("ERROR:"):
-            self._finish(step, StepStatus.ERROR, now, error=rest[6:].strip())
+            self._book.finish(step, StepStatus.ERROR, now, error=rest[6:].strip())
         elif blank_before and rest != "...":
-            self._rename(step, rest)  # the header again, as a paused step resumes
+            self._book.rename(step, rest)  # the header again, as a paused step resumes
 
     # -- rawjson -------------------------------------------------------------------------------
 
@@ -196,24 +179,24 @@ class ProgressTracker:
         finished build still working. Such a step reads as done after a success, and as
         cancelled after a failure or a cancel (it was cut off, it did not fail)."""
         clock = now if now is not None else self._last_now
-        counter, ninja = self._ninja, None
+        counter, ninja = self._book.ninja, None
         if counter is not None:
             ninja = counter.snapshot(clock) if silence is None else counter.snapshot_after(silence)
-        states = sorted(self._steps.values(), key=lambda s: s.number)
-        steps = {s.number: _freeze(s, clock) for s in states}
+        states = sorted(self._book.steps.values(), key=lambda s: s.number)
+        steps = {s.number: freeze(s, clock) for s in states}
         if succeeded is not None:
             settled = StepStatus.DONE if succeeded else StepStatus.CANCELED
             for number, step in steps.items():
                 if step.status in (StepStatus.RUNNING, StepStatus.PENDING):
                     steps[number] = replace(step, status=settled, error_tail=())
         targets = target_progress(list(steps.values()), {s.number: s.last_seen for s in states})
-        current = self._current
+        current = self._book.current
         if succeeded is not None:
             current = None
         elif current is None or current.status is not StepStatus.RUNNING:
             running = [s for s in states if s.status is StepStatus.RUNNING]
             current = max(running, key=lambda s: s.last_seen) if running else None
-        error_step = steps[self._error_step.number] if self._error_step else None
+        error_step = steps[self._book.error_step.number] if self._book.error_step else None
         error_line = None
         if error_step is not None:
             error_line = error_step.first_error_line or error_step.error
