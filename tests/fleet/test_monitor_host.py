@@ -241,7 +241,7 @@ async def main():
                 break
             await pilot.pause(0.05)
         assert app.screen.data.fleet is not None, "no snapshot from the monitor"
-        assert isinstance(app.backend._feed, SocketSource)
+        assert isinstance(app.backend.rounds.feed, SocketSource)
         status = str(app.screen.query_one("#statusbar").render())
         assert "shared monitor" in status and "probed" in status, status
         app.screen.stop_feeds()
@@ -295,7 +295,7 @@ async def test_a_console_says_its_monitor_died_probes_on_its_own_and_reattaches(
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: "monitor gone" in status(), "the console to say so", 15)
         assert screen.monitor_lost and f"pid {first.pid}" in screen.monitor_lost
-        own = app.backend._feed
+        own = app.backend.rounds.feed
         assert isinstance(own, ChildSource)
         lost_at = time.time()
 
@@ -306,7 +306,7 @@ async def test_a_console_says_its_monitor_died_probes_on_its_own_and_reattaches(
         second = monitors(fleet_file)
         await until(pilot, lambda: screen.source == MONITOR, "the console to re-attach", 20)
         assert "shared monitor" in status() and "monitor gone" not in status()
-        link = app.backend._feed
+        link = app.backend.rounds.feed
         assert isinstance(link, SocketSource) and link.pid == second.pid
         with contextlib.suppress(subprocess.TimeoutExpired):
             own.child.wait(timeout=10)
@@ -331,7 +331,9 @@ async def test_a_monitor_that_goes_silent_is_left_for_a_child(
             os.kill(stopped.pid, signal.SIGSTOP)
             await until(pilot, lambda: screen.monitor_lost is not None, "the fallback", 15)
             assert "sent nothing for 2s" in (screen.monitor_lost or "")
-            await until(pilot, lambda: isinstance(app.backend._feed, ChildSource), "a child", 10)
+            await until(
+                pilot, lambda: isinstance(app.backend.rounds.feed, ChildSource), "a child", 10
+            )
             app.screen.stop_feeds()
     finally:
         os.kill(stopped.pid, signal.SIGCONT)

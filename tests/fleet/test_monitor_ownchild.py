@@ -85,7 +85,7 @@ async def test_a_round_that_came_while_textual_started_is_in_the_first_frame(
     backend = FleetBackend(config)
     child = ownchild.start(config.source)
     backend.adopt_monitor(child)
-    first = backend._first
+    first = backend.rounds._first
     assert first is not None and first.done.wait(30), "the child sent no round in 30 s"
     app = RocmTui(config, backend=backend)
     try:

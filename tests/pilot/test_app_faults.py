@@ -53,7 +53,7 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
         await until(pilot, lambda: screen.data.fleet is not None, "a first round")
         said = "fleet monitor: the monitor process was killed by SIGKILL; starting it again in"
         for kill in range(2):
-            link = app.backend._feed
+            link = app.backend.rounds.feed
             assert isinstance(link, ChildSource) and link.alive()
             child = link.child
             killed_at = time.time()
@@ -67,7 +67,7 @@ async def test_a_killed_monitor_is_said_in_its_panels_and_started_again(
                 return nodes.fault is None and fleet is not None and fleet.taken_at > since
 
             await until(pilot, resumed, "a round from the new monitor process")
-            assert app.backend._feed is not link and services.fault is None
+            assert app.backend.rounds.feed is not link and services.fault is None
             assert screen.data.fleet is not None
             names = {n.name for n in screen.data.fleet.nodes}
             assert names == {"snoc-strix", "snoc-think", "snoc-gaming"}

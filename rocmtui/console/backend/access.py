@@ -1,16 +1,15 @@
 """The console's only door to the core: blocking calls, run by the screen in named workers.
 
 Every method here may block (probes, the job store, `bake --print`); none may be called on the
-event loop. Results come back as the frozen views of `rocmtui.console.backend.views`, so the widgets
-never
-depend on the exact shape of the core's records. Read-only mode is the core's rule: a read-only
-backend hands the core a read-only fleet config, and the core's launch and cancel refuse, as
-they do for `rocmtui --read-only bake`.
+event loop. Results come back as the frozen views of `rocmtui.console.backend.views`, so the
+widgets never depend on the exact shape of the core's records. The fleet's rounds come through
+a `RoundFeed` (rounds.py) that the backend composes and speaks for. Read-only mode is the
+core's rule: a read-only backend hands the core a read-only fleet config, and the core's launch
+and cancel refuse, as they do for `rocmtui --read-only bake`.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import threading
@@ -23,18 +22,14 @@ from msgspec.structs import replace
 from rocmtui.console.backend import adapters as core_adapters
 from rocmtui.console.backend import calls
 from rocmtui.console.backend.jobextras import JobExtras
+from rocmtui.console.backend.rounds import RoundFeed
 from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview
 from rocmtui.core.bake.find import check_found
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.hostmonitor import ownchild
 from rocmtui.core.hostmonitor.sources import (
-    OWN,
-    ChildSource,
     MonitorFailed,
     MonitorGone,
     ProbeSource,
-    as_source,
-    find_monitor,
 )
 from rocmtui.core.jobs.refusals import ReadOnlyRefused
 from rocmtui.core.snapshots import FleetSnapshot
@@ -63,17 +58,17 @@ class FleetBackend:
         self.config = config
         self.read_only = read_only
         self.env = dict(os.environ if env is None else env)
-        self._feed: ProbeSource | None = None
-        self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
-        self._first: _FirstRound | None = None
         self._watched: frozenset[str] = frozenset()
-        self._stopped = False
         self._lock = threading.Lock()
         self._progress = core_adapters.ProgressCache()
         self._extras = JobExtras()
         self._bake: BakeFile | None = None
         self._estimates: CostEstimates | None = None
         self._judge: StallJudge | None = None
+        #: Where the rounds come from, relayed (rounds.py).
+        self.rounds = RoundFeed(
+            lambda: self.config, lambda fleet: self.verdicts().observe_fleet(fleet)
+        )
 
     @property
     def read_only(self) -> bool:
@@ -86,6 +81,37 @@ class FleetBackend:
             self.config = replace(self.config, read_only=True)
 
     # ------------------------------------------------------------------ fleet probes
+
+    def adopt_monitor(self, source: ProbeSource | subprocess.Popen[bytes]) -> None:
+        """Use a feed opened early (before Textual was imported), its first round read now
+        (`RoundFeed.adopt_monitor`)."""
+        self.rounds.adopt_monitor(source)
+
+    @property
+    def source(self) -> str:
+        """Where rounds come from now: `sources.MONITOR`, `sources.OWN`, or "" before any."""
+        return self.rounds.source
+
+    def take_first_round(self) -> FleetSnapshot | None:
+        """The adopted feed's first round if it has already come (never waits)."""
+        return self.rounds.take_first_round()
+
+    def run_monitor(
+        self,
+        publish: Callable[[FleetSnapshot], object],
+        source_changed: Callable[[str, str], object] | None = None,
+    ) -> None:
+        """Relay rounds until `stop_monitor()`; blocks (a worker thread; `RoundFeed.run_monitor`
+        says from where, and what its end raises)."""
+        self.rounds.run_monitor(publish, source_changed)
+
+    def refresh_now(self) -> None:
+        """Ask for a round now (thread-safe, never blocks)."""
+        self.rounds.refresh_now()
+
+    def stop_monitor(self) -> None:
+        """End the feed without waiting for it (safe on the event loop)."""
+        self.rounds.stop_monitor()
 
     # ------------------------------------------------------------------ bake file
 

@@ -8,22 +8,61 @@ store and bake calls that share nothing with it but the fleet file.
 
 from __future__ import annotations
 
+import itertools
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from rocmtui.core.config.fleetfile import FleetConfig
+from rocmtui.core.hostmonitor import ownchild
+from rocmtui.core.hostmonitor.sources import (
+    OWN,
+    ChildSource,
+    MonitorFailed,
+    MonitorGone,
+    ProbeSource,
+    as_source,
+    find_monitor,
+)
+from rocmtui.core.snapshots import FleetSnapshot
+
 REATTACH_EVERY = 5.0  # s between looks for the host's monitor while probing on our own
 
 
 class RoundFeed:
+    """One console's feed of rounds: adopted early, relayed by a worker thread, swapped for
+    the host's monitor when one comes up, stopped with the console."""
+
+    def __init__(
+        self,
+        config: Callable[[], FleetConfig],
+        observe: Callable[[FleetSnapshot], object],
+    ) -> None:
+        """`config`: the backend's fleet file as it is now (read-only mode replaces it);
+        `observe`: hears of each round before it is published (the stall verdicts read its
+        vitals)."""
+        self._config = config
+        self._observe = observe
+        #: The feed rounds come from now (None before the first is opened).
+        self.feed: ProbeSource | None = None
+        self._gone_at = -REATTACH_EVERY  # monotonic time the host's monitor last went away
+        self._first: _FirstRound | None = None
+        self._stopped = False
+        self._lock = threading.Lock()
+
     def adopt_monitor(self, source: ProbeSource | subprocess.Popen[bytes]) -> None:
         """Use a feed opened early (before Textual was imported: the host's monitor, or a
         child of our own), and start reading its first round now, so that the first frame can
         show it (`take_first_round`)."""
         feed = as_source(source)
-        self._feed = feed
+        self.feed = feed
         self._first = _FirstRound(feed)
 
     @property
     def source(self) -> str:
         """Where rounds come from now: `sources.MONITOR`, `sources.OWN`, or "" before any."""
-        feed = self._feed
+        feed = self.feed
         return feed.kind if feed is not None else ""
 
     def take_first_round(self) -> FleetSnapshot | None:
@@ -43,11 +82,11 @@ class RoundFeed:
         right after it went away: one that says hello and then hangs up would be attached to
         and lost in a tight loop."""
         if time.monotonic() - self._gone_at >= REATTACH_EVERY:
-            found = find_monitor(self.config)
+            found = find_monitor(self._config())
             if found is not None:
                 return found
 
-        return ChildSource(ownchild.start(self.config.source))
+        return ChildSource(ownchild.start(self._config().source))
 
     def run_monitor(
         self,
@@ -69,9 +108,9 @@ class RoundFeed:
             with self._lock:
                 if self._stopped:
                     return
-                feed = self._feed
+                feed = self.feed
                 if feed is None or not feed.alive():
-                    feed = self._feed = self._open()
+                    feed = self.feed = self._open()
             if source_changed is not None:
                 source_changed(feed.kind, feed.describe())
             items: Iterable[FleetSnapshot | str] = feed.rounds()
@@ -85,7 +124,7 @@ class RoundFeed:
             if not self._relay(feed, items, publish):
                 return
             with self._lock:
-                if self._feed is not feed:  # swapped for the host's monitor: go on with it
+                if self.feed is not feed:  # swapped for the host's monitor: go on with it
                     continue
             error = feed.ended()
             if isinstance(error, MonitorGone):
@@ -105,14 +144,14 @@ class RoundFeed:
                 return False
             if isinstance(item, str):
                 raise MonitorFailed(item)
-            self.verdicts().observe_fleet(item)  # the silent builds' verdicts read its vitals
+            self._observe(item)  # the silent builds' verdicts read its vitals
             publish(item)
             if feed.kind == OWN and time.monotonic() >= look_at:
                 look_at = time.monotonic() + REATTACH_EVERY
-                found = find_monitor(self.config)
+                found = find_monitor(self._config())
                 if found is not None:
                     with self._lock:
-                        self._feed = found
+                        self.feed = found
                     feed.stop(grace=1.0)  # a worker thread: it may wait, and reap the child
                     return True
         return not self._stopped
@@ -120,14 +159,14 @@ class RoundFeed:
     def refresh_now(self) -> None:
         """Ask for a round now (thread-safe, never blocks)."""
         with self._lock:
-            if self._feed is not None:
-                self._feed.poke()
+            if self.feed is not None:
+                self.feed.poke()
 
     def stop_monitor(self) -> None:
         """End the feed without waiting for it (safe on the event loop)."""
         with self._lock:
             self._stopped = True
-            feed = self._feed
+            feed = self.feed
         if feed is not None:
             feed.close()
 
