@@ -8,44 +8,64 @@ dies shows on the panel it feeds (`FleetScreen.on_worker_state_changed`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from textual.screen import Screen
+
+from rocmtui.console.backend.access import FleetBackend
+from rocmtui.console.backend.refresh import Feeds
+from rocmtui.console.backend.userthreads import run_on_own_thread
+
 BAKE_DELAY = 2.0  # s: the bake file is read by then even if no probe round came back
 
 
 class FeedWorkers:
+    """The feeds of one screen, run in that screen's workers (nothing runs before `start`)."""
+
+    def __init__(self, screen: Screen[None], backend: FleetBackend) -> None:
+        self._screen = screen
+        self.backend = backend
+        self.feeds: Feeds | None = None
+        #: The bake file has been asked for (it is read once).
+        self.bake_requested = False
+
     def start(self) -> None:
-        self.feeds = Feeds(self.backend, self.post_message)
+        """Start the monitor's loop now, the job store's after the next frame, and the bake
+        file's read by `BAKE_DELAY` at the latest; their messages go to the screen."""
+        self.feeds = Feeds(self.backend, self._screen.post_message)
         # the bake file is parsed after the first round is on screen (or after BAKE_DELAY):
         # its parser holds the GIL ~0.1 s, which the first frame with fleet data waited for
-        self.set_timer(BAKE_DELAY, self.load_bake, name="bake-file-fallback")
+        self._screen.set_timer(BAKE_DELAY, self.load_bake, name="bake-file-fallback")
         self._run_loop(self.feeds.fleet_loop, "fleet-monitor", "monitor")
         # the job store after the first frame: its imports (sqlite3 ...) and first read
         # in a thread took the GIL from the first frame with the round taken above
-        self.call_after_refresh(self._start_jobs_loop)
+        self._screen.call_after_refresh(self._start_jobs_loop)
 
     def _start_jobs_loop(self) -> None:
+        """The job store's loop, unless the feeds were stopped meanwhile."""
         if self.feeds is not None and not self.feeds.stopping.is_set():
             self._run_loop(self.feeds.jobs_loop, "job-store", "jobs")
 
     def _run_loop(self, loop: Callable[[], None], name: str, group: str) -> None:
         """One feed's loop in a named thread worker of its own, never two at once."""
-        self.run_worker(
+        self._screen.run_worker(
             loop, name=name, group=group, thread=True, exclusive=True, exit_on_error=False
         )
 
     def load_bake(self) -> None:
         """Read the bake file once, on a thread of its own (the variables panel fills when it
         is read): a `b` pressed before then waits for it, never behind the views' pool."""
-        if self._bake_requested or self.feeds is None:
+        if self.bake_requested or self.feeds is None:
             return
-        self._bake_requested = True
-        self.run_worker(
+        self.bake_requested = True
+        self._screen.run_worker(
             run_on_own_thread(self.feeds.load_bake, name="bake-file", daemon=True),
             name="bake-file",
             group="bake",
             exit_on_error=False,
         )
 
-    def stop_feeds(self) -> None:
+    def stop(self) -> None:
         """Ask the probe and job loops to end (they finish their current round)."""
         if self.feeds is not None:
             self.feeds.stop()

@@ -23,8 +23,7 @@ from rocmtui.console import keys, textual_private
 from rocmtui.console.alarms import BuildAlarms
 from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.names import MONITOR
-from rocmtui.console.backend.refresh import Feeds, failure_text
-from rocmtui.console.backend.userthreads import run_on_own_thread
+from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.views import (
     BakeRequest,
     ConsoleData,
@@ -33,6 +32,7 @@ from rocmtui.console.backend.views import (
     pushes_ended,
     running_job_on,
 )
+from rocmtui.console.feedworkers import FeedWorkers
 from rocmtui.console.intents import (
     BakeRequested,
     CancelRequested,
@@ -100,10 +100,10 @@ class FleetScreen(CatalogScreen):
         self.history: dict[str, deque[float]] = {}
         self._alarms: BuildAlarms | None = None
         self._round_at: float | None = None  # the last whole round's time: the verdict's age
-        self.feeds: Feeds | None = None
+        #: The feeds, run in this screen's workers (console/feedworkers.py).
+        self.feed_workers = FeedWorkers(self, backend)
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
         self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
-        self._bake_requested = False
         self.panels = FleetPanels(config)  # the first frame has the nodes only (see compose)
 
     def compose(self) -> ComposeResult:
@@ -154,12 +154,29 @@ class FleetScreen(CatalogScreen):
             first = self.backend.take_first_round()
             if first is not None:  # came while Textual started: in the first frame, not the third
                 self.show_fleet(first)
+            self.feed_workers.start()
         self.set_interval(max(1.0, refresh), self.tick, name="age-ticker")
         self.panels.nodes.table.focus()
+
+    def load_bake(self) -> None:
+        """Read the bake file once, on a thread of its own (`FeedWorkers.load_bake`)."""
+        self.feed_workers.load_bake()
 
     def on_unmount(self) -> None:
         """Let the loops end with the console."""
         self.stop_feeds()
+
+    def stop_feeds(self) -> None:
+        """Ask the probe and job loops to end (they finish their current round)."""
+        self.feed_workers.stop()
+
+    def poke(self) -> None:
+        """Probe and re-read the job store now."""
+        self.feed_workers.poke()
+
+    def poke_jobs(self) -> None:
+        """Re-read the job store now (the probes keep their pace)."""
+        self.feed_workers.poke_jobs()
 
     # ---------------------------------------------------------------- rendering
 
@@ -231,7 +248,7 @@ class FleetScreen(CatalogScreen):
             self.panel_fault(name, None)
         # jobs too: its silences and the nodes' are worded at one `now`, so they agree
         self.render_panels("nodes", "services", "jobs")
-        if not self._bake_requested:
+        if not self.feed_workers.bake_requested:
             self.call_after_refresh(self.load_bake)  # the first round is drawn: now the bake file
 
     @on(ProbeSourceChanged)
