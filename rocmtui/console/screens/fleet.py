@@ -1,9 +1,11 @@
 """The fleet screen: nodes, services, jobs and variables on one screen, fed by the feeds.
 
 It holds the latest `ConsoleData`, re-renders panels when a feed reports, and turns the
-operator's keys on the focused row into intents (`rocmtui.console.intents`) that go up to the App's
-owner: it opens no dialog and knows no other screen. Panels render; this screen decides what
-the keys are about.
+operator's keys on the focused row into intents (`rocmtui.console.intents`) that go up to the
+App's owner: it opens no dialog and knows no other screen. Panels render; what a row key is
+about is decided by its `RowIntents` (console/rowintents.py), its panels are mounted by
+`FleetPanels` (console/panelmount.py), and its feeds run in `FeedWorkers`
+(console/feedworkers.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from rocmtui.console import keys, textual_private
@@ -25,27 +28,18 @@ from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.names import MONITOR
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.views import (
-    BakeRequest,
     ConsoleData,
     JobView,
-    last_job_on,
     pushes_ended,
-    running_job_on,
 )
 from rocmtui.console.feedworkers import FeedWorkers
 from rocmtui.console.intents import (
-    BakeRequested,
-    CancelRequested,
     HistoryRequested,
     JobsChanged,
-    LogRequested,
     LogsRequested,
     NewRunRequested,
-    PruneRequested,
     PublishedRequested,
-    RebuildRequested,
     RunsRequested,
-    TimelineRequested,
 )
 from rocmtui.console.messages import (
     BakeLoaded,
@@ -54,8 +48,8 @@ from rocmtui.console.messages import (
     PanelFailed,
     ProbeSourceChanged,
 )
-from rocmtui.console.outside_text import clean
 from rocmtui.console.panelmount import LATER, FleetPanels
+from rocmtui.console.rowintents import Notice, RowIntents
 from rocmtui.console.screens.catalog import CatalogScreen
 from rocmtui.console.widgets.common import StatusLine
 from rocmtui.console.widgets.panels import (
@@ -63,7 +57,6 @@ from rocmtui.console.widgets.panels import (
 )
 from rocmtui.console.widgets.statusline import StatusFacts, status_line
 from rocmtui.core.config.fleetfile import FleetConfig
-from rocmtui.core.states import JobState
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -105,6 +98,8 @@ class FleetScreen(CatalogScreen):
         self.source = ""  # where rounds come from: links.MONITOR, links.OWN
         self.monitor_lost: str | None = None  # why the host's monitor went, until it is back
         self.panels = FleetPanels(config)  # the first frame has the nodes only (see compose)
+        #: What the row keys are about (console/rowintents.py).
+        self.row_intents = RowIntents(self, self.panels, lambda: self.data)
 
     def compose(self) -> ComposeResult:
         """Status line and the nodes panel: the first frame, which shows the round the monitor
@@ -328,6 +323,37 @@ class FleetScreen(CatalogScreen):
             self.notify(reason, title="Failed", severity="error", markup=False)
 
     # ---------------------------------------------------------------- keys: intents go up
+
+    def _act(self, answer: Message | Notice) -> None:
+        """Post a row key's intent from this screen, or say why there is none."""
+        if isinstance(answer, Notice):
+            self.notify(answer.text, severity=answer.severity, markup=False)
+        else:
+            self.post_message(answer)
+
+    def action_bake(self) -> None:
+        """`b`: the bake dialog, on the focused row's node."""
+        self._act(self.row_intents.bake())
+
+    def action_rebuild(self) -> None:
+        """`r`: exactly what the focused row's job built, on its node (`RowIntents.rebuild`)."""
+        self._act(self.row_intents.rebuild())
+
+    def action_open_log(self) -> None:
+        """`l`: the log pane of the focused row's job (a node's running, else last, job)."""
+        self._act(self.row_intents.open_log())
+
+    def action_show_timeline(self) -> None:
+        """`t`: the focused row's job's steps on a time axis."""
+        self._act(self.row_intents.show_timeline())
+
+    def action_cancel_job(self) -> None:
+        """`c`: cancel the focused row's running job, after a confirmation."""
+        self._act(self.row_intents.cancel_job())
+
+    def action_prune(self) -> None:
+        """`p`: the focused row's node's build cache, shown, then pruned once confirmed."""
+        self._act(self.row_intents.prune())
 
     def action_show_logs(self) -> None:
         """`L`: the log panes already open."""
