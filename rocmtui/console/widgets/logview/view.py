@@ -158,80 +158,12 @@ class LogView(Vertical):
         """Plain text of each row of the body as it is on screen now."""
         return self.body.screen_text()
 
-    def find(self, text: str | None, *, regex: bool = True, case: bool | None = None) -> None:
-        """Highlight `text` everywhere (`None` clears); n/N then walk the matches. A search
-        still running for an older find sees it was replaced and stops."""
-        pattern = self._compile(text, regex, case) if text else None
-        if text and pattern is None:
-            return
-        self.body.look.current_line = None
-        self.body.look.find = pattern
-        self.body.restyle()
-        if text and pattern is not None:
-            self.search.set_find(text, pattern)
-            return
-        self.search.clear_find()
-        self.post_message(self.FindChanged(self, None, 0, None, True))
-        self._status()
-
-    def set_filter(
-        self,
-        text: str | None,
-        *,
-        invert: bool = False,
-        regex: bool = True,
-        case: bool | None = None,
-    ) -> None:
-        """Show only the lines matching `text` (or with `invert`, the others); None: all. A
-        search still running for an older filter sees it was replaced and stops."""
-        pattern = self._compile(text, regex, case) if text else None
-        if text and pattern is None:
-            return
-        keep = self.navigator.top_line()
-        if text and pattern is not None:
-            self.body.rows = self.search.set_filter(text, pattern, invert).state.lines
-        else:
-            self.search.clear_filter()
-            self.body.rows = None
-        self.body.forget()
-        self.body.sync(follow=self.follow)
-        if not text:
-            if not self.follow:
-                self.body.scroll_to_row(keep, context=0)
-            self.post_message(self.FilterChanged(self, None, False, 0, True))
-            self._status()
-
     def goto_line(self, number: int) -> None:
         """Show file line `number` (1-based), marked; under a filter, the first shown line
         from it. (A jump to the first error or a step lands here too.)"""
         self.follow = False
         self.navigator.land_on(number - 1)
         self._status()
-
-    def goto_first_error(self) -> None:
-        """Jump to the first error line (a compiler's, ninja's, BuildKit's; not a warning)."""
-        self.search.first_line(ERROR_LINE, "no error found")  # the progress model's own
-
-    def goto_step(self, step: str | int) -> None:
-        """Jump to the first line of BuildKit step `#step`."""
-        sid = str(step).lstrip("#").strip()
-        if not sid.isdigit():
-            self.notify(f"not a step number: {sid[:20]!r}", severity="warning", markup=False)
-            return
-        self.search.first_line(re.compile(rf"^#{sid} ", re.MULTILINE), f"no step #{sid}")
-
-    def goto_step_named(self, name: str) -> None:
-        """Jump to the header line of the BuildKit step named `name` (`#12 [base 2/2] RUN
-        ...`): where a timeline's step begins in the plain log."""
-        header = re.compile(rf"^#\d{{1,9}} {re.escape(name)}\r?$", re.MULTILINE)
-        self.search.first_line(header, f"no step named {name[:60]!r} in this log")
-
-    def _compile(self, text: str, regex: bool, case: bool | None) -> re.Pattern[str] | None:
-        try:
-            return compile_query(text, regex=regex, case=case)
-        except re.error as exc:
-            self.notify(f"bad pattern: {exc}", severity="error", markup=False)
-            return None
 
     # -- what the follower found ---------------------------------------------------------------
     def on_log_view_followed(self, message: msgs.Followed) -> None:
@@ -282,15 +214,6 @@ class LogView(Vertical):
         if search is self.search.find and self.search.match_no is None and not self.follow:
             self._step_match(1, quiet=True)
         self._post_search_state()
-
-    def _post_search_state(self) -> None:
-        find, filt = self.search.find, self.search.filter
-        if find is not None:
-            match_no = self.search.match_no
-            self.post_message(self.FindChanged(self, find.text, find.lines, match_no, find.done))
-        if filt is not None:
-            inv = filt.invert
-            self.post_message(self.FilterChanged(self, filt.text, inv, filt.lines, filt.done))
 
     # -- modes ----------------------------------------------------------------------------------
     def _user_scrolled_up(self) -> None:
