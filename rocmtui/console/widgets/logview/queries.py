@@ -8,8 +8,40 @@ methods and keys that ask for a query, and the handlers that hear a search end.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
+from textual.widget import Widget
+
+from rocmtui.console.widgets.logview import messages as msgs
+from rocmtui.console.widgets.logview.body import LogBody
+from rocmtui.console.widgets.logview.navigate import Navigator
+from rocmtui.console.widgets.logview.search import SearchController
+from rocmtui.core.logs.search import compile_query
+from rocmtui.core.progress.ninja import ERROR_LINE
+
 
 class LogQueries:
+    """The find, the filter and the jumps of one `LogView` (see the module docstring)."""
+
+    def __init__(
+        self,
+        view: Widget,
+        body: LogBody,
+        search: SearchController,
+        navigator: Navigator,
+        follow: Callable[[], bool],
+        status: Callable[[], None],
+    ) -> None:
+        """`view` says a bad pattern and sends the messages (as their sender); `follow` is its
+        follow mode now, `status` redraws its status line."""
+        self._view = view
+        self.body = body
+        self.search = search
+        self.navigator = navigator
+        self._follow = follow
+        self._status = status
+
     def find(self, text: str | None, *, regex: bool = True, case: bool | None = None) -> None:
         """Highlight `text` everywhere (`None` clears); n/N then walk the matches. A search
         still running for an older find sees it was replaced and stops."""
@@ -23,7 +55,7 @@ class LogQueries:
             self.search.set_find(text, pattern)
             return
         self.search.clear_find()
-        self.post_message(self.FindChanged(self, None, 0, None, True))
+        self._view.post_message(msgs.FindChanged(self._view, None, 0, None, True))
         self._status()
 
     def set_filter(
@@ -46,11 +78,11 @@ class LogQueries:
             self.search.clear_filter()
             self.body.rows = None
         self.body.forget()
-        self.body.sync(follow=self.follow)
+        self.body.sync(follow=self._follow())
         if not text:
-            if not self.follow:
+            if not self._follow():
                 self.body.scroll_to_row(keep, context=0)
-            self.post_message(self.FilterChanged(self, None, False, 0, True))
+            self._view.post_message(msgs.FilterChanged(self._view, None, False, 0, True))
             self._status()
 
     def goto_first_error(self) -> None:
@@ -61,7 +93,7 @@ class LogQueries:
         """Jump to the first line of BuildKit step `#step`."""
         sid = str(step).lstrip("#").strip()
         if not sid.isdigit():
-            self.notify(f"not a step number: {sid[:20]!r}", severity="warning", markup=False)
+            self._view.notify(f"not a step number: {sid[:20]!r}", severity="warning", markup=False)
             return
         self.search.first_line(re.compile(rf"^#{sid} ", re.MULTILINE), f"no step #{sid}")
 
@@ -72,17 +104,23 @@ class LogQueries:
         self.search.first_line(header, f"no step named {name[:60]!r} in this log")
 
     def _compile(self, text: str, regex: bool, case: bool | None) -> re.Pattern[str] | None:
+        """The query's pattern, or None once a bad one is said."""
         try:
             return compile_query(text, regex=regex, case=case)
         except re.error as exc:
-            self.notify(f"bad pattern: {exc}", severity="error", markup=False)
+            self._view.notify(f"bad pattern: {exc}", severity="error", markup=False)
             return None
 
-    def _post_search_state(self) -> None:
+    def report(self) -> None:
+        """Tell the find's and the filter's state up (what they found so far, the match on)."""
         find, filt = self.search.find, self.search.filter
         if find is not None:
             match_no = self.search.match_no
-            self.post_message(self.FindChanged(self, find.text, find.lines, match_no, find.done))
+            self._view.post_message(
+                msgs.FindChanged(self._view, find.text, find.lines, match_no, find.done)
+            )
         if filt is not None:
             inv = filt.invert
-            self.post_message(self.FilterChanged(self, filt.text, inv, filt.lines, filt.done))
+            self._view.post_message(
+                msgs.FilterChanged(self._view, filt.text, inv, filt.lines, filt.done)
+            )

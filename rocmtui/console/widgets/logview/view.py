@@ -7,7 +7,8 @@ The view composes objects that each do one job, and does no file I/O on the even
   first, then backwards, and reads what it grew by, on the process's one watcher thread
   (watcher.py); its events arrive here as `Followed` messages, one per read, and the
   `LogFeed` (feed.py) applies them to the body and the searches;
-- a `SearchController` (search.py) runs find, filter and the jumps on threads of their own;
+- a `SearchController` (search.py) runs find, filter and the jumps on threads of their own,
+  which `LogQueries` (queries.py) starts from a pattern and reports up;
 - the `LogBody` (body.py) scrolls, and its `LineRenderer` (render.py) turns the lines on screen
   into strips; a `Navigator` (navigate.py) moves about it;
 - a `LogPrompt` (prompt.py) asks for a pattern, a line or a step; status.py words the status.
@@ -37,14 +38,13 @@ from rocmtui.console.widgets.logview.feed import LogFeed
 from rocmtui.console.widgets.logview.follower import FollowerEvent, LogFollower
 from rocmtui.console.widgets.logview.navigate import Navigator
 from rocmtui.console.widgets.logview.prompt import LogPrompt
+from rocmtui.console.widgets.logview.queries import LogQueries
 from rocmtui.console.widgets.logview.render import LINE_CLASSES
 from rocmtui.console.widgets.logview.search import Search, SearchController
 from rocmtui.console.widgets.logview.selection import copy_text
 from rocmtui.console.widgets.logview.status import gather, status_line
 from rocmtui.console.widgets.logview.watcher import LogWatcher
 from rocmtui.core.logs.index import LineIndex
-from rocmtui.core.logs.search import compile_query
-from rocmtui.core.progress.ninja import ERROR_LINE
 
 
 class LogView(Vertical):
@@ -98,6 +98,10 @@ class LogView(Vertical):
         self.feed = LogFeed(self.body, self.search, watcher)
         self.navigator = Navigator(self.body, self.search)
         self.prompt = LogPrompt(id="logview-prompt")
+        #: Find, filter and the jumps (queries.py).
+        self.queries = LogQueries(
+            self, self.body, self.search, self.navigator, lambda: self.follow, self._status
+        )
         self._status_text = ""
 
     def compose(self) -> ComposeResult:
@@ -158,6 +162,34 @@ class LogView(Vertical):
         """Plain text of each row of the body as it is on screen now."""
         return self.body.screen_text()
 
+    def find(self, text: str | None, *, regex: bool = True, case: bool | None = None) -> None:
+        """Highlight `text` everywhere (`None` clears); n/N then walk the matches."""
+        self.queries.find(text, regex=regex, case=case)
+
+    def set_filter(
+        self,
+        text: str | None,
+        *,
+        invert: bool = False,
+        regex: bool = True,
+        case: bool | None = None,
+    ) -> None:
+        """Show only the lines matching `text` (or with `invert`, the others); None: all."""
+        self.queries.set_filter(text, invert=invert, regex=regex, case=case)
+
+    def goto_first_error(self) -> None:
+        """Jump to the first error line (a compiler's, ninja's, BuildKit's; not a warning)."""
+        self.queries.goto_first_error()
+
+    def goto_step(self, step: str | int) -> None:
+        """Jump to the first line of BuildKit step `#step`."""
+        self.queries.goto_step(step)
+
+    def goto_step_named(self, name: str) -> None:
+        """Jump to the header line of the BuildKit step named `name`: where a timeline's step
+        begins in the plain log."""
+        self.queries.goto_step_named(name)
+
     def goto_line(self, number: int) -> None:
         """Show file line `number` (1-based), marked; under a filter, the first shown line
         from it. (A jump to the first error or a step lands here too.)"""
@@ -213,7 +245,7 @@ class LogView(Vertical):
         self._status()
         if search is self.search.find and self.search.match_no is None and not self.follow:
             self._step_match(1, quiet=True)
-        self._post_search_state()
+        self.queries.report()
 
     # -- modes ----------------------------------------------------------------------------------
     def _user_scrolled_up(self) -> None:
@@ -284,7 +316,7 @@ class LogView(Vertical):
                 self.notify(why, markup=False)
             return
         self.follow = False
-        self._post_search_state()
+        self.queries.report()
         self._status()
 
     def action_first_error(self) -> None:
