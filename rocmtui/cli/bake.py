@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import json
 import os
 import pickle
 import stat
@@ -133,8 +134,6 @@ def load_bake_cached(path: Path) -> BakeFile:
 def _answer(args: argparse.Namespace, data: dict[str, Any]) -> None:
     """With --json, the outcome as one JSON object on stdout (stderr keeps the human lines)."""
     if getattr(args, "json", False):
-        import json
-
         print(json.dumps(data, sort_keys=True), flush=True)
 
 

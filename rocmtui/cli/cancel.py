@@ -9,6 +9,7 @@ job.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from rocmtui.cli.main import EXIT_OK, EXIT_UNHEALTHY, EXIT_USAGE, config_from
@@ -72,6 +73,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _answer(args: argparse.Namespace, data: dict[str, object]) -> None:
     if getattr(args, "json", False):
-        import json
-
         print(json.dumps(data, sort_keys=True), flush=True)

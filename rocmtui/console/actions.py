@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.console import prefs
 from rocmtui.console.backend.names import bake_file_names as bake_named
 from rocmtui.console.backend.refresh import failure_text
 from rocmtui.console.backend.userthreads import run_on_own_thread
@@ -70,7 +71,6 @@ class ConsoleActions:
         """Keep the log panes' layout in the per-user prefs file (on a thread: it writes)."""
         app = self.app
         if self.console.remember:
-            from rocmtui.console import prefs
 
             def save() -> None:
                 said = prefs.save(**layout.as_prefs())

@@ -15,7 +15,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from rocmtui.console import keys, palette, performance, stylesheets
+from rocmtui.console import keys, palette, performance, prefs, stylesheets
 from rocmtui.console.actions import Console, ConsoleActions
 from rocmtui.console.backend.access import FleetBackend
 from rocmtui.console.backend.views import BakeRequest, JobView
@@ -102,8 +102,6 @@ class RocmTui(App[list[JobView]]):
     def _first_theme(self) -> str | None:
         """The theme before the first frame: the operator's last choice in the palette, else
         the fleet file's `theme`; a name Textual does not know is said, not fatal."""
-        from rocmtui.console import prefs
-
         chosen = prefs.load().get("theme") if self.remember else None
         for name in (chosen, self.config.theme):
             if isinstance(name, str) and name in self.available_themes:
@@ -117,7 +115,6 @@ class RocmTui(App[list[JobView]]):
     def _theme_chosen(self, theme: str) -> None:
         """Remember a theme chosen in the palette (the screens take its colours themselves)."""
         if self.remember:
-            from rocmtui.console import prefs
 
             def save() -> None:
                 said = prefs.save(theme=theme)
@@ -161,7 +158,6 @@ class RocmTui(App[list[JobView]]):
     def logs_screen(self) -> LogsScreen:
         """The log panes' screen, made (and its modules imported) when first needed."""
         if self._logs_screen is None:
-            from rocmtui.console import prefs
             from rocmtui.console.screens.logs import LogsScreen
 
             layout = prefs.PaneLayout.remembered(prefs.load() if self.remember else {})

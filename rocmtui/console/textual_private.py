@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 from textual.app import App
 from textual.geometry import Size
+from textual.message_pump import MessagePump
 from textual.notifications import Notification
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.worker import Worker
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -164,9 +166,6 @@ def message_hooks() -> tuple[Any, Any, Any]:
     the key-hop test (tests/support/hops.py) wraps them to follow a key across queues, tasks
     and workers. (`Worker._start` is not in `USES`: rocmtui's own classes have a `_start` too,
     which the name check would then flag; the key-hop test fails by itself if it goes.)"""
-    from textual.message_pump import MessagePump
-    from textual.worker import Worker
-
     return MessagePump._dispatch_message, MessagePump._start_messages, Worker._start
 
 

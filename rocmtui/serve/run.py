@@ -24,6 +24,7 @@ from aiohttp import web
 
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.place import MonitorPlace
+from rocmtui.core.paths import state_dir
 from rocmtui.core.serveauth import Listen, ServeToken, tunnel_hint
 from rocmtui.serve.server import ConsoleServer, ServeSettings
 from rocmtui.serve.session import dying_with_server
@@ -105,8 +106,6 @@ def serve(
     token = None
     try:
         if settings.allow_actions:
-            from rocmtui.core.paths import state_dir
-
             token = ServeToken.create(state_dir(config))
         asyncio.run(_serve(settings, token, listen, tls, say, monitor.describe()))
     finally:

@@ -238,7 +238,6 @@ class FleetBackend:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
             from rocmtui.core.bake.file import load_bake
-            from rocmtui.core.bake.find import check_found
 
             check_found(self.config)
             self._bake = load_bake(self.config.bake_file)

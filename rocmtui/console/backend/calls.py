@@ -21,6 +21,7 @@ from rocmtui.console.backend.adapters import ProgressCache, env_overrides, job_v
 from rocmtui.console.backend.views import BakePlan, BakeView, JobView, PrunePreview, VariableView
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.states import JobState
+from rocmtui.core.text.units import fmt_bytes
 
 if TYPE_CHECKING:  # imported when first used, not at start-up
     from rocmtui.console.backend.jobextras import JobExtras
@@ -226,7 +227,6 @@ def prune(config: FleetConfig, node: str, env: Mapping[str, str]) -> str:
     build runs there, and records it); one line saying what went."""
     from rocmtui.core.prune.action import prune_node
     from rocmtui.core.prune.plan import PruneFilters
-    from rocmtui.core.text.units import fmt_bytes
 
     done = prune_node(config, node, PruneFilters(), lambda _plan: True, env=env)
     gone = done.result

@@ -30,7 +30,7 @@ from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.matrix.report import compute_matrix
 from rocmtui.core.matrix.views import matrix_json, read_matrix
 from rocmtui.core.text.units import fmt_seconds
-from rocmtui.core.versions.report import Versions
+from rocmtui.core.versions.report import Versions, compute_versions
 
 if TYPE_CHECKING:
     from rocmtui.core.matrix.cells import Matrix
@@ -123,8 +123,6 @@ def main(argv: list[str]) -> int:
         return 0
     versions = None
     try:
-        from rocmtui.core.versions.report import compute_versions
-
         versions = compute_versions(config, matrix=matrix).to_json()
     except Exception as exc:  # the matrix is worth showing without the versions
         versions = None

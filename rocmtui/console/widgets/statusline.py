@@ -15,6 +15,7 @@ from msgspec import Struct
 from rich.text import Text
 
 from rocmtui.console.backend.names import MONITOR, bake_file_count
+from rocmtui.console.backend.names import monitor_log as log_path
 from rocmtui.console.backend.views import JobView
 from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
@@ -105,8 +106,6 @@ def bake_label(config: FleetConfig) -> str:
 
 def monitor_log(config: FleetConfig) -> str:
     """The monitor process's log, as short as the home folder allows."""
-    from rocmtui.console.backend.names import monitor_log as log_path
-
     path = str(log_path(config))
     home = os.path.expanduser("~")
     return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path

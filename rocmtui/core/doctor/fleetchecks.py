@@ -20,6 +20,7 @@ from typing import Any
 from rocmtui.core.bake.effective import fleet_variables, shell_overrides
 from rocmtui.core.bake.file import BakeError, load_bake
 from rocmtui.core.bake.find import check_found, shown
+from rocmtui.core.bake.resolve import bake_environment, bake_print
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.doctor.checks import FAIL, OK, WARN, Finding, command, first_line
 from rocmtui.core.jobs.registries import docker_config_hosts, push_hosts
@@ -162,8 +163,6 @@ def _known_host(node: NodeConfig, env: Mapping[str, str], timeout: float) -> Fin
 
 def check_bake(config: FleetConfig, env: Mapping[str, str], timeout: float) -> list[Finding]:
     """The bake file parses, `bake --print` resolves it, and pushing targets have a login."""
-    from rocmtui.core.bake.resolve import bake_environment, bake_print
-
     try:
         check_found(config)
         bake = load_bake(config.bake_file)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from msgspec import Struct
 from msgspec.structs import replace
 
+from rocmtui.core.bake.file import load_bake
 from rocmtui.core.config.fleetfile import FleetConfig
 from rocmtui.core.hostmonitor.costmetrics import DurationHistogram
 from rocmtui.core.hostmonitor.jobsview import CacheRate, JobsView, LastJob, Outcomes
@@ -42,8 +43,6 @@ class LabelBounds(Struct, frozen=True):
         arches = set(previous.arches if previous else NO_ARCH)
         error = None
         try:
-            from rocmtui.core.bake.file import load_bake
-
             bake = load_bake(config.bake_file)
             targets = frozenset(bake.targets)
             arches = {*NO_ARCH, *(a.strip() for a in bake.arches)}

@@ -19,6 +19,7 @@ import contextlib
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -136,8 +137,6 @@ def main(argv: Sequence[str]) -> int:
     import asyncio
 
     gc.disable()
-    import signal
-
     signal.signal(signal.SIGTERM, _terminated)
     from rocmtui.core.config.fleetfile import load_config
 

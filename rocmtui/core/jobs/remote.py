@@ -36,6 +36,7 @@ from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
 from rocmtui.core.private import ensure_private
 from rocmtui.core.probes.endpoints import EndpointError, resolve_endpoint
 from rocmtui.core.probes.engine_calls import client_for, dialer_for
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 # bake's ssh sends a keepalive after link_timeout/4 s of silence and gives up after 8 missed:
@@ -192,8 +193,6 @@ def confirm_stopped(
         try:
             busy = engine_busy(endpoint, min(5.0, max(1.0, deadline - time.monotonic())))
         except Exception as exc:
-            from rocmtui.core.text.sanitize import one_line
-
             return one_line(f"{node.name}'s engine not asked ({type(exc).__name__}: {exc})")
         if busy == 0:
             return f"{node.name}'s engine: no build running"

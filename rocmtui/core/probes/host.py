@@ -70,8 +70,6 @@ class HostProber:
     def prime(self) -> None:
         """Open the CPU-percent window unless one is open (cheap: reads /proc/stat)."""
         if self._window is None:
-            import psutil
-
             psutil.cpu_percent(interval=None)
             self._window = time.monotonic()
 

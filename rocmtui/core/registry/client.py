@@ -27,7 +27,7 @@ from enum import StrEnum
 import httpx
 from msgspec import Struct
 
-from rocmtui.core.probes._http import _no_sniffio
+from rocmtui.core.probes._http import _no_sniffio, describe_http_error
 from rocmtui.core.registry.media import ACCEPT_ALL, normal_type
 from rocmtui.core.registry.refs import DIGEST_RE
 from rocmtui.core.text.sanitize import one_line
@@ -180,8 +180,6 @@ class RegistryClient:
             except _Failed:
                 raise
             except Exception as exc:
-                from rocmtui.core.probes._http import describe_http_error
-
                 raise _Failed(Lookup.UNREACHABLE, describe_http_error(exc, budget)) from None
         finally:
             self._gate.release()

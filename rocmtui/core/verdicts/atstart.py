@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
+from rocmtui.core.config.fleetfile import NodeConfig
 from rocmtui.core.jobs.store import write_json_atomic
 from rocmtui.core.text.sanitize import one_line
 
@@ -97,10 +100,6 @@ def oom_at_start(job_dir: Path) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m rocmtui.core.verdicts.atstart JOB_DIR NODE_JSON`: the supervisor's child."""
-    import msgspec
-
-    from rocmtui.core.config.fleetfile import NodeConfig
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
         print("usage: python -m rocmtui.core.verdicts.atstart JOB_DIR NODE_JSON", file=sys.stderr)
