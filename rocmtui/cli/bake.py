@@ -95,6 +95,7 @@ def load_bake_cached(path: Path) -> BakeFile:
     this user can write: a cache entry is trusted only when the user owns it and nobody else
     can write it). A file that fails to parse is never cached, so its error shows every time.
     """
+    # on first use: kept off `--help`
     from rocmtui.core.bake.file import load_bake
     from rocmtui.core.bake.find import bake_bytes
 
@@ -102,6 +103,7 @@ def load_bake_cached(path: Path) -> BakeFile:
         data = bake_bytes(path)  # a folder: every default file in it, each with its name
     except OSError:
         return load_bake(path)  # let the reader report it
+    # on first use: kept off `--help`
     import rocmtui.core.bake.file as reader
 
     # the reader's own code is part of the key: a changed reader never sees an old result
@@ -139,6 +141,7 @@ def _answer(args: argparse.Namespace, data: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate and launch; print the job id."""
+    # on first use: kept off `--help`
     from rocmtui.core.bake.entitlements import check_grants
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.bake.find import check_found
@@ -203,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui bake: {exc}", file=sys.stderr)
         _answer(args, {"started": False, "error": str(exc)})
         return EXIT_USAGE
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.linger import logout_risk
 
     if args.json:
@@ -219,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
     risk = logout_risk()
     if risk:
         print(f"rocmtui bake: warning: {risk}", file=sys.stderr)
+    # on first use: kept off `--help`
     from rocmtui.core.bake.file import ARCH_VARIABLE
 
     if ARCH_VARIABLE not in bake.variables:  # said plainly: nothing chose an arch

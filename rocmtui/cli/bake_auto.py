@@ -26,6 +26,7 @@ def choose_node(
 ) -> Placement:
     """The placement of `target` for `arch` (None: the bake file's default) on this fleet,
     with the launch's variables (`--set`)."""
+    # on first use: kept off `--help`
     from rocmtui.core.bake.file import ARCH_VARIABLE
     from rocmtui.core.jobs.checks import default_arch
     from rocmtui.core.placement.fleetsource import fleet_snapshot
@@ -41,6 +42,7 @@ def choose_node(
 
 def placement_json(placement: Placement) -> dict[str, Any]:
     """The placement's view (`core.placement.views`) as plain data, for bake's JSON answer."""
+    # on first use: kept off `--help`
     from rocmtui.core.costbook.views import plain
     from rocmtui.core.placement.views import PlacementView
 
@@ -49,6 +51,7 @@ def placement_json(placement: Placement) -> dict[str, Any]:
 
 def say(placement: Placement) -> None:
     """The choice and every node's estimate, on stderr (stdout keeps the job id alone)."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.sanitize import one_line
 
     head = "chose" if placement.chosen else "no node"

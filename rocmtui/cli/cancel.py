@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cancel the job."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.control import JobNotRunning, StartedElsewhere, cancel_job
     from rocmtui.core.jobs.refusals import ReadOnlyRefused
     from rocmtui.core.jobs.store import JobNotFound

@@ -61,6 +61,7 @@ def completer(kind: str) -> dict[str, object]:
 
 def script(shell: str) -> str:
     """The completion script for `shell`, from the whole parser with the dynamic completers."""
+    # on first use: kept off `--help`
     import shtab
 
     parser = build_parser()
@@ -89,6 +90,7 @@ def script(shell: str) -> str:
 
 def words(kind: str, config_path: str | None) -> Iterable[str]:
     """The words of `kind`; raises on any trouble (the caller prints nothing then)."""
+    # on first use: kept off `--help`
     from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(config_path)
@@ -98,12 +100,14 @@ def words(kind: str, config_path: str | None) -> Iterable[str]:
         return job_ids(config)
     if kind == "runs":
         return job_ids(config, "runs")
+    # on first use: kept off `--help`
     from rocmtui.cli.bake import load_bake_cached
     from rocmtui.core.bake.find import check_found
 
     check_found(config)
     bake = load_bake_cached(config.bake_file)
     if kind == "arches":  # what `rocmtui bake --arch` takes, each node's own GPU included
+        # on first use: kept off `--help`
         from rocmtui.core.jobs.checks import launch_arches
 
         gpus = [arch for node in config.nodes for arch in launch_arches(bake, node.gfx)]
@@ -115,8 +119,10 @@ def job_ids(config: FleetConfig, table: str = "jobs") -> list[str]:
     """Newest job ids (or run ids: `table` "runs"), read-only and without waiting: completion
     never creates the state folder, never migrates the store, and gives up on a busy one after
     `STORE_TIMEOUT` (a store older than the runs table has no run ids: nothing, as any error)."""
+    # on first use: kept off `--help`
     import sqlite3
 
+    # on first use: kept off `--help`
     from rocmtui.core.paths import state_dir
 
     db = state_dir(config) / "jobs.sqlite"

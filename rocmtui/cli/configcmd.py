@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _file_keys(path: Any) -> set[str]:
     """The top-level keys the fleet file itself sets (the rest are built-in defaults)."""
+    # on first use: kept off `--help`
     import tomllib
 
     if path is None:
@@ -45,6 +46,7 @@ def _file_keys(path: Any) -> set[str]:
 
 def config_facts(args: argparse.Namespace) -> dict[str, Any]:
     """Everything `config` prints, as data (ConfigError for an unusable file in effect)."""
+    # on first use: kept off `--help`
     from rocmtui.core.config.find import lookup
     from rocmtui.core.config.fleetfile import ConfigError, parse_config
     from rocmtui.core.debuglog import DEBUG_LOG, debug_wanted, log_dir, monitor_log
@@ -98,6 +100,7 @@ def config_facts(args: argparse.Namespace) -> dict[str, Any]:
     settings["keys"] = {"value": dict(config.keys), "from": origin("keys")}
     settings["webdav"]["value"]["path"] = str(config.webdav.path) if config.webdav.path else None
     settings.update(_published_settings(config, hide, origin))
+    # on first use: kept off `--help`
     from rocmtui.core.bake.find import bake_files
 
     env_state = "$ROCMTUI_STATE_DIR" if os.environ.get("ROCMTUI_STATE_DIR") else None
@@ -122,6 +125,7 @@ def config_facts(args: argparse.Namespace) -> dict[str, Any]:
 
 def _published_settings(config: Any, hide: Any, origin: Any) -> dict[str, Any]:
     """`[variables]` (secret-named ones redacted), `[matrix]` and `[upstream]`."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.redact import is_secret_name
 
     up = config.upstream
@@ -156,6 +160,7 @@ def _published_settings(config: Any, hide: Any, origin: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print it."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.sanitize import sanitize_line
 
     data = config_facts(args)

@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run every check; print the findings."""
+    # on first use: kept off `--help`
     from rocmtui.cli.status import probe_budget
     from rocmtui.core.doctor.checks import (
         FAIL,
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     tool_timeout = max(0.5, budget - 0.2)
 
     def fleet_file() -> list[Finding]:
+        # on first use: kept off `--help`
         from rocmtui.cli.configcmd import config_facts
 
         where = str(config.source) if config.source else "the built-in default"
@@ -93,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump([_as_dict(f) for f in findings], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_UNHEALTHY if failed else EXIT_OK
+    # on first use: kept off `--help`
     from rocmtui.core.text.sanitize import color_wanted, sanitize_line
 
     colour = color_wanted(sys.stdout)

@@ -33,6 +33,7 @@ def since_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{text!r}: a span such as 7d, 12h, 30m or 2w, or a date such as 2026-12-01"
         ) from None
+    # on first use: kept off `--help`
     import calendar
 
     return -float(calendar.timegm(stamp))
@@ -105,17 +106,21 @@ def run(args: argparse.Namespace) -> int:
     """Print the history, or run its action."""
     action = getattr(args, "action", None)
     if action == "show":
+        # on first use: kept off `--help`
         from rocmtui.cli.history_steps import run_show
 
         return run_show(args)
     if action == "export":
+        # on first use: kept off `--help`
         from rocmtui.cli.history_steps import run_export
 
         return run_export(args)
     if action == "diff":
+        # on first use: kept off `--help`
         from rocmtui.cli.history_steps import run_diff
 
         return run_diff(args)
+    # on first use: kept off `--help`
     from rocmtui.core.costbook.book import CostFilter, load_history
     from rocmtui.core.costbook.report import HistoryReport
     from rocmtui.core.jobs.store import JobStore
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(report.to_csv())
     else:
+        # on first use: kept off `--help`
         from rocmtui.cli.history_text import render
 
         render(report, now)

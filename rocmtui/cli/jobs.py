@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _info(record: JobRecord) -> str:
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.images import read_cache_stats, read_push_check
     from rocmtui.core.text.sanitize import sanitize_line
 
@@ -50,6 +51,7 @@ def _info(record: JobRecord) -> str:
 
 
 def _outcome(record: JobRecord) -> str:
+    # on first use: kept off `--help`
     from rocmtui.core.states import JobState
 
     if record.state is JobState.STALLED or (record.state is JobState.RUNNING and record.evidence):
@@ -82,6 +84,7 @@ def _elsewhere(out: OutsideBuild) -> str:
 def _images(record: JobRecord) -> list[str]:
     """A job of several targets (a group): one line per target with its own digest and the
     registry's word on it."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.images import job_images, read_push_check
     from rocmtui.core.states import LOOP_SYMBOLS
     from rocmtui.core.text.sanitize import sanitize_line
@@ -102,6 +105,7 @@ def _images(record: JobRecord) -> list[str]:
 
 def _failure(record: JobRecord) -> list[str]:
     """A failed job's two lines under its row: why it failed, and what to do next."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.evidence import failure_of
     from rocmtui.core.text.sanitize import sanitize_line
 
@@ -114,8 +118,10 @@ def _failure(record: JobRecord) -> list[str]:
 def _extras(record: JobRecord) -> dict[str, object]:
     """The JSON fields beside the record: each target's image, the loop, cache statistics,
     and for a failed job why it failed (`cause`, `why`, `next`, `evidence`)."""
+    # on first use: kept off `--help`
     from msgspec import to_builtins
 
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.evidence import failure_of
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
 
@@ -132,6 +138,7 @@ def _extras(record: JobRecord) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the job list."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.control import list_jobs
     from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.text.units import fmt_age, fmt_when

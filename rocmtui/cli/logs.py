@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print (and follow) the log."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.control import get_job
     from rocmtui.core.jobs.logtail import follow_job
     from rocmtui.core.jobs.store import JobStore

@@ -124,14 +124,17 @@ def apply_color(choice: str | None, env: MutableMapping[str, str] | None = None)
 
 def config_from(args: argparse.Namespace) -> FleetConfig:
     """Load the fleet file the arguments point at (raises ConfigError)."""
+    # on first use: kept off `--help`
     from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(getattr(args, "config", None))
     if getattr(args, "read_only", False) and not config.read_only:
+        # on first use: kept off `--help`
         from msgspec.structs import replace
 
         config = replace(config, read_only=True)  # the core's launch and cancel refuse
     if os.environ.get("ROCMTUI_DEBUG", "") not in ("", "0"):
+        # on first use: kept off `--help` or `status`
         from rocmtui.core import debuglog
 
         debuglog.setup(config)
@@ -166,6 +169,7 @@ def unknown_command(argv: Sequence[str]) -> str | None:
     word = first_word(argv)
     if word is None or word in COMMANDS:
         return None
+    # on first use: kept off `--help`
     import difflib
 
     # 0.75: a typo (stauts, bkae, hisotry) is near; a word sharing three letters is not
@@ -256,6 +260,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeSource | Popen[bytes] | None:
     """
     if not wants_console(argv):
         return None  # a command (known or not) or a question: no console, no probes
+    # on first use: kept off `--help` or `status`
     from rocmtui.core.hostmonitor.sources import open_source
 
     try:
@@ -266,6 +271,7 @@ def start_monitor(argv: Sequence[str]) -> ProbeSource | Popen[bytes] | None:
 
 def stop_source(source: ProbeSource | Popen[bytes]) -> None:
     """End what `start_monitor` opened (a child is reaped; a session just closed)."""
+    # on first use: kept off `--help` or `status`
     from rocmtui.core.hostmonitor.sources import as_source
 
     as_source(source).stop(grace=1.0)
@@ -312,6 +318,7 @@ def _run(words: list[str], monitor: ProbeSource | Popen[bytes] | None) -> int:
         os.environ["ROCMTUI_DEBUG"] = "1"  # the monitor process and supervisors see it too
     try:
         if args.command is None:
+            # on first use: kept off `--help` or `status`
             from rocmtui.console.run import run_console
 
             return int(run_console(args, monitor))

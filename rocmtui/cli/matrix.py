@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print the matrix."""
+    # on first use: kept off `--help`
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.matrix.report import compute_matrix
     from rocmtui.core.matrix.views import matrix_json
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(matrix_json(matrix), indent=2) + "\n")
     else:
+        # on first use: kept off `--help`
         from rocmtui.cli.matrix_text import render
 
         render(matrix)

@@ -42,6 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Monitor until a signal; say why in one line when it cannot start."""
     config = config_from(args)
+    # on first use: kept off `--help`
     from rocmtui.core.hostmonitor.http import ListenError
     from rocmtui.core.hostmonitor.service import MonitorAlreadyRunning, MonitorStartError, run
 

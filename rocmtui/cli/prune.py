@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan, ask, prune."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.refusals import ReadOnlyRefused
     from rocmtui.core.prune.action import PruneRefused, prune_node
     from rocmtui.core.prune.engine import EngineUnreachable
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     elif result is not None:
+        # on first use: kept off `--help`
         from rocmtui.core.text.units import fmt_bytes
 
         print(f"pruned {len(result.deleted)} records, {fmt_bytes(result.reclaimed_bytes)}")

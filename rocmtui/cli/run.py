@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the run; print its id."""
+    # on first use: kept off `--help`
     from rocmtui.cli.bake import load_bake_cached
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.bake.find import check_found
@@ -70,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui run: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
+        # on first use: kept off `--help`
         from msgspec import json as mjson
 
+        # on first use: kept off `--help`
         from rocmtui.core.runs.views import RunStartView
 
         print(mjson.encode(RunStartView.of(the_run, starts)).decode(), flush=True)

@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List or show runs."""
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.store import JobStore
     from rocmtui.core.runs.book import RunBook
     from rocmtui.core.runs.chart import chart
@@ -58,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
         drawn = chart(the_run, now, fleet)
         previous = _previous(book, the_run, now)
         if args.json:
+            # on first use: kept off `--help`
             from msgspec import json as mjson
 
+            # on first use: kept off `--help`
             from rocmtui.core.runs.chart import compare
             from rocmtui.core.runs.views import RunView
 
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             view = RunView.of(drawn, now, previous, changes)
             sys.stdout.write(mjson.format(mjson.encode(view), indent=2).decode() + "\n")
         else:
+            # on first use: kept off `--help`
             from rocmtui.cli.runs_text import render_chart
 
             render_chart(drawn, previous, now)
@@ -74,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
     runs = book.runs(None, now)
     charts = [chart(r, now, fleet) for r in runs]
     if args.json:
+        # on first use: kept off `--help`
         from msgspec import json as mjson
 
+        # on first use: kept off `--help`
         from rocmtui.core.runs.views import RunSummaryView
 
         views = [RunSummaryView.of(c) for c in charts]
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                                      b.started_at, b.ended_at, round(b.duration(now), 1),
                                      b.state, b.condition])  # fmt: skip
     else:
+        # on first use: kept off `--help`
         from rocmtui.cli.runs_text import render_list
 
         render_list(charts)

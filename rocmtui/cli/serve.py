@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocmtui: serve: {problem}", file=sys.stderr)
         return EXIT_USAGE
     config = config_from(args)
+    # on first use: kept off `--help`
     from rocmtui.serve.run import ServeError, serve, tls_context
     from rocmtui.serve.server import ServeSettings, console_argv
 
@@ -157,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _hash_password() -> int:
     if sys.stdin.isatty():
+        # on first use: kept off `--help`
         import getpass
 
         password = getpass.getpass("password: ")

@@ -60,8 +60,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe once and print; the exit code says whether the fleet is healthy."""
+    # on first use: kept off `--help`
     import asyncio
 
+    # on first use: kept off `--help`
     from rocmtui.core.jobs.overlay import NodeJobOverlay
 
     config = config_from(args)
@@ -88,8 +90,10 @@ async def probe_and_ask(
 ) -> tuple[FleetSnapshot, MonitorStatus]:
     """One probe round, and meanwhile whether the fleet file's monitor runs (and how old its
     snapshot is): it answers within a second or counts as not answering."""
+    # on first use: kept off `--help`
     import asyncio
 
+    # on first use: kept off `--help`
     from rocmtui.core.history.discover import HistoryWatch
     from rocmtui.core.hostmonitor.client import query
     from rocmtui.core.probes.round import Probers, probe_fleet
@@ -121,8 +125,10 @@ async def judged_again(
     with a silent build are read once more through the round's own sources and kept ssh
     connections, a second after the first, and their builds judged again with it (so a
     silent build adds up to 1 s and the round's deadline to `status`)."""
+    # on first use: kept off `--help`
     import asyncio
 
+    # on first use: kept off `--help`
     from rocmtui.core.verdicts.oneshot import read_again
 
     names = overlay.silent_nodes()
@@ -149,6 +155,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
     """The snapshot with one problem line per stalled job: the fleet is not healthy while a
     build is stalled, even on a node that is down or not in this fleet file. The jobs come
     from the overlay's read of the store, the one the node states were laid from."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.sanitize import one_line
 
     stalled = overlay.stalled_jobs()
@@ -167,6 +174,7 @@ def with_job_problems(snapshot: FleetSnapshot, overlay: NodeJobOverlay) -> Fleet
 def quiet_lines(overlay: NodeJobOverlay) -> list[str]:
     """One line per quiet build (silent past the threshold, its node busy): not a problem,
     but said, with the verdict's reason."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.sanitize import one_line
 
     return [
@@ -222,6 +230,7 @@ def probe_budget(config: FleetConfig) -> float:
 
 
 def _state(word: str, symbol: str) -> Text:
+    # on first use: kept off `--help`
     from rich.text import Text
 
     return Text(f"{symbol} {word}", style=STATE_STYLES.get(word, ""), no_wrap=True)
@@ -269,6 +278,7 @@ def _add_rows(table: Table, rows: Sequence[Sequence[Text]]) -> None:
     """Add `rows`, each column kept at least as wide as its longest word (its whole text when
     it does not wrap): a narrow terminal then wraps cells at their spaces, and no version, URL
     or age is cut in the middle (rich folds anywhere once a column is narrower than a word)."""
+    # on first use: kept off `--help`
     from rich.cells import cell_len
 
     for i, column in enumerate(table.columns):
@@ -292,6 +302,7 @@ def render(
     Reasons go under each table rather than in a column, so the tables fit 80 columns.
     Piped output is drawn 160 columns wide so nothing is cut in a log or a cron mail.
     """
+    # on first use: kept off `--help`
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -344,6 +355,7 @@ def render(
         if n.history_note:
             reasons.append(Text(f"  · {n.name}: {n.history_note}"))
         if n.vitals is not None:
+            # on first use: kept off `--help`
             from rocmtui.core.text.sanitize import one_line
             from rocmtui.core.vitals.summary import summary
 

@@ -137,6 +137,7 @@ def render(
 ) -> None:
     """A table for people (every cell is Text, never markup): overridden values stand out,
     unresolved ones say so. Piped output is drawn 160 columns wide, as `status` does."""
+    # on first use: kept off `--help`
     from rich import box
     from rich.console import Console
     from rich.table import Table

@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def upstream_cell(row: VersionRow) -> str:
     """`2.16.0 (pre 2.17.0rc1)`, with the state when it is not a fresh answer."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.units import fmt_age
 
     answer = row.upstream
@@ -64,6 +65,7 @@ def registry_cell(row: VersionRow) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the version check."""
+    # on first use: kept off `--help`
     from rocmtui.core.bake.file import BakeError
     from rocmtui.core.versions.report import compute_versions
 
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(versions.to_json(), indent=2) + "\n")
         return EXIT_OK if versions.current else EXIT_UNHEALTHY
+    # on first use: kept off `--help`
     from rich import box
     from rich.console import Console
     from rich.table import Table

@@ -112,6 +112,7 @@ class ConsoleActions:
                 markup=False,
             )
             return None
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.bake import BakeDialog
 
         self._dialog_open = True
@@ -173,6 +174,7 @@ class ConsoleActions:
     def confirm_cancel(self, job: JobView) -> None:
         """Ask; a yes cancels it (`cancel`). A build started elsewhere is not
         asked about: only its own client can cancel it, and the console says so."""
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
         if job.record.outside is not None:
@@ -219,6 +221,7 @@ class ConsoleActions:
     def confirm_prune(self, node: str) -> None:
         """Ask the node's engine what a prune would remove (a thread), then ask the operator;
         a yes prunes it (`prune`)."""
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
         backend = self.backend

@@ -158,6 +158,7 @@ class RocmTui(App[list[JobView]]):
     def logs_screen(self) -> LogsScreen:
         """The log panes' screen, made (and its modules imported) when first needed."""
         if self._logs_screen is None:
+            # on first use: kept off the console's start
             from rocmtui.console.screens.logs import LogsScreen
 
             layout = prefs.PaneLayout.remembered(prefs.load() if self.remember else {})
@@ -172,6 +173,7 @@ class RocmTui(App[list[JobView]]):
         """The target × arch matrix and versions (`m`), made when first needed; its feed asks
         the registry from then on."""
         if self._published_screen is None:
+            # on first use: kept off the console's start
             from rocmtui.console.screens.published import PublishedScreen
 
             self._published_screen = PublishedScreen(
@@ -185,6 +187,7 @@ class RocmTui(App[list[JobView]]):
     def history_screen(self) -> HistoryScreen:
         """What builds cost (`h`), made (and its modules imported) when first needed."""
         if self._history_screen is None:
+            # on first use: kept off the console's start
             from rocmtui.console.screens.history import HistoryScreen
 
             self._history_screen = HistoryScreen(
@@ -197,6 +200,7 @@ class RocmTui(App[list[JobView]]):
     def timeline_screen(self, job_id: str, title: str, running: bool) -> Screen[None]:
         """One build's steps on a time axis (`t`): a new screen each time, its modules
         imported when first needed."""
+        # on first use: kept off the console's start
         from rocmtui.console.screens.timeline import TimelineScreen
 
         return TimelineScreen(
@@ -208,6 +212,7 @@ class RocmTui(App[list[JobView]]):
     def runs_screen(self) -> RunsScreen:
         """Fleet runs (`u`), made (and its modules imported) when first needed."""
         if self._runs_screen is None:
+            # on first use: kept off the console's start
             from rocmtui.console.screens.runs import RunsScreen
 
             self._runs_screen = RunsScreen(
@@ -266,6 +271,7 @@ class RocmTui(App[list[JobView]]):
 
     def action_help(self) -> None:
         """`?`: the keys (the screen is built once and kept: it opens at once over a busy log)."""
+        # on first use: kept off the console's start
         from rocmtui.console.screens.help import HelpScreen
 
         if isinstance(self.screen, HelpScreen):
@@ -383,6 +389,7 @@ class RocmTui(App[list[JobView]]):
             self._stop()
             self.exit([])
             return
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.confirm import QuitDialog
         from rocmtui.console.dialogs.quit import quit_question
 

@@ -71,6 +71,7 @@ def load(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 def save(env: Mapping[str, str] | None = None, **changes: Any) -> str | None:
     """Remember `changes` beside what is already remembered (atomically; blocking: call it
     from a worker). None when remembered, else one line saying what was not, and why."""
+    # on first use: kept off the console's start
     from rocmtui.core.diskroom import describe
 
     path = prefs_path(env)

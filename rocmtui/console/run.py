@@ -33,6 +33,7 @@ def run_console(
     .start_monitor): the host's monitor, or a child of the console's own. Without one it is
     opened here, and closed again when the console ends."""
     config = load_config(getattr(args, "config", None))  # ConfigError: main() reports it
+    # on first use: kept off the console's start
     from rocmtui.core import debuglog
 
     debuglog.setup(config)  # with --debug / ROCMTUI_DEBUG=1 only

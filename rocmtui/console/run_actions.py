@@ -55,6 +55,7 @@ class RunStarter:
     def new_run(self) -> None:
         """`R`: the new-run dialog (refused read-only; after the bake file, when it is being
         read), then the question, then the run."""
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.newrun import NewRunDialog
 
         app, console = self.app, self.console
@@ -108,6 +109,7 @@ class RunStarter:
     ) -> None:
         """Ask; on yes start the run on a thread of its own (the core refuses it read-only)
         and say where it started and where not; the Runs screen reads again."""
+        # on first use: kept off the console's start
         from rocmtui.console.dialogs.confirm import ConfirmDialog
 
         backend, fleet = self.backend, self.fleet_screen.data.fleet

@@ -155,6 +155,7 @@ def __getattr__(name: str) -> Any:
     """`FooterKey`, imported when first asked for: the footer is mounted after the first frame,
     and Textual's footer module is not worth importing before it (~11 M instructions)."""
     if name == "FooterKey":
+        # on first use: kept off the console's start
         from textual.widgets._footer import FooterKey
 
         return FooterKey

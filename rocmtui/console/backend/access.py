@@ -117,6 +117,7 @@ class FleetBackend:
 
     def load_bake(self) -> BakeView:
         """Targets, arches and the effective variables (resolved by bake, with their sources)."""
+        # on first use: kept off the console's start
         from rocmtui.core.bake.file import load_bake
 
         check_found(self.config)
@@ -139,6 +140,7 @@ class FleetBackend:
         variables) go over the operator's environment overrides."""
         from concurrent.futures import ThreadPoolExecutor
 
+        # on first use: kept off the console's start
         from rocmtui.core.bake import resolve as bakeprint
         from rocmtui.core.bake.file import BakeError
         from rocmtui.core.jobs.plan import resolve_plan
@@ -182,6 +184,7 @@ class FleetBackend:
             privileges=preview.privileges,
             core_plan=preview,
         )
+        # on first use: kept off the console's start
         from rocmtui.core.jobs.store import JobStoreError
 
         try:
@@ -201,6 +204,7 @@ class FleetBackend:
         """Where `target` × `arch` would finish first, by `fleet` (the console's latest
         snapshot) and the job store, with the launch's variables: the bake dialog's node
         estimates (blocking)."""
+        # on first use: kept off the console's start
         from rocmtui.core.bake.file import ARCH_VARIABLE
         from rocmtui.core.placement.gather import placement_for
 
@@ -214,6 +218,7 @@ class FleetBackend:
     def estimates(self) -> CostEstimates:
         """What builds cost, from the job store's history (made when first asked)."""
         if self._estimates is None:
+            # on first use: kept off the console's start
             from rocmtui.core.costbook.estimate import CostEstimates
             from rocmtui.core.jobs.store import JobStore
 
@@ -226,6 +231,7 @@ class FleetBackend:
         when first asked)."""
         with self._lock:
             if self._judge is None:
+                # on first use: kept off the console's start
                 from rocmtui.core.costbook.usual import UsualTimes
                 from rocmtui.core.jobs.store import JobStore
                 from rocmtui.core.verdicts.context import StallJudge
@@ -237,6 +243,7 @@ class FleetBackend:
     def bake(self) -> BakeFile:
         """The loaded bake file (loaded now if the panel has not done it yet)."""
         if self._bake is None:
+            # on first use: kept off the console's start
             from rocmtui.core.bake.file import load_bake
 
             check_found(self.config)

@@ -36,6 +36,7 @@ def env_overrides(
 ) -> dict[str, str]:
     """The operator's variables named like bake variables, over the fleet file's `[variables]`
     (GFX_ARCH is chosen per build)."""
+    # on first use: kept off the console's start
     from rocmtui.core.bake.effective import fleet_variables, shell_overrides
     from rocmtui.core.bake.file import ARCH_VARIABLE
 
@@ -77,6 +78,7 @@ class ProgressCache:
     ) -> ProgressView | None:
         """Feed the job's new log lines to its tracker and return the current progress
         (`succeeded`: how the build ended, None while it runs; an ended build runs no step)."""
+        # on first use: kept off the console's start
         from rocmtui.core.progress.tracker import ProgressTracker
 
         if log_path is None:
@@ -158,6 +160,7 @@ def job_view(
     what `r` relaunches for it (the core's `rebuild_request`: its build args that differ from
     the bake file's defaults; none until the bake file is read)."""
     if record.outside is not None:
+        # on first use: kept off the console's start
         from rocmtui.core.history.rebuild import rebuild_request
 
         again = rebuild_request(record, bake)

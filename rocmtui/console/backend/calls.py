@@ -36,6 +36,7 @@ PRINT_TIMEOUT = 20.0
 
 def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> BakeView:
     """Targets, arches and every variable's effective value, resolved by bake itself."""
+    # on first use: kept off the console's start
     from rocmtui.core.bake import effective
     from rocmtui.core.bake import resolve as bakeprint
     from rocmtui.core.bake.file import ARCH_VARIABLE
@@ -64,6 +65,7 @@ def bake_view(config: FleetConfig, bake: BakeFile, env: Mapping[str, str]) -> Ba
         )
         for v in variables
     )
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.checks import default_arch
 
     return BakeView(
@@ -83,6 +85,7 @@ def buildable_names(bake: BakeFile, launch_env: Mapping[str, str]) -> tuple[str,
     order, then groups (a matrix block's label is one), then the names its matrices make
     (`pytorch-gfx1201`), as bake resolves them; names starting with `_` are bases, not builds.
     Without buildx, the names written in the file."""
+    # on first use: kept off the console's start
     from rocmtui.core.bake import resolve as bakeprint
 
     plain = [n for n, t in bake.targets.items() if not t.matrix]
@@ -109,6 +112,7 @@ def list_jobs(
     """Every job in the store (newest first, live state) with progress for the active ones
     and for the `watched` ones (a log pane is open: its step outline needs the steps of a
     finished build too)."""
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.control import list_jobs as core_list_jobs
 
     views = []
@@ -143,6 +147,7 @@ def running_estimate(
 ) -> str | None:
     """A running build's `≈ 2h10m, warm as last time` (or its overtime flag); None when the
     history cannot be read (the row says nothing rather than fail the jobs round)."""
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.store import JobStoreError
 
     try:
@@ -165,6 +170,7 @@ def launch(
     `push_confirmed` is the operator's answer to the push question: a plan that pushes
     without it is refused, never pushed unasked. A view with no core Plan (one recorded for a
     test) is resolved and started by name."""
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.launch import launch_job, start_plan
 
     allow = plan.granted  # only what the operator granted in the dialog's question
@@ -188,6 +194,7 @@ def launch(
 
 def cancel(config: FleetConfig, job_id: str) -> None:
     """Cancel a job through the core (SIGTERM to its group, SIGKILL after the grace period)."""
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.control import cancel_job
 
     cancel_job(config, job_id)
@@ -205,6 +212,7 @@ def launch_run(
 ) -> str:
     """Start a fleet run through the core (refused when read-only); one line: its id and
     where it did not start. `push` only once the operator confirmed it."""
+    # on first use: kept off the console's start
     from rocmtui.core.runs.launch import launch_run as core_launch_run
 
     run, starts = core_launch_run(config, bake, target, nodes, overrides, push, push, env, fleet)
@@ -215,6 +223,7 @@ def launch_run(
 
 def prune_preview(config: FleetConfig, node: str, env: Mapping[str, str]) -> PrunePreview:
     """What a prune of `node`'s build cache would remove (asks its engine)."""
+    # on first use: kept off the console's start
     from rocmtui.core.prune.action import plan_node
     from rocmtui.core.prune.plan import PruneFilters, summary
 
@@ -225,6 +234,7 @@ def prune_preview(config: FleetConfig, node: str, env: Mapping[str, str]) -> Pru
 def prune(config: FleetConfig, node: str, env: Mapping[str, str]) -> str:
     """Prune `node`'s build cache through the core (which refuses it when read-only or while a
     build runs there, and records it); one line saying what went."""
+    # on first use: kept off the console's start
     from rocmtui.core.prune.action import prune_node
     from rocmtui.core.prune.plan import PruneFilters
 

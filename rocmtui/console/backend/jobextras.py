@@ -46,6 +46,7 @@ class JobExtras:
     def failure(self, record: JobRecord) -> FailureWhy | None:
         """Why a failed job failed (`evidence.failure_of`), read again only when its record
         changed (a reader may see it failed before its supervisor recorded all)."""
+        # on first use: kept off the console's start
         from rocmtui.core.jobs.evidence import failure_of
         from rocmtui.core.states import JobState
 
@@ -64,6 +65,7 @@ class JobExtras:
 
 def read_fields(job_dir: str, target: str, arch: str | None) -> dict[str, Any]:
     """Read the job folder's targets, metadata, registry and sccache files."""
+    # on first use: kept off the console's start
     from rocmtui.core.jobs.images import job_images, read_cache_stats, read_push_check
 
     check = read_push_check(job_dir)

@@ -31,6 +31,7 @@ def bake_file_count(path: Path | str) -> int:
 
 def monitor_log(config: FleetConfig) -> Path:
     """The monitor process's log file."""
+    # on first use: kept off the console's start
     from rocmtui.core.debuglog import monitor_log as log_path
 
     return log_path(config)
@@ -38,6 +39,7 @@ def monitor_log(config: FleetConfig) -> Path:
 
 def store_line(sample: Any) -> str:
     """The sccache store beside the matrix's hit rates, in one line."""
+    # on first use: kept off the console's start
     from rocmtui.core.webdavstore import describe_store
 
     return describe_store(sample)

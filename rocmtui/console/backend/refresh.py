@@ -143,6 +143,7 @@ class Feeds:
         try:
             self.post(BakeLoaded(self.backend.load_bake()))
         except Exception as exc:
+            # on first use: kept off the console's start
             from rocmtui.core.bake.file import BakeError
 
             path = self.backend.config.bake_file

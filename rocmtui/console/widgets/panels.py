@@ -186,6 +186,7 @@ class WatchPanel(Panel):
         if self.view is not None:
             self.view.set_path(job.record.log_path)
             return
+        # on first use: kept off the console's start
         from rocmtui.console.widgets.logpane import make_log_view
 
         self.view = make_log_view(job.record.log_path)

@@ -79,6 +79,7 @@ def effective_variables(
     for that same environment; without it, values come from the static reader where it can
     vouch for them and are None (unresolved) where it cannot -- never a guess. `fleet_names`
     are the variables whose value in `env` comes from the fleet file (source "fleet")."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.redact import Redactor, is_secret_name
 
     rows: list[tuple[BakeVariable, str | None]] = []

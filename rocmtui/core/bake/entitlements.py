@@ -180,6 +180,7 @@ def _entries(value: object) -> list[dict[str, str]]:
 
 
 def _csv_pairs(text: str) -> dict[str, str]:
+    # on first use: kept off the console's start
     import csv
 
     fields = next(csv.reader([text]), [])

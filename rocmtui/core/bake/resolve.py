@@ -106,6 +106,7 @@ def bake_environment(
 
 def _one_line(text: str, env: Mapping[str, str]) -> str:
     """A buildx message as `one_line` shows it, secrets redacted first."""
+    # on first use: kept off `--help`
     from rocmtui.core.text.redact import Redactor
     from rocmtui.core.text.sanitize import one_line
 

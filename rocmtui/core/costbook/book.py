@@ -118,6 +118,7 @@ class CostRow(Struct, frozen=True):
 
 def evidence_of(record: JobRecord) -> BuildEvidence:
     """A finished job's cache evidence from its folder (and BuildKit's counts)."""
+    # on first use: kept off `status`
     from rocmtui.core.history.steps import scan_steps
     from rocmtui.core.jobs.images import read_cache_stats
     from rocmtui.core.progress.sccache import scan_log

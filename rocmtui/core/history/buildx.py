@@ -60,6 +60,7 @@ class BuildxAnswer(Struct, frozen=True):
 def node_workdir(state: Path, node: NodeConfig, env: Mapping[str, str] | None = None) -> Path:
     """Where the node's ssh wrapper or TLS folder for history commands lives: a private folder
     of the user's own for that state folder (`core.private`), never the shared state folder."""
+    # on first use: kept off `status`
     from rocmtui.core.private import history_folder
 
     return history_folder(state, node.name, env)
@@ -75,6 +76,7 @@ def history_environment(
     """The environment `docker buildx history` runs with for `node` (see the module doc).
     `control_path`: on an ssh:// node, every connection is a session over that kept ssh
     connection (the probe's master) instead of a login of its own."""
+    # on first use: kept off `status`
     from rocmtui.core.jobs import remote
     from rocmtui.core.jobs.command import node_environment
 
@@ -97,6 +99,7 @@ def kept_connection(
     A look a minute per node, and one a round while a build process is new on this host, would
     otherwise each be ssh logins (one `history ls` opens several connections): a key exchange
     and a PAM session on the node each time."""
+    # on first use: kept off `status`
     from rocmtui.core.jobs.remote import endpoint_of
     from rocmtui.core.probes.failure import ReachError
     from rocmtui.core.probes.ssh.dial import parse_ssh_url

@@ -61,6 +61,7 @@ def stop(child: subprocess.Popen[bytes], grace: float = 2.0) -> None:
 
 def decode(data: dict[str, Any]) -> FleetSnapshot:
     """A FleetSnapshot from `snapshotviews.snapshot_json` output (rocmtui.core.hostmonitor.wire)."""
+    # on first use: kept off the console's start or the monitor child's start
     from rocmtui.core.hostmonitor.wire import decode as wire_decode
 
     return wire_decode(data)
@@ -86,13 +87,16 @@ def poke(child: subprocess.Popen[bytes]) -> None:
 
 
 async def _run(config: FleetConfig) -> None:
+    # on first use: kept off the monitor child's start
     import asyncio
 
+    # on first use: kept off the console's start or the monitor child's start
     from rocmtui.core.probes.round import FleetMonitor
 
     loop = asyncio.get_running_loop()
     out = sys.stdout.buffer
 
+    # on first use: kept off the console's start or the monitor child's start
     from rocmtui.core.hostmonitor.wire import snapshot_line
 
     def publish(snapshot: FleetSnapshot) -> None:
@@ -134,13 +138,16 @@ def main(argv: Sequence[str]) -> int:
     httpx and their stacks, and the collector ran ~100 passes over the new objects meanwhile
     (~20 ms of a ~0.36 s first round, median of 11 starts). What start-up leaves alive
     (~38,000 objects) is then frozen, so later passes do not walk it either."""
+    # on first use: kept off the monitor child's start
     import asyncio
 
     gc.disable()
     signal.signal(signal.SIGTERM, _terminated)
+    # on first use: kept off the monitor child's start
     from rocmtui.core.config.fleetfile import load_config
 
     config = load_config(argv[0] if argv else None)
+    # on first use: kept off the console's start or the monitor child's start
     from rocmtui.core import debuglog
 
     debuglog.redirect_stderr(config)  # a round that raises leaves its traceback there

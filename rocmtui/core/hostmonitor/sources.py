@@ -128,6 +128,7 @@ class SocketSource:
         return f"shared monitor (pid {self.pid})"
 
     def rounds(self) -> Iterator[FleetSnapshot | str]:
+        # on first use: kept off the console's start
         from rocmtui.core.hostmonitor.client import MonitorUnavailable
 
         if not self._open:
@@ -159,6 +160,7 @@ class SocketSource:
 
 def find_monitor(config: FleetConfig) -> SocketSource | None:
     """A session with the fleet file's running monitor, if one answers within the deadline."""
+    # on first use: kept off the console's start
     from rocmtui.core.hostmonitor.client import attach, idle_deadline
 
     conn = attach(config)

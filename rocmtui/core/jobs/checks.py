@@ -175,6 +175,7 @@ def resolve_target(
     from `bakeprint.resolved_names`; any other bake failure is raised as bake reported it."""
     if target in bake.targets:
         return None
+    # on first use: kept off `status`
     from rocmtui.core.bake.resolve import BuildxMissing, bake_print, resolved_names
 
     try:
@@ -200,6 +201,7 @@ def printed_view(
     """`bake --print TARGET` under `env` (the job's own environment), or `{}` when bake cannot
     answer: callers then fall back to what the bake file says (the build itself will fail and
     say why)."""
+    # on first use: kept off `status`
     from rocmtui.core.bake.resolve import BuildxMissing, bake_print
 
     try:

@@ -36,6 +36,7 @@ __all__ = [
 
 def bake_workdir(path: Path) -> Path:
     """Where bake runs: the bake file's folder (its context paths are relative to it)."""
+    # on first use: kept off `status`
     from rocmtui.core.bake.resolve import bake_workdir as project_rule
 
     return Path(project_rule(path))
@@ -50,6 +51,7 @@ def node_environment(
 ) -> dict[str, str]:
     """bake's whole environment for a job: the scrubbed launch environment (no variable the
     bake file declares, unless overridden explicitly) + overrides + arch + the node's engine."""
+    # on first use: kept off `status`
     from rocmtui.core.bake.resolve import bake_environment
 
     child = dict(bake_environment(env, {**overrides, ARCH_VARIABLE: arch}, bake_variables=declared))

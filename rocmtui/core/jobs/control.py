@@ -342,6 +342,7 @@ def _remote_check(
     node = config.node(record.node) if config else None
     if node is None:
         return record
+    # on first use: kept off `status`
     from rocmtui.core.jobs import remote
 
     others = any(

@@ -76,6 +76,7 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> tuple[list[str], float | N
 def _tracker_snapshot(lines: list[str], now: float) -> Any | None:
     """Feed lines to the project's progress parser; None if it is unavailable or fails."""
     try:
+        # on first use: kept off `status`
         from rocmtui.core.progress.tracker import ProgressTracker
     except ImportError:  # pragma: no cover
         return None
@@ -290,6 +291,7 @@ def failure_of(record: JobRecord) -> FailureWhy | None:
     """Why a failed job failed and what to do next (`verdicts.failure.explain`), from its
     record and its log's last `FAILURE_TAIL_BYTES`; None for a job that did not fail. The
     record's own message (a link that broke, a full state disk) is read with the log."""
+    # on first use: kept off `status`
     from rocmtui.core.states import JobState
     from rocmtui.core.verdicts.failure import explain, tail_text
 

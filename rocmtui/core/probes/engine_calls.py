@@ -65,6 +65,7 @@ def dialer_for(endpoint: Endpoint, timeout: float, masters: SSHMasters | None) -
 def client_for(endpoint: Endpoint, timeout: float, dialer: SSHDialer | None) -> Any:
     """A DockerClient for `endpoint` (blocking imports: call it in a probe thread)."""
     if dialer is not None:
+        # on first use: kept off `status`
         from rocmtui.core.probes.ssh.adapter import SSH_BASE_URL, SSHDialAdapter
 
         # A unix base URL makes the SDK build no ssh transport of its own (paramiko).

@@ -261,6 +261,7 @@ def sgr_line(s: str, max_len: int = MAX_LINE, *, extra_cut: int = 0) -> str:
 def styled_line(s: str, max_len: int = MAX_LINE) -> Text:
     """A Rich `Text` for one line: SGR colours kept as styles, everything else as
     `sanitize_line`. Never interprets Rich markup (`[/]`, `[link=x]` stay literal)."""
+    # on first use: kept off `--help`
     from rich.text import Span, Text
 
     if len(s) <= max_len and _is_clean(s):

@@ -160,6 +160,7 @@ def render_sgr(state: SGRState) -> str:
 
 
 def _rich_color(color: SGRColor) -> Color | None:
+    # on first use: kept off `--help`
     from rich.color import Color
 
     if color is None:
@@ -172,6 +173,7 @@ def _rich_color(color: SGRColor) -> Color | None:
 @lru_cache(maxsize=4096)
 def rich_style(state: SGRState) -> Style:
     """The Rich style for a state (no links, no meta: nothing an input could smuggle)."""
+    # on first use: kept off `--help`
     from rich.style import Style
 
     fg, bg, flags = state

@@ -107,6 +107,7 @@ class StallJudge:
     def _oom_at(self, record: JobRecord) -> int | None:
         """The node's OOM count when the build began, kept from the first answer: the one its
         supervisor read into the job's folder (our own builds), else the window's."""
+        # on first use: kept off `status`
         from rocmtui.core.verdicts.atstart import oom_at_start
 
         with self._lock:
