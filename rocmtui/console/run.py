@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 def console_for(args: argparse.Namespace, config: FleetConfig | None = None) -> RocmTui:
     """The console the command line's arguments describe (`--config`, `--read-only`), not yet
     running; `config` is the fleet file already loaded from them."""
+    # Textual with it: run_console opens the feed first, so its first round is on the way
     from rocmtui.console.app import RocmTui
 
     if config is None:

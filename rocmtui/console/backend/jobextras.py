@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from rocmtui.core.states import JobState
+
 if TYPE_CHECKING:
     from rocmtui.core.jobs.record import JobRecord
     from rocmtui.core.verdicts.failure import FailureWhy
@@ -48,7 +50,6 @@ class JobExtras:
         changed (a reader may see it failed before its supervisor recorded all)."""
         # on first use: kept off the console's start
         from rocmtui.core.jobs.evidence import failure_of
-        from rocmtui.core.states import JobState
 
         if record.state is not JobState.FAILED:
             return None

@@ -34,6 +34,7 @@ from typing import Any
 
 from rocmtui.core.bake.file import BakeError, BakeFile
 from rocmtui.core.bake.find import bake_files
+from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.text.units import fmt_seconds
 
 #: Names kept from the caller's environment: what the docker CLI and buildx need to find their
@@ -108,7 +109,6 @@ def _one_line(text: str, env: Mapping[str, str]) -> str:
     """A buildx message as `one_line` shows it, secrets redacted first."""
     # on first use: kept off `--help`
     from rocmtui.core.text.redact import Redactor
-    from rocmtui.core.text.sanitize import one_line
 
     return one_line(Redactor(env).redact_text(" ".join(text.split())), _MAX_MESSAGE)
 

@@ -17,6 +17,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from rocmtui.core.bake.find import find_bake_file
 from rocmtui.core.config import remote as config_remote
 from rocmtui.core.config import tables as config_tables
 from rocmtui.core.config.find import lookup
@@ -153,8 +154,6 @@ def find_config(
 def default_config(cwd: Path | None = None) -> FleetConfig:
     """The built-in default: the local Docker engine as the only node; the bake file in the
     current folder, found as bake finds it (rocmtui.core.bake.find)."""
-    from rocmtui.core.bake.find import find_bake_file
-
     cwd = Path.cwd() if cwd is None else cwd
     bake = find_bake_file(cwd)
     return FleetConfig(

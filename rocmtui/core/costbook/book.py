@@ -28,6 +28,7 @@ from rocmtui.core.costbook.cost import (
     Condition,
     CostPoint,
 )
+from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
@@ -347,8 +348,6 @@ def running_rows(
     """Unfinished jobs with their live state (running or stalled; one whose supervisor is gone
     reads lost and is left out) as cost rows, with no evidence yet: their condition is known
     at their end."""
-    from rocmtui.core.jobs.control import live_record
-
     out = []
     for record in store.list(limit=None, unfinished_only=True):
         live = live_record(store, record, stall_after, now)

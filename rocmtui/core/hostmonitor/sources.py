@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from rocmtui.core.config.fleetfile import ConfigError, load_config
 from rocmtui.core.hostmonitor import ownchild
 
 if TYPE_CHECKING:
@@ -171,8 +172,6 @@ def open_source(config_path: Path | str | None) -> ProbeSource:
     """Attach to the fleet file's monitor, else start a child of our own (OSError when that
     cannot be started). A fleet file that does not load is the console's to report: then the
     child is started as before, and the console says what is wrong with the file."""
-    from rocmtui.core.config.fleetfile import ConfigError, load_config
-
     try:
         config = load_config(config_path)
     except (ConfigError, OSError):

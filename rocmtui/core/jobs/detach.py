@@ -24,7 +24,7 @@ def run_detached(body: Callable[[list[str]], int]) -> None:
     if os.fork():
         os._exit(0)
     if sys.flags.no_site:
-        import site
+        import site  # this process starts with -S: site turns on only here
 
         site.main()
     code = 1
@@ -38,6 +38,7 @@ def main() -> None:
     """Fork; the parent exits 0, the child supervises the job."""
 
     def supervise(argv: list[str]) -> int:
+        # after site is on: the supervisor needs site-packages
         from rocmtui.core.jobs.supervisor import main as supervisor_main
 
         return supervisor_main(argv)

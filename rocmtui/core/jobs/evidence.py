@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from rocmtui.core.config.fleetfile import NodeConfig
+from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_age
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ _CLIPPED_RE = re.compile(
 
 def _clean(text: str) -> str:
     """One safe, short line of display text from log content."""
-    from rocmtui.core.text.sanitize import sanitize_line
-
     text = " ".join(sanitize_line(text).split())
     return text if len(text) <= MAX_STEP_TEXT else text[: MAX_STEP_TEXT - 1] + "…"
 

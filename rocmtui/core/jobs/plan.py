@@ -131,7 +131,7 @@ def resolve_plan(
     """Resolve a launch (see the module doc). Raises LaunchError for an unknown node, arch,
     name or variable, and BakeError when bake refuses the name; a target block bake cannot
     print comes back with `print_error` set."""
-    from rocmtui.core.bake.resolve import bake_print
+    from rocmtui.core.bake.resolve import bake_print  # at the call: tests count the calls
 
     # the fleet file's [variables] first (the dev fleet's REGISTRY), the caller's on top
     overrides = fleet_variables(config.variables, bake) | dict(overrides)

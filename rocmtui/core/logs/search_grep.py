@@ -109,7 +109,7 @@ def _required_literal(pattern: re.Pattern[str]) -> bytes | None:
     no lookaround and no `\\A` or `\\Z`, which may look past a line, so that a candidate
     line decides the same with other lines around it. None when there is none of 3 or more."""
     try:
-        from re import _parser
+        from re import _parser  # in the try: a private module, free to change
 
         tree = _parser.parse(pattern.pattern, pattern.flags)
     except Exception:  # a private module: any change of it means "no"
