@@ -28,7 +28,6 @@ from rocmtui.core.costbook.cost import (
     Condition,
     CostPoint,
 )
-from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.schema import row_to_record
 from rocmtui.core.jobs.store import JobStore
@@ -348,6 +347,9 @@ def running_rows(
     """Unfinished jobs with their live state (running or stalled; one whose supervisor is gone
     reads lost and is left out) as cost rows, with no evidence yet: their condition is known
     at their end."""
+    # on first use: jobs.control brings psutil, which the console's first frame does not load
+    from rocmtui.core.jobs.control import live_record
+
     out = []
     for record in store.list(limit=None, unfinished_only=True):
         live = live_record(store, record, stall_after, now)

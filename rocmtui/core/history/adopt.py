@@ -32,7 +32,6 @@ from rocmtui.core.history.parse import (
     raw_build_args,
 )
 from rocmtui.core.jobs.command import JOB_BUILD_ARG
-from rocmtui.core.jobs.control import is_alive
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
 from rocmtui.core.states import JobState
@@ -165,6 +164,9 @@ class Adopter:
     def _tend(self, node: NodeConfig, listed: dict[str, HistoryEntry], env: dict[str, str]) -> None:
         """Every unfinished build started elsewhere on the node gets a follower if it has none
         (the follower records an end BuildKit has seen, or that BuildKit forgot it)."""
+        # on first use: jobs.control brings psutil
+        from rocmtui.core.jobs.control import is_alive
+
         store = self.store
         for record in store.list(limit=None, unfinished_only=True):
             if record.outside is None or record.node != node.name or not self.spawn:

@@ -28,9 +28,6 @@ from msgspec import Struct
 
 from rocmtui.core.bake.plugin import buildx_plugin
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
-from rocmtui.core.jobs.command import node_environment
-from rocmtui.core.probes.failure import ReachError
-from rocmtui.core.probes.ssh.dial import parse_ssh_url
 from rocmtui.core.text.sanitize import sanitize_line
 from rocmtui.core.text.units import fmt_seconds
 
@@ -81,6 +78,7 @@ def history_environment(
     connection (the probe's master) instead of a login of its own."""
     # on first use: kept off `status`
     from rocmtui.core.jobs import remote
+    from rocmtui.core.jobs.command import node_environment
 
     child = node_environment(node, "", env, {}, ())
     child.pop("GFX_ARCH", None)
@@ -103,6 +101,8 @@ def kept_connection(
     and a PAM session on the node each time."""
     # on first use: kept off `status`
     from rocmtui.core.jobs.remote import endpoint_of
+    from rocmtui.core.probes.failure import ReachError
+    from rocmtui.core.probes.ssh.dial import parse_ssh_url
 
     endpoint = endpoint_of(node, config, env)
     if endpoint is None or endpoint.transport != "ssh":

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
-from rocmtui.core.history.discover import HISTORY_INTERVAL, HistoryWatch
 from rocmtui.core.paths import state_dir
 from rocmtui.core.probes import (
     DEFAULT_NODE_PROBER,
@@ -45,7 +44,6 @@ from rocmtui.core.snapshots import FleetSnapshot, NodeSnapshot, ServiceSnapshot
 from rocmtui.core.states import NodeState, ServiceState
 from rocmtui.core.text.sanitize import one_line
 from rocmtui.core.vitals import inround as vitals_in_round
-from rocmtui.core.vitals.gather import VitalsProber
 from rocmtui.core.vitals.nodevitals import NodeVitals
 
 if TYPE_CHECKING:
@@ -80,6 +78,9 @@ class Probers:
 
     def __post_init__(self) -> None:
         if self.with_vitals and self.vitals is None:
+            # on first use: only a round with vitals needs their probers
+            from rocmtui.core.vitals.gather import VitalsProber
+
             engines = self.nodes.engines
             self.vitals = VitalsProber(engines, self.http, self.nodes.gate)
             self.vitals.window = self.vitals_window
@@ -231,6 +232,9 @@ async def _deliver(publish: Publish, snapshot: FleetSnapshot) -> None:
 
 
 def _history_watch(config: FleetConfig, seconds: float | None) -> HistoryWatch:
+    # on first use: discovery brings the bake file's modules and sqlite3
+    from rocmtui.core.history.discover import HISTORY_INTERVAL, HistoryWatch
+
     return HistoryWatch(config, interval=HISTORY_INTERVAL if seconds is None else seconds)
 
 

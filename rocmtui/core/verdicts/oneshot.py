@@ -13,12 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from rocmtui.core.costbook.usual import UsualTimes
-from rocmtui.core.jobs.control import silent_seconds
-from rocmtui.core.probes.engine_prober import EngineProber
 from rocmtui.core.verdicts.context import StallJudge
 from rocmtui.core.verdicts.verdict import Reading
-from rocmtui.core.vitals.gather import VitalsProber
 
 if TYPE_CHECKING:
     from rocmtui.core.config.fleetfile import FleetConfig, NodeConfig
@@ -33,6 +29,9 @@ DEADLINE = 3.0
 
 def silent_nodes(records: Iterable[JobRecord], stall_after: float, now: float) -> set[str]:
     """Nodes with an unfinished build whose log has been silent for `stall_after` or more."""
+    # on first use: jobs.control brings the job store (sqlite3) and psutil
+    from rocmtui.core.jobs.control import silent_seconds
+
     found = set()
     for record in records:
         if record.ended_at is not None:
@@ -76,6 +75,10 @@ async def read_nodes(
 ) -> list[NodeVitals]:
     """Two readings of each of `nodes`, concurrently, with a prober of their own (its ssh
     connections ended after)."""
+    # on first use: the probers bring httpx and the docker SDK
+    from rocmtui.core.probes.engine_prober import EngineProber
+    from rocmtui.core.vitals.gather import VitalsProber
+
     engines = EngineProber(count_containers=False)
     prober = VitalsProber(engines)
     try:
@@ -89,6 +92,9 @@ async def read_nodes(
 def one_shot_judge(config: FleetConfig, store: JobStore) -> StallJudge:
     """A judge for a one-shot command that reads jobs without a probe round (`rocmtui jobs`):
     the nodes with a silent build are read twice first."""
+    # on first use: the cost book brings the job store (sqlite3)
+    from rocmtui.core.costbook.usual import UsualTimes
+
     judge = StallJudge(config, UsualTimes(store).of)
     try:
         unfinished = store.list(limit=None, unfinished_only=True)
