@@ -27,6 +27,7 @@ class Unreadable(Exception):
 
 def cost_report(config: FleetConfig, now: float) -> HistoryReport:
     """What builds cost, per target × arch × node, from the job store's history."""
+    # on first use, in the screen's worker thread: not on the event loop as it opens
     from rocmtui.core.costbook.book import load_history
     from rocmtui.core.costbook.report import HistoryReport
     from rocmtui.core.jobs.store import JobStore, JobStoreError
@@ -45,6 +46,7 @@ def cost_report(config: FleetConfig, now: float) -> HistoryReport:
 
 def fleet_runs(config: FleetConfig, now: float, costs: bool) -> list[Run]:
     """The fleet runs, the run book brought up to date first (`costs`: their costs too)."""
+    # on first use, in the screen's worker thread: not on the event loop as it opens
     from rocmtui.core.jobs.store import JobStore, JobStoreError
     from rocmtui.core.runs.book import RunBook
 
@@ -59,6 +61,7 @@ def fleet_runs(config: FleetConfig, now: float, costs: bool) -> list[Run]:
 def step_report(config: FleetConfig, job_id: str, now: float, live_peek: float) -> StepReport:
     """One build's steps on a time axis, from its engine's history (`live_peek`: how long a
     running build's engine is given to answer)."""
+    # on first use, in the screen's worker thread: not on the event loop as it opens
     from rocmtui.core.history.stepreport import StepReport
     from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
     from rocmtui.core.jobs.control import get_job
@@ -76,6 +79,7 @@ def step_report(config: FleetConfig, job_id: str, now: float, live_peek: float) 
 
 def baseline_diff(config: FleetConfig, job_id: str) -> BuildDiff:
     """The build against its baseline (the last one of its target × arch × node)."""
+    # on first use, in the screen's worker thread: not on the event loop as it opens
     from rocmtui.core.history.baseline import diff_jobs
     from rocmtui.core.history.stepstore import StepsUnavailable
     from rocmtui.core.jobs.store import JobStore, JobStoreError
@@ -88,6 +92,7 @@ def baseline_diff(config: FleetConfig, job_id: str) -> BuildDiff:
 
 def step_trend(config: FleetConfig, target: str, arch: str) -> StepTrend:
     """How each step of `target` × `arch` took over its recent builds."""
+    # on first use, in the screen's worker thread: not on the event loop as it opens
     from rocmtui.core.history.steptrend import load_trend
     from rocmtui.core.jobs.store import JobStore, JobStoreError
 

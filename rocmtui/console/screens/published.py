@@ -26,6 +26,7 @@ from rocmtui.console.backend.matrix_refresh import (
     PublishedRound,
     PublishedUpdated,
 )
+from rocmtui.console.backend.names import store_line
 from rocmtui.console.backend.views import BakeRequest
 from rocmtui.console.dialogs.cell_detail import CellDetailScreen
 from rocmtui.console.intents import HistoryRequested, LogRequested, RebuildRequested
@@ -165,8 +166,6 @@ class PublishedScreen(CatalogScreen):
         self.grid_panel.grid.show_matrix(matrix, self.palette)
         self.grid_panel.show_fault("; ".join(matrix.errors) if matrix.errors else None)
         if matrix.store is not None:  # the sccache store beside the cells' hit rates
-            from rocmtui.console.backend.names import store_line
-
             self.cell_panel.border_title = literal("Cell · " + clean(store_line(matrix.store), 120))
         if published.versions is not None:
             self.versions_panel.table.show_rows(versions_rows(published.versions, self.palette))

@@ -18,6 +18,7 @@ from rocmtui.console.outside_text import clean
 from rocmtui.console.widgets.common import Palette
 from rocmtui.console.widgets.table import HEADER, Row, SnapshotTable
 from rocmtui.core.matrix.cells import VERDICT_SYMBOLS, Cell, Matrix, Verdict
+from rocmtui.core.registry.media import kind_word
 from rocmtui.core.states import LOOP_SYMBOLS
 from rocmtui.core.text.units import fmt_age, fmt_bytes, fmt_when
 from rocmtui.core.versions.report import Versions
@@ -161,8 +162,6 @@ def cell_detail(
     if image is None:
         out.append(clean(cell.lookup or "not asked", 40))
     else:
-        from rocmtui.core.registry.media import kind_word
-
         out.append(
             f"{clean(image.digest, 80)[:19]}  {kind_word(image.media_type)}  {_bytes(image.size)}"
         )

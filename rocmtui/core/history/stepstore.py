@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
@@ -180,8 +181,6 @@ def gentle(argv: list[str]) -> list[str]:
     """`argv` under `nice -n CAPTURE_NICE` where `nice` is found (as is where it is not), and
     in the idle scheduling class where `chrt` is (SCHED_IDLE: it runs only on CPU time nothing
     else wants; nice 10 alone still took a share from the logs followed meanwhile)."""
-    import shutil
-
     found = shutil.which("nice")
     argv = [found, "-n", str(CAPTURE_NICE), *argv] if found else argv
     idle = shutil.which("chrt")
