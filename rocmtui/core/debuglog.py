@@ -49,6 +49,7 @@ class _Redacting(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
+        # on first use: made with a log handler (the console makes one only with --debug)
         from rocmtui.core.text.redact import Redactor
 
         self.redactor = Redactor(os.environ)
@@ -111,6 +112,7 @@ def setup(config: FleetConfig | None = None, env: Mapping[str, str] | None = Non
 
 def _say_not_written(path: Path, exc: BaseException | None) -> None:
     """One line on stderr: the debug log asked for is not being written, and why."""
+    # on first use: only when the debug log cannot be written
     from rocmtui.core.diskroom import describe
 
     why = describe(path, exc) if exc is not None else str(path)

@@ -135,6 +135,7 @@ def load_trend(
     """The last `count` ended builds of `target` × `arch` on any node, from the cost book,
     each with its steps (kept, else read from BuildKit's history under `timeout`; a build
     whose steps cannot be had says why in its column). Blocking: run it in a worker."""
+    # on first use, in a worker: the cost book and step store bring the job store
     from rocmtui.core.costbook.book import CostBook, CostFilter
     from rocmtui.core.history.stepstore import StepsUnavailable, steps_of
     from rocmtui.core.jobs.control import get_job

@@ -85,6 +85,7 @@ def compute_matrix(
     )
     errors = list(plan.errors)
     try:
+        # in the try: jobs.control brings the job store and psutil; a broken one is a note
         from rocmtui.core.jobs.control import list_jobs
 
         records = list_jobs(config, limit=job_limit, env=env)
@@ -98,6 +99,7 @@ def compute_matrix(
         errors.append(f"build history: {exc}")
     store = None
     if config.webdav.path is not None:
+        # on first use: only a fleet with a WebDAV path
         from rocmtui.core.webdavstore import sample_store
 
         store = sample_store(config.webdav.path, state_cache(config, "webdav", env))

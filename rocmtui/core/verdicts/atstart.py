@@ -39,6 +39,7 @@ TRY_DEADLINE = 10.0  # one reading's deadline; the same prober tries again while
 
 
 async def _read_oom_count(node: NodeConfig, deadline: float) -> int | str:
+    # on first use: the probers bring httpx and the docker SDK
     from rocmtui.core.probes.engine_prober import EngineProber
     from rocmtui.core.vitals.gather import VitalsProber
 

@@ -196,6 +196,7 @@ def compute_versions(
     BakeError when the bake file cannot be read; upstream and registry troubles are states."""
     env = os.environ if env is None else env
     if bake is None:
+        # on first use: only a caller that passed no bake file
         from rocmtui.core.matrix.bakecache import load_bake_kept
 
         bake = load_bake_kept(config.bake_file, state_cache(config, "bakefile", env))
@@ -213,6 +214,7 @@ def compute_versions(
         ask_upstream(config.upstream, names, state_cache(config, "upstream", env), fresh=fresh)
     )
     if matrix is None:
+        # on first use: only a caller that passed no matrix
         from rocmtui.core.matrix.report import compute_matrix
 
         matrix = compute_matrix(config, env, bake=bake)
