@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
@@ -138,8 +139,6 @@ class FleetBackend:
         so that Start launches exactly it, with the command, the printed lines that differ
         from the defaults marked, and what such a build cost before. `overrides` (the dialog's
         variables) go over the operator's environment overrides."""
-        from concurrent.futures import ThreadPoolExecutor
-
         # on first use: kept off the console's start
         from rocmtui.core.bake import resolve as bakeprint
         from rocmtui.core.bake.file import BakeError
