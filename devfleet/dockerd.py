@@ -29,8 +29,6 @@ from devfleet.links import drop_guard_if_unused
 from devfleet.processes import FleetError
 from devfleet.tls import ServerCert
 
-BASE_IMAGE = "rocm-base:local"
-NETNS_DIR = Path("/var/run/netns")
 ENGINE_START_TIMEOUT = 60.0
 #: Where `.ci/install-system` unpacks today's engine (Debian's newest docker.io, containerd,
 #: docker-cli, docker-buildx): bin/ and cli-plugins/.
@@ -133,103 +131,7 @@ def ping(sock: Path, timeout: float = 2.0) -> bool:
     return status == 200 and body.strip() == b"OK"
 
 
-# --- network namespaces ---------------------------------------------------------------------
-
-
-def unique_netns_name(node: str) -> str:
-    """`rt-<pid>-<node>`, with a counter when a stale one of that name exists."""
-    base = f"rt-{os.getpid()}-{node}"[:40]
-    name, n = base, 1
-    while (NETNS_DIR / name).exists():
-        n += 1
-        name = f"{base}-{n}"
-    return name
-
-
-def netns_add(name: str) -> None:
-    """Create network namespace `name` with its loopback up."""
-    subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
-    subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True, capture_output=True)
-
-
-def drop_host_bridge_if_unused() -> None:
-    """Remove `docker0` once no dockerd runs in the host namespace any more.
-
-    A host-namespace engine creates the bridge and leaves it behind on exit; tests must leave
-    nothing behind, but a bridge another live engine uses must stay.
-    """
-    host_ns = os.readlink("/proc/self/ns/net")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "comm").read_text().strip() != "dockerd":
-                continue
-            if os.readlink(entry / "ns" / "net") == host_ns:
-                return
-        except OSError:
-            continue
-    subprocess.run(["ip", "link", "del", "docker0"], capture_output=True, check=False)
-
-
-def netns_del(name: str) -> None:
-    """Remove network namespace `name` if it exists, and first every process still in it.
-
-    A process left inside outlives the name: an sshd session whose parent was stopped by a
-    test (sshd down, then up again) waited there for a peer that could no longer reach it,
-    its namespace deleted around it."""
-    if (NETNS_DIR / name).exists():
-        listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
-        inside = [(int(pid), None) for pid in listed.stdout.split() if pid.isdigit()]
-        if inside:
-            processes.stop_pids(inside, grace=2.0)
-        subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
-        drop_guard_if_unused()  # its veth went with it
-
-
 # --- the base image ---------------------------------------------------------------------------
-
-
-def build_base_tar(workdir: Path) -> Path:
-    """A root filesystem tar: static busybox with every applet linked, /tmp, /etc/passwd.
-
-    Built once per workdir and reused; written to a temporary name first so a concurrent
-    reader never sees half a tar.
-    """
-    out = Path(workdir) / "rocm-base.tar"
-    if out.is_file():
-        return out
-    busybox = shutil.which("busybox") or "/bin/busybox"
-    applets = subprocess.run(
-        [busybox, "--list-full"], check=True, capture_output=True, text=True
-    ).stdout.split()
-    tmp = out.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
-    with tarfile.open(tmp, "w") as tar:
-
-        def add_dir(name: str, mode: int = 0o755) -> None:
-            info = tarfile.TarInfo(name)
-            info.type, info.mode = tarfile.DIRTYPE, mode
-            tar.addfile(info)
-
-        def add_file(name: str, data: bytes, mode: int = 0o644) -> None:
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), mode
-            tar.addfile(info, io.BytesIO(data))
-
-        for d in ("bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "root", "proc", "sys", "dev"):
-            add_dir(d)
-        add_dir("tmp", 0o1777)
-        add_file("bin/busybox", Path(busybox).read_bytes(), 0o755)
-        add_file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
-        add_file("etc/group", b"root:x:0:\n")
-        for applet in applets:
-            if applet == "bin/busybox":
-                continue
-            info = tarfile.TarInfo(applet)
-            info.type, info.linkname = tarfile.SYMTYPE, "/bin/busybox"
-            tar.addfile(info)
-    tmp.replace(out)
-    return out
 
 
 def import_base(sock: Path, tar: Path, ref: str = BASE_IMAGE) -> None:
