@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO))
 from common import emit, median, quick, row  # noqa: E402
 
 from devfleet import processes, start_engine  # noqa: E402
-from devfleet.dockerd import CURRENT_ENGINE, EngineKind, build_base_tar  # noqa: E402
+from devfleet.baseimage import build_base_tar  # noqa: E402
+from devfleet.dockerd import CURRENT_ENGINE, EngineKind  # noqa: E402
 
 DEMO = REPO / "bake" / "demo.hcl"
 REFRESH = 2.0

@@ -153,7 +153,8 @@ def main() -> None:
         engine = None
         try:
             from devfleet import processes, start_engine
-            from devfleet.dockerd import CURRENT_ENGINE, build_base_tar
+            from devfleet.baseimage import build_base_tar
+            from devfleet.dockerd import CURRENT_ENGINE
 
             engine = start_engine(
                 workdir, "bt", True, "gfx1201", base_tar=build_base_tar(workdir),

@@ -89,7 +89,8 @@ def one_run(term: Tmux, config: Path, state: Path, silence: str, words: str) -> 
 
 
 def main() -> int:
-    from devfleet.dockerd import CURRENT_ENGINE, build_base_tar, start_engine
+    from devfleet.baseimage import build_base_tar
+    from devfleet.dockerd import CURRENT_ENGINE, start_engine
 
     runs = 1 if quick() else 3
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

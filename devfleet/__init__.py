@@ -12,9 +12,9 @@ from devfleet.assembly import (
     start_fleet,
     stop_fleet,
 )
+from devfleet.baseimage import BASE_IMAGE, build_base_tar
 from devfleet.counting import CountingProxy
 from devfleet.dockerd import (
-    BASE_IMAGE,
     CURRENT_CONTAINERD_STORE,
     CURRENT_ENGINE,
     CURRENT_MIN_144,
@@ -22,18 +22,15 @@ from devfleet.dockerd import (
     OLD_ENGINE,
     EngineHandle,
     EngineKind,
-    build_base_tar,
     import_base,
     launch_engine,
-    netns_add,
-    netns_del,
     ping,
     start_engine,
-    unique_netns_name,
 )
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
 from devfleet.ledger import close_ledger, stop_all_started, use_ledger
+from devfleet.netns import netns_add, netns_del, unique_netns_name
 from devfleet.observe import start_alertmanager, start_monitor, start_prometheus
 from devfleet.processes import FleetError
 from devfleet.reaper import reap

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devfleet.baseimage import build_base_tar
 from devfleet.dockerd import (
     CURRENT_CONTAINERD_STORE,
     CURRENT_MIN_144,
@@ -26,17 +27,14 @@ from devfleet.dockerd import (
     OLD_ENGINE,
     EngineHandle,
     EngineKind,
-    build_base_tar,
     import_base,
     launch_engine,
-    netns_add,
-    netns_del,
-    unique_netns_name,
 )
 from devfleet.exporters import ExporterHandle, start_node_exporter
 from devfleet.exporters import available as exporter_available
 from devfleet.forward import ForwardHandle, start_port_forward
 from devfleet.links import add_veth
+from devfleet.netns import netns_add, netns_del, unique_netns_name
 from devfleet.remote import (
     DEFAULT_REACH,
     TLS_PORT,

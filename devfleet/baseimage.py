@@ -5,6 +5,14 @@ registry on the internet.
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import threading
+from pathlib import Path
+
 BASE_IMAGE = "rocm-base:local"
 
 

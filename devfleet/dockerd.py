@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import io
 import json
 import os
 import shutil
 import socket
 import subprocess
-import tarfile
-import threading
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from devfleet import ledger, processes
-from devfleet.links import drop_guard_if_unused
+from devfleet.baseimage import BASE_IMAGE, build_base_tar
+from devfleet.netns import (
+    NETNS_DIR,
+    drop_host_bridge_if_unused,
+    netns_add,
+    netns_del,
+    unique_netns_name,
+)
 from devfleet.processes import FleetError
 from devfleet.tls import ServerCert
 

@@ -8,6 +8,13 @@ and drops the host's bridge and guard rules once nothing uses them.
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
+from devfleet import processes
+from devfleet.links import drop_guard_if_unused
+
 NETNS_DIR = Path("/var/run/netns")
 
 

@@ -32,7 +32,8 @@ from devfleet import (
     start_port_forward,
     unique_netns_name,
 )
-from devfleet.dockerd import NETNS_DIR, docker_api
+from devfleet.dockerd import docker_api
+from devfleet.netns import NETNS_DIR
 from rocmtui.core.config.fleetfile import parse_config
 from tests.support import realparts
 from tests.support.realparts import require
