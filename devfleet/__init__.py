@@ -5,13 +5,7 @@ returns a handle with its pid(s) and `stop()`; `start_fleet`/`stop_fleet` manage
 three-node fleet, and `python -m devfleet up|down|status --dir DIR` does it from a shell.
 """
 
-from devfleet.assembly import (
-    DEFAULT_NODES,
-    DevFleet,
-    fleet_status,
-    start_fleet,
-    stop_fleet,
-)
+from devfleet.assembly import DEFAULT_NODES, fleet_status, start_fleet, stop_fleet
 from devfleet.baseimage import BASE_IMAGE, build_base_tar
 from devfleet.counting import CountingProxy
 from devfleet.dockerd import (
@@ -28,6 +22,7 @@ from devfleet.dockerd import (
     start_engine,
 )
 from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.handle import DevFleet
 from devfleet.hostile import DripServer, HungTcpListener, HungUnixSocket
 from devfleet.ledger import close_ledger, stop_all_started, use_ledger
 from devfleet.netns import netns_add, netns_del, unique_netns_name

@@ -11,7 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from devfleet.assembly import DevFleet, fleet_status, start_fleet, stop_fleet
+from devfleet.assembly import fleet_status, start_fleet, stop_fleet
+from devfleet.handle import DevFleet
 from devfleet.processes import FleetError
 
 

@@ -10,12 +10,10 @@ its unix socket) and `fleet.json` (every pid with its start time) into the work 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +28,10 @@ from devfleet.dockerd import (
     import_base,
     launch_engine,
 )
-from devfleet.exporters import ExporterHandle, start_node_exporter
 from devfleet.exporters import available as exporter_available
-from devfleet.forward import ForwardHandle, start_port_forward
+from devfleet.exporters import start_node_exporter
+from devfleet.forward import start_port_forward
+from devfleet.handle import CONFIG, DevFleet
 from devfleet.links import add_veth
 from devfleet.netns import netns_add, netns_del, unique_netns_name
 from devfleet.remote import (
@@ -40,12 +39,11 @@ from devfleet.remote import (
     TLS_PORT,
     RemoteNode,
     create_contexts,
-    stop_remotes,
     write_fleet_file,
 )
-from devfleet.services import ServiceHandle, start_registry, start_webdav
-from devfleet.sshhost import CI_UID, SshClientFiles, start_sshd
-from devfleet.tls import ClientCert, TestCA
+from devfleet.services import start_registry, start_webdav
+from devfleet.sshhost import CI_UID, start_sshd
+from devfleet.tls import TestCA
 
 #: (node name, netns: None = host namespace / True = a fresh one / a name, gfx)
 NodeSpec = tuple[str, "str | bool | None", "str | None"]
@@ -67,7 +65,6 @@ DEFAULT_ENGINE_KINDS: Mapping[str, EngineKind] = {
 ENGINES_ENV = "ROCMTUI_FLEET_ENGINES"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BAKE_FILE = REPO_ROOT / "bake" / "rocm-bake.hcl"
-
 
 
 def write_config(

@@ -7,6 +7,22 @@ that `stop_fleet` and `python -m devfleet down|status` reach a fleet they did no
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devfleet.dockerd import EngineHandle
+from devfleet.exporters import ExporterHandle
+from devfleet.forward import ForwardHandle
+from devfleet.remote import RemoteNode, stop_remotes
+from devfleet.services import ServiceHandle
+from devfleet.sshhost import SshClientFiles
+from devfleet.tls import ClientCert, TestCA
+
 RECORD = "fleet.json"
 CONFIG = "rocmtui.toml"
 UNIX_CONFIG = "unix.toml"
