@@ -48,6 +48,7 @@ TARGET = "demo-vllm"
 CONDITIONS = ("frozen", "hot", "warm", "cold")
 WITHIN = 0.25
 BASE_SETS = ("DEMO_STEPS=6", "DEMO_SLEEP=0.3")
+SEED_NODE = "snoc-strix"  # the node --node auto picks among equals (the fleet file's first)
 
 
 def rocmtui(config: Path, env: dict[str, str], *args: str, timeout: float = 120) -> str:
@@ -90,6 +91,24 @@ def sets_for(condition: str, state: dict[str, str]) -> list[str]:
         state["DEMO_NONCE"] = secrets.token_hex(4)
         state["DEMO_CACHE_HITS"] = "90" if condition == "warm" else "5"
     return [*BASE_SETS, *(f"{k}={v}" for k, v in sorted(state.items()))]
+
+
+def seed_history(config: Path, env: dict[str, str], arch: str, per: int = 3) -> None:
+    """The target built for another arch on the first node through every condition, `per`
+    builds each after a first one, not measured: the history a fleet holds of its other arches
+    (rocm-bake builds each wheel for several), from which placement learns how the
+    conditions' times compare (`eta.learn_priors`) before the measured arch has a build of
+    each."""
+    state = {"DEMO_NONCE": secrets.token_hex(4), "DEMO_CACHE_HITS": "90"}
+    plan = ["frozen"] + [c for c in CONDITIONS for _ in range(per)]
+    for condition in plan:
+        args = [w for s in sets_for(condition, state) for w in ("--set", s)]
+        answer = json.loads(rocmtui(config, env, "bake", TARGET, "--arch", arch, "--node",
+                                    SEED_NODE, "--json", *args) or "{}")  # fmt: skip
+        if answer.get("job_id"):
+            wait_ended(config, env, answer["job_id"], time.monotonic() + 180)
+    print(f"seeded: {TARGET} for {arch} on {SEED_NODE}, {per} builds of each condition",
+          flush=True)  # fmt: skip
 
 
 def measure(config: Path, env: dict[str, str], per: int) -> list[dict]:
@@ -186,6 +205,11 @@ def rows(builds: list[dict], per: int) -> list[common.Row]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="3 rebuilds per condition")
+    parser.add_argument(
+        "--seed-arch", metavar="ARCH",
+        help="first build the target for ARCH through every condition (not measured): a "
+        "fleet's history of its other arches",
+    )  # fmt: skip
     args = parser.parse_args()
     per = 3 if args.quick or common.quick() else 10
     from devfleet import start_fleet
@@ -200,6 +224,8 @@ def main() -> int:
             config.write_text(text)
             env = {**os.environ, "XDG_STATE_HOME": tmp, "XDG_CACHE_HOME": tmp,
                    "XDG_CONFIG_HOME": tmp}  # fmt: skip
+            if args.seed_arch:
+                seed_history(config, env, args.seed_arch)
             builds = measure(config, env, per)
             met_conditions(config, env, builds)
         finally:
