@@ -10,7 +10,7 @@ from rocmtui.core.costbook.book import CostBook, CostFilter, CostRow
 from rocmtui.core.costbook.cost import BuildEvidence, Condition, CostPoint
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.placement.changes import changed_names, variable_changes
+from rocmtui.core.placement.changes import changed_names, other_arch_rebuilds, variable_changes
 from rocmtui.core.placement.choose import place, predict
 from rocmtui.core.placement.facts import NodeFacts, Rebuild
 from rocmtui.core.states import JobState
@@ -88,3 +88,45 @@ def test_the_history_keeps_each_quick_rebuild_with_what_it_changed(tmp_path: Pat
     rows = CostBook(store).rows(CostFilter(target="vllm", arch="gfx1201"))
     secret, _ = variable_changes(store, rows, {"NONCE": "b", "VLLM": "2"}, fleet)
     assert secret == {}  # its newest build's value is not kept: not known
+
+
+def test_a_change_the_target_s_other_arch_rebuilt_after_predicts_this_arch(
+    tmp_path: Path,
+) -> None:
+    """What a change leaves cached is the Dockerfile's doing: a rebuild of vllm for gfx950
+    that changed NONCE met warm, so the first such launch for gfx1201 is predicted warm (not
+    hot, as its own last quick rebuild was), said with the arch; this arch's own rebuild of
+    the same change comes first."""
+    store = JobStore(tmp_path)
+    for ago, nonce, cached in ((10, "a", 0), (9, "b", 0)):  # gfx950: NONCE changed, warm
+        record = store.create(
+            lambda job_id, job_dir, ago=ago, nonce=nonce: job_record(
+                job_id, job_dir, target="vllm", node="strix", started_at=NOW - ago * H,
+                ended_at=NOW - ago * H + 60, state=JobState.SUCCEEDED,
+                overrides={"NONCE": nonce},
+            )
+        )  # fmt: skip
+        evidence = BuildEvidence(steps_total=4, steps_cached=cached, sccache_hits=9,
+                                 sccache_misses=1)  # fmt: skip
+        CostBook(store).add([
+            CostRow(job_id=record.id, target="vllm", arch="gfx950", node="strix",
+                    started_at=record.started_at, ended_at=record.started_at + 60,
+                    duration=60.0, outcome="succeeded", origin="rocmtui", started_by="ci",
+                    evidence=evidence)
+        ])  # fmt: skip
+    _job(store, 8, 0, NONCE="c", VLLM="1")  # gfx1201: a warm first build
+    _job(store, 7, 3, NONCE="c", VLLM="2")  # hot: VLLM changed
+    every = CostBook(store).rows(CostFilter(target="vllm"))
+    others = other_arch_rebuilds(store, every, "gfx1201", None)
+    assert [(r.arch, r.changed, r.condition) for r in others] == [
+        ("gfx950", frozenset({"NONCE"}), W)
+    ]
+    points = (CostPoint(NOW - 8 * H, 60.0, W, True), CostPoint(NOW - 7 * H, 10.0, HOT, True))
+    launch = NodeFacts("strix", None, "ok", points=points, same_variables=False,
+                       changed=frozenset({"NONCE"}))  # fmt: skip
+    assert predict(launch, points, NOW, None, others) == (
+        W,
+        "built it 7h00m ago; a rebuild changing NONCE met warm here (for gfx950)",
+    )
+    mine = Rebuild("strix", NOW - 7.5 * H, frozenset({"NONCE"}), Condition.COLD)
+    assert predict(launch, points, NOW, None, [*others, mine])[0] is Condition.COLD

@@ -5,7 +5,8 @@ leaves the stages before it cached (`hot`), a variable every stage reads rebuild
 (`warm` or `cold`, as sccache answers). The history says which is which without reading the
 Dockerfile: each quick rebuild (started within `HOT_WITHIN` of a succeeded build before it on
 the same node) is kept with the names of the variables it set otherwise than that build, and
-the condition it met. `choose.predict` looks there for the launch's own change.
+the condition it met. `choose.predict` looks there for the launch's own change, in the
+target's builds for this arch first, then for its other arches (`other_arch_rebuilds`).
 
 Blocking (the job store: one read of at most `READ_PER_NODE` records per node).
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+
+from msgspec.structs import replace
 
 from rocmtui.core.costbook.book import CostRow
 from rocmtui.core.costbook.cost import Condition
@@ -88,4 +91,22 @@ def variable_changes(
     return launch, rebuilds
 
 
-__all__ = ["READ_PER_NODE", "changed_names", "variable_changes"]
+def other_arch_rebuilds(
+    store: JobStore, rows: Sequence[CostRow], arch: str, fleet_set: Mapping[str, str] | None
+) -> list[Rebuild]:
+    """The quick rebuilds of the same target for the other arches among `rows` (the target's
+    builds, every arch, oldest first), each marked with its arch: what a change leaves cached
+    is the Dockerfile's doing, the same for every arch, so a fleet that rebuilt pytorch for
+    gfx1201 after a version change knows what the same change will meet for gfx950."""
+    by_arch: dict[str, list[CostRow]] = {}
+    for row in rows:
+        if row.arch != arch:
+            by_arch.setdefault(row.arch, []).append(row)
+    out: list[Rebuild] = []
+    for other, of_arch in sorted(by_arch.items()):
+        _, rebuilds = variable_changes(store, of_arch, {}, fleet_set)
+        out += [replace(r, arch=other) for r in rebuilds]
+    return out
+
+
+__all__ = ["READ_PER_NODE", "changed_names", "other_arch_rebuilds", "variable_changes"]

@@ -101,11 +101,18 @@ def fleet_rebuild(nodes: Sequence[Sequence[CostPoint]]) -> Condition | None:
 
 
 def _like(rebuilds: Sequence[Rebuild], changed: frozenset[str], node: str) -> Rebuild | None:
-    """The newest rebuild that changed exactly `changed`: on `node`, else on any node."""
+    """The newest rebuild that changed exactly `changed`: of this arch before another's (the
+    Dockerfile is the same, the arch's own history is closer), on `node` before any node."""
     same = [r for r in rebuilds if r.changed == changed]
-    here = [r for r in same if r.node == node]
-    pool = here or same
-    return max(pool, key=lambda r: r.started_at) if pool else None
+    for pool in (
+        [r for r in same if r.arch is None and r.node == node],
+        [r for r in same if r.arch is None],
+        [r for r in same if r.node == node],
+        same,
+    ):
+        if pool:
+            return max(pool, key=lambda r: r.started_at)
+    return None
 
 
 def predict(
@@ -128,6 +135,8 @@ def predict(
         if like is not None and facts.changed:
             names = one_line(", ".join(sorted(facts.changed)), 80)
             where = "here" if like.node == facts.node else "on the fleet"
+            if like.arch is not None:
+                where += f" (for {one_line(like.arch, 20)})"
             return like.condition, (
                 f"built it {ago} ago; a rebuild changing {names} met {like.condition} {where}"
             )

@@ -44,6 +44,7 @@ class Rebuild(Struct, frozen=True):
     started_at: float
     changed: frozenset[str]
     condition: Condition
+    arch: str | None = None  # set for a rebuild of the same target for another arch
 
 
 class NodeEstimate(Struct, frozen=True):

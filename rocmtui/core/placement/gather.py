@@ -29,7 +29,7 @@ from rocmtui.core.jobs.checks import accepted_arches
 from rocmtui.core.jobs.control import live_record
 from rocmtui.core.jobs.record import JobRecord
 from rocmtui.core.jobs.store import JobStore
-from rocmtui.core.placement.changes import variable_changes
+from rocmtui.core.placement.changes import other_arch_rebuilds, variable_changes
 from rocmtui.core.placement.choose import place
 from rocmtui.core.placement.eta import RECENT, Ratio, learn_priors
 from rocmtui.core.placement.facts import NodeFacts, Placement, Rebuild
@@ -129,6 +129,12 @@ def group_rows(
     book = CostBook(store, retention_days)
     book.sync(now)
     return book.rows(CostFilter(target=target, arch=arch))
+
+
+def target_rows(store: JobStore, target: str, now: float, retention_days: float) -> list[CostRow]:
+    """The cost book's builds of `target` for every arch (oldest first), within retention."""
+    book = CostBook(store, retention_days)
+    return book.rows(CostFilter(target=target, since=now - retention_days * 86400.0))
 
 
 def cost_points(
@@ -232,6 +238,8 @@ def placement_for(
     rebuilds: list[Rebuild] = []
     if overrides is not None:
         changed, rebuilds = variable_changes(store, rows, overrides, config.variables)
+        every_arch = target_rows(store, target, now, days)
+        rebuilds += other_arch_rebuilds(store, every_arch, arch, config.variables)
         same = {node: not names for node, names in changed.items()}
     facts = node_facts(
         config, snapshot, target, arch, points, running, listed_arches, declares_arch, same,
