@@ -32,6 +32,9 @@ RUN_WINDOW = 10.0
 #: A group build ended this recently without target spans kept yet (its supervisor reads its
 #: BuildKit records after the outcome) is drawn from bake's printed target times meanwhile.
 LIVE_GRACE = 300.0
+#: Of the builds ended within `LIVE_GRACE` without spans, the newest this many have their
+#: printed file read (a bound: a list of 200 runs just made reads no 4,800 files).
+LIVE_READS = 64
 _COST_COLUMNS = "bc.steps_total, bc.steps_cached, bc.sccache_hits, bc.sccache_misses"
 
 
@@ -164,8 +167,14 @@ class RunBook:
                         builds[v[0]].append(_build(v))
             spans = load_spans(conn, [b.job_id for bs in builds.values() for b in bs])
             groups = group_targets(conn) if unfinished else set()
+        fresh = sorted(
+            (b for bs in builds.values() for b in bs if b.job_id not in spans and b.ended_at
+             and now - b.ended_at < LIVE_GRACE),
+            key=lambda b: -(b.ended_at or 0.0),
+        )[:LIVE_READS]  # fmt: skip
+        printed = {b.job_id for b in fresh}
         for bs in builds.values():
-            bs[:] = [self._targets_of(b, spans.get(b.job_id), now) for b in bs]
+            bs[:] = [self._targets_of(b, spans.get(b.job_id), b.job_id in printed) for b in bs]
         for run_id, job_id in unfinished:
             try:
                 record = live_record(self.store, self.store.get(job_id), self.stall_after, now)
@@ -203,12 +212,13 @@ class RunBook:
             for r in rows
         ]
 
-    def _targets_of(self, b: RunBuild, spans: list[TargetSpan] | None, now: float) -> RunBuild:
-        """An ended build with its kept target spans; a group's just ended, whose BuildKit
-        records are still being read (`LIVE_GRACE`), with bake's printed ones meanwhile."""
+    def _targets_of(self, b: RunBuild, spans: list[TargetSpan] | None, fresh: bool) -> RunBuild:
+        """An ended build with its kept target spans; a group's just ended (`fresh`), whose
+        BuildKit records are still being read (`LIVE_GRACE`), with bake's printed ones
+        meanwhile."""
         if spans:
             return replace(b, targets=tuple(spans))
-        if b.ended_at is not None and now - b.ended_at < LIVE_GRACE:
+        if fresh:
             live = read_live(self.store.jobs_dir / b.job_id)
             if len(live) > 1:
                 return replace(b, targets=tuple(live), live=True)
