@@ -3,8 +3,9 @@
 `BuildAlarms` is held by the fleet screen and fed every job list. A build that goes stalled
 rings once and says how long it has been silent against the threshold; that notification is
 taken back when the build prints again (or ends). A build that fails, or is lost, while the
-console watches is as loud: the bell, where it failed, why and what to do next. Jobs that had
-already ended when the console started are not news, even when found later.
+console watches is as loud: the bell, where it failed, why in a few words and what to do next
+(the log pane's header says why whole). Jobs that had already ended when the console started
+are not news, even when found later.
 
 Textual's `notify()` returns nothing to take back later; the same `Notify` message is posted
 with a `Notification` kept here, and withdrawn through Textual's own removal, which is private
@@ -86,8 +87,9 @@ class BuildAlarms:
                 why = f" (exit {job.record.exit_code}){why}"
             title = "Build failed" if job.record.state == JobState.FAILED else "Build lost"
             said = f"{_where(job)} {job.record.state}{why}: job {clean(job.record.id)}"
-            if job.failure is not None:  # why, and what to do next
-                said += f"\n{clean(job.failure.why, 200)}\nnext: {clean(job.failure.next, 160)}"
+            if job.failure is not None:  # why in a few words, and what next: a notice short
+                # enough to leave the jobs panel readable at 80x24 (the log pane says it whole)
+                said += f"\n{job.failure.short}; next: {clean(job.failure.next, 90)}"
             self._post(said, title)
         self.ended |= ended.keys()
 

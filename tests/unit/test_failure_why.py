@@ -70,6 +70,13 @@ SNAPSHOT = (
             ],
             "link",
         ),
+        (  # the supervisor's own word in the record, when the link watch gave up
+            [
+                "link to snoc-think down since 20:10:22 (42s): given up (the remote engine "
+                "cancels the build when its connection closes)"
+            ],
+            "link",
+        ),
         (
             [
                 "ERROR: failed to solve: failed to compute cache key: failed to calculate checksum"

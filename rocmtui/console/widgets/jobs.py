@@ -145,7 +145,10 @@ class JobsPanel(FleetPanel):
         # a cancelled bake's exit code is the signal's doing, and "cancelled" is its state word
         if job.record.exit_code is not None and job.record.state != JobState.CANCELLED:
             parts.append((f"exit {job.record.exit_code}", ""))
-        if job.failure is not None:  # why, before the step: a long step name must not hide it
+        error_step = job.record.error_step or (progress.error_step if progress else None)
+        if job.failure is not None and (error_step or not job.record.message):
+            # why, before the step (a long step name must not hide it); a record's own message
+            # (a link that broke, a full state disk) is the why already, and shown below
             parts.append((job.failure.short, palette.bad))
         if job.record.digest:
             parts.append((clean(job.record.digest, 80)[:19], ""))
@@ -155,7 +158,6 @@ class JobsPanel(FleetPanel):
             parts.append((word, looks.get(job.loop, palette.muted)))
         if job.cache:
             parts.append((clean(job.cache, 60), ""))
-        error_step = job.record.error_step or (progress.error_step if progress else None)
         if error_step:
             parts.append(("at " + clean(error_step, 80), palette.bad))
         elif (

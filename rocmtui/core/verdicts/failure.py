@@ -108,7 +108,7 @@ _SCCACHE_FAIL = re.compile(
 _LINK = re.compile(
     r"error reading from server|code = Unavailable|connection reset by peer|closing transport"
     r"|broken pipe|Cannot connect to the Docker daemon|failed to dial gRPC|transport is closing"
-    r"|unexpected EOF|ssh: .*(closed|refused|timed out)",
+    r"|unexpected EOF|ssh: .*(closed|refused|timed out)|^link to \S+ down\b",
     _I,
 )
 _CONTEXT = re.compile(
