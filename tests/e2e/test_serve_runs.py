@@ -43,7 +43,7 @@ def test_the_runs_screen_in_the_browser(fleet: DevFleet, playwright: Any, tmp_pa
         screen.focus()
         screen.press("u")
         shown = screen.wait(
-            "the run on the Runs screen", lambda s: short in s and "1 runs" in s, 60
+            "the run on the Runs screen", lambda s: short in s and "runs · 1 run" in s, 60
         )
         for node in NODES:
             assert f"{node.ljust(11)} ▏" in shown

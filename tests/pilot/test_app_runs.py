@@ -91,7 +91,7 @@ async def test_a_run_in_flight_grows_and_a_lane_that_did_not_start_says_why() ->
         wall = screen.chart.chart.wall
         text = screen_text(app)
         assert "did not start: down (connect: refused); no longer in the fleet file" in text
-        assert " runs · 1 runs · 1 running" in text
+        assert " runs · 1 run · 1 running" in text
         clock[0] += 300
         screen.show_selected()  # what the one-second tick does
         await pilot.pause()

@@ -300,7 +300,8 @@ class RunsScreen(CatalogScreen):
         line.append(" runs")
         if self.runs:
             running = sum(1 for r in self.runs if r.running())
-            line.append(f" · {len(self.runs)} runs")
+            n = len(self.runs)
+            line.append(f" · {n} run{'s' * (n != 1)}")
             if running:
                 line.append(f" · {running} running", style=self.palette.busy)
         if self.loading:
