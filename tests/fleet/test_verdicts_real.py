@@ -21,12 +21,10 @@ import pytest
 
 from devfleet import DevFleet, EngineHandle, start_monitor
 from devfleet.dockerd import EngineKind, start_engine
-from rocmtui.core.config.fleetfile import load_config
-from rocmtui.core.jobs.control import cancel_job, list_jobs
 from tests.support.jobs import DEMO_BAKE, bake, job_json, log_has, run_cli, started_job, wait_for
 from tests.support.prometheus import scrape
 from tests.support.realparts import require
-from tests.support.smallengine import small_disk_engine
+from tests.support.smallengine import one_node_fleet, small_disk_engine
 
 # one worker: the OOM test's kill counts on the shared kernel (/proc/vmstat), so a disk test's
 # build beside it saw "1 OOM kill since the build began" and was judged memory
@@ -195,20 +193,9 @@ def memory_limited_node(tmp_path: Path, base_tar: Path) -> Iterator[tuple[Path, 
         kind = EngineKind("20.10-oom", settings=(("cgroup-parent", f"/{group.name}"),))
         engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar, kind=kind)
         try:
-            config = tmp_path / "rocmtui.toml"
-            config.write_text(
-                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
-                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
-                f"refresh_seconds = 1.0\nstall_after_seconds = {STALL_AFTER}\n"
-                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
-                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
-                'gfx = "gfx1201"\n'
-            )
-            yield config, name
-            loaded = load_config(config)
-            for job in list_jobs(loaded, limit=None):
-                if job.ended_at is None:
-                    cancel_job(loaded, job.id, grace=2.0)
+            settings = f"refresh_seconds = 1.0\nstall_after_seconds = {STALL_AFTER}\n"
+            with one_node_fleet(tmp_path, name, engine.docker_host, settings) as config:
+                yield config, name
         finally:
             engine.stop(grace=5.0)
     finally:

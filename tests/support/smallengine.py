@@ -19,6 +19,31 @@ DATA_ROOT_SIZE = 160 * 1024 * 1024
 
 
 @contextlib.contextmanager
+def one_node_fleet(
+    tmp_path: Path, name: str, docker_host: str, settings: str = ""
+) -> Iterator[Path]:
+    """A fleet file naming only node `name` (gfx1201, the demo bake file, a state folder of
+    its own, no registry or WebDAV that answers), with `settings` lines before its tables;
+    builds still running on it at the end are cancelled."""
+    config = tmp_path / "rocmtui.toml"
+    config.write_text(
+        f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
+        f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
+        f"{settings}"
+        '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
+        f'[[nodes]]\nname = "{name}"\ndocker_host = "{docker_host}"\n'
+        'gfx = "gfx1201"\n'
+    )
+    try:
+        yield config
+    finally:
+        loaded = load_config(config)
+        for job in list_jobs(loaded, limit=None):
+            if job.ended_at is None:
+                cancel_job(loaded, job.id, grace=2.0)
+
+
+@contextlib.contextmanager
 def small_disk_engine(
     tmp_path: Path, base_tar: Path, prefix: str, settings: str
 ) -> Iterator[tuple[Path, str]]:
@@ -31,19 +56,7 @@ def small_disk_engine(
     with small_tmpfs(tmp_path / "engines" / name, DATA_ROOT_SIZE):
         engine = start_engine(tmp_path, name, True, "gfx1201", base_tar=base_tar)
         try:
-            config = tmp_path / "rocmtui.toml"
-            config.write_text(
-                f"bake_file = {json.dumps(str(DEMO_BAKE))}\n"
-                f"state_dir = {json.dumps(str(tmp_path / 'state'))}\n"
-                f"{settings}"
-                '[registry]\nurl = "http://127.0.0.1:9"\n[webdav]\nurl = "http://127.0.0.1:9/"\n'
-                f'[[nodes]]\nname = "{name}"\ndocker_host = "{engine.docker_host}"\n'
-                'gfx = "gfx1201"\n'
-            )
-            yield config, name
-            loaded = load_config(config)
-            for job in list_jobs(loaded, limit=None):
-                if job.ended_at is None:
-                    cancel_job(loaded, job.id, grace=2.0)
+            with one_node_fleet(tmp_path, name, engine.docker_host, settings) as config:
+                yield config, name
         finally:
             engine.stop(grace=5.0)
